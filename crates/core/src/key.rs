@@ -1,0 +1,200 @@
+//! Keys: ordered `keyword=value` lists. A field's identifier is split by the schema into a
+//! dataset key, a collocation key and an element key; each is a [`Key`].
+//!
+//! Values that reach storage pass [`validate_value`]: they end up in file and object names and
+//! in index records, so separators, control characters and over-long values are refused here,
+//! once, for every backend.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// Longest value accepted for any keyword, in bytes.
+pub const MAX_VALUE_LEN: usize = 128;
+
+/// An ordered list of `keyword=value` pairs. Order is the schema's order; lookups are linear
+/// because keys hold a handful of entries.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    entries: Vec<(String, String)>,
+}
+
+impl Key {
+    pub fn new() -> Self {
+        Key::default()
+    }
+
+    /// Builds a key from pairs, keeping their order.
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        Key { entries: pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect() }
+    }
+
+    /// Parses `k=v,k=v` (the display form). Used for keys given on the command line.
+    pub fn parse(text: &str) -> Result<Self> {
+        let mut key = Key::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (k, v) = part.split_once('=').ok_or_else(|| Error::RequestSyntax {
+                context: format!("key {text:?}"),
+                message: format!("'{part}' is not keyword=value"),
+            })?;
+            let keyword = k.trim().to_ascii_lowercase();
+            if key.get(&keyword).is_some() {
+                return Err(Error::RequestSyntax {
+                    context: format!("key {text:?}"),
+                    message: format!("keyword '{keyword}' given twice"),
+                });
+            }
+            key.push(keyword, v.trim());
+        }
+        Ok(key)
+    }
+
+    /// Appends a pair; the caller keeps keywords unique.
+    pub fn push(&mut self, keyword: impl Into<String>, value: impl Into<String>) {
+        self.entries.push((keyword.into(), value.into()));
+    }
+
+    /// Sets a keyword's value, appending it if absent.
+    pub fn set(&mut self, keyword: &str, value: impl Into<String>) {
+        match self.entries.iter_mut().find(|(k, _)| k == keyword) {
+            Some(entry) => entry.1 = value.into(),
+            None => self.push(keyword, value),
+        }
+    }
+
+    pub fn get(&self, keyword: &str) -> Option<&str> {
+        self.entries.iter().find(|(k, _)| k == keyword).map(|(_, v)| v.as_str())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    pub fn keywords(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| k.as_str())
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(_, v)| v.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The values joined by `,`: the compact form used as an index key inside one index,
+    /// where the keyword list is stored once. Values never contain `,` (see [`validate_value`]).
+    pub fn values_string(&self) -> String {
+        self.entries.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>().join(",")
+    }
+
+    /// Rebuilds a key from a keyword list and a [`Key::values_string`].
+    pub fn from_values_string(keywords: &[String], values: &str) -> Result<Self> {
+        let parts: Vec<&str> = if keywords.is_empty() { Vec::new() } else { values.split(',').collect() };
+        if parts.len() != keywords.len() {
+            return Err(Error::Invalid(format!(
+                "index entry {values:?} has {} values for {} keywords",
+                parts.len(),
+                keywords.len()
+            )));
+        }
+        Ok(Key::from_pairs(keywords.iter().cloned().zip(parts.into_iter().map(str::to_string))))
+    }
+
+    /// The key with its empty (absent optional) values left out, as FDB5 prints keys.
+    pub fn display_non_empty(&self) -> String {
+        self.entries
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Concatenates keys (dataset + collocation + element = the full identifier).
+    pub fn join(parts: &[&Key]) -> Key {
+        Key { entries: parts.iter().flat_map(|k| k.entries.iter().cloned()).collect() }
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (k, v)) in self.entries.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that a canonical value may be stored: it ends up in index records and in file and
+/// object names, so MARS separators (`,` `=` `/`), quotes, backslashes, whitespace, control
+/// characters and values longer than [`MAX_VALUE_LEN`] are refused. The empty value is allowed
+/// (an absent optional keyword).
+pub fn validate_value(keyword: &str, value: &str) -> Result<()> {
+    if value.len() > MAX_VALUE_LEN {
+        return Err(Error::bad_value(keyword, value, format!("longer than {MAX_VALUE_LEN} bytes")));
+    }
+    if let Some(c) = value.chars().find(|c| !is_storable_char(*c)) {
+        return Err(Error::bad_value(keyword, value, format!("character {c:?} is not allowed in stored values")));
+    }
+    Ok(())
+}
+
+/// Checks a keyword name: lower-case ASCII letters, digits and `_`, starting with a letter.
+pub fn validate_keyword(keyword: &str) -> Result<()> {
+    let ok = !keyword.is_empty()
+        && keyword.len() <= 64
+        && keyword.starts_with(|c: char| c.is_ascii_lowercase())
+        && keyword.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::bad_value(keyword, "", "keyword names are lower-case letters, digits and '_'"))
+    }
+}
+
+fn is_storable_char(c: char) -> bool {
+    c.is_ascii_graphic() && !matches!(c, ',' | '=' | '/' | '\\' | '"' | '\'' | '`')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_display_round_trip() {
+        let key = Key::parse("class=od, expver=0001,step=12").unwrap();
+        assert_eq!(key.to_string(), "class=od,expver=0001,step=12");
+        assert_eq!(key.get("expver"), Some("0001"));
+        assert!(Key::parse("class").is_err());
+        assert!(Key::parse("class=od,class=rd").is_err());
+    }
+
+    #[test]
+    fn values_string_round_trip_with_empty_values() {
+        let key = Key::from_pairs([("step", "12"), ("levelist", ""), ("param", "130")]);
+        let kws: Vec<String> = key.keywords().map(String::from).collect();
+        assert_eq!(key.values_string(), "12,,130");
+        assert_eq!(Key::from_values_string(&kws, "12,,130").unwrap(), key);
+        assert!(Key::from_values_string(&kws, "12,130").is_err());
+        assert_eq!(key.display_non_empty(), "step=12,param=130");
+    }
+
+    #[test]
+    fn stored_values_cannot_escape_their_place() {
+        for bad in ["a/b", "..\\x", "a,b", "a=b", "a b", "nul\0", "tab\t"] {
+            assert!(validate_value("class", bad).is_err(), "{bad:?} must be refused");
+        }
+        assert!(validate_value("class", &"x".repeat(MAX_VALUE_LEN + 1)).is_err());
+        for good in ["od", "0001", "", "..", "0-12", "1.5+1.5", "130.128"] {
+            assert!(validate_value("class", good).is_ok(), "{good:?} must be accepted");
+        }
+    }
+}

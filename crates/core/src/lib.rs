@@ -1,0 +1,18 @@
+//! fieldstore-core: the data model and API of fieldstore, independent of any storage backend.
+//!
+//! - [`key`]: identifiers and their dataset / collocation / element parts;
+//! - [`types`] and [`schema`]: FDB5's schema language;
+//! - [`request`]: the MARS request language;
+//! - [`config`]: the YAML configuration;
+//! - [`backend`]: the `Catalogue` and `Store` traits each backend implements;
+//! - [`api`]: `FieldStore`, which archives, flushes, retrieves, lists and administers fields
+//!   through any catalogue and store.
+
+pub mod error;
+pub mod key;
+pub mod schema;
+pub mod types;
+
+pub use error::{Error, Result};
+pub use key::Key;
+pub use schema::Schema;

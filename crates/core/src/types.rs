@@ -1,0 +1,540 @@
+//! Keyword types of FDB5's schema language. A type turns the many ways a user or a GRIB
+//! message can spell a value into one canonical spelling (`time=12` -> `1200`, `param=130.128`
+//! -> `130`), orders values (numerically for steps, levels, numbers), and expands MARS ranges
+//! (`0/to/24/by/6`).
+
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
+
+/// Upper bound on the values one `a/to/b/by/c` range may expand to.
+pub const MAX_RANGE_VALUES: usize = 100_000;
+
+/// The keyword types FDB5 schema files may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KeywordType {
+    Default,
+    Date,
+    Time,
+    Step,
+    /// `Param`: a parameter id; names and `value.table` forms resolve to the id.
+    Param,
+    /// `ParamID`: FDB5's strict variant of `Param`; canonicalised identically here.
+    ParamId,
+    Expver,
+    Integer,
+    Double,
+    Grid,
+    Ignore,
+    Year,
+    Month,
+    YearMonth,
+    MonthOfDate,
+    ClimateDaily,
+    ClimateMonthly,
+    First3,
+    Lowercase,
+}
+
+impl KeywordType {
+    /// Looks a type up by its schema name (`Date`, `ClimateMonthly`, ...).
+    pub fn from_name(name: &str) -> Option<Self> {
+        use KeywordType::*;
+        Some(match name {
+            "Default" => Default,
+            "Date" => Date,
+            "Time" => Time,
+            "Step" => Step,
+            "Param" => Param,
+            "ParamID" => ParamId,
+            "Expver" => Expver,
+            "Integer" => Integer,
+            "Double" => Double,
+            "Grid" => Grid,
+            "Ignore" => Ignore,
+            "Year" => Year,
+            "Month" => Month,
+            "YearMonth" => YearMonth,
+            "MonthOfDate" => MonthOfDate,
+            "ClimateDaily" => ClimateDaily,
+            "ClimateMonthly" | "ClimateMonth" => ClimateMonthly,
+            "First3" => First3,
+            "Lowercase" => Lowercase,
+            _ => return None,
+        })
+    }
+
+    /// The names accepted by [`KeywordType::from_name`], for error messages.
+    pub fn known_names() -> &'static str {
+        "Default, Date, Time, Step, Param, ParamID, Expver, Integer, Double, Grid, Ignore, Year, Month, \
+         YearMonth, MonthOfDate, ClimateDaily, ClimateMonthly, First3, Lowercase"
+    }
+
+    /// The canonical spelling of `value` for `keyword`. Empty values (absent optional
+    /// keywords) stay empty.
+    pub fn canonical(self, keyword: &str, value: &str) -> Result<String> {
+        let value = value.trim();
+        if value.is_empty() {
+            return Ok(String::new());
+        }
+        let bad = |reason: &str| Error::bad_value(keyword, value, reason.to_string());
+        use KeywordType::*;
+        Ok(match self {
+            Default => value.to_string(),
+            Lowercase => value.to_ascii_lowercase(),
+            Date => parse_date(value).map_err(|r| bad(&r))?.to_yyyymmdd(),
+            Time => canonical_time(value).map_err(|r| bad(&r))?,
+            Step => StepValue::parse(value).map_err(|r| bad(&r))?.to_string(),
+            Param | ParamId => canonical_param(keyword, value)?,
+            Expver => format!("{value:0>4}"),
+            Integer => value.parse::<i64>().map_err(|_| bad("not an integer"))?.to_string(),
+            Double => canonical_double(value).ok_or_else(|| bad("not a number"))?,
+            Grid => value.replace('/', "+"),
+            Ignore => String::new(),
+            Year => parse_date(value).map_err(|r| bad(&r))?.year.to_string(),
+            Month => parse_date(value).map_err(|r| bad(&r))?.month.to_string(),
+            YearMonth => {
+                let d = parse_date(value).map_err(|r| bad(&r))?;
+                (d.year * 100 + d.month as i32).to_string()
+            }
+            MonthOfDate => format!("{:02}", parse_date(value).map_err(|r| bad(&r))?.month),
+            ClimateDaily => format!("{:04}", climate_day(value).map_err(|r| bad(&r))?),
+            ClimateMonthly => climate_month(value).map_err(|r| bad(&r))?.to_string(),
+            First3 => value.chars().take(3).collect(),
+        })
+    }
+
+    /// Orders two canonical values: numerically where the type is numeric.
+    pub fn compare(self, a: &str, b: &str) -> Ordering {
+        use KeywordType::*;
+        match self {
+            Step => match (StepValue::parse(a), StepValue::parse(b)) {
+                (Ok(x), Ok(y)) => x.cmp(&y),
+                _ => a.cmp(b),
+            },
+            Integer | Double | Param | ParamId | Default | Expver | Time | Date => compare_numeric_first(a, b),
+            _ => a.cmp(b),
+        }
+    }
+
+    /// Expands `from/to/to/by/by` (the user's spellings) into canonical values.
+    pub fn expand_range(self, keyword: &str, from: &str, to: &str, by: Option<&str>) -> Result<Vec<String>> {
+        let bad = |v: &str, reason: &str| Error::bad_value(keyword, v, reason.to_string());
+        let by_int = |default: i64| -> Result<i64> {
+            let b = match by {
+                Some(b) => b.trim().parse::<i64>().map_err(|_| bad(b, "'by' must be an integer"))?,
+                None => default,
+            };
+            if b == 0 {
+                return Err(bad("0", "'by' must not be zero"));
+            }
+            Ok(b)
+        };
+        let check_len = |n: i64| -> Result<()> {
+            if n < 0 || n as usize > MAX_RANGE_VALUES {
+                return Err(bad(&format!("{from}/to/{to}"), &format!("range must expand to 1..{MAX_RANGE_VALUES} values")));
+            }
+            Ok(())
+        };
+        use KeywordType::*;
+        match self {
+            Date => {
+                let (a, b) = (parse_date(from).map_err(|r| bad(from, &r))?, parse_date(to).map_err(|r| bad(to, &r))?);
+                let step = by_int(1)?;
+                let (da, db) = (a.days(), b.days());
+                check_len((db - da) / step + 1)?;
+                Ok(stepped(da, db, step).map(|d| CivilDate::from_days(d).to_yyyymmdd()).collect())
+            }
+            Time => {
+                let minutes = |v: &str| -> Result<i64> {
+                    let t = canonical_time(v).map_err(|r| bad(v, &r))?;
+                    Ok(t[..2].parse::<i64>().unwrap() * 60 + t[2..].parse::<i64>().unwrap())
+                };
+                let step = by_int(1)? * 60;
+                let (a, b) = (minutes(from)?, minutes(to)?);
+                check_len((b - a) / step + 1)?;
+                Ok(stepped(a, b, step).map(|m| format!("{:02}{:02}", m / 60, m % 60)).collect())
+            }
+            Double => {
+                let parse = |v: &str| v.trim().parse::<f64>().map_err(|_| bad(v, "not a number"));
+                let (a, b) = (parse(from)?, parse(to)?);
+                let step = match by {
+                    Some(s) => parse(s)?,
+                    None => 1.0,
+                };
+                if step == 0.0 {
+                    return Err(bad("0", "'by' must not be zero"));
+                }
+                let n = ((b - a) / step).floor() as i64 + 1;
+                check_len(n)?;
+                Ok((0..n).map(|i| canonical_double(&(a + step * i as f64).to_string()).unwrap()).collect())
+            }
+            _ => {
+                // Integers, steps (hours) and anything numeric.
+                let parse = |v: &str| -> Result<i64> {
+                    let v = v.trim().trim_end_matches('h');
+                    v.parse::<i64>().map_err(|_| bad(v, "ranges need integer bounds for this keyword"))
+                };
+                let (a, b) = (parse(from)?, parse(to)?);
+                let step = by_int(1)?;
+                check_len((b - a) / step + 1)?;
+                stepped(a, b, step).map(|v| self.canonical(keyword, &v.to_string())).collect()
+            }
+        }
+    }
+}
+
+fn stepped(a: i64, b: i64, step: i64) -> impl Iterator<Item = i64> {
+    let mut next = Some(a);
+    std::iter::from_fn(move || {
+        let v = next?;
+        let in_range = if step > 0 { v <= b } else { v >= b };
+        if !in_range {
+            return None;
+        }
+        next = v.checked_add(step);
+        Some(v)
+    })
+}
+
+fn compare_numeric_first(a: &str, b: &str) -> Ordering {
+    match (a.parse::<f64>(), b.parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal).then_with(|| a.cmp(b)),
+        (Ok(_), Err(_)) => Ordering::Less,
+        (Err(_), Ok(_)) => Ordering::Greater,
+        _ => a.cmp(b),
+    }
+}
+
+fn canonical_double(value: &str) -> Option<String> {
+    let v: f64 = value.trim().parse().ok()?;
+    if !v.is_finite() {
+        return None;
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        Some((v as i64).to_string())
+    } else {
+        Some(v.to_string())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters
+
+/// Resolves parameter names (`t`, `2t`) to parameter ids. fieldstore's GRIB crate installs one
+/// backed by ecCodes' own definitions; without it only numeric forms are understood.
+pub trait ParamResolver: Send + Sync {
+    /// The parameter id for a short name, or `None` if the name is unknown.
+    fn param_id(&self, name: &str) -> Option<i64>;
+}
+
+static PARAM_RESOLVER: OnceLock<Box<dyn ParamResolver>> = OnceLock::new();
+
+/// Installs the process-wide parameter-name resolver (first call wins).
+pub fn set_param_resolver(resolver: Box<dyn ParamResolver>) {
+    let _ = PARAM_RESOLVER.set(resolver);
+}
+
+/// `130` -> `130`; `130.128` -> `130` (table 128 is ECMWF's default table); `167.228` ->
+/// `228167` (ECMWF's `table * 1000 + value` rule); names through the installed resolver.
+fn canonical_param(keyword: &str, value: &str) -> Result<String> {
+    if let Ok(id) = value.parse::<i64>() {
+        return Ok(id.to_string());
+    }
+    if let Some((v, t)) = value.split_once('.') {
+        if let (Ok(v), Ok(t)) = (v.parse::<i64>(), t.parse::<i64>()) {
+            let id = if t == 128 || t == 0 { v } else { t * 1000 + v };
+            return Ok(id.to_string());
+        }
+    }
+    match PARAM_RESOLVER.get().and_then(|r| r.param_id(&value.to_ascii_lowercase())) {
+        Some(id) => Ok(id.to_string()),
+        None if PARAM_RESOLVER.get().is_none() => {
+            Err(Error::bad_value(keyword, value, "parameter names need ecCodes (not loaded); use a parameter id"))
+        }
+        None => Err(Error::bad_value(keyword, value, "unknown parameter name in ecCodes' definitions")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+
+/// A step or step range in minutes (`12` = 12 h, `0-6`, `30m`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepValue {
+    pub start_minutes: i64,
+    pub end_minutes: i64,
+}
+
+impl StepValue {
+    pub fn parse(text: &str) -> std::result::Result<Self, String> {
+        let minutes = |t: &str| -> std::result::Result<i64, String> {
+            let t = t.trim();
+            let (num, mult) = if let Some(n) = t.strip_suffix('m') {
+                (n, 1)
+            } else if let Some(n) = t.strip_suffix('h') {
+                (n, 60)
+            } else {
+                (t, 60)
+            };
+            num.parse::<i64>().map(|n| n * mult).map_err(|_| format!("'{t}' is not a step"))
+        };
+        // A leading '-' is a negative step, not a range separator.
+        let split = text[1.min(text.len())..].find('-').map(|i| i + 1);
+        let (start, end) = match split {
+            Some(i) => (minutes(&text[..i])?, minutes(&text[i + 1..])?),
+            None => {
+                let m = minutes(text)?;
+                (m, m)
+            }
+        };
+        if start > end {
+            return Err(format!("step range {text} ends before it starts"));
+        }
+        Ok(StepValue { start_minutes: start, end_minutes: end })
+    }
+}
+
+impl std::fmt::Display for StepValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let one = |m: i64| if m % 60 == 0 { (m / 60).to_string() } else { format!("{m}m") };
+        if self.start_minutes == self.end_minutes {
+            f.write_str(&one(self.end_minutes))
+        } else {
+            write!(f, "{}-{}", one(self.start_minutes), one(self.end_minutes))
+        }
+    }
+}
+
+impl Ord for StepValue {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.end_minutes, self.start_minutes).cmp(&(other.end_minutes, other.start_minutes))
+    }
+}
+
+impl PartialOrd for StepValue {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dates and times
+
+/// A proleptic Gregorian calendar date.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CivilDate {
+    pub year: i32,
+    pub month: u32,
+    pub day: u32,
+}
+
+impl CivilDate {
+    pub fn to_yyyymmdd(self) -> String {
+        format!("{:04}{:02}{:02}", self.year, self.month, self.day)
+    }
+
+    /// Days since 1970-01-01 (Howard Hinnant's `days_from_civil`).
+    pub fn days(self) -> i64 {
+        let y = self.year as i64 - if self.month <= 2 { 1 } else { 0 };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let m = self.month as i64;
+        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + self.day as i64 - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    }
+
+    pub fn from_days(z: i64) -> Self {
+        let z = z + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+        let year = (yoe + era * 400 + if month <= 2 { 1 } else { 0 }) as i32;
+        CivilDate { year, month, day }
+    }
+
+    fn checked(year: i32, month: u32, day: u32) -> std::result::Result<Self, String> {
+        let d = CivilDate { year, month, day };
+        if !(1..=12).contains(&month) || day == 0 || CivilDate::from_days(d.days()) != d {
+            return Err(format!("{year:04}-{month:02}-{day:02} is not a calendar date"));
+        }
+        Ok(d)
+    }
+}
+
+/// Parses MARS dates: `20231201`, `2023-12-01`, `2023001` (year and day of year), and `0`/`-N`
+/// (today, N days ago, in UTC).
+pub fn parse_date(text: &str) -> std::result::Result<CivilDate, String> {
+    let t = text.trim();
+    if let Ok(n) = t.parse::<i64>() {
+        if n <= 0 {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| e.to_string())?;
+            return Ok(CivilDate::from_days(now.as_secs() as i64 / 86_400 + n));
+        }
+        if t.len() == 8 {
+            return CivilDate::checked((n / 10_000) as i32, (n / 100 % 100) as u32, (n % 100) as u32);
+        }
+        if t.len() == 7 {
+            let (year, doy) = ((n / 1000) as i32, n % 1000);
+            let jan1 = CivilDate::checked(year, 1, 1)?.days();
+            let d = CivilDate::from_days(jan1 + doy - 1);
+            if doy < 1 || d.year != year {
+                return Err(format!("{t} has no day {doy} in its year"));
+            }
+            return Ok(d);
+        }
+    }
+    let parts: Vec<&str> = t.split('-').collect();
+    if parts.len() == 3 {
+        if let (Ok(y), Ok(m), Ok(d)) = (parts[0].parse(), parts[1].parse(), parts[2].parse()) {
+            return CivilDate::checked(y, m, d);
+        }
+    }
+    Err(format!("'{t}' is not a date (use YYYYMMDD, YYYY-MM-DD, or 0/-N for relative days)"))
+}
+
+/// `12` -> `1200`, `6` -> `0600`, `12:30` -> `1230`, `123000` -> `1230`.
+fn canonical_time(text: &str) -> std::result::Result<String, String> {
+    let err = || format!("'{text}' is not a time (use HH, HHMM or HH:MM)");
+    let (h, m, s) = if let Some((h, rest)) = text.split_once(':') {
+        let (m, s) = rest.split_once(':').unwrap_or((rest, "0"));
+        (h, m, s)
+    } else if text.chars().all(|c| c.is_ascii_digit()) {
+        match text.len() {
+            1 | 2 => (text, "0", "0"),
+            3 | 4 => {
+                let padded = &text[..text.len() - 2];
+                (padded, &text[text.len() - 2..], "0")
+            }
+            6 => (&text[..2], &text[2..4], &text[4..]),
+            _ => return Err(err()),
+        }
+    } else {
+        return Err(err());
+    };
+    let (h, m, s): (u32, u32, u32) = (h.parse().map_err(|_| err())?, m.parse().map_err(|_| err())?, s.parse().map_err(|_| err())?);
+    if h > 23 || m > 59 || s > 59 {
+        return Err(err());
+    }
+    if s != 0 {
+        return Err(format!("'{text}': times with seconds are not supported"));
+    }
+    Ok(format!("{h:02}{m:02}"))
+}
+
+const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+fn month_from_name(name: &str) -> Option<u32> {
+    MONTHS.iter().position(|m| name.eq_ignore_ascii_case(m)).map(|i| i as u32 + 1)
+}
+
+/// ClimateDaily: month * 100 + day, from a date or `mon-D`.
+fn climate_day(value: &str) -> std::result::Result<u32, String> {
+    if value.starts_with(|c: char| c.is_ascii_digit()) {
+        let d = parse_date(value)?;
+        return Ok(d.month * 100 + d.day);
+    }
+    let (m, d) = value.split_once('-').ok_or_else(|| format!("'{value}' is not mon-D"))?;
+    let month = month_from_name(m).ok_or_else(|| format!("'{m}' is not a month"))?;
+    let day: u32 = d.parse().map_err(|_| format!("'{d}' is not a day"))?;
+    Ok(month * 100 + day)
+}
+
+/// ClimateMonthly: the month number, from a date, a month number or a month name.
+fn climate_month(value: &str) -> std::result::Result<u32, String> {
+    if let Ok(n) = value.parse::<u32>() {
+        if (1..=12).contains(&n) {
+            return Ok(n);
+        }
+        return Ok(parse_date(value)?.month);
+    }
+    month_from_name(value).ok_or_else(|| format!("'{value}' is not a month"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use KeywordType::*;
+
+    fn c(t: KeywordType, v: &str) -> String {
+        t.canonical("k", v).unwrap()
+    }
+
+    #[test]
+    fn canonical_forms() {
+        assert_eq!(c(Time, "12"), "1200");
+        assert_eq!(c(Time, "0"), "0000");
+        assert_eq!(c(Time, "6"), "0600");
+        assert_eq!(c(Time, "12:30"), "1230");
+        assert_eq!(c(Time, "1200"), "1200");
+        assert_eq!(c(Date, "2023-12-01"), "20231201");
+        assert_eq!(c(Date, "2024060"), "20240229");
+        assert_eq!(c(Expver, "1"), "0001");
+        assert_eq!(c(Expver, "x1ab"), "x1ab");
+        assert_eq!(c(Integer, "013"), "13");
+        assert_eq!(c(Double, "500.0"), "500");
+        assert_eq!(c(Double, "0.5"), "0.5");
+        assert_eq!(c(Step, "12"), "12");
+        assert_eq!(c(Step, "12h"), "12");
+        assert_eq!(c(Step, "0-6"), "0-6");
+        assert_eq!(c(Step, "6-6"), "6");
+        assert_eq!(c(Step, "30m"), "30m");
+        assert_eq!(c(Param, "130.128"), "130");
+        assert_eq!(c(Param, "167.228"), "228167");
+        assert_eq!(c(Grid, "1.5/1.5"), "1.5+1.5");
+        assert_eq!(c(Ignore, "anything"), "");
+        assert_eq!(c(ClimateMonthly, "20100401"), "4");
+        assert_eq!(c(ClimateMonthly, "may"), "5");
+        assert_eq!(c(ClimateDaily, "20100401"), "0401");
+        assert_eq!(c(ClimateDaily, "feb-3"), "0203");
+        assert_eq!(c(MonthOfDate, "20100401"), "04");
+        assert_eq!(c(YearMonth, "20100401"), "201004");
+        assert_eq!(c(Year, "20100401"), "2010");
+        assert_eq!(c(Month, "20100401"), "4");
+        assert_eq!(c(First3, "abcdef"), "abc");
+        assert_eq!(c(Lowercase, "ABC"), "abc");
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        for (t, v) in [(Date, "20230230"), (Date, "yesterday"), (Time, "25"), (Integer, "1.5"), (Step, "6-0"), (Double, "x")] {
+            let err = t.canonical("kw", v).unwrap_err().to_string();
+            assert!(err.contains("kw") && err.contains(v), "{err}");
+        }
+    }
+
+    #[test]
+    fn numeric_order_not_lexicographic() {
+        let mut steps = vec!["12", "6", "0-6", "120", "0", "30m"];
+        steps.sort_by(|a, b| Step.compare(a, b));
+        assert_eq!(steps, ["0", "30m", "0-6", "6", "12", "120"]);
+        let mut levels = vec!["1000", "50", "500", "0.5"];
+        levels.sort_by(|a, b| Double.compare(a, b));
+        assert_eq!(levels, ["0.5", "50", "500", "1000"]);
+    }
+
+    #[test]
+    fn ranges_expand_by_type() {
+        assert_eq!(Step.expand_range("step", "0", "24", Some("6")).unwrap(), ["0", "6", "12", "18", "24"]);
+        assert_eq!(Date.expand_range("date", "20240227", "20240301", None).unwrap(), ["20240227", "20240228", "20240229", "20240301"]);
+        assert_eq!(Time.expand_range("time", "0", "18", Some("6")).unwrap(), ["0000", "0600", "1200", "1800"]);
+        assert_eq!(Double.expand_range("levelist", "100", "300", Some("100")).unwrap(), ["100", "200", "300"]);
+        assert_eq!(Integer.expand_range("number", "3", "1", Some("-1")).unwrap(), ["3", "2", "1"]);
+        assert!(Integer.expand_range("number", "0", "10000000", None).is_err());
+        assert!(Integer.expand_range("number", "0", "1", Some("0")).is_err());
+    }
+
+    #[test]
+    fn civil_date_round_trips() {
+        for days in [-800_000, -1, 0, 1, 19_000, 2_000_000] {
+            assert_eq!(CivilDate::from_days(days).days(), days);
+        }
+        assert_eq!(CivilDate::from_days(0).to_yyyymmdd(), "19700101");
+    }
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs what is missing, then runs every test of the project.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/scripts/install-deps.sh"
+cd "$here"
+if [[ ! -f ../shared/fdb5/schema ]]; then
+  echo "fieldstore tests need ../shared/fdb5/schema (FDB5's test schema) beside the project" >&2
+  exit 1
+fi
+cargo build --workspace --all-targets -q
+cargo test --workspace -q 2>&1 | grep -v '^$'
+test "${PIPESTATUS[0]}" = 0
+# (the demo joins the test run once the CLI exists)
+echo "fieldstore: all tests passed"
