@@ -164,6 +164,18 @@ fn is_storable_char(c: char) -> bool {
     c.is_ascii_graphic() && !matches!(c, ',' | '=' | '/' | '\\' | '"' | '\'' | '`')
 }
 
+/// Serialises as a JSON object whose members keep the key's order.
+impl serde::Serialize for Key {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
+        for (k, v) in &self.entries {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

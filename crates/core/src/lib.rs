@@ -8,11 +8,19 @@
 //! - [`api`]: `FieldStore`, which archives, flushes, retrieves, lists and administers fields
 //!   through any catalogue and store.
 
+pub mod api;
+pub mod backend;
+pub mod config;
 pub mod error;
 pub mod key;
+pub mod request;
 pub mod schema;
 pub mod types;
 
 pub use error::{Error, Result};
 pub use key::Key;
+pub use api::{FieldEntry, FieldStore, ListOptions};
+pub use backend::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Store};
+pub use config::Config;
+pub use request::Request;
 pub use schema::Schema;

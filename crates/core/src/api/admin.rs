@@ -1,0 +1,285 @@
+//! Administration: list, axes, wipe, purge, control (locks), stats and where.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use serde::Serialize;
+
+use super::{FieldStore, ListOptions, Matches};
+use crate::backend::{ControlAction, IndexInfo};
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::request::Request;
+
+/// Keywords a wipe request must name, as FDB5's default minimum keys.
+pub const WIPE_MINIMUM_KEYS: [&str; 2] = ["class", "expver"];
+
+#[derive(Debug, Default, Serialize)]
+pub struct WipeReport {
+    pub done: bool,
+    /// Datasets removed whole.
+    pub datasets: Vec<Key>,
+    /// (dataset, collocation) pairs whose indexes were hidden.
+    pub collocations: Vec<(Key, Key)>,
+    /// Store objects or files removed (or that would be).
+    pub removed: Vec<String>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct PurgeReport {
+    pub done: bool,
+    pub superseded_fields: u64,
+    pub superseded_bytes: u64,
+    pub indexes_masked: u64,
+    pub removed: Vec<String>,
+    /// Superseded bytes in files that also hold live fields (kept).
+    pub unreclaimable_bytes: u64,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct StatsReport {
+    pub datasets: u64,
+    pub indexes: u64,
+    pub fields: u64,
+    pub bytes: u64,
+    pub superseded_fields: u64,
+    pub superseded_bytes: u64,
+    pub data_objects: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WhereReport {
+    pub dataset: Key,
+    pub catalogue: String,
+    pub store: String,
+}
+
+/// One index's entries split into live and superseded ones, newest index first.
+struct IndexUse {
+    info: IndexInfo,
+    live: u64,
+    live_bytes: u64,
+    uris: BTreeSet<String>,
+    superseded: Vec<(String, u64)>,
+}
+
+impl FieldStore {
+    /// Lists what a request names (FDB5's `list`).
+    pub fn list(&mut self, request: &Request, options: ListOptions) -> Result<Matches> {
+        self.resolve(request, options, ControlAction::List)
+    }
+
+    /// The values present for each keyword among what a request names, in numeric order.
+    pub fn axes(&mut self, request: &Request) -> Result<(BTreeMap<String, Vec<String>>, Option<String>)> {
+        let matches = self.resolve(request, ListOptions { depth: 2, include_superseded: false }, ControlAction::List)?;
+        let mut detailed = self.resolve(request, ListOptions { depth: 3, include_superseded: false }, ControlAction::List)?;
+        let mut axes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (dataset, coll) in &matches.collocations {
+            for (k, v) in dataset.iter().chain(coll.iter()) {
+                axes.entry(k.to_string()).or_default().insert(v.to_string());
+            }
+        }
+        for (_, index, constraints) in detailed.indexes.drain(..) {
+            for (kw, c) in index.element_keywords.iter().zip(&constraints) {
+                let values = index.axes.get(kw).into_iter().flatten().filter(|v| c.as_ref().map_or(true, |c| c.contains(v)));
+                axes.entry(kw.clone()).or_default().extend(values.cloned());
+            }
+        }
+        let sorted = axes
+            .into_iter()
+            .map(|(k, values)| {
+                let ty = self.schema.type_of(&[], &k);
+                let mut v: Vec<String> = values.into_iter().filter(|v| !v.is_empty()).collect();
+                v.sort_by(|a, b| ty.compare(a, b));
+                (k, v)
+            })
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        Ok((sorted, matches.explanation))
+    }
+
+    /// Removes whole datasets, or the collocations a request names (FDB5's `wipe`). Nothing
+    /// is removed unless `doit`.
+    pub fn wipe(&mut self, request: &Request, doit: bool) -> Result<WipeReport> {
+        if let Some(missing) = WIPE_MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
+            return Err(Error::Invalid(format!("wipe needs '{missing}' in the request (it must name at least {})", WIPE_MINIMUM_KEYS.join(", "))));
+        }
+        let by_dataset = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::Wipe)?;
+        if let Some(why) = by_dataset.explanation {
+            return Err(Error::Invalid(format!("nothing to wipe: {why}")));
+        }
+        let mut report = WipeReport { done: doit, ..Default::default() };
+        for dataset in by_dataset.datasets {
+            let schema = self.schema_of(&dataset)?;
+            let dataset_keywords: HashSet<&str> = dataset.keywords().collect();
+            let below: Vec<&str> = request.keywords().filter(|k| !dataset_keywords.contains(k)).collect();
+            if below.is_empty() {
+                if doit {
+                    self.store().wipe_dataset(&dataset)?;
+                    self.catalogue().wipe_dataset(&dataset)?;
+                }
+                report.datasets.push(dataset);
+                continue;
+            }
+            let element_keywords: HashSet<String> = schema.paths().flat_map(|p| p.levels[2].key_keywords().map(String::from).collect::<Vec<_>>()).collect();
+            if let Some(k) = below.iter().find(|k| element_keywords.contains(**k)) {
+                return Err(Error::Invalid(format!("wipe removes data sets or collocations; element keyword '{k}' cannot be wiped (use archive to replace fields)")));
+            }
+            self.wipe_collocations(request, &dataset, doit, &mut report)?;
+        }
+        Ok(report)
+    }
+
+    /// Hides the dataset's indexes the request names and removes store objects only they use.
+    fn wipe_collocations(&mut self, request: &Request, dataset: &Key, doit: bool, report: &mut WipeReport) -> Result<()> {
+        let by_collocation = self.resolve(request, ListOptions { depth: 2, include_superseded: false }, ControlAction::Wipe)?;
+        let targets: BTreeSet<&Key> = by_collocation.collocations.iter().filter(|(d, _)| d == dataset).map(|(_, c)| c).collect();
+        let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(()) };
+        let indexes = view.indexes()?;
+        let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) = indexes.iter().partition(|i| targets.contains(&i.collocation));
+        let mut kept_uris = BTreeSet::new();
+        for index in kept {
+            kept_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri));
+        }
+        let mut doomed_uris = BTreeSet::new();
+        for index in &doomed {
+            doomed_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri));
+        }
+        let removable: Vec<String> = doomed_uris.difference(&kept_uris).cloned().collect();
+        if doit {
+            view.mask(&doomed)?;
+            for uri in &removable {
+                self.store().remove(uri)?;
+            }
+        }
+        report.collocations.extend(targets.into_iter().map(|c| (dataset.clone(), c.clone())));
+        report.removed.extend(removable);
+        Ok(())
+    }
+
+    /// Reclaims superseded fields (FDB5's `purge`): indexes with no live entry are hidden and
+    /// store objects used only by hidden indexes are removed. Must not run while a writer
+    /// archives into the same datasets (as with FDB5).
+    pub fn purge(&mut self, request: &Request, doit: bool) -> Result<PurgeReport> {
+        let datasets = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::Wipe)?;
+        let mut report = PurgeReport { done: doit, ..Default::default() };
+        for dataset in datasets.datasets {
+            let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
+            let usage = index_usage(view.as_mut())?;
+            let live_uris: BTreeSet<&String> = usage.iter().filter(|u| u.live > 0).flat_map(|u| u.uris.iter()).collect();
+            let dead: Vec<&IndexUse> = usage.iter().filter(|u| u.live == 0).collect();
+            let mut removable: BTreeSet<String> = BTreeSet::new();
+            for u in &usage {
+                for (uri, bytes) in &u.superseded {
+                    report.superseded_fields += 1;
+                    report.superseded_bytes += bytes;
+                    if live_uris.contains(uri) {
+                        report.unreclaimable_bytes += bytes;
+                    } else {
+                        removable.insert(uri.clone());
+                    }
+                }
+            }
+            report.indexes_masked += dead.len() as u64;
+            if doit {
+                view.mask(&dead.iter().map(|u| &u.info).collect::<Vec<_>>())?;
+                for uri in &removable {
+                    self.store().remove(uri)?;
+                }
+            }
+            report.removed.extend(removable);
+        }
+        Ok(report)
+    }
+
+    /// Locks or unlocks actions on the datasets a request names; returns their lock state.
+    pub fn control(&mut self, request: &Request, actions: &[ControlAction], lock: Option<bool>) -> Result<Vec<(Key, BTreeSet<ControlAction>)>> {
+        let datasets = self.all_datasets_matching(request)?;
+        let mut out = Vec::new();
+        for dataset in datasets {
+            if let Some(lock) = lock {
+                for action in actions {
+                    self.catalogue().set_lock(&dataset, *action, lock)?;
+                }
+            }
+            let locks = self.catalogue().locks(&dataset)?;
+            out.push((dataset, locks));
+        }
+        Ok(out)
+    }
+
+    /// Counts of what a request names: fields, bytes, superseded duplicates, indexes.
+    pub fn stats(&mut self, request: &Request) -> Result<StatsReport> {
+        let datasets = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::List)?;
+        let mut report = StatsReport::default();
+        for dataset in datasets.datasets {
+            let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
+            report.datasets += 1;
+            let usage = index_usage(view.as_mut())?;
+            let mut uris = BTreeSet::new();
+            for u in &usage {
+                report.indexes += 1;
+                report.fields += u.live;
+                report.bytes += u.live_bytes;
+                report.superseded_fields += u.superseded.len() as u64;
+                report.superseded_bytes += u.superseded.iter().map(|(_, b)| b).sum::<u64>();
+                uris.extend(u.uris.iter().cloned());
+            }
+            report.data_objects += uris.len() as u64;
+        }
+        Ok(report)
+    }
+
+    /// Where each named dataset's catalogue and bytes live.
+    pub fn where_is(&mut self, request: &Request) -> Result<Vec<WhereReport>> {
+        let datasets = self.all_datasets_matching(request)?;
+        Ok(datasets
+            .into_iter()
+            .map(|d| WhereReport { catalogue: self.catalogue().describe(&d), store: self.store().describe(&d), dataset: d })
+            .collect())
+    }
+
+    /// Datasets a request names, locked or not (for control and where).
+    fn all_datasets_matching(&mut self, request: &Request) -> Result<Vec<Key>> {
+        let mut found = Vec::new();
+        for action in [ControlAction::List, ControlAction::Retrieve, ControlAction::Archive] {
+            let m = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, action)?;
+            for d in m.datasets {
+                if !found.contains(&d) {
+                    found.push(d);
+                }
+            }
+        }
+        if found.is_empty() {
+            let m = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::Wipe)?;
+            found = m.datasets;
+        }
+        Ok(found)
+    }
+
+    fn schema_of(&mut self, dataset: &Key) -> Result<std::sync::Arc<crate::schema::Schema>> {
+        let view = self.catalogue().open(dataset)?.ok_or_else(|| Error::Invalid(format!("data set {dataset} vanished")))?;
+        let text = view.schema_text().to_string();
+        self.parse_schema(&text, dataset)
+    }
+}
+
+/// Walks a dataset's indexes newest first and splits each one's entries into live and
+/// superseded.
+fn index_usage(view: &mut dyn crate::backend::DatasetView) -> Result<Vec<IndexUse>> {
+    let mut seen: HashSet<(Key, Key)> = HashSet::new();
+    let mut out = Vec::new();
+    for info in view.indexes()? {
+        let mut u = IndexUse { info, live: 0, live_bytes: 0, uris: BTreeSet::new(), superseded: Vec::new() };
+        for (element, location) in view.entries(&u.info)? {
+            if seen.insert((u.info.collocation.clone(), element)) {
+                u.live += 1;
+                u.live_bytes += location.length;
+                u.uris.insert(location.uri);
+            } else {
+                u.superseded.push((location.uri, location.length));
+            }
+        }
+        out.push(u);
+    }
+    Ok(out)
+}

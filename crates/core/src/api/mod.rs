@@ -1,0 +1,140 @@
+//! `FieldStore`: FDB5's API (archive, flush, retrieve, list, axes, wipe, purge, control, stats,
+//! where) over any [`Catalogue`] and [`Store`].
+//!
+//! Writes go store first, catalogue second, and `flush` flushes them in that order, so an
+//! index never points at bytes that are not durable. Reads resolve a MARS request against
+//! each dataset's own schema ([`resolve`]), then read the bytes through [`DataReader`], which
+//! merges adjacent byte ranges into single reads and checks every field's checksum.
+
+mod admin;
+mod read;
+mod resolve;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+pub use admin::{PurgeReport, StatsReport, WhereReport, WipeReport};
+pub use read::DataReader;
+pub use resolve::{FieldEntry, ListOptions, Matches};
+
+use crate::backend::{Catalogue, ControlAction, FieldLocation, Store};
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::schema::Schema;
+
+/// Counters of one `FieldStore` handle.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ArchiveStats {
+    pub fields_archived: u64,
+    pub bytes_archived: u64,
+    pub flushes: u64,
+}
+
+pub struct FieldStore {
+    /// The configured schema: used to find the dataset of a new identifier.
+    schema: Arc<Schema>,
+    catalogue: Box<dyn Catalogue>,
+    store: Box<dyn Store>,
+    /// Parsed schemas by text, so datasets sharing a schema share one parse.
+    schemas: HashMap<String, Arc<Schema>>,
+    /// Datasets this handle archives into, with the schema they were created with.
+    writing: HashMap<Key, Arc<Schema>>,
+    stats: ArchiveStats,
+}
+
+impl FieldStore {
+    pub fn new(schema: Schema, catalogue: Box<dyn Catalogue>, store: Box<dyn Store>) -> Self {
+        FieldStore { schema: Arc::new(schema), catalogue, store, schemas: HashMap::new(), writing: HashMap::new(), stats: ArchiveStats::default() }
+    }
+
+    /// The configured schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    pub fn archive_stats(&self) -> &ArchiveStats {
+        &self.stats
+    }
+
+    /// Archives one field under a full identifier. The field is stored when this returns and
+    /// becomes visible at the next [`FieldStore::flush`]; archiving the same identifier again
+    /// replaces it (the old field stays visible until then).
+    pub fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
+        let split = self.schema.split(identifier)?;
+        let schema = self.dataset_schema_for_writing(&split.dataset)?;
+        let split = if Arc::ptr_eq(&schema, &self.schema) { split } else { self.resplit(&schema, identifier, &split.dataset)? };
+        let mut location = self.store.archive(&split.dataset, &split.collocation, data)?;
+        location.crc32c = crc32c::crc32c(data);
+        self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
+        self.stats.fields_archived += 1;
+        self.stats.bytes_archived += data.len() as u64;
+        Ok(())
+    }
+
+    /// Makes everything archived through this handle durable and visible: the store first,
+    /// then the catalogue.
+    pub fn flush(&mut self) -> Result<()> {
+        self.store.flush()?;
+        self.catalogue.flush()?;
+        self.stats.flushes += 1;
+        Ok(())
+    }
+
+    /// The schema a dataset is written with: its stored schema if it exists, else the
+    /// configured one. Checks the archive lock once per dataset and handle.
+    fn dataset_schema_for_writing(&mut self, dataset: &Key) -> Result<Arc<Schema>> {
+        if let Some(schema) = self.writing.get(dataset) {
+            return Ok(schema.clone());
+        }
+        if self.catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
+            return Err(Error::Locked { dataset: dataset.to_string(), action: "archive".into() });
+        }
+        let schema = match self.catalogue.open(dataset)? {
+            Some(view) if view.schema_text() != self.schema.text() => self.parse_schema(view.schema_text(), dataset)?,
+            _ => self.schema.clone(),
+        };
+        self.writing.insert(dataset.clone(), schema.clone());
+        Ok(schema)
+    }
+
+    /// Splits an identifier again with a dataset's own schema, which must agree on the
+    /// dataset key.
+    fn resplit(&self, schema: &Schema, identifier: &Key, dataset: &Key) -> Result<crate::schema::SplitKey> {
+        let split = schema.split(identifier)?;
+        if split.dataset != *dataset {
+            return Err(Error::Invalid(format!(
+                "data set {dataset} was created with a schema that names it {} for identifier {identifier}",
+                split.dataset
+            )));
+        }
+        Ok(split)
+    }
+
+    /// A dataset's stored schema, parsed once per text.
+    fn parse_schema(&mut self, text: &str, dataset: &Key) -> Result<Arc<Schema>> {
+        if text == self.schema.text() {
+            return Ok(self.schema.clone());
+        }
+        if let Some(s) = self.schemas.get(text) {
+            return Ok(s.clone());
+        }
+        let schema = Arc::new(Schema::parse(&format!("schema of data set {dataset}"), text)?);
+        self.schemas.insert(text.to_string(), schema.clone());
+        Ok(schema)
+    }
+
+    pub(crate) fn catalogue(&self) -> &dyn Catalogue {
+        self.catalogue.as_ref()
+    }
+
+    pub(crate) fn store(&self) -> &dyn Store {
+        self.store.as_ref()
+    }
+}
+
+/// A field found by `list` or `retrieve`, with its location, for callers that print it.
+pub fn location_text(location: &FieldLocation) -> String {
+    format!("{} offset={} length={}", location.uri, location.offset, location.length)
+}

@@ -1,0 +1,308 @@
+//! Resolving a MARS request against what is stored. Keywords a request leaves out range over
+//! what is stored; every dataset is read with its own schema; indexes whose axis summaries
+//! cannot match are skipped unread; fully specified requests become point lookups. When
+//! nothing matches, [`Why`] says which part of the request did not.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::FieldStore;
+use crate::backend::{ControlAction, DatasetView, FieldLocation, IndexInfo};
+use crate::error::Result;
+use crate::key::Key;
+use crate::request::Request;
+use crate::schema::{Rule, RulePath, Schema};
+use crate::types::KeywordType;
+
+/// Up to this many value combinations are looked up one by one; beyond, the index is scanned.
+const MAX_POINT_LOOKUPS: usize = 4096;
+
+/// How deep `list` goes and whether it shows superseded fields.
+#[derive(Clone, Copy, Debug)]
+pub struct ListOptions {
+    /// 1: datasets; 2: datasets and collocations; 3: fields.
+    pub depth: u8,
+    /// Also return fields hidden by a newer archive of the same identifier.
+    pub include_superseded: bool,
+}
+
+impl Default for ListOptions {
+    fn default() -> Self {
+        ListOptions { depth: 3, include_superseded: false }
+    }
+}
+
+/// One stored field.
+#[derive(Clone, Debug, Serialize)]
+pub struct FieldEntry {
+    pub dataset: Key,
+    pub collocation: Key,
+    pub element: Key,
+    pub location: FieldLocation,
+    /// Hidden by a newer field with the same identifier (only with `include_superseded`).
+    pub superseded: bool,
+}
+
+impl FieldEntry {
+    /// The full identifier (absent optional keywords left out).
+    pub fn identifier(&self) -> Key {
+        Key::from_pairs(Key::join(&[&self.dataset, &self.collocation, &self.element]).iter().filter(|(_, v)| !v.is_empty()))
+    }
+}
+
+/// What a request matched, at the depth asked for.
+#[derive(Debug, Default)]
+pub struct Matches {
+    pub datasets: Vec<Key>,
+    pub collocations: Vec<(Key, Key)>,
+    pub fields: Vec<FieldEntry>,
+    /// Index summaries of the matching indexes (for `axes`), with their types.
+    pub(crate) indexes: Vec<(Key, IndexInfo, Vec<Option<Vec<String>>>)>,
+    /// Why nothing matched, when nothing did.
+    pub explanation: Option<String>,
+}
+
+impl Matches {
+    pub fn is_empty(&self) -> bool {
+        self.datasets.is_empty()
+    }
+}
+
+impl FieldStore {
+    /// Finds what a request names, for an operation that `action` locks.
+    pub fn resolve(&mut self, request: &Request, options: ListOptions, action: ControlAction) -> Result<Matches> {
+        let mut matches = Matches::default();
+        let mut why = Why::default();
+        let mut asked = Asked { request, cache: HashMap::new() };
+        let mut sort_types: Vec<Vec<KeywordType>> = Vec::new();
+        let mut seen: HashSet<(Key, Key, Key)> = HashSet::new();
+        let mut known_keywords: BTreeSet<String> = self.schema.keywords().into_iter().map(String::from).collect();
+
+        let datasets = self.catalogue.datasets()?;
+        if datasets.is_empty() {
+            why.add(0, "the store holds no data sets yet".into());
+        }
+        for dataset in datasets {
+            let Some(mut view) = self.catalogue.open(&dataset)? else { continue };
+            let schema = self.parse_schema(view.schema_text(), &dataset)?;
+            known_keywords.extend(schema.keywords().into_iter().map(String::from));
+            let ds_paths = schema.paths_for(&dataset, None);
+            let Some(first) = ds_paths.first() else {
+                why.add(1, format!("data set {dataset} matches no rule of its own schema"));
+                continue;
+            };
+            if let Some(m) = asked.first_mismatch(&dataset, &schema, &first.levels[..1])? {
+                why.dataset_mismatch(m);
+                continue;
+            }
+            if self.catalogue.locks(&dataset)?.contains(&action) {
+                why.add(5, format!("data set {dataset} is locked for {}", action.name()));
+                continue;
+            }
+            if options.depth <= 1 {
+                matches.datasets.push(dataset);
+                continue;
+            }
+            let before = (matches.collocations.len(), matches.fields.len(), matches.indexes.len());
+            for index in view.indexes()? {
+                let Some(path) = ds_paths
+                    .iter()
+                    .find(|p| p.levels[1].accepts_stored(&index.collocation, |k| schema.type_of(&p.levels[..2], k)))
+                    .copied()
+                else {
+                    continue;
+                };
+                if let Some(kw) = request.keywords().find(|k| !path.levels.iter().any(|r| r.names(k))) {
+                    why.add(3, format!("keyword '{kw}' is not used by the schema rule (line {}) of {dataset} {}", path.levels[1].line, index.collocation));
+                    continue;
+                }
+                if let Some(m) = asked.first_mismatch(&index.collocation, &schema, &path.levels[..2])? {
+                    why.add(2, format!("{}={} is not stored in data set {dataset} (it has {}={})", m.keyword, m.asked.join("/"), m.keyword, m.stored));
+                    continue;
+                }
+                let constraints = asked.element_constraints(&index, &schema, &path)?;
+                if let Some(reason) = off_axis(&index, &constraints) {
+                    why.add(4, format!("{reason} in {dataset} {}", index.collocation));
+                    continue;
+                }
+                if options.depth == 2 {
+                    let pair = (dataset.clone(), index.collocation.clone());
+                    if !matches.collocations.contains(&pair) {
+                        matches.collocations.push(pair);
+                    }
+                    continue;
+                }
+                let types: Vec<KeywordType> = dataset
+                    .keywords()
+                    .map(|k| schema.type_of(&path.levels[..1], k))
+                    .chain(index.collocation.keywords().map(|k| schema.type_of(&path.levels[..2], k)))
+                    .chain(index.element_keywords.iter().map(|k| schema.type_of(&path.levels, k)))
+                    .collect();
+                for (element, location) in matching_entries(view.as_mut(), &index, &constraints)? {
+                    let superseded = !seen.insert((dataset.clone(), index.collocation.clone(), element.clone()));
+                    if superseded && !options.include_superseded {
+                        continue;
+                    }
+                    matches.fields.push(FieldEntry { dataset: dataset.clone(), collocation: index.collocation.clone(), element, location, superseded });
+                    sort_types.push(types.clone());
+                }
+                matches.indexes.push((dataset.clone(), index, constraints));
+            }
+            if (matches.collocations.len(), matches.fields.len(), matches.indexes.len()) != before {
+                matches.datasets.push(dataset);
+            }
+        }
+        if let Some(unknown) = request.keywords().find(|k| !known_keywords.contains(*k)) {
+            why.add(10, format!("unknown keyword '{unknown}': no schema rule uses it"));
+        }
+        sort_fields(&mut matches.fields, sort_types);
+        if matches.datasets.is_empty() {
+            matches.explanation = Some(why.explain());
+        }
+        Ok(matches)
+    }
+}
+
+/// Orders fields numerically by each keyword's type (steps, levels, numbers), keeping the
+/// newest first among equal identifiers.
+fn sort_fields(fields: &mut Vec<FieldEntry>, types: Vec<Vec<KeywordType>>) {
+    let mut paired: Vec<(FieldEntry, Vec<KeywordType>)> = std::mem::take(fields).into_iter().zip(types).collect();
+    paired.sort_by(|(a, ta), (b, _)| {
+        let va = a.dataset.values().chain(a.collocation.values()).chain(a.element.values());
+        let vb = b.dataset.values().chain(b.collocation.values()).chain(b.element.values());
+        for ((x, y), t) in va.zip(vb).zip(ta) {
+            let o = t.compare(x, y);
+            if o != std::cmp::Ordering::Equal {
+                return o;
+            }
+        }
+        std::cmp::Ordering::Equal
+    });
+    *fields = paired.into_iter().map(|(f, _)| f).collect();
+}
+
+/// The entries of one index that satisfy the element constraints: point lookups when every
+/// element keyword is constrained and the combinations are few, a scan otherwise.
+fn matching_entries(view: &mut dyn DatasetView, index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> Result<Vec<(Key, FieldLocation)>> {
+    let product = constraints.iter().try_fold(1usize, |acc, c| c.as_ref().map(|v| acc.saturating_mul(v.len())));
+    match product {
+        Some(n) if n <= MAX_POINT_LOOKUPS => {
+            let lists: Vec<&Vec<String>> = constraints.iter().map(|c| c.as_ref().unwrap()).collect();
+            let mut out = Vec::new();
+            for combo in cartesian(&lists) {
+                let element = Key::from_pairs(index.element_keywords.iter().cloned().zip(combo));
+                if let Some(location) = view.lookup(index, &element)? {
+                    out.push((element, location));
+                }
+            }
+            Ok(out)
+        }
+        _ => Ok(view
+            .entries(index)?
+            .into_iter()
+            .filter(|(element, _)| element.values().zip(constraints).all(|(v, c)| c.as_ref().map_or(true, |c| c.iter().any(|x| x == v))))
+            .collect()),
+    }
+}
+
+fn cartesian(lists: &[&Vec<String>]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = vec![Vec::new()];
+    for list in lists {
+        out = out.into_iter().flat_map(|prefix| list.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat())).collect();
+    }
+    out
+}
+
+/// Says which constrained keyword has none of its asked values on the index's axis.
+fn off_axis(index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> Option<String> {
+    for (kw, c) in index.element_keywords.iter().zip(constraints) {
+        let (Some(asked), Some(axis)) = (c, index.axes.get(kw)) else { continue };
+        if !asked.iter().any(|v| axis.contains(v)) {
+            let shown: Vec<&str> = axis.iter().take(12).map(String::as_str).collect();
+            let more = if axis.len() > 12 { ", ..." } else { "" };
+            let shown = if shown.iter().all(|s| s.is_empty()) { "(absent)".to_string() } else { shown.join(",") };
+            return Some(format!("{kw}={} is not on the axis (stored: {shown}{more})", asked.join("/")));
+        }
+    }
+    None
+}
+
+/// A request's canonical values per keyword and type, computed once.
+struct Asked<'r> {
+    request: &'r Request,
+    cache: HashMap<(String, KeywordType), Option<Arc<Vec<String>>>>,
+}
+
+struct Mismatch {
+    keyword: String,
+    stored: String,
+    asked: Vec<String>,
+}
+
+impl Asked<'_> {
+    fn values(&mut self, keyword: &str, ty: KeywordType) -> Result<Option<Arc<Vec<String>>>> {
+        let cache_key = (keyword.to_string(), ty);
+        if let Some(v) = self.cache.get(&cache_key) {
+            return Ok(v.clone());
+        }
+        let v = self.request.values(keyword, ty)?.map(Arc::new);
+        self.cache.insert(cache_key, v.clone());
+        Ok(v)
+    }
+
+    /// The first keyword of a stored key whose value the request does not ask for.
+    fn first_mismatch(&mut self, key: &Key, schema: &Schema, rules: &[&Rule]) -> Result<Option<Mismatch>> {
+        for (k, v) in key.iter() {
+            if let Some(asked) = self.values(k, schema.type_of(rules, k))? {
+                if !asked.iter().any(|a| a == v) {
+                    return Ok(Some(Mismatch { keyword: k.to_string(), stored: v.to_string(), asked: asked.to_vec() }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Per element keyword, the asked values (`None` = any).
+    fn element_constraints(&mut self, index: &IndexInfo, schema: &Schema, path: &RulePath<'_>) -> Result<Vec<Option<Vec<String>>>> {
+        index.element_keywords.iter().map(|k| Ok(self.values(k, schema.type_of(&path.levels, k))?.map(|v| v.to_vec()))).collect()
+    }
+}
+
+/// Reasons why parts of the store did not match, ranked by how far matching got.
+#[derive(Default)]
+struct Why {
+    reasons: BTreeMap<u8, Vec<String>>,
+    /// Dataset-level mismatches: keyword -> (asked values, stored values seen).
+    dataset: BTreeMap<String, (Vec<String>, BTreeSet<String>)>,
+}
+
+impl Why {
+    fn add(&mut self, rank: u8, reason: String) {
+        let list = self.reasons.entry(rank).or_default();
+        if !list.contains(&reason) {
+            list.push(reason);
+        }
+    }
+
+    fn dataset_mismatch(&mut self, m: Mismatch) {
+        let entry = self.dataset.entry(m.keyword).or_insert_with(|| (m.asked, BTreeSet::new()));
+        entry.1.insert(m.stored);
+    }
+
+    fn explain(mut self) -> String {
+        for (kw, (asked, stored)) in std::mem::take(&mut self.dataset) {
+            let stored: Vec<&str> = stored.iter().take(12).map(String::as_str).collect();
+            self.add(1, format!("no data set has {kw}={} (stored data sets have {kw}={})", asked.join("/"), stored.join("/")));
+        }
+        match self.reasons.into_iter().next_back() {
+            Some((_, reasons)) => {
+                let shown: Vec<String> = reasons.iter().take(5).cloned().collect();
+                let more = if reasons.len() > 5 { format!(" (and {} more)", reasons.len() - 5) } else { String::new() };
+                format!("{}{more}", shown.join("; "))
+            }
+            None => "nothing is stored that matches".into(),
+        }
+    }
+}

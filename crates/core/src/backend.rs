@@ -1,0 +1,118 @@
+//! The two interfaces every backend implements, as in FDB5: a **Store** holds field bytes, a
+//! **Catalogue** indexes them. Any catalogue works with any store: the catalogue keeps the
+//! store's locations as opaque URIs.
+//!
+//! Contract (SYSTEM.md section 3), which `FieldStore` relies on:
+//! - `Store::archive` returns once the store holds a copy of the bytes; `Store::flush` returns
+//!   once everything archived through this handle is durable.
+//! - `Catalogue::archive` records an entry that becomes visible to every reader only at
+//!   `Catalogue::flush`, atomically per index, and only after the store was flushed.
+//! - Visible entries are never modified; a newer entry for the same key hides an older one.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::key::Key;
+
+/// Where a field's bytes are: an opaque URI of the store that wrote them, a byte range, and
+/// the CRC-32C of the bytes (checked on every read).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct FieldLocation {
+    pub uri: String,
+    pub offset: u64,
+    pub length: u64,
+    pub crc32c: u32,
+}
+
+/// Byte storage.
+pub trait Store: Send {
+    /// Appends a field's bytes for a dataset and collocation key; returns where they are.
+    fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation>;
+    /// Makes everything archived through this handle durable.
+    fn flush(&mut self) -> Result<()>;
+    /// Fills `buf` from `uri` at `offset` (one read; the caller merges adjacent ranges).
+    fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Deletes one stored object or file (purge); deleting a missing one is not an error.
+    fn remove(&self, uri: &str) -> Result<()>;
+    /// Deletes everything this store holds for a dataset (wipe).
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
+    /// Where the dataset's bytes live, for humans (`fieldstore where`).
+    fn describe(&self, dataset: &Key) -> String;
+}
+
+/// Operations that `control` can lock per dataset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ControlAction {
+    Archive,
+    Retrieve,
+    List,
+    Wipe,
+}
+
+impl ControlAction {
+    pub const ALL: [ControlAction; 4] = [ControlAction::Archive, ControlAction::Retrieve, ControlAction::List, ControlAction::Wipe];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlAction::Archive => "archive",
+            ControlAction::Retrieve => "retrieve",
+            ControlAction::List => "list",
+            ControlAction::Wipe => "wipe",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        ControlAction::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+/// Summary of one index (one flush of one writer for one collocation key): enough to decide
+/// without reading it whether it can hold a field a request asks for.
+#[derive(Clone, Debug)]
+pub struct IndexInfo {
+    /// Backend-specific identity (unique within the dataset).
+    pub id: String,
+    pub collocation: Key,
+    /// The element keywords of its entries, in schema order.
+    pub element_keywords: Vec<String>,
+    /// The values present per element keyword.
+    pub axes: BTreeMap<String, BTreeSet<String>>,
+    pub fields: u64,
+}
+
+/// The index side.
+pub trait Catalogue: Send {
+    /// Records a field location; it becomes visible at the next `flush`. The schema text is
+    /// stored with the dataset when this creates it.
+    fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()>;
+    /// Makes every entry archived through this handle visible, atomically per index.
+    fn flush(&mut self) -> Result<()>;
+    /// Every dataset key stored.
+    fn datasets(&self) -> Result<Vec<Key>>;
+    /// A read view of one dataset, or `None` if it does not exist.
+    fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>>;
+    /// Removes a dataset's catalogue entirely.
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
+    /// The locked actions of a dataset.
+    fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>>;
+    fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()>;
+    /// Where the dataset's catalogue lives, for humans (`fieldstore where`).
+    fn describe(&self, dataset: &Key) -> String;
+}
+
+/// A reader's view of one dataset. Each call to `indexes` sees everything flushed so far.
+pub trait DatasetView {
+    /// The schema the dataset was created with.
+    fn schema_text(&self) -> &str;
+    /// The visible indexes, newest first (a newer entry hides an older one).
+    fn indexes(&mut self) -> Result<Vec<IndexInfo>>;
+    /// The location of one element in one index.
+    fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>>;
+    /// Every entry of one index.
+    fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>>;
+    /// Hides indexes from all readers (purge, partial wipe).
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<()>;
+}

@@ -1,0 +1,181 @@
+//! The YAML configuration: which schema, which catalogue and which store.
+//!
+//! ```yaml
+//! schema: /path/to/schema          # optional; fieldstore's default schema otherwise
+//! catalogue: { type: posix, root: /data/fieldstore }
+//! store:     { type: posix, root: /data/fieldstore }
+//! ```
+//!
+//! Without a config file, both live under `$FIELDSTORE_ROOT`, or under
+//! `$XDG_DATA_HOME/fieldstore` (`~/.local/share/fieldstore`) when that is unset.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::schema::Schema;
+
+/// Environment variable naming a config file.
+pub const CONFIG_ENV: &str = "FIELDSTORE_CONFIG";
+/// Environment variable naming the root of the default POSIX store.
+pub const ROOT_ENV: &str = "FIELDSTORE_ROOT";
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Path of a schema file; relative paths are relative to the config file.
+    #[serde(default)]
+    pub schema: Option<PathBuf>,
+    pub catalogue: BackendConfig,
+    pub store: BackendConfig,
+    /// Where this config came from (for messages).
+    #[serde(skip)]
+    pub source: String,
+}
+
+/// One `catalogue:` or `store:` section: a `type` and that backend's own keys.
+#[derive(Clone, Debug, Deserialize)]
+pub struct BackendConfig {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(flatten)]
+    pub options: serde_yaml::Mapping,
+}
+
+impl BackendConfig {
+    pub fn posix(root: &Path) -> Self {
+        let mut options = serde_yaml::Mapping::new();
+        options.insert("root".into(), root.display().to_string().into());
+        BackendConfig { kind: "posix".into(), options }
+    }
+
+    /// A required string option, with an error naming the section and key.
+    pub fn string(&self, section: &str, key: &str, source: &str) -> Result<String> {
+        match self.options.get(key) {
+            Some(serde_yaml::Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+            Some(_) => Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} must be a non-empty string") }),
+            None => Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} is required for type '{}'", self.kind) }),
+        }
+    }
+
+    /// Fails on keys this backend does not know, so typos do not pass silently.
+    pub fn only_keys(&self, section: &str, known: &[&str], source: &str) -> Result<()> {
+        for k in self.options.keys() {
+            let name = k.as_str().unwrap_or("?");
+            if !known.contains(&name) {
+                return Err(Error::Config {
+                    source_name: source.into(),
+                    message: format!("unknown key {section}.{name} for type '{}' (known: {})", self.kind, known.join(", ")),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// The config named by `--config`, else `$FIELDSTORE_CONFIG`, else the default POSIX
+    /// store.
+    pub fn resolve(explicit: Option<&Path>) -> Result<Config> {
+        if let Some(path) = explicit {
+            return Config::from_file(path);
+        }
+        match std::env::var_os(CONFIG_ENV) {
+            Some(p) if !p.is_empty() => Config::from_file(Path::new(&p)),
+            _ => Ok(Config::default_posix()),
+        }
+    }
+
+    /// A POSIX catalogue and store under the default root.
+    pub fn default_posix() -> Config {
+        let root = default_root();
+        Config {
+            schema: None,
+            catalogue: BackendConfig::posix(&root),
+            store: BackendConfig::posix(&root),
+            source: format!("default (posix root {})", root.display()),
+        }
+    }
+
+    pub fn from_file(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Config { source_name: path.display().to_string(), message: e.to_string() })?;
+        let mut config = Config::parse(&path.display().to_string(), &text)?;
+        if let Some(schema) = &config.schema {
+            if schema.is_relative() {
+                config.schema = Some(path.parent().unwrap_or(Path::new(".")).join(schema));
+            }
+        }
+        Ok(config)
+    }
+
+    pub fn parse(source: &str, text: &str) -> Result<Config> {
+        let mut config: Config = serde_yaml::from_str(text).map_err(|e| Error::Config { source_name: source.into(), message: e.to_string() })?;
+        config.source = source.to_string();
+        Ok(config)
+    }
+
+    /// Loads the configured schema, or the default one.
+    pub fn load_schema(&self) -> Result<Schema> {
+        match &self.schema {
+            None => Ok(Schema::default_schema()),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Error::Config { source_name: self.source.clone(), message: format!("schema {}: {e}", path.display()) })?;
+                Schema::parse(&path.display().to_string(), &text)
+            }
+        }
+    }
+}
+
+/// `$FIELDSTORE_ROOT`, else `$XDG_DATA_HOME/fieldstore`, else `~/.local/share/fieldstore`.
+pub fn default_root() -> PathBuf {
+    if let Some(root) = std::env::var_os(ROOT_ENV).filter(|r| !r.is_empty()) {
+        return PathBuf::from(root);
+    }
+    if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").filter(|r| !r.is_empty()) {
+        return PathBuf::from(xdg).join("fieldstore");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".local/share/fieldstore")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sections_and_backend_keys() {
+        let c = Config::parse("t", "catalogue: {type: posix, root: /a}\nstore:\n  type: posix\n  root: /b\n").unwrap();
+        assert_eq!(c.catalogue.kind, "posix");
+        assert_eq!(c.store.string("store", "root", "t").unwrap(), "/b");
+        assert!(c.store.only_keys("store", &["root"], "t").is_ok());
+        assert!(c.store.only_keys("store", &["other"], "t").unwrap_err().to_string().contains("unknown key store.root"));
+    }
+
+    #[test]
+    fn broken_configs_name_the_problem() {
+        for (text, needle) in [
+            ("catalogue: {type: posix}\n", "missing field `store`"),
+            ("catalogue: {type: posix}\nstore: {type: posix}\nstorr: 1\n", "unknown field `storr`"),
+            ("catalogue: [\n", "t:"),
+            ("catalogue: {root: /a}\nstore: {type: posix}\n", "missing field `type`"),
+        ] {
+            let err = Config::parse("t", text).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
+        let c = Config::parse("t", "catalogue: {type: posix}\nstore: {type: posix, root: 3}\n").unwrap();
+        assert!(c.catalogue.string("catalogue", "root", "t").unwrap_err().to_string().contains("catalogue.root is required"));
+        assert!(c.store.string("store", "root", "t").unwrap_err().to_string().contains("store.root must be"));
+    }
+
+    #[test]
+    fn relative_schema_paths_follow_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.yaml");
+        std::fs::write(&path, "schema: my.schema\ncatalogue: {type: posix, root: /a}\nstore: {type: posix, root: /a}\n").unwrap();
+        let c = Config::from_file(&path).unwrap();
+        assert_eq!(c.schema.unwrap(), dir.path().join("my.schema"));
+        assert!(Config::from_file(&dir.path().join("none.yaml")).unwrap_err().to_string().contains("none.yaml"));
+    }
+}

@@ -1,0 +1,255 @@
+//! The MARS request language: `verb,k=v,k=a/b/c,k=a/to/b/by/c,k=all`. A request file may hold
+//! several requests, each starting with a verb (`retrieve`, `list`, ...); newlines and `#`
+//! comments are free. Values stay as the user wrote them until a keyword's type is known
+//! (it depends on the schema rule), then [`Request::values`] canonicalises and expands them.
+
+use crate::error::{Error, Result};
+use crate::types::KeywordType;
+
+/// One item of a value list.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueItem {
+    Single(String),
+    /// `from/to/to[/by/by]`
+    Range { from: String, to: String, by: Option<String> },
+}
+
+/// What a request gives for one keyword.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    /// `k=all`: every stored value.
+    All,
+    List(Vec<ValueItem>),
+}
+
+/// A parsed MARS request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Request {
+    pub verb: Option<String>,
+    entries: Vec<(String, Values)>,
+}
+
+impl Request {
+    /// Parses exactly one request (the verb is optional).
+    pub fn parse(text: &str) -> Result<Request> {
+        let mut all = Request::parse_many(text)?;
+        match all.len() {
+            0 => Ok(Request::default()),
+            1 => Ok(all.remove(0)),
+            n => Err(syntax(text, format!("expected one request, found {n}"))),
+        }
+    }
+
+    /// Parses a request file: one or more requests, each opened by a verb.
+    pub fn parse_many(text: &str) -> Result<Vec<Request>> {
+        let mut requests: Vec<Request> = Vec::new();
+        for raw_item in split_items(text) {
+            let item = raw_item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            match item.split_once('=') {
+                None => {
+                    if !item.chars().all(|c| c.is_ascii_alphabetic() || c == '_') {
+                        return Err(syntax(item, "expected keyword=value or a verb"));
+                    }
+                    requests.push(Request { verb: Some(item.to_ascii_lowercase()), entries: Vec::new() });
+                }
+                Some((k, v)) => {
+                    if requests.is_empty() {
+                        requests.push(Request::default());
+                    }
+                    let keyword = k.trim().to_ascii_lowercase();
+                    if keyword.is_empty() || !keyword.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        return Err(syntax(item, format!("'{}' is not a keyword", k.trim())));
+                    }
+                    let values = parse_values(&keyword, v.trim())?;
+                    let request = requests.last_mut().unwrap();
+                    if request.get(&keyword).is_some() {
+                        return Err(syntax(item, format!("keyword '{keyword}' given twice in one request")));
+                    }
+                    request.entries.push((keyword, values));
+                }
+            }
+        }
+        Ok(requests)
+    }
+
+    pub fn get(&self, keyword: &str) -> Option<&Values> {
+        self.entries.iter().find(|(k, _)| k == keyword).map(|(_, v)| v)
+    }
+
+    pub fn keywords(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| k.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Sets a keyword to explicit values (used by APIs that build requests).
+    pub fn set(&mut self, keyword: &str, values: Vec<String>) {
+        let v = Values::List(values.into_iter().map(ValueItem::Single).collect());
+        match self.entries.iter_mut().find(|(k, _)| k == keyword) {
+            Some(e) => e.1 = v,
+            None => self.entries.push((keyword.to_string(), v)),
+        }
+    }
+
+    /// The canonical values asked for `keyword` under type `ty`; `None` means "any value"
+    /// (keyword absent or `all`).
+    pub fn values(&self, keyword: &str, ty: KeywordType) -> Result<Option<Vec<String>>> {
+        let Some(Values::List(items)) = self.get(keyword) else { return Ok(None) };
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                ValueItem::Single(v) => out.push(ty.canonical(keyword, v)?),
+                ValueItem::Range { from, to, by } => out.extend(ty.expand_range(keyword, from, to, by.as_deref())?),
+            }
+        }
+        out.dedup();
+        Ok(Some(out))
+    }
+}
+
+impl std::fmt::Display for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts: Vec<String> = self.verb.iter().cloned().collect();
+        for (k, v) in &self.entries {
+            let text = match v {
+                Values::All => "all".to_string(),
+                Values::List(items) => items
+                    .iter()
+                    .map(|i| match i {
+                        ValueItem::Single(s) => s.clone(),
+                        ValueItem::Range { from, to, by: None } => format!("{from}/to/{to}"),
+                        ValueItem::Range { from, to, by: Some(b) } => format!("{from}/to/{to}/by/{b}"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            };
+            parts.push(format!("{k}={text}"));
+        }
+        f.write_str(&parts.join(","))
+    }
+}
+
+fn syntax(context: &str, message: impl Into<String>) -> Error {
+    Error::RequestSyntax { context: format!("{context:?}"), message: message.into() }
+}
+
+/// Splits request text into items at commas and line ends, dropping `#` comments and
+/// honouring double quotes.
+fn split_items(text: &str) -> Vec<String> {
+    let mut items = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut comment = false;
+    for c in text.chars() {
+        match c {
+            '\n' => {
+                comment = false;
+                quoted = false;
+                items.push(std::mem::take(&mut current));
+            }
+            _ if comment => {}
+            '"' => quoted = !quoted,
+            '#' if !quoted => comment = true,
+            ',' if !quoted => items.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    items.push(current);
+    // A value list may continue on the next line after a trailing '/': join such items.
+    let mut joined: Vec<String> = Vec::new();
+    for item in items {
+        match joined.last_mut() {
+            Some(last) if last.trim_end().ends_with('/') => last.push_str(item.trim()),
+            _ => joined.push(item),
+        }
+    }
+    joined
+}
+
+fn parse_values(keyword: &str, text: &str) -> Result<Values> {
+    if text.eq_ignore_ascii_case("all") {
+        return Ok(Values::All);
+    }
+    let tokens: Vec<&str> = text.split('/').map(str::trim).collect();
+    if tokens.iter().any(|t| t.is_empty()) {
+        return Err(syntax(&format!("{keyword}={text}"), "empty value in list"));
+    }
+    let mut items = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = tokens[i];
+        if t.eq_ignore_ascii_case("to") || t.eq_ignore_ascii_case("by") {
+            return Err(syntax(&format!("{keyword}={text}"), format!("'{t}' needs a value before it")));
+        }
+        if tokens.get(i + 1).is_some_and(|n| n.eq_ignore_ascii_case("to")) {
+            let to = tokens.get(i + 2).ok_or_else(|| syntax(&format!("{keyword}={text}"), "'to' needs a value after it"))?;
+            let mut by = None;
+            i += 3;
+            if tokens.get(i).is_some_and(|n| n.eq_ignore_ascii_case("by")) {
+                by = Some(tokens.get(i + 1).ok_or_else(|| syntax(&format!("{keyword}={text}"), "'by' needs a value after it"))?.to_string());
+                i += 2;
+            }
+            items.push(ValueItem::Range { from: t.to_string(), to: to.to_string(), by });
+        } else {
+            if t.eq_ignore_ascii_case("all") {
+                return Ok(Values::All);
+            }
+            items.push(ValueItem::Single(t.to_string()));
+            i += 1;
+        }
+    }
+    Ok(Values::List(items))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use KeywordType::*;
+
+    #[test]
+    fn parses_verbs_lists_ranges_and_all() {
+        let r = Request::parse("retrieve,class=od,step=0/to/12/by/6,levelist=500/850,param=all").unwrap();
+        assert_eq!(r.verb.as_deref(), Some("retrieve"));
+        assert_eq!(r.values("step", Step).unwrap().unwrap(), ["0", "6", "12"]);
+        assert_eq!(r.values("levelist", Double).unwrap().unwrap(), ["500", "850"]);
+        assert_eq!(r.values("param", Param).unwrap(), None);
+        assert_eq!(r.values("number", Integer).unwrap(), None);
+        assert_eq!(r.to_string(), "retrieve,class=od,step=0/to/12/by/6,levelist=500/850,param=all");
+    }
+
+    #[test]
+    fn canonicalises_by_type() {
+        let r = Request::parse("time=12,expver=1,param=130.128/167,date=2023-12-01/to/2023-12-02,number=1/to/3").unwrap();
+        assert_eq!(r.values("time", Time).unwrap().unwrap(), ["1200"]);
+        assert_eq!(r.values("expver", Expver).unwrap().unwrap(), ["0001"]);
+        assert_eq!(r.values("param", Param).unwrap().unwrap(), ["130", "167"]);
+        assert_eq!(r.values("date", Date).unwrap().unwrap(), ["20231201", "20231202"]);
+        assert_eq!(r.values("number", Integer).unwrap().unwrap(), ["1", "2", "3"]);
+    }
+
+    #[test]
+    fn request_files_hold_several_requests() {
+        let text = "# two requests\nretrieve,\n  class=od,\n  step=0/\n   6/12   # continued list\nlist, class=rd, expver=\"0001\"\n";
+        let all = Request::parse_many(text).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].values("step", Step).unwrap().unwrap(), ["0", "6", "12"]);
+        assert_eq!(all[1].verb.as_deref(), Some("list"));
+        assert_eq!(all[1].values("expver", Expver).unwrap().unwrap(), ["0001"]);
+        assert!(Request::parse(text).is_err());
+    }
+
+    #[test]
+    fn syntax_errors_name_the_item() {
+        for (text, needle) in [("class=od,step=0/to", "'to' needs a value after it"), ("step=/6", "empty value"), ("cla ss=od", "not a keyword"), ("class=od,class=rd", "twice"), ("step=to/6", "needs a value before")] {
+            let err = Request::parse(text).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+        let err = Request::parse("step=x").unwrap().values("step", Step).unwrap_err().to_string();
+        assert!(err.contains("'step'") && err.contains("\"x\""), "{err}");
+    }
+}
