@@ -11,7 +11,7 @@ fs=$here/target/release/fieldstore
 export FIELDSTORE_ROOT=${FIELDSTORE_ROOT:-$here/.fieldstore-demo}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 
-"$fs" sample --steps 0/6/12 --levels 1000/850/500 --params 130/131 -o "$work/sample.grib"
+"$fs" sample --steps 0/6/12 --levels 500/850/1000 --params 130/131 -o "$work/sample.grib"
 echo "== archive"; "$fs" archive "$work/sample.grib"
 echo "== list";    "$fs" list class=od,expver=0001,stream=oper,date=20231201,step=6
 echo "== axes";    "$fs" axes class=od,expver=0001,stream=oper,date=20231201

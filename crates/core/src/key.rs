@@ -70,11 +70,11 @@ impl Key {
         self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
-    pub fn keywords(&self) -> impl Iterator<Item = &str> {
+    pub fn keywords(&self) -> impl ExactSizeIterator<Item = &str> {
         self.entries.iter().map(|(k, _)| k.as_str())
     }
 
-    pub fn values(&self) -> impl Iterator<Item = &str> {
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &str> {
         self.entries.iter().map(|(_, v)| v.as_str())
     }
 

@@ -1,1 +1,89 @@
+//! fieldstore: the library applications link. It wires the configured catalogue and store
+//! backends into a [`FieldStore`] and adds GRIB archiving on top of the core API.
+//!
+//! ```no_run
+//! let config = fieldstore::Config::resolve(None)?;        // --config, $FIELDSTORE_CONFIG or the default
+//! let mut fs = fieldstore::open(&config)?;
+//! let grib = std::fs::read("fields.grib").unwrap();
+//! fieldstore::archive_grib(&mut fs, &grib, "fields.grib", |_| {})?;
+//! fs.flush()?;
+//! # Ok::<(), fieldstore::Error>(())
+//! ```
 
+use std::path::PathBuf;
+
+pub use fieldstore_core::api::{DataReader, PurgeReport, StatsReport, WhereReport, WipeReport};
+pub use fieldstore_core::*;
+pub use fieldstore_core::api;
+pub use fieldstore_grib as grib;
+
+use fieldstore_core::config::BackendConfig;
+use fieldstore_posix::{PosixCatalogue, PosixStore};
+
+/// Catalogue and store types this build knows.
+pub const BACKENDS: &[&str] = &["posix"];
+
+/// Opens the catalogue and store a config names, with its schema.
+pub fn open(config: &Config) -> Result<FieldStore> {
+    grib::install_param_resolver();
+    let schema = config.load_schema()?;
+    let catalogue = open_catalogue(&config.catalogue, &config.source)?;
+    let store = open_store(&config.store, &config.source)?;
+    Ok(FieldStore::new(schema, catalogue, store))
+}
+
+fn posix_root(section: &str, backend: &BackendConfig, source: &str) -> Result<PathBuf> {
+    backend.only_keys(section, &["root"], source)?;
+    Ok(PathBuf::from(backend.string(section, "root", source)?))
+}
+
+fn unknown_type(section: &str, backend: &BackendConfig, source: &str) -> Error {
+    Error::Config { source_name: source.into(), message: format!("{section}.type '{}' is not known (known: {})", backend.kind, BACKENDS.join(", ")) }
+}
+
+fn open_catalogue(backend: &BackendConfig, source: &str) -> Result<Box<dyn Catalogue>> {
+    match backend.kind.as_str() {
+        "posix" => Ok(Box::new(PosixCatalogue::new(posix_root("catalogue", backend, source)?))),
+        _ => Err(unknown_type("catalogue", backend, source)),
+    }
+}
+
+fn open_store(backend: &BackendConfig, source: &str) -> Result<Box<dyn Store>> {
+    match backend.kind.as_str() {
+        "posix" => Ok(Box::new(PosixStore::new(posix_root("store", backend, source)?))),
+        _ => Err(unknown_type("store", backend, source)),
+    }
+}
+
+/// One GRIB message ready to archive.
+pub struct GribField<'a> {
+    pub identifier: Key,
+    pub bytes: &'a [u8],
+}
+
+/// Splits GRIB bytes into messages and reads each one's MARS identifier, checking every
+/// message against the schema before anything is archived: a bad message anywhere means
+/// nothing from this input is archived. Errors name the input and the message.
+pub fn prepare_grib<'a>(fs: &FieldStore, data: &'a [u8], source: &str) -> Result<Vec<GribField<'a>>> {
+    let spans = grib::scan(data, source)?;
+    let mut fields = Vec::with_capacity(spans.len());
+    for (i, span) in spans.iter().enumerate() {
+        let bytes = &data[span.offset..span.offset + span.length];
+        let context = || format!("{source}, message {} at byte {}", i + 1, span.offset);
+        let identifier = grib::mars_keys(bytes).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
+        fs.schema().split(&identifier).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
+        fields.push(GribField { identifier, bytes });
+    }
+    Ok(fields)
+}
+
+/// Archives every message of a GRIB byte stream (not flushed); `progress` gets the count
+/// archived so far. Returns the number of fields.
+pub fn archive_grib(fs: &mut FieldStore, data: &[u8], source: &str, mut progress: impl FnMut(usize)) -> Result<usize> {
+    let fields = prepare_grib(fs, data, source)?;
+    for (i, field) in fields.iter().enumerate() {
+        fs.archive(&field.identifier, field.bytes)?;
+        progress(i + 1);
+    }
+    Ok(fields.len())
+}

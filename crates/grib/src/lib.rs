@@ -1,1 +1,133 @@
+//! GRIB support through the system ecCodes library: splitting streams into messages
+//! ([`scan`]), reading a message's MARS identifier ([`mars_keys`]), resolving parameter names
+//! with ecCodes' own definitions ([`install_param_resolver`]), and building test fields from
+//! ecCodes' samples ([`sample_message`]).
 
+mod ffi;
+mod handle;
+mod scan;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use fieldstore_core::error::{Error, Result};
+use fieldstore_core::types::{set_param_resolver, ParamResolver};
+use fieldstore_core::Key;
+
+pub use handle::Handle;
+pub use scan::{scan, MessageSpan};
+
+/// The MARS identifier of one GRIB message, from ecCodes' `mars` namespace. `param` is the
+/// parameter id (`paramId`), so GRIB1 `130.128` and GRIB2 `130` agree.
+pub fn mars_keys(message: &[u8]) -> Result<Key> {
+    let handle = Handle::from_message(message).ok_or_else(|| Error::Grib { context: "message".into(), message: "ecCodes cannot decode it".into() })?;
+    let names = handle.namespace_keys("mars");
+    if names.is_empty() {
+        return Err(Error::Grib { context: "message".into(), message: "no MARS keys (not an ECMWF-style GRIB? set them with grib_set)".into() });
+    }
+    let mut key = Key::new();
+    for name in names {
+        let value = if name == "param" { handle.get_long("paramId")?.to_string() } else { handle.get_string(&name)? };
+        if !value.is_empty() && key.get(&name).is_none() {
+            key.push(name, value);
+        }
+    }
+    Ok(key)
+}
+
+/// Builds a GRIB message from an ecCodes sample, setting keys in the given order. Integer
+/// values without leading zeros are set as integers, everything else as strings.
+pub fn sample_message(sample: &str, keys: &[(&str, &str)]) -> Result<Vec<u8>> {
+    let mut h = Handle::from_sample(sample)?;
+    for (k, v) in keys {
+        let integer = v.parse::<i64>().ok().filter(|_| !(v.len() > 1 && v.starts_with('0')));
+        match integer {
+            Some(i) => h.set_long(k, i)?,
+            None => h.set_string(k, v)?,
+        }
+    }
+    h.message()
+}
+
+/// Parameter names resolved by ecCodes: a GRIB2 sample with ECMWF's local tables is given the
+/// `shortName` and asked for its `paramId`. Results are cached.
+struct EccodesParams {
+    cache: Mutex<HashMap<String, Option<i64>>>,
+}
+
+impl ParamResolver for EccodesParams {
+    fn param_id(&self, name: &str) -> Option<i64> {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = cache.get(name) {
+            return *v;
+        }
+        let resolved = (|| {
+            let mut h = Handle::from_sample("GRIB2").ok()?;
+            h.set_long("centre", 98).ok()?;
+            h.set_string("shortName", name).ok()?;
+            let id = h.get_long("paramId").ok()?;
+            // ecCodes falls back to "unknown" shortNames; only accept an exact round trip.
+            (h.get_string("shortName").ok()? == name).then_some(id)
+        })();
+        cache.insert(name.to_string(), resolved);
+        resolved
+    }
+}
+
+/// Lets requests name parameters (`param=t/2t`) as ecCodes does.
+pub fn install_param_resolver() {
+    set_param_resolver(Box::new(EccodesParams { cache: Mutex::new(HashMap::new()) }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ecmwf(sample: &str, extra: &[(&str, &str)]) -> Vec<u8> {
+        let mut keys = vec![("centre", "98"), ("setLocalDefinition", "1"), ("localDefinitionNumber", "1"), ("class", "od"), ("stream", "oper"), ("type", "fc"), ("expver", "0001"), ("date", "20231201"), ("time", "1200")];
+        keys.extend_from_slice(extra);
+        sample_message(sample, &keys).unwrap()
+    }
+
+    #[test]
+    fn mars_keys_of_grib1_and_grib2_agree_on_param_ids() {
+        let g1 = ecmwf("GRIB1", &[("step", "12"), ("levtype", "pl"), ("level", "500"), ("paramId", "130")]);
+        let g2 = ecmwf("GRIB2", &[("step", "12"), ("levtype", "pl"), ("level", "500"), ("paramId", "130")]);
+        for msg in [&g1, &g2] {
+            let k = mars_keys(msg).unwrap();
+            assert_eq!(k.get("param"), Some("130"), "{k}");
+            assert_eq!(k.get("levelist"), Some("500"));
+            assert_eq!(k.get("class"), Some("od"));
+            assert_eq!(k.get("expver"), Some("0001"));
+        }
+    }
+
+    #[test]
+    fn scanning_finds_messages_and_names_damage() {
+        let a = ecmwf("GRIB2", &[("step", "0"), ("levtype", "sfc"), ("paramId", "167")]);
+        let b = ecmwf("GRIB1", &[("step", "6"), ("levtype", "sfc"), ("paramId", "167")]);
+        let mut both = a.clone();
+        both.extend_from_slice(&b);
+        let spans = scan(&both, "t").unwrap();
+        assert_eq!(spans.len(), 2);
+        assert_eq!((spans[1].offset, spans[1].length, spans[1].edition), (a.len(), b.len(), 1));
+        let err = scan(&both[..both.len() - 3], "t").unwrap_err().to_string();
+        assert!(err.contains("message 2") && err.contains("truncated"), "{err}");
+        let mut junk = both.clone();
+        junk.extend_from_slice(b"garbage");
+        assert!(scan(&junk, "t").unwrap_err().to_string().contains("not a GRIB message"));
+        let mut no_end = a.clone();
+        let n = no_end.len();
+        no_end[n - 1] = b'X';
+        assert!(scan(&no_end, "t").unwrap_err().to_string().contains("7777"));
+    }
+
+    #[test]
+    fn parameter_names_resolve_through_eccodes() {
+        install_param_resolver();
+        let r = EccodesParams { cache: Mutex::new(HashMap::new()) };
+        assert_eq!(r.param_id("t"), Some(130));
+        assert_eq!(r.param_id("2t"), Some(167));
+        assert_eq!(r.param_id("no_such_param_name"), None);
+    }
+}

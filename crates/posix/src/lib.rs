@@ -1,1 +1,13 @@
+//! fieldstore's POSIX backend, the embedded default (also for Lustre and GPFS): a
+//! [`PosixCatalogue`] (per-dataset append-only TOC pointing at per-writer index segments) and
+//! a [`PosixStore`] (per-writer data files). `docs/posix-layout.md` describes the files and
+//! why they keep fieldstore's guarantees.
 
+mod catalogue;
+mod codec;
+mod naming;
+mod store;
+mod toc;
+
+pub use catalogue::PosixCatalogue;
+pub use store::PosixStore;

@@ -114,8 +114,9 @@ impl FieldStore {
             let below: Vec<&str> = request.keywords().filter(|k| !dataset_keywords.contains(k)).collect();
             if below.is_empty() {
                 if doit {
-                    self.store().wipe_dataset(&dataset)?;
+                    // Catalogue first: the dataset disappears for readers at once, then its bytes go.
                     self.catalogue().wipe_dataset(&dataset)?;
+                    self.store().wipe_dataset(&dataset)?;
                 }
                 report.datasets.push(dataset);
                 continue;

@@ -123,8 +123,8 @@ impl FieldStore {
                     continue;
                 }
                 let constraints = asked.element_constraints(&index, &schema, &path)?;
-                if let Some(reason) = off_axis(&index, &constraints) {
-                    why.add(4, format!("{reason} in {dataset} {}", index.collocation));
+                if let Some(reason) = off_axis(&index, &constraints, |k| schema.type_of(&path.levels, k)) {
+                    why.add(4, format!("{reason} in {{{dataset}}}{{{}}}", index.collocation.display_non_empty()));
                     continue;
                 }
                 if options.depth == 2 {
@@ -216,11 +216,13 @@ fn cartesian(lists: &[&Vec<String>]) -> Vec<Vec<String>> {
 }
 
 /// Says which constrained keyword has none of its asked values on the index's axis.
-fn off_axis(index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> Option<String> {
+fn off_axis(index: &IndexInfo, constraints: &[Option<Vec<String>>], type_of: impl Fn(&str) -> KeywordType) -> Option<String> {
     for (kw, c) in index.element_keywords.iter().zip(constraints) {
         let (Some(asked), Some(axis)) = (c, index.axes.get(kw)) else { continue };
         if !asked.iter().any(|v| axis.contains(v)) {
-            let shown: Vec<&str> = axis.iter().take(12).map(String::as_str).collect();
+            let mut sorted: Vec<&str> = axis.iter().map(String::as_str).collect();
+            sorted.sort_by(|a, b| type_of(kw).compare(a, b));
+            let shown: Vec<&str> = sorted.into_iter().take(12).collect();
             let more = if axis.len() > 12 { ", ..." } else { "" };
             let shown = if shown.iter().all(|s| s.is_empty()) { "(absent)".to_string() } else { shown.join(",") };
             return Some(format!("{kw}={} is not on the axis (stored: {shown}{more})", asked.join("/")));

@@ -1,0 +1,349 @@
+//! `fieldstore`: archive, retrieve, list and administer weather fields. Argument parsing and
+//! printing only; all work is done by the `fieldstore` library.
+
+mod output;
+mod sample;
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use fieldstore::{Config, ControlAction, FieldStore, Key, ListOptions, Request};
+
+#[derive(Parser)]
+#[command(name = "fieldstore", version, about = "A store for weather and climate fields with FDB5's semantics")]
+struct Cli {
+    /// Config file (YAML); default: $FIELDSTORE_CONFIG, else a POSIX store under $FIELDSTORE_ROOT
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Archive GRIB files (keys read from each message), or raw bytes with --key; then flush
+    Archive {
+        /// GRIB files, or - for standard input
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Archive FILE's bytes as one field with this identifier (k=v,k=v,...)
+        #[arg(long, value_name = "KEY")]
+        key: Option<String>,
+    },
+    /// Retrieve the fields a MARS request names, in numeric key order
+    Retrieve {
+        #[command(flatten)]
+        request: RequestArgs,
+        /// Output file, or - for standard output
+        #[arg(short, long, value_name = "OUT")]
+        output: String,
+    },
+    /// List stored fields as {dataset}{collocation}{element}
+    List {
+        #[command(flatten)]
+        request: RequestArgs,
+        /// 1: data sets, 2: collocations, 3: fields
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=3))]
+        depth: u8,
+        /// Also show fields superseded by a newer archive of the same identifier
+        #[arg(long)]
+        full: bool,
+        /// Show each field's location (file or object, offset, length)
+        #[arg(long)]
+        location: bool,
+        /// One k=v,k=v line per field, nothing else
+        #[arg(long, conflicts_with = "json")]
+        porcelain: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The values stored for each keyword among what a request names
+    Axes {
+        #[command(flatten)]
+        request: RequestArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove data sets or collocations (dry run unless --doit)
+    Wipe {
+        #[command(flatten)]
+        request: RequestArgs,
+        #[arg(long)]
+        doit: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reclaim fields superseded by newer archives (dry run unless --doit)
+    Purge {
+        #[command(flatten)]
+        request: RequestArgs,
+        #[arg(long)]
+        doit: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lock actions on the data sets a request names
+    Lock(ControlArgs),
+    /// Unlock actions on the data sets a request names
+    Unlock(ControlArgs),
+    /// Show the locks of the data sets a request names
+    Status {
+        #[command(flatten)]
+        request: RequestArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Counts of fields, bytes, indexes and superseded duplicates
+    Stats {
+        #[command(flatten)]
+        request: RequestArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where the data sets a request names are stored
+    Where {
+        #[command(flatten)]
+        request: RequestArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check or show a schema (default: the configured one)
+    Schema {
+        /// Check this schema file and summarise it
+        #[arg(long, value_name = "FILE")]
+        check: Option<PathBuf>,
+        /// Split an identifier with the schema and show its three keys
+        #[arg(long, value_name = "KEY")]
+        split: Option<String>,
+    },
+    /// Show the configuration, schema and backends in use
+    Info {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write GRIB fields made from ecCodes' samples (for trying fieldstore out and for tests)
+    Sample(sample::SampleArgs),
+}
+
+#[derive(Args)]
+struct RequestArgs {
+    /// MARS request, e.g. class=od,expver=0001,step=0/to/12/by/6 (keywords left out range over what is stored)
+    #[arg(value_name = "REQUEST")]
+    request: Option<String>,
+    /// Read requests from a file (several requests allowed)
+    #[arg(long, value_name = "FILE", conflicts_with = "request")]
+    request_file: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ControlArgs {
+    #[command(flatten)]
+    request: RequestArgs,
+    /// Actions to (un)lock: archive, retrieve, list, wipe (default: all)
+    #[arg(long = "action", value_name = "ACTION")]
+    actions: Vec<String>,
+}
+
+impl RequestArgs {
+    fn requests(&self) -> anyhow::Result<Vec<Request>> {
+        match (&self.request, &self.request_file) {
+            (Some(r), _) => Ok(vec![Request::parse(r)?]),
+            (None, Some(f)) => {
+                let text = std::fs::read_to_string(f).with_context(|| format!("reading request file {}", f.display()))?;
+                let all = Request::parse_many(&text)?;
+                if all.is_empty() {
+                    bail!("request file {} holds no request", f.display());
+                }
+                Ok(all)
+            }
+            (None, None) => Ok(vec![Request::default()]),
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        let _ = std::io::stdout().flush();
+        eprintln!("fieldstore: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn open(cli_config: Option<&Path>) -> anyhow::Result<FieldStore> {
+    let config = Config::resolve(cli_config)?;
+    Ok(fieldstore::open(&config)?)
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let config = cli.config.as_deref();
+    match cli.command {
+        Command::Archive { files, key } => archive(&mut open(config)?, &files, key.as_deref()),
+        Command::Retrieve { request, output } => retrieve(&mut open(config)?, &request.requests()?, &output),
+        Command::List { request, depth, full, location, porcelain, json } => {
+            let fs = &mut open(config)?;
+            let style = output::ListStyle { location, porcelain, json };
+            for r in request.requests()? {
+                let matches = fs.list(&r, ListOptions { depth, include_superseded: full })?;
+                output::print_list(&matches, depth, style)?;
+                if let Some(why) = &matches.explanation {
+                    eprintln!("fieldstore: nothing matched {r}: {why}");
+                }
+            }
+            Ok(())
+        }
+        Command::Axes { request, json } => {
+            let fs = &mut open(config)?;
+            for r in request.requests()? {
+                let (axes, why) = fs.axes(&r)?;
+                output::print_axes(&axes, json)?;
+                if let Some(why) = why {
+                    eprintln!("fieldstore: nothing matched {r}: {why}");
+                }
+            }
+            Ok(())
+        }
+        Command::Wipe { request, doit, json } => {
+            let fs = &mut open(config)?;
+            for r in request.requests()? {
+                output::print_wipe(&fs.wipe(&r, doit)?, json)?;
+            }
+            Ok(())
+        }
+        Command::Purge { request, doit, json } => {
+            let fs = &mut open(config)?;
+            for r in request.requests()? {
+                output::print_purge(&fs.purge(&r, doit)?, json)?;
+            }
+            Ok(())
+        }
+        Command::Lock(c) => control(&mut open(config)?, &c, Some(true), false),
+        Command::Unlock(c) => control(&mut open(config)?, &c, Some(false), false),
+        Command::Status { request, json } => control(&mut open(config)?, &ControlArgs { request, actions: Vec::new() }, None, json),
+        Command::Stats { request, json } => {
+            let fs = &mut open(config)?;
+            for r in request.requests()? {
+                output::print_json_or(&fs.stats(&r)?, json, output::stats_text)?;
+            }
+            Ok(())
+        }
+        Command::Where { request, json } => {
+            let fs = &mut open(config)?;
+            for r in request.requests()? {
+                output::print_json_or(&fs.where_is(&r)?, json, output::where_text)?;
+            }
+            Ok(())
+        }
+        Command::Schema { check, split } => schema(config, check.as_deref(), split.as_deref()),
+        Command::Info { json } => {
+            let config = Config::resolve(config)?;
+            output::print_info(&config, json)
+        }
+        Command::Sample(args) => sample::run(&args),
+    }
+}
+
+fn archive(fs: &mut FieldStore, files: &[String], key: Option<&str>) -> anyhow::Result<()> {
+    let read = |f: &str| -> anyhow::Result<Vec<u8>> {
+        let mut data = Vec::new();
+        if f == "-" {
+            std::io::stdin().read_to_end(&mut data).context("reading standard input")?;
+        } else {
+            data = std::fs::read(f).with_context(|| format!("reading {f}"))?;
+        }
+        Ok(data)
+    };
+    if let Some(key) = key {
+        let [file] = files else { bail!("--key archives exactly one FILE") };
+        fs.archive(&Key::parse(key)?, &read(file)?)?;
+        fs.flush()?;
+        eprintln!("archived 1 field from {file}");
+        return Ok(());
+    }
+    let inputs: Vec<(String, Vec<u8>)> = files.iter().map(|f| Ok((f.clone(), read(f)?))).collect::<anyhow::Result<_>>()?;
+    // Every message of every input is checked before anything is archived.
+    let mut prepared = Vec::new();
+    for (name, data) in &inputs {
+        prepared.push(fieldstore::prepare_grib(fs, data, if name == "-" { "<stdin>" } else { name })?);
+    }
+    let total: usize = prepared.iter().map(Vec::len).sum();
+    let progress = output::progress(total as u64, "archiving");
+    for field in prepared.iter().flatten() {
+        fs.archive(&field.identifier, field.bytes)?;
+        progress.inc(1);
+    }
+    fs.flush()?;
+    progress.finish_and_clear();
+    let bytes = fs.archive_stats().bytes_archived;
+    eprintln!("archived {total} fields ({bytes} bytes) from {} input(s)", inputs.len());
+    Ok(())
+}
+
+fn retrieve(fs: &mut FieldStore, requests: &[Request], output: &str) -> anyhow::Result<()> {
+    let mut out: Box<dyn Write> = if output == "-" {
+        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+    } else {
+        Box::new(std::io::BufWriter::new(std::fs::File::create(output).with_context(|| format!("creating {output}"))?))
+    };
+    let (mut fields, mut bytes) = (0usize, 0u64);
+    for r in requests {
+        let (mut reader, why) = fs.retrieve(r)?;
+        if let Some(why) = why {
+            bail!("nothing matched {r}: {why}");
+        }
+        let progress = output::progress(reader.total_bytes(), "retrieving");
+        fields += reader.fields().len();
+        bytes += reader.total_bytes();
+        std::io::copy(&mut progress.wrap_read(&mut reader), &mut out).context("retrieving")?;
+        progress.finish_and_clear();
+    }
+    out.flush().context("writing output")?;
+    if output != "-" || !std::io::stdout().is_terminal() {
+        eprintln!("retrieved {fields} fields ({bytes} bytes)");
+    }
+    Ok(())
+}
+
+fn control(fs: &mut FieldStore, args: &ControlArgs, lock: Option<bool>, json: bool) -> anyhow::Result<()> {
+    let actions: Vec<ControlAction> = if args.actions.is_empty() {
+        ControlAction::ALL.to_vec()
+    } else {
+        args.actions
+            .iter()
+            .map(|a| ControlAction::from_name(a).with_context(|| format!("unknown action '{a}' (use archive, retrieve, list or wipe)")))
+            .collect::<anyhow::Result<_>>()?
+    };
+    for r in args.request.requests()? {
+        let states = fs.control(&r, &actions, lock)?;
+        if states.is_empty() {
+            bail!("no data set matches {r}");
+        }
+        output::print_status(&states, json)?;
+    }
+    Ok(())
+}
+
+fn schema(config: Option<&Path>, check: Option<&Path>, split: Option<&str>) -> anyhow::Result<()> {
+    let schema = match check {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            fieldstore::Schema::parse(&path.display().to_string(), &text)?
+        }
+        None => Config::resolve(config)?.load_schema()?,
+    };
+    fieldstore::grib::install_param_resolver();
+    if let Some(split) = split {
+        let s = schema.split(&Key::parse(split)?)?;
+        println!("{{{}}}{{{}}}{{{}}}", s.dataset, s.collocation, s.element);
+        return Ok(());
+    }
+    if check.is_some() {
+        let paths = schema.paths().count();
+        println!("{}: ok: {} dataset rules, {paths} rule paths, {} typed keywords, {} keywords", schema.source_name, schema.rules().len(), schema.global_types().len(), schema.keywords().len());
+    } else {
+        print!("{}", schema.text());
+    }
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! Printing: FDB5's text formats by default, `--json` and `--porcelain` for scripts, and
+//! progress bars on standard error when standard output is a terminal.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{IsTerminal, Write};
+
+use fieldstore::api::Matches;
+use fieldstore::{Config, ControlAction, Key, PurgeReport, StatsReport, WhereReport, WipeReport};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+#[derive(Clone, Copy)]
+pub struct ListStyle {
+    pub location: bool,
+    pub porcelain: bool,
+    pub json: bool,
+}
+
+/// A progress bar when standard output is a terminal, hidden otherwise.
+pub fn progress(total: u64, what: &str) -> ProgressBar {
+    if !std::io::stdout().is_terminal() || total == 0 {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})").unwrap().progress_chars("=> "));
+    bar.set_message(what.to_string());
+    bar
+}
+
+fn braces(key: &Key) -> String {
+    format!("{{{}}}", key.display_non_empty())
+}
+
+pub fn print_list(m: &Matches, depth: u8, style: ListStyle) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if style.json {
+        let value = match depth {
+            1 => serde_json::to_value(&m.datasets)?,
+            2 => serde_json::to_value(m.collocations.iter().map(|(d, c)| serde_json::json!({"dataset": d, "collocation": c})).collect::<Vec<_>>())?,
+            _ => serde_json::to_value(&m.fields)?,
+        };
+        serde_json::to_writer_pretty(&mut out, &value)?;
+        writeln!(out)?;
+        return Ok(out.flush()?);
+    }
+    match depth {
+        1 => {
+            for d in &m.datasets {
+                writeln!(out, "{}", if style.porcelain { d.display_non_empty() } else { braces(d) })?;
+            }
+        }
+        2 => {
+            for (d, c) in &m.collocations {
+                writeln!(out, "{}", if style.porcelain { Key::join(&[d, c]).display_non_empty() } else { format!("{}{}", braces(d), braces(c)) })?;
+            }
+        }
+        _ => {
+            for f in &m.fields {
+                let mut line = if style.porcelain { f.identifier().to_string() } else { format!("{}{}{}", braces(&f.dataset), braces(&f.collocation), braces(&f.element)) };
+                if style.location {
+                    line.push_str(&format!(" {} offset={} length={}", f.location.uri, f.location.offset, f.location.length));
+                }
+                if f.superseded && !style.porcelain {
+                    line.push_str(" (superseded)");
+                }
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+    Ok(out.flush()?)
+}
+
+pub fn print_axes(axes: &BTreeMap<String, Vec<String>>, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(axes)?);
+    } else {
+        for (k, v) in axes {
+            println!("{k}: {}", v.join(", "));
+        }
+    }
+    Ok(())
+}
+
+pub fn print_json_or<T: Serialize>(value: &T, json: bool, text: fn(&T) -> String) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(value)?);
+    } else {
+        print!("{}", text(value));
+    }
+    Ok(())
+}
+
+pub fn stats_text(s: &StatsReport) -> String {
+    format!(
+        "data sets: {}\nindexes: {}\nfields: {}\nbytes: {}\nsuperseded fields: {}\nsuperseded bytes: {}\ndata files/objects: {}\n",
+        s.datasets, s.indexes, s.fields, s.bytes, s.superseded_fields, s.superseded_bytes, s.data_objects
+    )
+}
+
+pub fn where_text(w: &Vec<WhereReport>) -> String {
+    w.iter().map(|r| format!("{}\n  catalogue: {}\n  store: {}\n", braces(&r.dataset), r.catalogue, r.store)).collect()
+}
+
+pub fn print_wipe(r: &WipeReport, json: bool) -> anyhow::Result<()> {
+    print_json_or(r, json, |r| {
+        let verb = if r.done { "wiped" } else { "would wipe (dry run; add --doit)" };
+        let mut s = String::new();
+        for d in &r.datasets {
+            s.push_str(&format!("{verb} data set {}\n", braces(d)));
+        }
+        for (d, c) in &r.collocations {
+            s.push_str(&format!("{verb} collocation {}{}\n", braces(d), braces(c)));
+        }
+        for u in &r.removed {
+            s.push_str(&format!("  {} {u}\n", if r.done { "removed" } else { "would remove" }));
+        }
+        s
+    })
+}
+
+pub fn print_purge(r: &PurgeReport, json: bool) -> anyhow::Result<()> {
+    print_json_or(r, json, |r| {
+        let verb = if r.done { "purged" } else { "would purge (dry run; add --doit)" };
+        format!(
+            "{verb}: {} superseded fields ({} bytes), {} indexes hidden, {} data files/objects removed; {} superseded bytes share files with live fields and stay\n",
+            r.superseded_fields,
+            r.superseded_bytes,
+            r.indexes_masked,
+            r.removed.len(),
+            r.unreclaimable_bytes
+        )
+    })
+}
+
+pub fn print_status(states: &[(Key, BTreeSet<ControlAction>)], json: bool) -> anyhow::Result<()> {
+    if json {
+        let v: Vec<_> = states.iter().map(|(k, l)| serde_json::json!({"dataset": k, "locked": l})).collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    for (k, locks) in states {
+        let names: Vec<&str> = locks.iter().map(|a| a.name()).collect();
+        println!("{} locked: {}", braces(k), if names.is_empty() { "none".to_string() } else { names.join(",") });
+    }
+    Ok(())
+}
+
+pub fn print_info(config: &Config, json: bool) -> anyhow::Result<()> {
+    let schema = config.schema.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "fieldstore default schema".into());
+    let option_text = |b: &fieldstore::config::BackendConfig| serde_json::to_value(&b.options).unwrap_or_default();
+    let info = serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "config": config.source,
+        "schema": schema,
+        "catalogue": {"type": config.catalogue.kind, "options": option_text(&config.catalogue)},
+        "store": {"type": config.store.kind, "options": option_text(&config.store)},
+        "backends": fieldstore::BACKENDS,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+    } else {
+        println!("fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}", info["version"].as_str().unwrap_or(""), config.source, config.catalogue.kind, info["catalogue"]["options"], config.store.kind, info["store"]["options"]);
+    }
+    Ok(())
+}

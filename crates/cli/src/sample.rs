@@ -1,0 +1,90 @@
+//! `fieldstore sample`: GRIB fields made from ecCodes' samples with ECMWF MARS keys, for
+//! trying fieldstore out and for the test corpus.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+
+#[derive(Args)]
+pub struct SampleArgs {
+    /// Output GRIB file
+    #[arg(short, long)]
+    output: PathBuf,
+    /// ecCodes sample: GRIB1, GRIB2, reduced_gg_ml_grib2, ...
+    #[arg(long, default_value = "GRIB2")]
+    template: String,
+    #[arg(long, default_value = "od")]
+    class: String,
+    #[arg(long, default_value = "0001")]
+    expver: String,
+    #[arg(long, default_value = "oper")]
+    stream: String,
+    #[arg(long = "type", default_value = "fc")]
+    kind: String,
+    #[arg(long, default_value = "20231201")]
+    date: String,
+    #[arg(long, default_value = "1200")]
+    time: String,
+    /// sfc, pl, ml, pv, pt, sol, ...
+    #[arg(long, default_value = "pl")]
+    levtype: String,
+    /// Steps, '/'-separated
+    #[arg(long, default_value = "0")]
+    steps: String,
+    /// Levels, '/'-separated (ignored for sfc)
+    #[arg(long, default_value = "500")]
+    levels: String,
+    /// Parameter ids, '/'-separated
+    #[arg(long, default_value = "130")]
+    params: String,
+    /// Ensemble numbers, '/'-separated (ensemble streams)
+    #[arg(long)]
+    numbers: Option<String>,
+}
+
+pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
+    let list = |s: &str| s.split('/').map(str::to_string).collect::<Vec<_>>();
+    let levels = if a.levtype == "sfc" { vec![String::new()] } else { list(&a.levels) };
+    let numbers = a.numbers.as_deref().map(list).unwrap_or_else(|| vec![String::new()]);
+    let grib2 = !a.template.to_ascii_lowercase().contains("grib1");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?);
+    let mut count = 0;
+    for number in &numbers {
+        for step in list(&a.steps) {
+            for level in &levels {
+                for param in list(&a.params) {
+                    let mut keys: Vec<(&str, &str)> = vec![
+                        ("centre", "98"),
+                        ("setLocalDefinition", "1"),
+                        ("localDefinitionNumber", "1"),
+                        ("class", &a.class),
+                        ("stream", &a.stream),
+                        ("type", &a.kind),
+                        ("expver", &a.expver),
+                        ("date", &a.date),
+                        ("time", &a.time),
+                        ("step", &step),
+                        ("levtype", &a.levtype),
+                    ];
+                    if !level.is_empty() {
+                        keys.push(("level", level));
+                    }
+                    keys.push(("paramId", &param));
+                    if !number.is_empty() {
+                        if grib2 {
+                            keys.push(("productDefinitionTemplateNumber", "1"));
+                        }
+                        keys.push(("number", number));
+                    }
+                    out.write_all(&fieldstore::grib::sample_message(&a.template, &keys)?)?;
+                    count += 1;
+                }
+            }
+        }
+    }
+    out.flush()?;
+    eprintln!("wrote {count} GRIB fields to {}", a.output.display());
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! A safe wrapper over an ecCodes handle.
+
+use std::ffi::{CStr, CString};
+use std::marker::PhantomData;
+use std::os::raw::c_long;
+use std::ptr;
+
+use fieldstore_core::error::{Error, Result};
+
+use crate::ffi;
+
+/// An ecCodes handle; `'a` is the lifetime of the message bytes it reads (not copied).
+pub struct Handle<'a> {
+    ptr: *mut ffi::CodesHandle,
+    _data: PhantomData<&'a [u8]>,
+}
+
+fn error_text(code: i32) -> String {
+    // SAFETY: ecCodes returns a static string for any code.
+    unsafe { CStr::from_ptr(ffi::codes_get_error_message(code)) }.to_string_lossy().into_owned()
+}
+
+fn c_key(key: &str) -> CString {
+    CString::new(key).expect("ecCodes key names have no NUL")
+}
+
+impl<'a> Handle<'a> {
+    /// A handle over one whole GRIB message.
+    pub fn from_message(data: &'a [u8]) -> Option<Handle<'a>> {
+        // SAFETY: data outlives the handle ('a); ecCodes only reads it.
+        let ptr = unsafe { ffi::codes_handle_new_from_message(ptr::null_mut(), data.as_ptr().cast(), data.len()) };
+        (!ptr.is_null()).then_some(Handle { ptr, _data: PhantomData })
+    }
+
+    pub fn get_long(&self, key: &str) -> Result<i64> {
+        let mut v: c_long = 0;
+        // SAFETY: valid handle and NUL-terminated key.
+        let rc = unsafe { ffi::codes_get_long(self.ptr, c_key(key).as_ptr(), &mut v) };
+        if rc != 0 {
+            return Err(Error::Grib { context: format!("key '{key}'"), message: error_text(rc) });
+        }
+        Ok(v as i64)
+    }
+
+    pub fn get_string(&self, key: &str) -> Result<String> {
+        let mut buf = vec![0u8; 1024];
+        let mut len = buf.len();
+        // SAFETY: buf is writable for len bytes; ecCodes writes a NUL-terminated string.
+        let rc = unsafe { ffi::codes_get_string(self.ptr, c_key(key).as_ptr(), buf.as_mut_ptr().cast(), &mut len) };
+        if rc != 0 {
+            return Err(Error::Grib { context: format!("key '{key}'"), message: error_text(rc) });
+        }
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(len.min(buf.len()));
+        Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
+    }
+
+    pub fn set_long(&mut self, key: &str, value: i64) -> Result<()> {
+        // SAFETY: valid handle and key.
+        let rc = unsafe { ffi::codes_set_long(self.ptr, c_key(key).as_ptr(), value as c_long) };
+        if rc != 0 {
+            return Err(Error::Grib { context: format!("setting {key}={value}"), message: error_text(rc) });
+        }
+        Ok(())
+    }
+
+    pub fn set_string(&mut self, key: &str, value: &str) -> Result<()> {
+        let v = CString::new(value).map_err(|_| Error::Grib { context: format!("setting {key}"), message: "value contains NUL".into() })?;
+        let mut len = value.len();
+        // SAFETY: valid handle, key and value.
+        let rc = unsafe { ffi::codes_set_string(self.ptr, c_key(key).as_ptr(), v.as_ptr(), &mut len) };
+        if rc != 0 {
+            return Err(Error::Grib { context: format!("setting {key}={value}"), message: error_text(rc) });
+        }
+        Ok(())
+    }
+
+    /// The names of the keys in an ecCodes namespace (e.g. `mars`).
+    pub fn namespace_keys(&self, namespace: &str) -> Vec<String> {
+        let ns = c_key(namespace);
+        // SAFETY: valid handle; the iterator is deleted below.
+        let it = unsafe { ffi::codes_keys_iterator_new(self.ptr, ffi::KEYS_ITERATOR_ALL_KEYS, ns.as_ptr()) };
+        if it.is_null() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        // SAFETY: it is a live iterator until deleted.
+        unsafe {
+            while ffi::codes_keys_iterator_next(it) != 0 {
+                out.push(CStr::from_ptr(ffi::codes_keys_iterator_get_name(it)).to_string_lossy().into_owned());
+            }
+            ffi::codes_keys_iterator_delete(it);
+        }
+        out
+    }
+
+    /// The encoded message.
+    pub fn message(&self) -> Result<Vec<u8>> {
+        let mut p: *const std::os::raw::c_void = ptr::null();
+        let mut len = 0usize;
+        // SAFETY: ecCodes points p at its own buffer of len bytes, valid while the handle lives.
+        let rc = unsafe { ffi::codes_get_message(self.ptr, &mut p, &mut len) };
+        if rc != 0 || p.is_null() {
+            return Err(Error::Grib { context: "encoding message".into(), message: error_text(rc) });
+        }
+        // SAFETY: see above; copied before the handle can change.
+        Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }.to_vec())
+    }
+}
+
+impl Handle<'static> {
+    /// A new handle from one of ecCodes' GRIB samples (e.g. `GRIB2`, `reduced_gg_pl_32_grib1`).
+    pub fn from_sample(name: &str) -> Result<Handle<'static>> {
+        let n = c_key(name);
+        // SAFETY: NUL-terminated sample name; ecCodes owns the new handle's memory.
+        let ptr = unsafe { ffi::codes_grib_handle_new_from_samples(ptr::null_mut(), n.as_ptr()) };
+        if ptr.is_null() {
+            return Err(Error::Grib { context: format!("sample '{name}'"), message: "not found in ecCodes' samples".into() });
+        }
+        Ok(Handle { ptr, _data: PhantomData })
+    }
+}
+
+impl Drop for Handle<'_> {
+    fn drop(&mut self) {
+        // SAFETY: ptr came from ecCodes and is deleted once.
+        unsafe { ffi::codes_handle_delete(self.ptr) };
+    }
+}

@@ -1,0 +1,293 @@
+//! The POSIX catalogue: a directory per dataset holding its key, its schema, the shared TOC,
+//! lock files, and each writer's index files (see [`crate::toc`] and `docs/posix-layout.md`).
+//!
+//! A dataset exists once its `key` file exists. Creation is race-free: `mkdir` may race
+//! harmlessly; `schema` and then `key` are written to private temporary files and published
+//! with `link`, which fails if another process got there first.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+
+use crate::naming::{collocation_name, dataset_dir_name, unique_suffix};
+use crate::toc::{encode_segment, mask_frame, IndexRecord, Segment, TocReader};
+
+const KEY_FILE: &str = "key";
+const SCHEMA_FILE: &str = "schema";
+const TOC_FILE: &str = "toc";
+
+pub struct PosixCatalogue {
+    root: PathBuf,
+    writers: HashMap<Key, DatasetWriter>,
+}
+
+/// What one writer has archived into one dataset since its last flush.
+struct DatasetWriter {
+    dir: PathBuf,
+    toc: File,
+    /// (collocation, element keywords) -> element values -> location.
+    pending: BTreeMap<(Key, Vec<String>), BTreeMap<String, FieldLocation>>,
+    /// This writer's index file per collocation key: (file, name, size).
+    index_files: HashMap<Key, (File, String, u64)>,
+}
+
+impl PosixCatalogue {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        PosixCatalogue { root: root.into(), writers: HashMap::new() }
+    }
+
+    fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
+        Ok(self.root.join(dataset_dir_name(dataset)?))
+    }
+
+    fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
+        if !self.writers.contains_key(dataset) {
+            let dir = self.dataset_dir(dataset)?;
+            create_dataset(&dir, dataset, schema_text)?;
+            let toc_path = dir.join(TOC_FILE);
+            let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
+            self.writers.insert(dataset.clone(), DatasetWriter { dir, toc, pending: BTreeMap::new(), index_files: HashMap::new() });
+        }
+        Ok(self.writers.get_mut(dataset).expect("inserted above"))
+    }
+}
+
+/// Creates a dataset directory with its schema and key, or checks an existing one.
+fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
+    let key_path = dir.join(KEY_FILE);
+    if !key_path.exists() {
+        std::fs::create_dir_all(dir).ctx("create dataset directory", dir)?;
+        publish(dir, SCHEMA_FILE, schema_text.as_bytes())?;
+        File::options().append(true).create(true).mode(0o644).open(dir.join(TOC_FILE)).ctx("create TOC", dir.join(TOC_FILE))?;
+        publish(dir, KEY_FILE, dataset.to_string().as_bytes())?;
+        if let Some(parent) = dir.parent() {
+            File::open(parent).and_then(|d| d.sync_all()).ctx("sync directory", parent)?;
+        }
+    }
+    let stored = read_key(dir)?;
+    if stored != *dataset {
+        return Err(Error::Invalid(format!("directory {} holds data set {stored}, not {dataset}", dir.display())));
+    }
+    Ok(())
+}
+
+/// Writes `name` durably unless it exists: temp file, fsync, then `link` (atomic, no clobber).
+fn publish(dir: &Path, name: &str, contents: &[u8]) -> Result<()> {
+    let tmp = dir.join(format!(".{name}.{}", unique_suffix()));
+    let mut f = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&tmp).ctx("create", &tmp)?;
+    f.write_all(contents).and_then(|_| f.sync_all()).ctx("write", &tmp)?;
+    let result = std::fs::hard_link(&tmp, dir.join(name));
+    let _ = std::fs::remove_file(&tmp);
+    match result {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(Error::io("publish", dir.join(name), e)),
+        _ => Ok(()),
+    }
+}
+
+fn read_key(dir: &Path) -> Result<Key> {
+    let path = dir.join(KEY_FILE);
+    let text = std::fs::read_to_string(&path).ctx("read dataset key", &path)?;
+    Key::parse(text.trim()).map_err(|e| Error::corrupt("dataset key", &path, e.to_string()))
+}
+
+impl DatasetWriter {
+    /// Writes and syncs the pending index segments, then appends their TOC records in one
+    /// write and syncs the TOC: after this, readers see all of them.
+    fn flush(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut records = Vec::new();
+        let mut touched = BTreeSet::new();
+        for ((collocation, element_keywords), entries) in std::mem::take(&mut self.pending) {
+            let segment = encode_segment(&entries);
+            let dir = self.dir.clone();
+            let (file, name, size) = self.index_file(&collocation)?;
+            file.write_all(&segment).ctx("write index file", dir.join(name.as_str()))?;
+            let record = IndexRecord {
+                file: name.clone(),
+                offset: *size,
+                length: segment.len() as u64,
+                fields: entries.len() as u64,
+                axes: axes_of(&element_keywords, entries.keys()),
+                collocation: collocation.clone(),
+                element_keywords,
+            };
+            *size += segment.len() as u64;
+            touched.insert(collocation);
+            records.extend_from_slice(&record.to_frame());
+        }
+        for collocation in touched {
+            let (file, name, _) = &self.index_files[&collocation];
+            file.sync_data().ctx("sync index file", self.dir.join(name))?;
+        }
+        let toc_path = self.dir.join(TOC_FILE);
+        self.toc.write_all(&records).ctx("append to TOC", &toc_path)?;
+        self.toc.sync_data().ctx("sync TOC", &toc_path)?;
+        Ok(())
+    }
+
+    fn index_file(&mut self, collocation: &Key) -> Result<(&mut File, &String, &mut u64)> {
+        if !self.index_files.contains_key(collocation) {
+            let name = format!("{}.{}.index", collocation_name(collocation)?, unique_suffix());
+            let path = self.dir.join(&name);
+            let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create index file", &path)?;
+            self.index_files.insert(collocation.clone(), (file, name, 0));
+        }
+        let (f, n, s) = self.index_files.get_mut(collocation).expect("inserted above");
+        Ok((f, n, s))
+    }
+}
+
+/// The values present per element keyword, from the entries' value strings.
+fn axes_of<'a>(keywords: &[String], values: impl Iterator<Item = &'a String>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut axes: BTreeMap<String, BTreeSet<String>> = keywords.iter().map(|k| (k.clone(), BTreeSet::new())).collect();
+    for v in values {
+        for (k, part) in keywords.iter().zip(v.split(',')) {
+            if let Some(set) = axes.get_mut(k) {
+                if !set.contains(part) {
+                    set.insert(part.to_string());
+                }
+            }
+        }
+    }
+    axes
+}
+
+impl Catalogue for PosixCatalogue {
+    fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
+        let writer = self.writer(dataset, schema_text)?;
+        let keywords: Vec<String> = element.keywords().map(String::from).collect();
+        writer.pending.entry((collocation.clone(), keywords)).or_default().insert(element.values_string(), location);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        for writer in self.writers.values_mut() {
+            writer.flush()?;
+        }
+        Ok(())
+    }
+
+    fn datasets(&self) -> Result<Vec<Key>> {
+        let entries = match std::fs::read_dir(&self.root) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            other => other.ctx("read store root", &self.root)?,
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.ctx("read store root", &self.root)?;
+            if entry.file_name().to_string_lossy().starts_with('.') || !entry.path().join(KEY_FILE).exists() {
+                continue;
+            }
+            out.push(read_key(&entry.path())?);
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
+        let dir = self.dataset_dir(dataset)?;
+        if !dir.join(KEY_FILE).exists() {
+            return Ok(None);
+        }
+        let schema_path = dir.join(SCHEMA_FILE);
+        let schema_text = std::fs::read_to_string(&schema_path).ctx("read dataset schema", &schema_path)?;
+        let toc = TocReader::new(dir.join(TOC_FILE));
+        Ok(Some(Box::new(PosixView { dir, schema_text, toc, segments: HashMap::new() })))
+    }
+
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        let dir = self.dataset_dir(dataset)?;
+        let doomed = self.root.join(format!(".wiped.{}", unique_suffix()));
+        match std::fs::rename(&dir, &doomed) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            other => other.ctx("hide dataset directory", &dir)?,
+        }
+        std::fs::remove_dir_all(&doomed).ctx("remove wiped dataset", &doomed)
+    }
+
+    fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
+        let dir = self.dataset_dir(dataset)?;
+        Ok(ControlAction::ALL.into_iter().filter(|a| dir.join(lock_name(*a)).exists()).collect())
+    }
+
+    fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
+        let path = self.dataset_dir(dataset)?.join(lock_name(action));
+        if locked {
+            File::create(&path).ctx("create lock", &path)?;
+        } else if let Err(e) = std::fs::remove_file(&path) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                return Err(Error::io("remove lock", path, e));
+            }
+        }
+        Ok(())
+    }
+
+    fn describe(&self, dataset: &Key) -> String {
+        match self.dataset_dir(dataset) {
+            Ok(dir) => format!("posix {}", dir.display()),
+            Err(e) => e.to_string(),
+        }
+    }
+}
+
+fn lock_name(action: ControlAction) -> String {
+    format!("lock.{}", action.name())
+}
+
+/// A reader's view of one dataset directory.
+struct PosixView {
+    dir: PathBuf,
+    schema_text: String,
+    toc: TocReader,
+    segments: HashMap<String, Arc<Segment>>,
+}
+
+impl PosixView {
+    fn segment(&mut self, index: &IndexInfo) -> Result<Arc<Segment>> {
+        if let Some(s) = self.segments.get(&index.id) {
+            return Ok(s.clone());
+        }
+        let record = self.toc.record(&index.id).ok_or_else(|| Error::Invalid(format!("unknown index {}", index.id)))?;
+        let segment = Arc::new(Segment::load(&self.dir, record)?);
+        self.segments.insert(index.id.clone(), segment.clone());
+        Ok(segment)
+    }
+}
+
+impl DatasetView for PosixView {
+    fn schema_text(&self) -> &str {
+        &self.schema_text
+    }
+
+    fn indexes(&mut self) -> Result<Vec<IndexInfo>> {
+        self.toc.refresh()?;
+        Ok(self.toc.visible().map(IndexRecord::info).collect())
+    }
+
+    fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
+        Ok(self.segment(index)?.lookup(&element.values_string()))
+    }
+
+    fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
+        let segment = self.segment(index)?;
+        segment.entries().map(|(values, loc)| Ok((Key::from_values_string(&index.element_keywords, values)?, loc))).collect()
+    }
+
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
+        if indexes.is_empty() {
+            return Ok(());
+        }
+        let path = self.dir.join(TOC_FILE);
+        let ids: Vec<String> = indexes.iter().map(|i| i.id.clone()).collect();
+        let mut toc = OpenOptions::new().append(true).open(&path).ctx("open TOC", &path)?;
+        toc.write_all(&mask_frame(&ids)).and_then(|_| toc.sync_data()).ctx("append mask to TOC", &path)
+    }
+}

@@ -1,0 +1,167 @@
+//! The POSIX store: one data file per (writer, dataset, collocation key), created exclusively
+//! under a unique name and only ever appended to through a large buffer. `flush` writes the
+//! buffers and `fdatasync`s each file written since the last flush: one sync per file per
+//! flush, never one per field.
+//!
+//! A location's URI is the file's path relative to the store root (`dataset-dir/file`), so a
+//! store can be moved, and a URI read from an index can never point outside the root.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::{FieldLocation, Key, Store};
+
+use crate::naming::{collocation_name, dataset_dir_name, resolve_relative, unique_suffix};
+
+/// Bytes buffered per data file before they are written.
+pub const WRITE_BUFFER: usize = 8 << 20;
+
+/// Open read handles kept per store handle.
+const MAX_OPEN_READERS: usize = 256;
+
+pub struct PosixStore {
+    root: PathBuf,
+    writers: HashMap<(Key, Key), DataFile>,
+    readers: Mutex<HashMap<String, Arc<File>>>,
+}
+
+/// One data file being appended to.
+struct DataFile {
+    uri: String,
+    path: PathBuf,
+    file: File,
+    buffer: Vec<u8>,
+    /// Size of the file including what is still buffered.
+    size: u64,
+    /// Written since the last sync.
+    dirty: bool,
+}
+
+impl PosixStore {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        PosixStore { root: root.into(), writers: HashMap::new(), readers: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn writer(&mut self, dataset: &Key, collocation: &Key) -> Result<&mut DataFile> {
+        let id = (dataset.clone(), collocation.clone());
+        if !self.writers.contains_key(&id) {
+            let dir_name = dataset_dir_name(dataset)?;
+            let dir = self.root.join(&dir_name);
+            std::fs::create_dir_all(&dir).ctx("create dataset directory", &dir)?;
+            let file_name = format!("{}.{}.data", collocation_name(collocation)?, unique_suffix());
+            let path = dir.join(&file_name);
+            // O_EXCL: a name collision can never make two writers share a file.
+            let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create data file", &path)?;
+            let uri = format!("{dir_name}/{file_name}");
+            self.writers.insert(id.clone(), DataFile { uri, path, file, buffer: Vec::with_capacity(WRITE_BUFFER), size: 0, dirty: false });
+        }
+        Ok(self.writers.get_mut(&id).expect("inserted above"))
+    }
+
+    fn reader(&self, uri: &str) -> Result<Arc<File>> {
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = readers.get(uri) {
+            return Ok(f.clone());
+        }
+        let path = resolve_relative(&self.root, uri)?;
+        let file = Arc::new(File::open(&path).ctx("open data file", &path)?);
+        if readers.len() >= MAX_OPEN_READERS {
+            readers.clear();
+        }
+        readers.insert(uri.to_string(), file.clone());
+        Ok(file)
+    }
+}
+
+impl DataFile {
+    fn write_buffer(&mut self) -> Result<()> {
+        if !self.buffer.is_empty() {
+            self.file.write_all(&self.buffer).ctx("write data file", &self.path)?;
+            self.buffer.clear();
+            self.dirty = true;
+        }
+        Ok(())
+    }
+}
+
+impl Store for PosixStore {
+    fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
+        let w = self.writer(dataset, collocation)?;
+        let offset = w.size;
+        if w.buffer.len() + data.len() > WRITE_BUFFER {
+            w.write_buffer()?;
+        }
+        if data.len() >= WRITE_BUFFER {
+            w.file.write_all(data).ctx("write data file", &w.path)?;
+            w.dirty = true;
+        } else {
+            w.buffer.extend_from_slice(data);
+        }
+        w.size += data.len() as u64;
+        Ok(FieldLocation { uri: w.uri.clone(), offset, length: data.len() as u64, crc32c: 0 })
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        for w in self.writers.values_mut() {
+            w.write_buffer()?;
+            if w.dirty {
+                w.file.sync_data().ctx("sync data file", &w.path)?;
+                w.dirty = false;
+            }
+        }
+        Ok(())
+    }
+
+    fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let file = self.reader(uri)?;
+        file.read_exact_at(buf, offset).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                Error::corrupt("data file", self.root.join(uri), format!("truncated: {} bytes at offset {offset} are not all there", buf.len()))
+            } else {
+                Error::io("read data file", self.root.join(uri), e)
+            }
+        })
+    }
+
+    fn remove(&self, uri: &str) -> Result<()> {
+        let path = resolve_relative(&self.root, uri)?;
+        self.readers.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("remove data file", path, e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        let dir = self.root.join(dataset_dir_name(dataset)?);
+        let entries = match std::fs::read_dir(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            other => other.ctx("read dataset directory", &dir)?,
+        };
+        for entry in entries {
+            let path = entry.ctx("read dataset directory", &dir)?.path();
+            if path.extension().is_some_and(|e| e == "data") {
+                std::fs::remove_file(&path).ctx("remove data file", &path)?;
+            }
+        }
+        // Leaves the directory if a catalogue still keeps files in it.
+        let _ = std::fs::remove_dir(&dir);
+        Ok(())
+    }
+
+    fn describe(&self, dataset: &Key) -> String {
+        match dataset_dir_name(dataset) {
+            Ok(name) => format!("posix {}", self.root.join(name).display()),
+            Err(e) => e.to_string(),
+        }
+    }
+}

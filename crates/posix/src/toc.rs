@@ -1,0 +1,341 @@
+//! The table of contents (TOC) of a dataset, and the index segments it points to.
+//!
+//! The TOC is one append-only file per dataset, shared by every writer. Each writer's `flush`
+//! appends, in a single `write` on an `O_APPEND` descriptor, one **index record** per
+//! collocation key it wrote since its last flush; a record names an index segment (file,
+//! offset, length) already durable on disk and summarises it (element keywords, the values
+//! of each element keyword: its axes, and the field count). **Mask records** hide index
+//! records (purge, partial wipe). Records are framed and checksummed ([`crate::codec`]): a
+//! reader skips a torn or corrupt record and resynchronises on the next one.
+//!
+//! An index segment is one frame in a writer's own index file: the URI table of the data
+//! files it points into, then its entries sorted by element key (values joined by `,`), so a
+//! point query is a binary search.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::{FieldLocation, IndexInfo, Key};
+
+use crate::codec::{frame, next_magic, parse_frame, Decoder, Encoder, Frame};
+
+pub const TOC_MAGIC: &[u8; 4] = b"FSTC";
+pub const INDEX_MAGIC: &[u8; 4] = b"FSIX";
+const KIND_INDEX: u8 = 1;
+const KIND_MASK: u8 = 2;
+const KIND_SEGMENT: u8 = 1;
+
+/// One TOC index record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexRecord {
+    pub collocation: Key,
+    pub element_keywords: Vec<String>,
+    /// Index file name inside the dataset directory.
+    pub file: String,
+    pub offset: u64,
+    pub length: u64,
+    pub fields: u64,
+    pub axes: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl IndexRecord {
+    pub fn id(&self) -> String {
+        format!("{}@{}", self.file, self.offset)
+    }
+
+    pub fn to_frame(&self) -> Vec<u8> {
+        let mut e = Encoder::new();
+        e.strs(self.collocation.keywords());
+        e.strs(self.collocation.values());
+        e.strs(self.element_keywords.iter().map(String::as_str));
+        e.str(&self.file);
+        e.u64(self.offset);
+        e.u64(self.length);
+        e.u64(self.fields);
+        e.u32(self.axes.len() as u32);
+        for (k, values) in &self.axes {
+            e.str(k);
+            e.strs(values.iter().map(String::as_str));
+        }
+        frame(TOC_MAGIC, KIND_INDEX, &e.buf)
+    }
+
+    fn decode(payload: &[u8]) -> Option<Self> {
+        let mut d = Decoder::new(payload);
+        let keywords = d.strs()?;
+        let values = d.strs()?;
+        if keywords.len() != values.len() {
+            return None;
+        }
+        let collocation = Key::from_pairs(keywords.into_iter().zip(values));
+        let element_keywords = d.strs()?;
+        let file = d.str()?.to_string();
+        let (offset, length, fields) = (d.u64()?, d.u64()?, d.u64()?);
+        let mut axes = BTreeMap::new();
+        for _ in 0..d.u32()? {
+            let k = d.str()?.to_string();
+            axes.insert(k, d.strs()?.into_iter().collect());
+        }
+        d.finished().then_some(IndexRecord { collocation, element_keywords, file, offset, length, fields, axes })
+    }
+
+    pub fn info(&self) -> IndexInfo {
+        IndexInfo { id: self.id(), collocation: self.collocation.clone(), element_keywords: self.element_keywords.clone(), axes: self.axes.clone(), fields: self.fields }
+    }
+}
+
+/// A mask record: hides the listed index ids.
+pub fn mask_frame(ids: &[String]) -> Vec<u8> {
+    let mut e = Encoder::new();
+    e.strs(ids.iter().map(String::as_str));
+    frame(TOC_MAGIC, KIND_MASK, &e.buf)
+}
+
+/// Incremental reader of a TOC: each `refresh` reads only what was appended since the last.
+pub struct TocReader {
+    path: PathBuf,
+    offset: u64,
+    records: Vec<IndexRecord>,
+    by_id: HashMap<String, usize>,
+    masked: HashSet<String>,
+    /// Frames skipped as torn or corrupt.
+    pub bad_frames: u64,
+}
+
+impl TocReader {
+    pub fn new(path: PathBuf) -> Self {
+        TocReader { path, offset: 0, records: Vec::new(), by_id: HashMap::new(), masked: HashSet::new(), bad_frames: 0 }
+    }
+
+    /// Reads records appended since the last call.
+    pub fn refresh(&mut self) -> Result<()> {
+        let file = File::open(&self.path).ctx("open TOC", &self.path)?;
+        let size = file.metadata().ctx("stat TOC", &self.path)?.len();
+        if size <= self.offset {
+            return Ok(());
+        }
+        let mut data = vec![0u8; (size - self.offset) as usize];
+        file.read_exact_at(&mut data, self.offset).ctx("read TOC", &self.path)?;
+        let consumed = self.parse(&data);
+        self.offset += consumed as u64;
+        Ok(())
+    }
+
+    /// Parses frames; returns how many bytes were consumed (an incomplete tail is left).
+    fn parse(&mut self, data: &[u8]) -> usize {
+        let mut pos = 0;
+        while pos < data.len() {
+            match parse_frame(TOC_MAGIC, &data[pos..]) {
+                Frame::Valid { kind, payload, size } => {
+                    self.apply(kind, payload);
+                    pos += size;
+                }
+                Frame::Incomplete => {
+                    // A torn frame followed by whole ones is skipped; a frame still being
+                    // written at the very end is left for the next refresh.
+                    match next_magic(TOC_MAGIC, &data[pos..]) {
+                        Some(skip) if matches!(parse_frame(TOC_MAGIC, &data[pos + skip..]), Frame::Valid { .. }) => {
+                            self.bad_frames += 1;
+                            pos += skip;
+                        }
+                        _ => break,
+                    }
+                }
+                Frame::Bad => {
+                    self.bad_frames += 1;
+                    match next_magic(TOC_MAGIC, &data[pos..]) {
+                        Some(skip) => pos += skip,
+                        None => return data.len().saturating_sub(3).max(pos),
+                    }
+                }
+            }
+        }
+        pos
+    }
+
+    fn apply(&mut self, kind: u8, payload: &[u8]) {
+        match kind {
+            KIND_INDEX => match IndexRecord::decode(payload) {
+                Some(r) => {
+                    self.by_id.insert(r.id(), self.records.len());
+                    self.records.push(r);
+                }
+                None => self.bad_frames += 1,
+            },
+            KIND_MASK => match Decoder::new(payload).strs() {
+                Some(ids) => self.masked.extend(ids),
+                None => self.bad_frames += 1,
+            },
+            _ => self.bad_frames += 1,
+        }
+    }
+
+    /// Visible index records, newest first.
+    pub fn visible(&self) -> impl Iterator<Item = &IndexRecord> {
+        self.records.iter().rev().filter(|r| !self.masked.contains(&r.id()))
+    }
+
+    pub fn record(&self, id: &str) -> Option<&IndexRecord> {
+        self.by_id.get(id).map(|&i| &self.records[i])
+    }
+}
+
+/// Encodes an index segment from entries sorted by element values.
+pub fn encode_segment(entries: &BTreeMap<String, FieldLocation>) -> Vec<u8> {
+    let mut uris: Vec<&str> = Vec::new();
+    let mut uri_ids: HashMap<&str, u32> = HashMap::new();
+    for loc in entries.values() {
+        uri_ids.entry(&loc.uri).or_insert_with(|| {
+            uris.push(&loc.uri);
+            (uris.len() - 1) as u32
+        });
+    }
+    let mut e = Encoder::new();
+    e.strs(uris.iter().copied());
+    e.u64(entries.len() as u64);
+    for (key, loc) in entries {
+        e.str(key);
+        e.u32(uri_ids[loc.uri.as_str()]);
+        e.u64(loc.offset);
+        e.u64(loc.length);
+        e.u32(loc.crc32c);
+    }
+    frame(INDEX_MAGIC, KIND_SEGMENT, &e.buf)
+}
+
+/// A loaded index segment: sorted element values -> location.
+#[derive(Debug)]
+pub struct Segment {
+    uris: Vec<String>,
+    entries: Vec<(String, u32, u64, u64, u32)>,
+}
+
+impl Segment {
+    /// Reads and checks the segment a record points to.
+    pub fn load(dir: &Path, record: &IndexRecord) -> Result<Segment> {
+        if record.file.contains('/') || record.file.starts_with('.') {
+            return Err(Error::corrupt("TOC record", dir.join("toc"), format!("bad index file name {:?}", record.file)));
+        }
+        let path = dir.join(&record.file);
+        let file = File::open(&path).ctx("open index file", &path)?;
+        let mut data = vec![0u8; record.length as usize];
+        file.read_exact_at(&mut data, record.offset)
+            .map_err(|e| Error::corrupt("index file", &path, format!("segment at offset {} unreadable: {e}", record.offset)))?;
+        let Frame::Valid { kind: KIND_SEGMENT, payload, .. } = parse_frame(INDEX_MAGIC, &data) else {
+            return Err(Error::corrupt("index segment", &path, format!("checksum or framing error at offset {}", record.offset)));
+        };
+        Segment::decode(payload).ok_or_else(|| Error::corrupt("index segment", &path, format!("undecodable segment at offset {}", record.offset)))
+    }
+
+    fn decode(payload: &[u8]) -> Option<Segment> {
+        let mut d = Decoder::new(payload);
+        let uris = d.strs()?;
+        let n = d.u64()? as usize;
+        let mut entries = Vec::with_capacity(n.min(1 << 20));
+        for _ in 0..n {
+            let key = d.str()?.to_string();
+            let (uri, offset, length, crc) = (d.u32()?, d.u64()?, d.u64()?, d.u32()?);
+            if uri as usize >= uris.len() {
+                return None;
+            }
+            entries.push((key, uri, offset, length, crc));
+        }
+        let sorted = entries.windows(2).all(|w| w[0].0 < w[1].0);
+        (d.finished() && sorted).then_some(Segment { uris, entries })
+    }
+
+    fn location(&self, i: usize) -> FieldLocation {
+        let (_, uri, offset, length, crc32c) = &self.entries[i];
+        FieldLocation { uri: self.uris[*uri as usize].clone(), offset: *offset, length: *length, crc32c: *crc32c }
+    }
+
+    pub fn lookup(&self, values: &str) -> Option<FieldLocation> {
+        self.entries.binary_search_by(|e| e.0.as_str().cmp(values)).ok().map(|i| self.location(i))
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = (&str, FieldLocation)> + '_ {
+        (0..self.entries.len()).map(|i| (self.entries[i].0.as_str(), self.location(i)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(file: &str, offset: u64) -> IndexRecord {
+        IndexRecord {
+            collocation: Key::from_pairs([("type", "fc"), ("levtype", "sfc")]),
+            element_keywords: vec!["step".into(), "param".into()],
+            file: file.into(),
+            offset,
+            length: 10,
+            fields: 2,
+            axes: [("step".to_string(), ["0".to_string(), "6".to_string()].into())].into(),
+        }
+    }
+
+    #[test]
+    fn torn_and_corrupt_records_are_skipped_and_later_ones_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toc");
+        let (a, b, c) = (record("a", 0).to_frame(), record("b", 5).to_frame(), record("c", 9).to_frame());
+        let mut bytes = a.clone();
+        bytes.extend_from_slice(&b[..b.len() / 2]); // torn by a crash mid-write
+        let mut corrupt = c.clone();
+        corrupt[20] ^= 0xff;
+        bytes.extend_from_slice(&corrupt);
+        bytes.extend_from_slice(&c);
+        bytes.extend_from_slice(&mask_frame(&["a@0".into()]));
+        std::fs::write(&path, &bytes).unwrap();
+        let mut toc = TocReader::new(path.clone());
+        toc.refresh().unwrap();
+        let ids: Vec<String> = toc.visible().map(|r| r.id()).collect();
+        assert_eq!(ids, ["c@9"]);
+        assert_eq!(toc.bad_frames, 2);
+        // Appends after the first read are picked up incrementally.
+        let mut more = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut more, &record("d", 1).to_frame()).unwrap();
+        toc.refresh().unwrap();
+        assert_eq!(toc.visible().next().unwrap().id(), "d@1");
+        assert_eq!(toc.record("c@9").unwrap(), &record("c", 9));
+    }
+
+    #[test]
+    fn an_incomplete_tail_waits_for_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toc");
+        let a = record("a", 0).to_frame();
+        std::fs::write(&path, &a[..a.len() - 4]).unwrap();
+        let mut toc = TocReader::new(path.clone());
+        toc.refresh().unwrap();
+        assert_eq!(toc.visible().count(), 0);
+        std::fs::write(&path, &a).unwrap();
+        toc.refresh().unwrap();
+        assert_eq!(toc.visible().count(), 1);
+        assert_eq!(toc.bad_frames, 0);
+    }
+
+    #[test]
+    fn segments_round_trip_and_detect_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = |o| FieldLocation { uri: "ds/f.data".into(), offset: o, length: 3, crc32c: 7 };
+        let entries: BTreeMap<String, FieldLocation> = [("0,130".to_string(), loc(0)), ("6,130".to_string(), loc(3))].into();
+        let seg = encode_segment(&entries);
+        std::fs::write(dir.path().join("x.index"), &seg).unwrap();
+        let mut rec = record("x.index", 0);
+        rec.length = seg.len() as u64;
+        let s = Segment::load(dir.path(), &rec).unwrap();
+        assert_eq!(s.lookup("6,130"), Some(loc(3)));
+        assert_eq!(s.lookup("12,130"), None);
+        assert_eq!(s.entries().count(), 2);
+        let mut bad = seg.clone();
+        bad[30] ^= 1;
+        std::fs::write(dir.path().join("x.index"), &bad).unwrap();
+        assert!(Segment::load(dir.path(), &rec).unwrap_err().to_string().contains("corrupt index segment"));
+        std::fs::write(dir.path().join("x.index"), &seg[..10]).unwrap();
+        assert!(Segment::load(dir.path(), &rec).is_err());
+    }
+}
