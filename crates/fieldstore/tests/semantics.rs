@@ -1,0 +1,202 @@
+//! FDB5's semantics on the POSIX backend: round trips on a GRIB corpus, replace-by-archive,
+//! visibility at flush, numeric ordering, diagnostics, locks, wipe/purge, and detection of
+//! corrupt or truncated files.
+
+mod common;
+
+use common::*;
+use fieldstore::{ControlAction, Key, ListOptions};
+
+#[test]
+fn grib_corpus_round_trips_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    let corpus = corpus();
+    let mut all = Vec::new();
+    for f in &corpus {
+        all.extend_from_slice(&f.bytes);
+    }
+    assert_eq!(fieldstore::archive_grib(&mut fs, &all, "corpus", |_| {}).unwrap(), corpus.len());
+    fs.flush().unwrap();
+    let mut reader = open_at(dir.path());
+    for f in &corpus {
+        let id = fieldstore::grib::mars_keys(&f.bytes).unwrap();
+        let got = retrieve(&mut reader, &id.to_string()).unwrap_or_else(|e| panic!("{}: {e}", f.what));
+        assert!(got == f.bytes, "{}: retrieved bytes differ", f.what);
+    }
+    let listed = reader.list(&request(""), ListOptions::default()).unwrap();
+    assert_eq!(listed.fields.len(), corpus.len());
+}
+
+#[test]
+fn nothing_is_visible_before_flush_and_replacement_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = Key::parse("class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    let mut writer = open_at(dir.path());
+    writer.archive(&key, b"first").unwrap();
+    let mut reader = open_at(dir.path());
+    assert!(retrieve(&mut reader, "class=od").is_err(), "unflushed data must not be visible");
+    writer.flush().unwrap();
+    assert_eq!(retrieve(&mut reader, "class=od,step=6").unwrap(), b"first");
+
+    writer.archive(&key, b"second").unwrap();
+    assert_eq!(retrieve(&mut reader, "class=od,step=6").unwrap(), b"first", "old field stays until the new one is flushed");
+    writer.flush().unwrap();
+    assert_eq!(retrieve(&mut reader, "class=od,step=6").unwrap(), b"second");
+
+    let full = reader.list(&request("class=od"), ListOptions { depth: 3, include_superseded: true }).unwrap();
+    assert_eq!(full.fields.iter().map(|f| f.superseded).collect::<Vec<_>>(), [false, true]);
+    let dry = reader.purge(&request("class=od"), false).unwrap();
+    // Both versions share the writer's data file: the old bytes cannot be removed alone.
+    assert_eq!((dry.superseded_fields, dry.removed.len(), dry.unreclaimable_bytes), (1, 0, 5));
+    assert_eq!(reader.stats(&request("class=od")).unwrap().superseded_fields, 1, "a dry run changes nothing");
+    let done = reader.purge(&request("class=od"), true).unwrap();
+    assert_eq!(done.indexes_masked, 1);
+    let stats = reader.stats(&request("class=od")).unwrap();
+    assert_eq!((stats.fields, stats.superseded_fields, stats.indexes), (1, 0, 1));
+    assert_eq!(retrieve(&mut reader, "class=od,step=6").unwrap(), b"second");
+}
+
+#[test]
+fn results_come_in_numeric_order_and_requests_canonicalise() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    for step in ["12", "6", "120", "0"] {
+        for level in ["1000", "50", "500"] {
+            let id = Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step={step},levelist={level},param=130.128")).unwrap();
+            fs.archive(&id, &payload(&id, 32)).unwrap();
+        }
+    }
+    fs.flush().unwrap();
+    let listed = fs.list(&request("class=od,param=t"), ListOptions::default()).unwrap();
+    let order: Vec<(String, String)> = listed.fields.iter().map(|f| (f.element.get("step").unwrap().into(), f.element.get("levelist").unwrap().into())).collect();
+    let expected: Vec<(String, String)> = ["0", "6", "12", "120"].iter().flat_map(|s| ["50", "500", "1000"].iter().map(move |l| (s.to_string(), l.to_string()))).collect();
+    assert_eq!(order, expected);
+    let some = fs.list(&request("retrieve,class=od,expver=0001,time=1200,date=2023-12-01,step=0/to/12/by/6,levelist=500.0,param=130"), ListOptions::default()).unwrap();
+    assert_eq!(some.fields.len(), 3);
+    let (axes, _) = fs.axes(&request("class=od")).unwrap();
+    assert_eq!(axes["step"], ["0", "6", "12", "120"]);
+    assert_eq!(axes["levelist"], ["50", "500", "1000"]);
+}
+
+#[test]
+fn empty_results_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    let why = |fs: &mut fieldstore::FieldStore, r: &str| fs.list(&request(r), ListOptions::default()).unwrap().explanation.unwrap_or_default();
+    assert!(why(&mut fs, "class=od").contains("no data sets"));
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    fs.archive(&id, b"x").unwrap();
+    fs.flush().unwrap();
+    assert!(why(&mut fs, "clas=od").contains("unknown keyword 'clas'"));
+    assert!(why(&mut fs, "class=rd").contains("no data set has class=rd"));
+    assert!(why(&mut fs, "class=od,step=99").contains("step=99 is not on the axis (stored: 6)"));
+    assert!(why(&mut fs, "class=od,number=3").contains("keyword 'number' is not used"));
+    assert!(why(&mut fs, "class=od,levtype=pl").contains("levtype=pl is not stored"));
+    assert!(fs.list(&request("class=od,date=notadate"), ListOptions::default()).unwrap_err().to_string().contains("notadate"));
+    assert!(fs.list(&request("class=od,step=6"), ListOptions::default()).unwrap().explanation.is_none());
+}
+
+#[test]
+fn archive_errors_name_the_culprit_and_keep_values_in_their_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    let err = |k: &str| fs.schema().split(&Key::parse(k).unwrap()).unwrap_err().to_string();
+    assert!(err("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,param=167").contains("keyword 'step' is missing"));
+    assert!(err("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=1,param=167,bogus=1").contains("bogus"));
+    assert!(err("class=..\\x,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=1,param=167").contains("class"));
+    let dots = Key::parse("class=..,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=1,param=167").unwrap();
+    fs.archive(&dots, b"dots").unwrap();
+    fs.flush().unwrap();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with('.') || name.starts_with(".wiped"), "{name}");
+    }
+    assert_eq!(retrieve(&mut fs, "class=..").unwrap(), b"dots");
+    assert!(dir.path().parent().unwrap().read_dir().unwrap().all(|e| e.unwrap().file_name() != "0001"));
+}
+
+#[test]
+fn locks_wipe_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    for (stream, levtype) in [("oper", "sfc"), ("oper", "pl"), ("wave", "sfc")] {
+        let id = Key::parse(&format!("class=od,expver=1,stream={stream},date=20231201,time=12,type=fc,levtype={levtype},step=0,levelist=1,param=167")).unwrap();
+        let id = if levtype == "sfc" { Key::from_pairs(id.iter().filter(|(k, _)| *k != "levelist")) } else { id };
+        fs.archive(&id, &payload(&id, 100)).unwrap();
+    }
+    fs.flush().unwrap();
+    fs.control(&request("class=od,stream=oper"), &[ControlAction::Archive, ControlAction::List], Some(true)).unwrap();
+    let mut other = open_at(dir.path());
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    assert!(other.archive(&id, b"x").unwrap_err().to_string().contains("locked for archive"));
+    let listed = other.list(&request("class=od"), ListOptions::default()).unwrap();
+    assert_eq!(listed.fields.len(), 1, "the locked data set is not listed");
+    assert!(other.list(&request("class=od,stream=oper"), ListOptions::default()).unwrap().explanation.unwrap().contains("locked for list"));
+    assert_eq!(retrieve(&mut other, "class=od,stream=oper,levtype=pl").unwrap().len(), 100, "retrieve is not locked");
+    other.control(&request("class=od,stream=oper"), &ControlAction::ALL, Some(false)).unwrap();
+
+    assert!(other.wipe(&request("stream=oper"), true).unwrap_err().to_string().contains("class"));
+    let dry = other.wipe(&request("class=od,expver=1,stream=oper,levtype=pl"), false).unwrap();
+    assert_eq!((dry.collocations.len(), dry.removed.len(), dry.done), (1, 1, false));
+    assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 3);
+    other.wipe(&request("class=od,expver=1,stream=oper,levtype=pl"), true).unwrap();
+    assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 2);
+    let wiped = other.wipe(&request("class=od,expver=1,stream=wave"), true).unwrap();
+    assert_eq!(wiped.datasets.len(), 1);
+    assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 1);
+    assert!(other.wipe(&request("class=od,expver=1,step=0"), false).unwrap_err().to_string().contains("element keyword 'step'"));
+    let w = other.where_is(&request("class=od")).unwrap();
+    assert_eq!(w.len(), 1);
+    assert!(w[0].catalogue.contains(&dir.path().display().to_string()));
+}
+
+#[test]
+fn corrupt_and_truncated_data_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    for step in 0..3 {
+        let id = Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
+        fs.archive(&id, &payload(&id, 1000)).unwrap();
+    }
+    fs.flush().unwrap();
+    let listed = fs.list(&request("class=od"), ListOptions::default()).unwrap();
+    let data = dir.path().join(&listed.fields[0].location.uri);
+    let mut bytes = std::fs::read(&data).unwrap();
+    bytes[1500] ^= 0x55;
+    std::fs::write(&data, &bytes).unwrap();
+    let mut reader = open_at(dir.path());
+    let err = retrieve(&mut reader, "class=od,step=1").unwrap_err();
+    assert!(err.contains("checksum mismatch") && err.contains("step=1"), "{err}");
+    assert_eq!(retrieve(&mut reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
+    std::fs::write(&data, &bytes[..2500]).unwrap();
+    let err = retrieve(&mut open_at(dir.path()), "class=od,step=2").unwrap_err();
+    assert!(err.contains("truncated"), "{err}");
+    // A damaged index segment is reported, not silently ignored.
+    let index = std::fs::read_dir(data.parent().unwrap()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "index")).unwrap();
+    let mut ix = std::fs::read(&index).unwrap();
+    let n = ix.len();
+    ix[n - 3] ^= 1;
+    std::fs::write(&index, &ix).unwrap();
+    let err = retrieve(&mut open_at(dir.path()), "class=od,step=0").unwrap_err();
+    assert!(err.contains("corrupt index segment"), "{err}");
+}
+
+#[test]
+fn datasets_keep_the_schema_they_were_created_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema_a = dir.path().join("a.schema");
+    std::fs::write(&schema_a, "param: Param; step: Step;\n[ class, expver, stream, date, time [ type, levtype [ step, param ]]]\n").unwrap();
+    let root = dir.path().join("root");
+    let yaml = format!("schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n", schema_a.display(), root.display());
+    let mut fs = fieldstore::open(&fieldstore::Config::parse("a", &yaml).unwrap()).unwrap();
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    fs.archive(&id, b"a").unwrap();
+    fs.flush().unwrap();
+    // Opened later with the default schema (which adds domain?g), the data set is still read
+    // with its own schema.
+    let mut default = open_at(&root);
+    let listed = default.list(&request("class=od,step=6"), ListOptions::default()).unwrap();
+    assert_eq!(listed.fields.len(), 1, "{:?}", listed.explanation);
+    assert_eq!(listed.fields[0].dataset.get("domain"), None);
+}
