@@ -10,6 +10,7 @@
 //! - Visible entries are never modified; a newer entry for the same key hides an older one.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -107,8 +108,9 @@ pub trait Catalogue: Send {
 pub trait DatasetView {
     /// The schema the dataset was created with.
     fn schema_text(&self) -> &str;
-    /// The visible indexes, newest first (a newer entry hides an older one).
-    fn indexes(&mut self) -> Result<Vec<IndexInfo>>;
+    /// The visible indexes, newest first (a newer entry hides an older one). A view is kept
+    /// and asked again: each call must cost only what was flushed since the last one.
+    fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>>;
     /// The location of one element in one index.
     fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>>;
     /// Every entry of one index.

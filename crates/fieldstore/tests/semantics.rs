@@ -200,3 +200,20 @@ fn datasets_keep_the_schema_they_were_created_with() {
     assert_eq!(listed.fields.len(), 1, "{:?}", listed.explanation);
     assert_eq!(listed.fields[0].dataset.get("domain"), None);
 }
+
+#[test]
+fn a_long_lived_reader_follows_wipes_and_recreation() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = |step: u32| Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
+    let mut writer = open_at(dir.path());
+    writer.archive(&id(0), b"old").unwrap();
+    writer.flush().unwrap();
+    let mut reader = open_at(dir.path());
+    assert_eq!(retrieve(&mut reader, "class=od").unwrap(), b"old");
+    reader.wipe(&request("class=od,expver=1"), true).unwrap();
+    assert!(retrieve(&mut reader, "class=od").is_err());
+    let mut again = open_at(dir.path());
+    again.archive(&id(6), b"new").unwrap();
+    again.flush().unwrap();
+    assert_eq!(retrieve(&mut reader, "class=od").unwrap(), b"new", "the reader's cached view must notice the new TOC");
+}

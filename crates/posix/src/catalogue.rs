@@ -2,8 +2,9 @@
 //! lock files, and each writer's index files (see [`crate::toc`] and `docs/posix-layout.md`).
 //!
 //! A dataset exists once its `key` file exists. Creation is race-free: `mkdir` may race
-//! harmlessly; `schema` and then `key` are written to private temporary files and published
-//! with `link`, which fails if another process got there first.
+//! harmlessly; `schema`, the TOC (holding only its identity record) and then `key` are
+//! written to private temporary files and published with `link`, which fails if another
+//! process got there first.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
@@ -16,7 +17,7 @@ use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::naming::{collocation_name, dataset_dir_name, unique_suffix};
-use crate::toc::{encode_segment, mask_frame, IndexRecord, Segment, TocReader};
+use crate::toc::{encode_segment, identity_frame, mask_frame, IndexRecord, Segment, TocReader};
 
 const KEY_FILE: &str = "key";
 const SCHEMA_FILE: &str = "schema";
@@ -64,7 +65,7 @@ fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
     if !key_path.exists() {
         std::fs::create_dir_all(dir).ctx("create dataset directory", dir)?;
         publish(dir, SCHEMA_FILE, schema_text.as_bytes())?;
-        File::options().append(true).create(true).mode(0o644).open(dir.join(TOC_FILE)).ctx("create TOC", dir.join(TOC_FILE))?;
+        publish(dir, TOC_FILE, &identity_frame(&unique_suffix()))?;
         publish(dir, KEY_FILE, dataset.to_string().as_bytes())?;
         if let Some(parent) = dir.parent() {
             File::open(parent).and_then(|d| d.sync_all()).ctx("sync directory", parent)?;
@@ -267,9 +268,9 @@ impl DatasetView for PosixView {
         &self.schema_text
     }
 
-    fn indexes(&mut self) -> Result<Vec<IndexInfo>> {
+    fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
         self.toc.refresh()?;
-        Ok(self.toc.visible().map(IndexRecord::info).collect())
+        Ok(self.toc.visible().cloned().collect())
     }
 
     fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {

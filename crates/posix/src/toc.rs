@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::{FieldLocation, IndexInfo, Key};
@@ -26,6 +27,7 @@ pub const TOC_MAGIC: &[u8; 4] = b"FSTC";
 pub const INDEX_MAGIC: &[u8; 4] = b"FSIX";
 const KIND_INDEX: u8 = 1;
 const KIND_MASK: u8 = 2;
+const KIND_IDENTITY: u8 = 3;
 const KIND_SEGMENT: u8 = 1;
 
 /// One TOC index record.
@@ -87,6 +89,12 @@ impl IndexRecord {
     }
 }
 
+/// The first record of every TOC: a name no other TOC has. Readers compare it on each
+/// refresh, so a TOC that was wiped and created again (even on a reused inode) is re-read.
+pub fn identity_frame(unique: &str) -> Vec<u8> {
+    frame(TOC_MAGIC, KIND_IDENTITY, unique.as_bytes())
+}
+
 /// A mask record: hides the listed index ids.
 pub fn mask_frame(ids: &[String]) -> Vec<u8> {
     let mut e = Encoder::new();
@@ -97,8 +105,12 @@ pub fn mask_frame(ids: &[String]) -> Vec<u8> {
 /// Incremental reader of a TOC: each `refresh` reads only what was appended since the last.
 pub struct TocReader {
     path: PathBuf,
+    /// The identity record read first: a TOC starting differently is another TOC (the
+    /// dataset was wiped and created again) and is read from the start.
+    identity: Option<Vec<u8>>,
     offset: u64,
     records: Vec<IndexRecord>,
+    infos: Vec<Arc<IndexInfo>>,
     by_id: HashMap<String, usize>,
     masked: HashSet<String>,
     /// Frames skipped as torn or corrupt.
@@ -107,13 +119,26 @@ pub struct TocReader {
 
 impl TocReader {
     pub fn new(path: PathBuf) -> Self {
-        TocReader { path, offset: 0, records: Vec::new(), by_id: HashMap::new(), masked: HashSet::new(), bad_frames: 0 }
+        TocReader { path, identity: None, offset: 0, records: Vec::new(), infos: Vec::new(), by_id: HashMap::new(), masked: HashSet::new(), bad_frames: 0 }
     }
 
-    /// Reads records appended since the last call.
+    /// Reads records appended since the last call. A TOC that vanished (wiped dataset)
+    /// reads as empty.
     pub fn refresh(&mut self) -> Result<()> {
-        let file = File::open(&self.path).ctx("open TOC", &self.path)?;
+        let file = match File::open(&self.path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                *self = TocReader::new(std::mem::take(&mut self.path));
+                return Ok(());
+            }
+            other => other.ctx("open TOC", &self.path)?,
+        };
         let size = file.metadata().ctx("stat TOC", &self.path)?.len();
+        if let Some(identity) = &self.identity {
+            let mut head = vec![0u8; identity.len()];
+            if size < identity.len() as u64 || file.read_exact_at(&mut head, 0).is_err() || head != *identity {
+                *self = TocReader::new(std::mem::take(&mut self.path));
+            }
+        }
         if size <= self.offset {
             return Ok(());
         }
@@ -130,6 +155,9 @@ impl TocReader {
         while pos < data.len() {
             match parse_frame(TOC_MAGIC, &data[pos..]) {
                 Frame::Valid { kind, payload, size } => {
+                    if self.offset == 0 && pos == 0 {
+                        self.identity = Some(data[..size].to_vec());
+                    }
                     self.apply(kind, payload);
                     pos += size;
                 }
@@ -161,6 +189,7 @@ impl TocReader {
             KIND_INDEX => match IndexRecord::decode(payload) {
                 Some(r) => {
                     self.by_id.insert(r.id(), self.records.len());
+                    self.infos.push(Arc::new(r.info()));
                     self.records.push(r);
                 }
                 None => self.bad_frames += 1,
@@ -169,13 +198,14 @@ impl TocReader {
                 Some(ids) => self.masked.extend(ids),
                 None => self.bad_frames += 1,
             },
+            KIND_IDENTITY => {}
             _ => self.bad_frames += 1,
         }
     }
 
-    /// Visible index records, newest first.
-    pub fn visible(&self) -> impl Iterator<Item = &IndexRecord> {
-        self.records.iter().rev().filter(|r| !self.masked.contains(&r.id()))
+    /// Visible indexes, newest first.
+    pub fn visible(&self) -> impl Iterator<Item = &Arc<IndexInfo>> {
+        self.infos.iter().rev().filter(|i| !self.masked.contains(&i.id))
     }
 
     pub fn record(&self, id: &str) -> Option<&IndexRecord> {
@@ -292,15 +322,38 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let mut toc = TocReader::new(path.clone());
         toc.refresh().unwrap();
-        let ids: Vec<String> = toc.visible().map(|r| r.id()).collect();
+        let ids: Vec<String> = toc.visible().map(|r| r.id.clone()).collect();
         assert_eq!(ids, ["c@9"]);
         assert_eq!(toc.bad_frames, 2);
         // Appends after the first read are picked up incrementally.
         let mut more = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         std::io::Write::write_all(&mut more, &record("d", 1).to_frame()).unwrap();
         toc.refresh().unwrap();
-        assert_eq!(toc.visible().next().unwrap().id(), "d@1");
+        assert_eq!(toc.visible().next().unwrap().id, "d@1");
         assert_eq!(toc.record("c@9").unwrap(), &record("c", 9));
+    }
+
+    #[test]
+    fn a_toc_created_again_at_the_same_path_is_read_from_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toc");
+        let mut first = identity_frame("one");
+        first.extend_from_slice(&record("a", 0).to_frame());
+        first.extend_from_slice(&record("b", 0).to_frame());
+        std::fs::write(&path, &first).unwrap();
+        let mut toc = TocReader::new(path.clone());
+        toc.refresh().unwrap();
+        assert_eq!(toc.visible().count(), 2);
+        // Same length prefix, different identity: must not be parsed from the old offset.
+        let mut second = identity_frame("two");
+        second.extend_from_slice(&record("c", 0).to_frame());
+        second.extend_from_slice(&record("d", 0).to_frame());
+        second.extend_from_slice(&record("e", 0).to_frame());
+        std::fs::write(&path, &second).unwrap();
+        toc.refresh().unwrap();
+        let ids: Vec<String> = toc.visible().map(|i| i.id.clone()).collect();
+        assert_eq!(ids, ["e@0", "d@0", "c@0"]);
+        assert_eq!(toc.bad_frames, 0);
     }
 
     #[test]

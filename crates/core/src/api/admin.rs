@@ -55,7 +55,7 @@ pub struct WhereReport {
 
 /// One index's entries split into live and superseded ones, newest index first.
 struct IndexUse {
-    info: IndexInfo,
+    info: std::sync::Arc<IndexInfo>,
     live: u64,
     live_bytes: u64,
     uris: BTreeSet<String>,
@@ -79,7 +79,7 @@ impl FieldStore {
             }
         }
         for (_, index, constraints) in detailed.indexes.drain(..) {
-            for (kw, c) in index.element_keywords.iter().zip(&constraints) {
+            for (kw, c) in index.element_keywords.iter().zip(constraints.iter()) {
                 let values = index.axes.get(kw).into_iter().flatten().filter(|v| c.as_ref().map_or(true, |c| c.contains(v)));
                 axes.entry(kw.clone()).or_default().extend(values.cloned());
             }
@@ -136,7 +136,7 @@ impl FieldStore {
         let targets: BTreeSet<&Key> = by_collocation.collocations.iter().filter(|(d, _)| d == dataset).map(|(_, c)| c).collect();
         let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(()) };
         let indexes = view.indexes()?;
-        let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) = indexes.iter().partition(|i| targets.contains(&i.collocation));
+        let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) = indexes.iter().map(|i| i.as_ref()).partition(|i| targets.contains(&i.collocation));
         let mut kept_uris = BTreeSet::new();
         for index in kept {
             kept_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri));
@@ -182,7 +182,7 @@ impl FieldStore {
             }
             report.indexes_masked += dead.len() as u64;
             if doit {
-                view.mask(&dead.iter().map(|u| &u.info).collect::<Vec<_>>())?;
+                view.mask(&dead.iter().map(|u| u.info.as_ref()).collect::<Vec<_>>())?;
                 for uri in &removable {
                     self.store().remove(uri)?;
                 }

@@ -41,12 +41,14 @@ pub struct FieldStore {
     schemas: HashMap<String, Arc<Schema>>,
     /// Datasets this handle archives into, with the schema they were created with.
     writing: HashMap<Key, Arc<Schema>>,
+    /// Read views kept between requests (each refreshes incrementally).
+    views: HashMap<Key, Box<dyn crate::backend::DatasetView>>,
     stats: ArchiveStats,
 }
 
 impl FieldStore {
     pub fn new(schema: Schema, catalogue: Box<dyn Catalogue>, store: Box<dyn Store>) -> Self {
-        FieldStore { schema: Arc::new(schema), catalogue, store, schemas: HashMap::new(), writing: HashMap::new(), stats: ArchiveStats::default() }
+        FieldStore { schema: Arc::new(schema), catalogue, store, schemas: HashMap::new(), writing: HashMap::new(), views: HashMap::new(), stats: ArchiveStats::default() }
     }
 
     /// The configured schema.

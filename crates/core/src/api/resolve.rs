@@ -16,6 +16,9 @@ use crate::request::Request;
 use crate::schema::{Rule, RulePath, Schema};
 use crate::types::KeywordType;
 
+/// Reasons shown per kind when nothing matched.
+const SHOWN_REASONS: usize = 5;
+
 /// Up to this many value combinations are looked up one by one; beyond, the index is scanned.
 const MAX_POINT_LOOKUPS: usize = 4096;
 
@@ -59,7 +62,7 @@ pub struct Matches {
     pub collocations: Vec<(Key, Key)>,
     pub fields: Vec<FieldEntry>,
     /// Index summaries of the matching indexes (for `axes`), with their types.
-    pub(crate) indexes: Vec<(Key, IndexInfo, Vec<Option<Vec<String>>>)>,
+    pub(crate) indexes: Vec<(Key, Arc<IndexInfo>, Arc<Vec<Option<Vec<String>>>>)>,
     /// Why nothing matched, when nothing did.
     pub explanation: Option<String>,
 }
@@ -70,109 +73,169 @@ impl Matches {
     }
 }
 
+/// The state of one resolution, shared by the per-dataset steps.
+struct Resolution<'r> {
+    request: &'r Request,
+    options: ListOptions,
+    action: ControlAction,
+    asked: Asked<'r>,
+    why: Why,
+    matches: Matches,
+    sort_types: Vec<Arc<Vec<KeywordType>>>,
+    seen: HashSet<(Key, Key, Key)>,
+    known_keywords: BTreeSet<String>,
+}
+
 impl FieldStore {
     /// Finds what a request names, for an operation that `action` locks.
     pub fn resolve(&mut self, request: &Request, options: ListOptions, action: ControlAction) -> Result<Matches> {
-        let mut matches = Matches::default();
-        let mut why = Why::default();
-        let mut asked = Asked { request, cache: HashMap::new() };
-        let mut sort_types: Vec<Vec<KeywordType>> = Vec::new();
-        let mut seen: HashSet<(Key, Key, Key)> = HashSet::new();
-        let mut known_keywords: BTreeSet<String> = self.schema.keywords().into_iter().map(String::from).collect();
-
+        let mut r = Resolution {
+            request,
+            options,
+            action,
+            asked: Asked { request, cache: HashMap::new() },
+            why: Why::default(),
+            matches: Matches::default(),
+            sort_types: Vec::new(),
+            seen: HashSet::new(),
+            known_keywords: self.schema.keywords().into_iter().map(String::from).collect(),
+        };
         let datasets = self.catalogue.datasets()?;
+        self.views.retain(|k, _| datasets.contains(k));
         if datasets.is_empty() {
-            why.add(0, "the store holds no data sets yet".into());
+            r.why.add(0, "the store holds no data sets yet".into());
         }
         for dataset in datasets {
-            let Some(mut view) = self.catalogue.open(&dataset)? else { continue };
-            let schema = self.parse_schema(view.schema_text(), &dataset)?;
-            known_keywords.extend(schema.keywords().into_iter().map(String::from));
-            let ds_paths = schema.paths_for(&dataset, None);
-            let Some(first) = ds_paths.first() else {
-                why.add(1, format!("data set {dataset} matches no rule of its own schema"));
-                continue;
+            // Views are kept between calls: each one reads only what was flushed since.
+            let view = match self.views.remove(&dataset) {
+                Some(v) => v,
+                None => match self.catalogue.open(&dataset)? {
+                    Some(v) => v,
+                    None => continue,
+                },
             };
-            if let Some(m) = asked.first_mismatch(&dataset, &schema, &first.levels[..1])? {
-                why.dataset_mismatch(m);
-                continue;
-            }
-            if self.catalogue.locks(&dataset)?.contains(&action) {
-                why.add(5, format!("data set {dataset} is locked for {}", action.name()));
-                continue;
-            }
-            if options.depth <= 1 {
-                matches.datasets.push(dataset);
-                continue;
-            }
-            let before = (matches.collocations.len(), matches.fields.len(), matches.indexes.len());
-            for index in view.indexes()? {
-                let Some(path) = ds_paths
-                    .iter()
-                    .find(|p| p.levels[1].accepts_stored(&index.collocation, |k| schema.type_of(&p.levels[..2], k)))
-                    .copied()
-                else {
-                    continue;
-                };
-                if let Some(kw) = request.keywords().find(|k| !path.levels.iter().any(|r| r.names(k))) {
-                    why.add(3, format!("keyword '{kw}' is not used by the schema rule (line {}) of {dataset} {}", path.levels[1].line, index.collocation));
-                    continue;
-                }
-                if let Some(m) = asked.first_mismatch(&index.collocation, &schema, &path.levels[..2])? {
-                    why.add(2, format!("{}={} is not stored in data set {dataset} (it has {}={})", m.keyword, m.asked.join("/"), m.keyword, m.stored));
-                    continue;
-                }
-                let constraints = asked.element_constraints(&index, &schema, &path)?;
-                if let Some(reason) = off_axis(&index, &constraints, |k| schema.type_of(&path.levels, k)) {
-                    why.add(4, format!("{reason} in {{{dataset}}}{{{}}}", index.collocation.display_non_empty()));
-                    continue;
-                }
-                if options.depth == 2 {
-                    let pair = (dataset.clone(), index.collocation.clone());
-                    if !matches.collocations.contains(&pair) {
-                        matches.collocations.push(pair);
-                    }
-                    continue;
-                }
-                let types: Vec<KeywordType> = dataset
-                    .keywords()
-                    .map(|k| schema.type_of(&path.levels[..1], k))
-                    .chain(index.collocation.keywords().map(|k| schema.type_of(&path.levels[..2], k)))
-                    .chain(index.element_keywords.iter().map(|k| schema.type_of(&path.levels, k)))
-                    .collect();
-                for (element, location) in matching_entries(view.as_mut(), &index, &constraints)? {
-                    let superseded = !seen.insert((dataset.clone(), index.collocation.clone(), element.clone()));
-                    if superseded && !options.include_superseded {
-                        continue;
-                    }
-                    matches.fields.push(FieldEntry { dataset: dataset.clone(), collocation: index.collocation.clone(), element, location, superseded });
-                    sort_types.push(types.clone());
-                }
-                matches.indexes.push((dataset.clone(), index, constraints));
-            }
-            if (matches.collocations.len(), matches.fields.len(), matches.indexes.len()) != before {
-                matches.datasets.push(dataset);
-            }
+            let view = self.views.entry(dataset.clone()).or_insert(view);
+            let schema_text = view.schema_text().to_string();
+            let schema = self.parse_schema(&schema_text, &dataset)?;
+            let locked = self.catalogue.locks(&dataset)?.contains(&action);
+            let view = self.views.get_mut(&dataset).expect("inserted above");
+            resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut())?;
         }
-        if let Some(unknown) = request.keywords().find(|k| !known_keywords.contains(*k)) {
-            why.add(10, format!("unknown keyword '{unknown}': no schema rule uses it"));
+        if let Some(unknown) = request.keywords().find(|k| !r.known_keywords.contains(*k)) {
+            r.why.add(10, format!("unknown keyword '{unknown}': no schema rule uses it"));
         }
-        sort_fields(&mut matches.fields, sort_types);
+        let mut matches = r.matches;
+        sort_fields(&mut matches.fields, r.sort_types);
         if matches.datasets.is_empty() {
-            matches.explanation = Some(why.explain());
+            matches.explanation = Some(r.why.explain());
         }
         Ok(matches)
     }
 }
 
+/// Matches one dataset: its key, then each index's collocation key, axes and entries.
+fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locked: bool, view: &mut dyn DatasetView) -> Result<()> {
+    r.known_keywords.extend(schema.keywords().into_iter().map(String::from));
+    let ds_paths = schema.paths_for(dataset, None);
+    let Some(first) = ds_paths.first() else {
+        r.why.add(1, format!("data set {dataset} matches no rule of its own schema"));
+        return Ok(());
+    };
+    if let Some(m) = r.asked.first_mismatch(dataset, schema, &first.levels[..1])? {
+        r.why.dataset_mismatch(m);
+        return Ok(());
+    }
+    if locked {
+        r.why.add(5, format!("data set {dataset} is locked for {}", r.action.name()));
+        return Ok(());
+    }
+    if r.options.depth <= 1 {
+        r.matches.datasets.push(dataset.clone());
+        return Ok(());
+    }
+    let before = (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len());
+    // Indexes of one collocation key share everything but their axes: plan each key once.
+    let mut plans: HashMap<Key, Vec<(Vec<String>, Option<Plan>)>> = HashMap::new();
+    for index in view.indexes()? {
+        let known = plans.get(&index.collocation).and_then(|v| v.iter().find(|(k, _)| *k == index.element_keywords));
+        let plan = match known {
+            Some((_, plan)) => plan.clone(),
+            None => {
+                let plan = plan_collocation(r, dataset, schema, &ds_paths, &index)?;
+                plans.entry(index.collocation.clone()).or_default().push((index.element_keywords.clone(), plan.clone()));
+                plan
+            }
+        };
+        let Some(Plan { constraints, types }) = plan else { continue };
+        if let Some(i) = off_axis(&index, &constraints) {
+            r.why.note(4, || {
+                let kw = &index.element_keywords[i];
+                let reason = describe_off_axis(kw, constraints[i].as_deref().unwrap_or_default(), &index.axes[kw], types[dataset.len() + index.collocation.len() + i]);
+                format!("{reason} in {{{dataset}}}{{{}}}", index.collocation.display_non_empty())
+            });
+            continue;
+        }
+        if r.options.depth == 2 {
+            let pair = (dataset.clone(), index.collocation.clone());
+            if !r.matches.collocations.contains(&pair) {
+                r.matches.collocations.push(pair);
+            }
+            continue;
+        }
+        for (element, location) in matching_entries(view, &index, &constraints)? {
+            let superseded = !r.seen.insert((dataset.clone(), index.collocation.clone(), element.clone()));
+            if superseded && !r.options.include_superseded {
+                continue;
+            }
+            r.matches.fields.push(FieldEntry { dataset: dataset.clone(), collocation: index.collocation.clone(), element, location, superseded });
+            r.sort_types.push(types.clone());
+        }
+        r.matches.indexes.push((dataset.clone(), index, constraints));
+    }
+    if (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len()) != before {
+        r.matches.datasets.push(dataset.clone());
+    }
+    Ok(())
+}
+
+/// What every index of one (collocation key, element keywords) pair needs: the asked
+/// element values and the types of all keys. `None` when such indexes cannot match.
+#[derive(Clone)]
+struct Plan {
+    constraints: Arc<Vec<Option<Vec<String>>>>,
+    types: Arc<Vec<KeywordType>>,
+}
+
+fn plan_collocation(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, ds_paths: &[RulePath<'_>], index: &IndexInfo) -> Result<Option<Plan>> {
+    let Some(path) = ds_paths.iter().find(|p| p.levels[1].accepts_stored(&index.collocation, |k| schema.type_of(&p.levels[..2], k))).copied() else {
+        return Ok(None);
+    };
+    if let Some(kw) = r.request.keywords().find(|k| !path.levels.iter().any(|rule| rule.names(k))) {
+        r.why.note(3, || format!("keyword '{kw}' is not used by the schema rule (line {}) of {{{dataset}}}{{{}}}", path.levels[1].line, index.collocation.display_non_empty()));
+        return Ok(None);
+    }
+    if let Some(m) = r.asked.first_mismatch(&index.collocation, schema, &path.levels[..2])? {
+        r.why.note(2, || format!("{}={} is not stored in data set {{{dataset}}} (it has {}={})", m.keyword, m.asked.join("/"), m.keyword, m.stored));
+        return Ok(None);
+    }
+    let constraints = r.asked.element_constraints(index, schema, &path)?;
+    let types: Vec<KeywordType> = dataset
+        .keywords()
+        .map(|k| schema.type_of(&path.levels[..1], k))
+        .chain(index.collocation.keywords().map(|k| schema.type_of(&path.levels[..2], k)))
+        .chain(index.element_keywords.iter().map(|k| schema.type_of(&path.levels, k)))
+        .collect();
+    Ok(Some(Plan { constraints: Arc::new(constraints), types: Arc::new(types) }))
+}
+
 /// Orders fields numerically by each keyword's type (steps, levels, numbers), keeping the
 /// newest first among equal identifiers.
-fn sort_fields(fields: &mut Vec<FieldEntry>, types: Vec<Vec<KeywordType>>) {
-    let mut paired: Vec<(FieldEntry, Vec<KeywordType>)> = std::mem::take(fields).into_iter().zip(types).collect();
+fn sort_fields(fields: &mut Vec<FieldEntry>, types: Vec<Arc<Vec<KeywordType>>>) {
+    let mut paired: Vec<(FieldEntry, Arc<Vec<KeywordType>>)> = std::mem::take(fields).into_iter().zip(types).collect();
     paired.sort_by(|(a, ta), (b, _)| {
         let va = a.dataset.values().chain(a.collocation.values()).chain(a.element.values());
         let vb = b.dataset.values().chain(b.collocation.values()).chain(b.element.values());
-        for ((x, y), t) in va.zip(vb).zip(ta) {
+        for ((x, y), t) in va.zip(vb).zip(ta.iter()) {
             let o = t.compare(x, y);
             if o != std::cmp::Ordering::Equal {
                 return o;
@@ -215,20 +278,21 @@ fn cartesian(lists: &[&Vec<String>]) -> Vec<Vec<String>> {
     out
 }
 
-/// Says which constrained keyword has none of its asked values on the index's axis.
-fn off_axis(index: &IndexInfo, constraints: &[Option<Vec<String>>], type_of: impl Fn(&str) -> KeywordType) -> Option<String> {
-    for (kw, c) in index.element_keywords.iter().zip(constraints) {
-        let (Some(asked), Some(axis)) = (c, index.axes.get(kw)) else { continue };
-        if !asked.iter().any(|v| axis.contains(v)) {
-            let mut sorted: Vec<&str> = axis.iter().map(String::as_str).collect();
-            sorted.sort_by(|a, b| type_of(kw).compare(a, b));
-            let shown: Vec<&str> = sorted.into_iter().take(12).collect();
-            let more = if axis.len() > 12 { ", ..." } else { "" };
-            let shown = if shown.iter().all(|s| s.is_empty()) { "(absent)".to_string() } else { shown.join(",") };
-            return Some(format!("{kw}={} is not on the axis (stored: {shown}{more})", asked.join("/")));
-        }
-    }
-    None
+/// The position of the first constrained element keyword with none of its asked values on
+/// the index's axis.
+fn off_axis(index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> Option<usize> {
+    index.element_keywords.iter().zip(constraints).position(|(kw, c)| match (c, index.axes.get(kw)) {
+        (Some(asked), Some(axis)) => !asked.iter().any(|v| axis.contains(v)),
+        _ => false,
+    })
+}
+
+fn describe_off_axis(kw: &str, asked: &[String], axis: &BTreeSet<String>, ty: KeywordType) -> String {
+    let mut sorted: Vec<&str> = axis.iter().map(String::as_str).collect();
+    sorted.sort_by(|a, b| ty.compare(a, b));
+    let more = if sorted.len() > 12 { ", ..." } else { "" };
+    let shown = if sorted.iter().all(|s| s.is_empty()) { "(absent)".to_string() } else { sorted.into_iter().take(12).collect::<Vec<_>>().join(",") };
+    format!("{kw}={} is not on the axis (stored: {shown}{more})", asked.join("/"))
 }
 
 /// A request's canonical values per keyword and type, computed once.
@@ -282,7 +346,17 @@ struct Why {
 
 impl Why {
     fn add(&mut self, rank: u8, reason: String) {
+        self.note(rank, || reason);
+    }
+
+    /// Records a reason, building its text only while fewer than [`SHOWN_REASONS`] are
+    /// kept for its rank: pruning thousands of indexes must not format thousands of strings.
+    fn note(&mut self, rank: u8, reason: impl FnOnce() -> String) {
         let list = self.reasons.entry(rank).or_default();
+        if list.len() > SHOWN_REASONS {
+            return;
+        }
+        let reason = reason();
         if !list.contains(&reason) {
             list.push(reason);
         }
@@ -300,8 +374,8 @@ impl Why {
         }
         match self.reasons.into_iter().next_back() {
             Some((_, reasons)) => {
-                let shown: Vec<String> = reasons.iter().take(5).cloned().collect();
-                let more = if reasons.len() > 5 { format!(" (and {} more)", reasons.len() - 5) } else { String::new() };
+                let shown: Vec<String> = reasons.iter().take(SHOWN_REASONS).cloned().collect();
+                let more = if reasons.len() > SHOWN_REASONS { " (and more)".to_string() } else { String::new() };
                 format!("{}{more}", shown.join("; "))
             }
             None => "nothing is stored that matches".into(),
