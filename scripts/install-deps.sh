@@ -5,7 +5,7 @@ set -euo pipefail
 
 as_root() { if [[ $(id -u) == 0 ]]; then "$@"; else sudo "$@"; fi; }
 
-debian_packages=(libeccodes-dev libeccodes-tools pkg-config gcc)
+debian_packages=(libeccodes-dev libeccodes-tools pkg-config gcc util-linux)
 missing=()
 for p in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,7 +21,14 @@ if ! command -v cargo >/dev/null 2>&1; then
     export PATH=$HOME/.cargo/bin:$PATH
   else
     echo "fieldstore: installing Rust with rustup" >&2
-    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal >&2
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile default >&2
     export PATH=$HOME/.cargo/bin:$PATH
   fi
 fi
+
+# The test command checks formatting and lints.
+for tool in rustfmt clippy; do
+  if ! cargo "${tool/rustfmt/fmt}" --version >/dev/null 2>&1 && command -v rustup >/dev/null 2>&1; then
+    rustup component add "$tool" >&2
+  fi
+done

@@ -8,6 +8,8 @@ if [[ ! -f ../shared/fdb5/schema ]]; then
   echo "fieldstore tests need ../shared/fdb5/schema (FDB5's test schema) beside the project" >&2
   exit 1
 fi
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -q -- -D warnings
 cargo build --workspace --all-targets -q
 cargo test --workspace -q 2>&1 | grep -v '^$'
 test "${PIPESTATUS[0]}" = 0

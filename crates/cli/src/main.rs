@@ -60,55 +60,21 @@ enum Command {
         json: bool,
     },
     /// The values stored for each keyword among what a request names
-    Axes {
-        #[command(flatten)]
-        request: RequestArgs,
-        #[arg(long)]
-        json: bool,
-    },
+    Axes(QueryArgs),
     /// Remove data sets or collocations (dry run unless --doit)
-    Wipe {
-        #[command(flatten)]
-        request: RequestArgs,
-        #[arg(long)]
-        doit: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Wipe(RemovalArgs),
     /// Reclaim fields superseded by newer archives (dry run unless --doit)
-    Purge {
-        #[command(flatten)]
-        request: RequestArgs,
-        #[arg(long)]
-        doit: bool,
-        #[arg(long)]
-        json: bool,
-    },
+    Purge(RemovalArgs),
     /// Lock actions on the data sets a request names
     Lock(ControlArgs),
     /// Unlock actions on the data sets a request names
     Unlock(ControlArgs),
     /// Show the locks of the data sets a request names
-    Status {
-        #[command(flatten)]
-        request: RequestArgs,
-        #[arg(long)]
-        json: bool,
-    },
+    Status(QueryArgs),
     /// Counts of fields, bytes, indexes and superseded duplicates
-    Stats {
-        #[command(flatten)]
-        request: RequestArgs,
-        #[arg(long)]
-        json: bool,
-    },
+    Stats(QueryArgs),
     /// Where the data sets a request names are stored
-    Where {
-        #[command(flatten)]
-        request: RequestArgs,
-        #[arg(long)]
-        json: bool,
-    },
+    Where(QueryArgs),
     /// Check or show a schema (default: the configured one)
     Schema {
         /// Check this schema file and summarise it
@@ -124,7 +90,7 @@ enum Command {
         json: bool,
     },
     /// Write GRIB fields made from ecCodes' samples (for trying fieldstore out and for tests)
-    Sample(sample::SampleArgs),
+    Sample(Box<sample::SampleArgs>),
 }
 
 #[derive(Args)]
@@ -135,6 +101,26 @@ struct RequestArgs {
     /// Read requests from a file (several requests allowed)
     #[arg(long, value_name = "FILE", conflicts_with = "request")]
     request_file: Option<PathBuf>,
+}
+
+/// A request and the choice of JSON output.
+#[derive(Args)]
+struct QueryArgs {
+    #[command(flatten)]
+    request: RequestArgs,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+/// A request naming what to remove, and whether to really remove it.
+#[derive(Args)]
+struct RemovalArgs {
+    #[command(flatten)]
+    query: QueryArgs,
+    /// Remove for real (without it, only show what would be removed)
+    #[arg(long)]
+    doit: bool,
 }
 
 #[derive(Args)]
@@ -194,47 +180,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Axes { request, json } => {
-            let fs = &mut open(config)?;
-            for r in request.requests()? {
-                let (axes, why) = fs.axes(&r)?;
-                output::print_axes(&axes, json)?;
-                if let Some(why) = why {
-                    eprintln!("fieldstore: nothing matched {r}: {why}");
-                }
+        Command::Axes(q) => for_each_request(config, &q.request, |fs, r| {
+            let (axes, why) = fs.axes(r)?;
+            output::print_axes(&axes, q.json)?;
+            if let Some(why) = why {
+                eprintln!("fieldstore: nothing matched {r}: {why}");
             }
             Ok(())
-        }
-        Command::Wipe { request, doit, json } => {
-            let fs = &mut open(config)?;
-            for r in request.requests()? {
-                output::print_wipe(&fs.wipe(&r, doit)?, json)?;
-            }
-            Ok(())
-        }
-        Command::Purge { request, doit, json } => {
-            let fs = &mut open(config)?;
-            for r in request.requests()? {
-                output::print_purge(&fs.purge(&r, doit)?, json)?;
-            }
-            Ok(())
-        }
+        }),
+        Command::Wipe(w) => for_each_request(config, &w.query.request, |fs, r| output::print_wipe(&fs.wipe(r, w.doit)?, w.query.json)),
+        Command::Purge(p) => for_each_request(config, &p.query.request, |fs, r| output::print_purge(&fs.purge(r, p.doit)?, p.query.json)),
         Command::Lock(c) => control(&mut open(config)?, &c, Some(true), false),
         Command::Unlock(c) => control(&mut open(config)?, &c, Some(false), false),
-        Command::Status { request, json } => control(&mut open(config)?, &ControlArgs { request, actions: Vec::new() }, None, json),
-        Command::Stats { request, json } => {
-            let fs = &mut open(config)?;
-            for r in request.requests()? {
-                output::print_json_or(&fs.stats(&r)?, json, output::stats_text)?;
-            }
-            Ok(())
-        }
-        Command::Where { request, json } => {
-            let fs = &mut open(config)?;
-            for r in request.requests()? {
-                output::print_json_or(&fs.where_is(&r)?, json, output::where_text)?;
-            }
-            Ok(())
+        Command::Status(q) => control(&mut open(config)?, &ControlArgs { request: q.request, actions: Vec::new() }, None, q.json),
+        Command::Stats(q) => for_each_request(config, &q.request, |fs, r| output::print_json_or(&fs.stats(r)?, q.json, output::stats_text)),
+        Command::Where(q) => {
+            for_each_request(config, &q.request, |fs, r| output::print_json_or(fs.where_is(r)?.as_slice(), q.json, output::where_text))
         }
         Command::Schema { check, split } => schema(config, check.as_deref(), split.as_deref()),
         Command::Info { json } => {
@@ -243,6 +204,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Sample(args) => sample::run(&args),
     }
+}
+
+/// Opens the store and runs `each` for every request given.
+fn for_each_request(
+    config: Option<&Path>,
+    args: &RequestArgs,
+    mut each: impl FnMut(&mut FieldStore, &Request) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let fs = &mut open(config)?;
+    for r in args.requests()? {
+        each(fs, &r)?;
+    }
+    Ok(())
 }
 
 fn archive(fs: &mut FieldStore, files: &[String], key: Option<&str>) -> anyhow::Result<()> {
@@ -341,7 +315,13 @@ fn schema(config: Option<&Path>, check: Option<&Path>, split: Option<&str>) -> a
     }
     if check.is_some() {
         let paths = schema.paths().count();
-        println!("{}: ok: {} dataset rules, {paths} rule paths, {} typed keywords, {} keywords", schema.source_name, schema.rules().len(), schema.global_types().len(), schema.keywords().len());
+        println!(
+            "{}: ok: {} dataset rules, {paths} rule paths, {} typed keywords, {} keywords",
+            schema.source_name,
+            schema.rules().len(),
+            schema.global_types().len(),
+            schema.keywords().len()
+        );
     } else {
         print!("{}", schema.text());
     }

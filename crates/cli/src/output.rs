@@ -36,7 +36,9 @@ pub fn print_list(m: &Matches, depth: u8, style: ListStyle) -> anyhow::Result<()
     if style.json {
         let value = match depth {
             1 => serde_json::to_value(&m.datasets)?,
-            2 => serde_json::to_value(m.collocations.iter().map(|(d, c)| serde_json::json!({"dataset": d, "collocation": c})).collect::<Vec<_>>())?,
+            2 => serde_json::to_value(
+                m.collocations.iter().map(|(d, c)| serde_json::json!({"dataset": d, "collocation": c})).collect::<Vec<_>>(),
+            )?,
             _ => serde_json::to_value(&m.fields)?,
         };
         serde_json::to_writer_pretty(&mut out, &value)?;
@@ -51,12 +53,20 @@ pub fn print_list(m: &Matches, depth: u8, style: ListStyle) -> anyhow::Result<()
         }
         2 => {
             for (d, c) in &m.collocations {
-                writeln!(out, "{}", if style.porcelain { Key::join(&[d, c]).display_non_empty() } else { format!("{}{}", braces(d), braces(c)) })?;
+                writeln!(
+                    out,
+                    "{}",
+                    if style.porcelain { Key::join(&[d, c]).display_non_empty() } else { format!("{}{}", braces(d), braces(c)) }
+                )?;
             }
         }
         _ => {
             for f in &m.fields {
-                let mut line = if style.porcelain { f.identifier().to_string() } else { format!("{}{}{}", braces(&f.dataset), braces(&f.collocation), braces(&f.element)) };
+                let mut line = if style.porcelain {
+                    f.identifier().to_string()
+                } else {
+                    format!("{}{}{}", braces(&f.dataset), braces(&f.collocation), braces(&f.element))
+                };
                 if style.location {
                     line.push_str(&format!(" {} offset={} length={}", f.location.uri, f.location.offset, f.location.length));
                 }
@@ -81,7 +91,7 @@ pub fn print_axes(axes: &BTreeMap<String, Vec<String>>, json: bool) -> anyhow::R
     Ok(())
 }
 
-pub fn print_json_or<T: Serialize>(value: &T, json: bool, text: fn(&T) -> String) -> anyhow::Result<()> {
+pub fn print_json_or<T: Serialize + ?Sized>(value: &T, json: bool, text: fn(&T) -> String) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(value)?);
     } else {
@@ -97,7 +107,7 @@ pub fn stats_text(s: &StatsReport) -> String {
     )
 }
 
-pub fn where_text(w: &Vec<WhereReport>) -> String {
+pub fn where_text(w: &[WhereReport]) -> String {
     w.iter().map(|r| format!("{}\n  catalogue: {}\n  store: {}\n", braces(&r.dataset), r.catalogue, r.store)).collect()
 }
 
@@ -159,7 +169,15 @@ pub fn print_info(config: &Config, json: bool) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {
-        println!("fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}", info["version"].as_str().unwrap_or(""), config.source, config.catalogue.kind, info["catalogue"]["options"], config.store.kind, info["store"]["options"]);
+        println!(
+            "fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}",
+            info["version"].as_str().unwrap_or(""),
+            config.source,
+            config.catalogue.kind,
+            info["catalogue"]["options"],
+            config.store.kind,
+            info["store"]["options"]
+        );
     }
     Ok(())
 }

@@ -55,7 +55,9 @@ impl BackendConfig {
         match self.options.get(key) {
             Some(serde_yaml::Value::String(s)) if !s.is_empty() => Ok(s.clone()),
             Some(_) => Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} must be a non-empty string") }),
-            None => Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} is required for type '{}'", self.kind) }),
+            None => {
+                Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} is required for type '{}'", self.kind) })
+            }
         }
     }
 
@@ -99,7 +101,8 @@ impl Config {
     }
 
     pub fn from_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Config { source_name: path.display().to_string(), message: e.to_string() })?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| Error::Config { source_name: path.display().to_string(), message: e.to_string() })?;
         let mut config = Config::parse(&path.display().to_string(), &text)?;
         if let Some(schema) = &config.schema {
             if schema.is_relative() {
@@ -110,7 +113,8 @@ impl Config {
     }
 
     pub fn parse(source: &str, text: &str) -> Result<Config> {
-        let mut config: Config = serde_yaml::from_str(text).map_err(|e| Error::Config { source_name: source.into(), message: e.to_string() })?;
+        let mut config: Config =
+            serde_yaml::from_str(text).map_err(|e| Error::Config { source_name: source.into(), message: e.to_string() })?;
         config.source = source.to_string();
         Ok(config)
     }

@@ -44,15 +44,16 @@ pub enum Error {
     #[error("{0}")]
     Invalid(String),
 
-    /// An operating-system error, with the path it concerns.
-    #[error("{action} {path}: {source}")]
-    Io { action: &'static str, path: PathBuf, #[source] source: std::io::Error },
+    /// An operating-system error, with the path it concerns. The OS message is part of the
+    /// text, so it is not also exposed as a source: printers would show it twice.
+    #[error("{action} {path}: {cause}")]
+    Io { action: &'static str, path: PathBuf, cause: std::io::Error },
 }
 
 impl Error {
     /// Wraps an I/O error with the action and path it concerns.
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { action, path: path.into(), source }
+        Error::Io { action, path: path.into(), cause: source }
     }
 
     pub fn bad_value(keyword: &str, value: &str, reason: impl Into<String>) -> Self {

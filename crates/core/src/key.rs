@@ -39,10 +39,7 @@ impl Key {
             })?;
             let keyword = k.trim().to_ascii_lowercase();
             if key.get(&keyword).is_some() {
-                return Err(Error::RequestSyntax {
-                    context: format!("key {text:?}"),
-                    message: format!("keyword '{keyword}' given twice"),
-                });
+                return Err(Error::RequestSyntax { context: format!("key {text:?}"), message: format!("keyword '{keyword}' given twice") });
             }
             key.push(keyword, v.trim());
         }
@@ -96,23 +93,14 @@ impl Key {
     pub fn from_values_string(keywords: &[String], values: &str) -> Result<Self> {
         let parts: Vec<&str> = if keywords.is_empty() { Vec::new() } else { values.split(',').collect() };
         if parts.len() != keywords.len() {
-            return Err(Error::Invalid(format!(
-                "index entry {values:?} has {} values for {} keywords",
-                parts.len(),
-                keywords.len()
-            )));
+            return Err(Error::Invalid(format!("index entry {values:?} has {} values for {} keywords", parts.len(), keywords.len())));
         }
         Ok(Key::from_pairs(keywords.iter().cloned().zip(parts.into_iter().map(str::to_string))))
     }
 
     /// The key with its empty (absent optional) values left out, as FDB5 prints keys.
     pub fn display_non_empty(&self) -> String {
-        self.entries
-            .iter()
-            .filter(|(_, v)| !v.is_empty())
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",")
+        self.entries.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
     }
 
     /// Concatenates keys (dataset + collocation + element = the full identifier).

@@ -17,10 +17,10 @@ pub mod request;
 pub mod schema;
 pub mod types;
 
-pub use error::{Error, Result};
-pub use key::Key;
 pub use api::{FieldEntry, FieldStore, ListOptions};
 pub use backend::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Store};
 pub use config::Config;
+pub use error::{Error, Result};
+pub use key::Key;
 pub use request::Request;
 pub use schema::Schema;

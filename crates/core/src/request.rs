@@ -11,7 +11,11 @@ use crate::types::KeywordType;
 pub enum ValueItem {
     Single(String),
     /// `from/to/to[/by/by]`
-    Range { from: String, to: String, by: Option<String> },
+    Range {
+        from: String,
+        to: String,
+        by: Option<String>,
+    },
 }
 
 /// What a request gives for one keyword.
@@ -191,7 +195,8 @@ fn parse_values(keyword: &str, text: &str) -> Result<Values> {
             let mut by = None;
             i += 3;
             if tokens.get(i).is_some_and(|n| n.eq_ignore_ascii_case("by")) {
-                by = Some(tokens.get(i + 1).ok_or_else(|| syntax(&format!("{keyword}={text}"), "'by' needs a value after it"))?.to_string());
+                by =
+                    Some(tokens.get(i + 1).ok_or_else(|| syntax(&format!("{keyword}={text}"), "'by' needs a value after it"))?.to_string());
                 i += 2;
             }
             items.push(ValueItem::Range { from: t.to_string(), to: to.to_string(), by });
@@ -245,7 +250,13 @@ mod tests {
 
     #[test]
     fn syntax_errors_name_the_item() {
-        for (text, needle) in [("class=od,step=0/to", "'to' needs a value after it"), ("step=/6", "empty value"), ("cla ss=od", "not a keyword"), ("class=od,class=rd", "twice"), ("step=to/6", "needs a value before")] {
+        for (text, needle) in [
+            ("class=od,step=0/to", "'to' needs a value after it"),
+            ("step=/6", "empty value"),
+            ("cla ss=od", "not a keyword"),
+            ("class=od,class=rd", "twice"),
+            ("step=to/6", "needs a value before"),
+        ] {
             let err = Request::parse(text).unwrap_err().to_string();
             assert!(err.contains(needle), "{text}: {err}");
         }

@@ -7,7 +7,12 @@ fn main() {
     let mut fs = fieldstore::open(&fieldstore::Config::parse("p", &yaml).unwrap()).unwrap();
     if std::fs::read_dir(&root).map(|d| d.count()).unwrap_or(0) == 0 {
         for i in 0..n {
-            let k = fieldstore::Key::parse(&format!("class=od,expver=1,stream=enfo,date=20231201,time=12,type=pf,levtype=pl,step={},number={},levelist=500,param=130", i % 50, i / 50)).unwrap();
+            let k = fieldstore::Key::parse(&format!(
+                "class=od,expver=1,stream=enfo,date=20231201,time=12,type=pf,levtype=pl,step={},number={},levelist=500,param=130",
+                i % 50,
+                i / 50
+            ))
+            .unwrap();
             fs.archive(&k, b"0123456789").unwrap();
             fs.flush().unwrap();
         }

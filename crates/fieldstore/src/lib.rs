@@ -12,9 +12,9 @@
 
 use std::path::PathBuf;
 
+pub use fieldstore_core::api;
 pub use fieldstore_core::api::{DataReader, PurgeReport, StatsReport, WhereReport, WipeReport};
 pub use fieldstore_core::*;
-pub use fieldstore_core::api;
 pub use fieldstore_grib as grib;
 
 use fieldstore_core::config::BackendConfig;
@@ -38,7 +38,10 @@ fn posix_root(section: &str, backend: &BackendConfig, source: &str) -> Result<Pa
 }
 
 fn unknown_type(section: &str, backend: &BackendConfig, source: &str) -> Error {
-    Error::Config { source_name: source.into(), message: format!("{section}.type '{}' is not known (known: {})", backend.kind, BACKENDS.join(", ")) }
+    Error::Config {
+        source_name: source.into(),
+        message: format!("{section}.type '{}' is not known (known: {})", backend.kind, BACKENDS.join(", ")),
+    }
 }
 
 fn open_catalogue(backend: &BackendConfig, source: &str) -> Result<Box<dyn Catalogue>> {
@@ -71,6 +74,15 @@ pub fn prepare_grib<'a>(fs: &FieldStore, data: &'a [u8], source: &str) -> Result
         let bytes = &data[span.offset..span.offset + span.length];
         let context = || format!("{source}, message {} at byte {}", i + 1, span.offset);
         let identifier = grib::mars_keys(bytes).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
+        if let Some(missing) = ["class", "expver", "stream"].into_iter().find(|k| identifier.get(k).is_none()) {
+            return Err(Error::Grib {
+                context: context(),
+                message: format!(
+                    "no MARS '{missing}' key (has {identifier}): not an ECMWF-style GRIB; add MARS keys with grib_set, \
+                     e.g. -s centre=98,setLocalDefinition=1,localDefinitionNumber=1,class=od,stream=oper,type=fc,expver=0001"
+                ),
+            });
+        }
         fs.schema().split(&identifier).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
         fields.push(GribField { identifier, bytes });
     }

@@ -56,10 +56,14 @@ pub struct CorpusField {
     pub bytes: Vec<u8>,
 }
 
+/// (template, stream, type, levtype, levels, params, ensemble numbers)
+type CorpusCase =
+    (&'static str, &'static str, &'static str, &'static str, &'static [&'static str], &'static [&'static str], &'static [&'static str]);
+
 /// GRIB1 and GRIB2; sfc, pl and ml; deterministic and ensemble; several streams.
 pub fn corpus() -> Vec<CorpusField> {
     let mut out = Vec::new();
-    let cases: &[(&str, &str, &str, &str, &[&str], &[&str], &[&str])] = &[
+    let cases: &[CorpusCase] = &[
         // template, stream, type, levtype, levels, params, numbers
         ("GRIB1", "oper", "fc", "pl", &["1000", "500", "850"], &["130", "131"], &[]),
         ("GRIB2", "oper", "an", "sfc", &[], &["167", "151"], &[]),
@@ -89,7 +93,8 @@ pub fn corpus() -> Vec<CorpusField> {
                             }
                             keys.push(("number", number));
                         }
-                        let bytes = fieldstore::grib::sample_message(template, &keys).unwrap_or_else(|e| panic!("{template} {keys:?}: {e}"));
+                        let bytes =
+                            fieldstore::grib::sample_message(template, &keys).unwrap_or_else(|e| panic!("{template} {keys:?}: {e}"));
                         out.push(CorpusField { what: format!("{template} {keys:?}"), bytes });
                     }
                 }

@@ -72,8 +72,13 @@ fn check_visible(fs: &mut FieldStore, member: usize) -> BTreeSet<usize> {
         return BTreeSet::new();
     }
     // One retrieve of everything visible, in numeric step order: every byte must match.
-    let got = retrieve(fs, &format!("class=od,number={member},step={}", per_step.keys().map(|s| s.to_string()).collect::<Vec<_>>().join("/"))).unwrap();
-    let expected: Vec<u8> = per_step.keys().flat_map(|&step| (0..FIELDS_PER_STEP).flat_map(move |p| payload(&identifier(member, step, p), size_of(step, p)))).collect();
+    let got =
+        retrieve(fs, &format!("class=od,number={member},step={}", per_step.keys().map(|s| s.to_string()).collect::<Vec<_>>().join("/")))
+            .unwrap();
+    let expected: Vec<u8> = per_step
+        .keys()
+        .flat_map(|&step| (0..FIELDS_PER_STEP).flat_map(move |p| payload(&identifier(member, step, p), size_of(step, p))))
+        .collect();
     assert!(got == expected, "member {member}: wrong bytes");
     per_step.keys().copied().collect()
 }

@@ -63,16 +63,26 @@ fn results_come_in_numeric_order_and_requests_canonicalise() {
     let mut fs = open_at(dir.path());
     for step in ["12", "6", "120", "0"] {
         for level in ["1000", "50", "500"] {
-            let id = Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step={step},levelist={level},param=130.128")).unwrap();
+            let id = Key::parse(&format!(
+                "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step={step},levelist={level},param=130.128"
+            ))
+            .unwrap();
             fs.archive(&id, &payload(&id, 32)).unwrap();
         }
     }
     fs.flush().unwrap();
     let listed = fs.list(&request("class=od,param=t"), ListOptions::default()).unwrap();
-    let order: Vec<(String, String)> = listed.fields.iter().map(|f| (f.element.get("step").unwrap().into(), f.element.get("levelist").unwrap().into())).collect();
-    let expected: Vec<(String, String)> = ["0", "6", "12", "120"].iter().flat_map(|s| ["50", "500", "1000"].iter().map(move |l| (s.to_string(), l.to_string()))).collect();
+    let order: Vec<(String, String)> =
+        listed.fields.iter().map(|f| (f.element.get("step").unwrap().into(), f.element.get("levelist").unwrap().into())).collect();
+    let expected: Vec<(String, String)> =
+        ["0", "6", "12", "120"].iter().flat_map(|s| ["50", "500", "1000"].iter().map(move |l| (s.to_string(), l.to_string()))).collect();
     assert_eq!(order, expected);
-    let some = fs.list(&request("retrieve,class=od,expver=0001,time=1200,date=2023-12-01,step=0/to/12/by/6,levelist=500.0,param=130"), ListOptions::default()).unwrap();
+    let some = fs
+        .list(
+            &request("retrieve,class=od,expver=0001,time=1200,date=2023-12-01,step=0/to/12/by/6,levelist=500.0,param=130"),
+            ListOptions::default(),
+        )
+        .unwrap();
     assert_eq!(some.fields.len(), 3);
     let (axes, _) = fs.axes(&request("class=od")).unwrap();
     assert_eq!(axes["step"], ["0", "6", "12", "120"]);
@@ -83,7 +93,8 @@ fn results_come_in_numeric_order_and_requests_canonicalise() {
 fn empty_results_say_why() {
     let dir = tempfile::tempdir().unwrap();
     let mut fs = open_at(dir.path());
-    let why = |fs: &mut fieldstore::FieldStore, r: &str| fs.list(&request(r), ListOptions::default()).unwrap().explanation.unwrap_or_default();
+    let why =
+        |fs: &mut fieldstore::FieldStore, r: &str| fs.list(&request(r), ListOptions::default()).unwrap().explanation.unwrap_or_default();
     assert!(why(&mut fs, "class=od").contains("no data sets"));
     let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
     fs.archive(&id, b"x").unwrap();
@@ -121,7 +132,10 @@ fn locks_wipe_and_where() {
     let dir = tempfile::tempdir().unwrap();
     let mut fs = open_at(dir.path());
     for (stream, levtype) in [("oper", "sfc"), ("oper", "pl"), ("wave", "sfc")] {
-        let id = Key::parse(&format!("class=od,expver=1,stream={stream},date=20231201,time=12,type=fc,levtype={levtype},step=0,levelist=1,param=167")).unwrap();
+        let id = Key::parse(&format!(
+            "class=od,expver=1,stream={stream},date=20231201,time=12,type=fc,levtype={levtype},step=0,levelist=1,param=167"
+        ))
+        .unwrap();
         let id = if levtype == "sfc" { Key::from_pairs(id.iter().filter(|(k, _)| *k != "levelist")) } else { id };
         fs.archive(&id, &payload(&id, 100)).unwrap();
     }
@@ -156,7 +170,8 @@ fn corrupt_and_truncated_data_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let mut fs = open_at(dir.path());
     for step in 0..3 {
-        let id = Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
+        let id =
+            Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
         fs.archive(&id, &payload(&id, 1000)).unwrap();
     }
     fs.flush().unwrap();
@@ -173,7 +188,11 @@ fn corrupt_and_truncated_data_are_reported() {
     let err = retrieve(&mut open_at(dir.path()), "class=od,step=2").unwrap_err();
     assert!(err.contains("truncated"), "{err}");
     // A damaged index segment is reported, not silently ignored.
-    let index = std::fs::read_dir(data.parent().unwrap()).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|e| e == "index")).unwrap();
+    let index = std::fs::read_dir(data.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "index"))
+        .unwrap();
     let mut ix = std::fs::read(&index).unwrap();
     let n = ix.len();
     ix[n - 3] ^= 1;
@@ -186,9 +205,14 @@ fn corrupt_and_truncated_data_are_reported() {
 fn datasets_keep_the_schema_they_were_created_with() {
     let dir = tempfile::tempdir().unwrap();
     let schema_a = dir.path().join("a.schema");
-    std::fs::write(&schema_a, "param: Param; step: Step;\n[ class, expver, stream, date, time [ type, levtype [ step, param ]]]\n").unwrap();
+    std::fs::write(&schema_a, "param: Param; step: Step;\n[ class, expver, stream, date, time [ type, levtype [ step, param ]]]\n")
+        .unwrap();
     let root = dir.path().join("root");
-    let yaml = format!("schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n", schema_a.display(), root.display());
+    let yaml = format!(
+        "schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n",
+        schema_a.display(),
+        root.display()
+    );
     let mut fs = fieldstore::open(&fieldstore::Config::parse("a", &yaml).unwrap()).unwrap();
     let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
     fs.archive(&id, b"a").unwrap();
@@ -204,7 +228,9 @@ fn datasets_keep_the_schema_they_were_created_with() {
 #[test]
 fn a_long_lived_reader_follows_wipes_and_recreation() {
     let dir = tempfile::tempdir().unwrap();
-    let id = |step: u32| Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
+    let id = |step: u32| {
+        Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
+    };
     let mut writer = open_at(dir.path());
     writer.archive(&id(0), b"old").unwrap();
     writer.flush().unwrap();

@@ -20,10 +20,14 @@ pub use scan::{scan, MessageSpan};
 /// The MARS identifier of one GRIB message, from ecCodes' `mars` namespace. `param` is the
 /// parameter id (`paramId`), so GRIB1 `130.128` and GRIB2 `130` agree.
 pub fn mars_keys(message: &[u8]) -> Result<Key> {
-    let handle = Handle::from_message(message).ok_or_else(|| Error::Grib { context: "message".into(), message: "ecCodes cannot decode it".into() })?;
+    let handle = Handle::from_message(message)
+        .ok_or_else(|| Error::Grib { context: "message".into(), message: "ecCodes cannot decode it".into() })?;
     let names = handle.namespace_keys("mars");
     if names.is_empty() {
-        return Err(Error::Grib { context: "message".into(), message: "no MARS keys (not an ECMWF-style GRIB? set them with grib_set)".into() });
+        return Err(Error::Grib {
+            context: "message".into(),
+            message: "no MARS keys (not an ECMWF-style GRIB? set them with grib_set)".into(),
+        });
     }
     let mut key = Key::new();
     for name in names {
@@ -84,7 +88,17 @@ mod tests {
     use super::*;
 
     fn ecmwf(sample: &str, extra: &[(&str, &str)]) -> Vec<u8> {
-        let mut keys = vec![("centre", "98"), ("setLocalDefinition", "1"), ("localDefinitionNumber", "1"), ("class", "od"), ("stream", "oper"), ("type", "fc"), ("expver", "0001"), ("date", "20231201"), ("time", "1200")];
+        let mut keys = vec![
+            ("centre", "98"),
+            ("setLocalDefinition", "1"),
+            ("localDefinitionNumber", "1"),
+            ("class", "od"),
+            ("stream", "oper"),
+            ("type", "fc"),
+            ("expver", "0001"),
+            ("date", "20231201"),
+            ("time", "1200"),
+        ];
         keys.extend_from_slice(extra);
         sample_message(sample, &keys).unwrap()
     }

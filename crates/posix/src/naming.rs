@@ -55,7 +55,8 @@ fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: buf is writable for its length; gethostname NUL-terminates on success.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    let raw = if rc == 0 { String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(0)]).into_owned() } else { "host".into() };
+    let raw =
+        if rc == 0 { String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(0)]).into_owned() } else { "host".into() };
     raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(64).collect()
 }
 

@@ -125,7 +125,11 @@ impl Store for PosixStore {
         let file = self.reader(uri)?;
         file.read_exact_at(buf, offset).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::corrupt("data file", self.root.join(uri), format!("truncated: {} bytes at offset {offset} are not all there", buf.len()))
+                Error::corrupt(
+                    "data file",
+                    self.root.join(uri),
+                    format!("truncated: {} bytes at offset {offset} are not all there", buf.len()),
+                )
             } else {
                 Error::io("read data file", self.root.join(uri), e)
             }

@@ -85,7 +85,13 @@ impl IndexRecord {
     }
 
     pub fn info(&self) -> IndexInfo {
-        IndexInfo { id: self.id(), collocation: self.collocation.clone(), element_keywords: self.element_keywords.clone(), axes: self.axes.clone(), fields: self.fields }
+        IndexInfo {
+            id: self.id(),
+            collocation: self.collocation.clone(),
+            element_keywords: self.element_keywords.clone(),
+            axes: self.axes.clone(),
+            fields: self.fields,
+        }
     }
 }
 
@@ -119,7 +125,16 @@ pub struct TocReader {
 
 impl TocReader {
     pub fn new(path: PathBuf) -> Self {
-        TocReader { path, identity: None, offset: 0, records: Vec::new(), infos: Vec::new(), by_id: HashMap::new(), masked: HashSet::new(), bad_frames: 0 }
+        TocReader {
+            path,
+            identity: None,
+            offset: 0,
+            records: Vec::new(),
+            infos: Vec::new(),
+            by_id: HashMap::new(),
+            masked: HashSet::new(),
+            bad_frames: 0,
+        }
     }
 
     /// Reads records appended since the last call. A TOC that vanished (wiped dataset)
@@ -257,7 +272,8 @@ impl Segment {
         let Frame::Valid { kind: KIND_SEGMENT, payload, .. } = parse_frame(INDEX_MAGIC, &data) else {
             return Err(Error::corrupt("index segment", &path, format!("checksum or framing error at offset {}", record.offset)));
         };
-        Segment::decode(payload).ok_or_else(|| Error::corrupt("index segment", &path, format!("undecodable segment at offset {}", record.offset)))
+        Segment::decode(payload)
+            .ok_or_else(|| Error::corrupt("index segment", &path, format!("undecodable segment at offset {}", record.offset)))
     }
 
     fn decode(payload: &[u8]) -> Option<Segment> {

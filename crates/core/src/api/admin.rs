@@ -10,6 +10,9 @@ use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::request::Request;
 
+/// Keyword -> the values stored for it, in numeric order.
+pub type Axes = BTreeMap<String, Vec<String>>;
+
 /// Keywords a wipe request must name, as FDB5's default minimum keys.
 pub const WIPE_MINIMUM_KEYS: [&str; 2] = ["class", "expver"];
 
@@ -69,7 +72,7 @@ impl FieldStore {
     }
 
     /// The values present for each keyword among what a request names, in numeric order.
-    pub fn axes(&mut self, request: &Request) -> Result<(BTreeMap<String, Vec<String>>, Option<String>)> {
+    pub fn axes(&mut self, request: &Request) -> Result<(Axes, Option<String>)> {
         let matches = self.resolve(request, ListOptions { depth: 2, include_superseded: false }, ControlAction::List)?;
         let mut detailed = self.resolve(request, ListOptions { depth: 3, include_superseded: false }, ControlAction::List)?;
         let mut axes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -80,7 +83,7 @@ impl FieldStore {
         }
         for (_, index, constraints) in detailed.indexes.drain(..) {
             for (kw, c) in index.element_keywords.iter().zip(constraints.iter()) {
-                let values = index.axes.get(kw).into_iter().flatten().filter(|v| c.as_ref().map_or(true, |c| c.contains(v)));
+                let values = index.axes.get(kw).into_iter().flatten().filter(|v| c.as_ref().is_none_or(|c| c.contains(v)));
                 axes.entry(kw.clone()).or_default().extend(values.cloned());
             }
         }
@@ -101,7 +104,10 @@ impl FieldStore {
     /// is removed unless `doit`.
     pub fn wipe(&mut self, request: &Request, doit: bool) -> Result<WipeReport> {
         if let Some(missing) = WIPE_MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
-            return Err(Error::Invalid(format!("wipe needs '{missing}' in the request (it must name at least {})", WIPE_MINIMUM_KEYS.join(", "))));
+            return Err(Error::Invalid(format!(
+                "wipe needs '{missing}' in the request (it must name at least {})",
+                WIPE_MINIMUM_KEYS.join(", ")
+            )));
         }
         let by_dataset = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::Wipe)?;
         if let Some(why) = by_dataset.explanation {
@@ -121,9 +127,12 @@ impl FieldStore {
                 report.datasets.push(dataset);
                 continue;
             }
-            let element_keywords: HashSet<String> = schema.paths().flat_map(|p| p.levels[2].key_keywords().map(String::from).collect::<Vec<_>>()).collect();
+            let element_keywords: HashSet<String> =
+                schema.paths().flat_map(|p| p.levels[2].key_keywords().map(String::from).collect::<Vec<_>>()).collect();
             if let Some(k) = below.iter().find(|k| element_keywords.contains(**k)) {
-                return Err(Error::Invalid(format!("wipe removes data sets or collocations; element keyword '{k}' cannot be wiped (use archive to replace fields)")));
+                return Err(Error::Invalid(format!(
+                    "wipe removes data sets or collocations; element keyword '{k}' cannot be wiped (use archive to replace fields)"
+                )));
             }
             self.wipe_collocations(request, &dataset, doit, &mut report)?;
         }
@@ -136,7 +145,8 @@ impl FieldStore {
         let targets: BTreeSet<&Key> = by_collocation.collocations.iter().filter(|(d, _)| d == dataset).map(|(_, c)| c).collect();
         let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(()) };
         let indexes = view.indexes()?;
-        let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) = indexes.iter().map(|i| i.as_ref()).partition(|i| targets.contains(&i.collocation));
+        let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) =
+            indexes.iter().map(|i| i.as_ref()).partition(|i| targets.contains(&i.collocation));
         let mut kept_uris = BTreeSet::new();
         for index in kept {
             kept_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri));
@@ -193,7 +203,12 @@ impl FieldStore {
     }
 
     /// Locks or unlocks actions on the datasets a request names; returns their lock state.
-    pub fn control(&mut self, request: &Request, actions: &[ControlAction], lock: Option<bool>) -> Result<Vec<(Key, BTreeSet<ControlAction>)>> {
+    pub fn control(
+        &mut self,
+        request: &Request,
+        actions: &[ControlAction],
+        lock: Option<bool>,
+    ) -> Result<Vec<(Key, BTreeSet<ControlAction>)>> {
         let datasets = self.all_datasets_matching(request)?;
         let mut out = Vec::new();
         for dataset in datasets {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-pub use admin::{PurgeReport, StatsReport, WhereReport, WipeReport};
+pub use admin::{Axes, PurgeReport, StatsReport, WhereReport, WipeReport};
 pub use read::DataReader;
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
@@ -48,7 +48,15 @@ pub struct FieldStore {
 
 impl FieldStore {
     pub fn new(schema: Schema, catalogue: Box<dyn Catalogue>, store: Box<dyn Store>) -> Self {
-        FieldStore { schema: Arc::new(schema), catalogue, store, schemas: HashMap::new(), writing: HashMap::new(), views: HashMap::new(), stats: ArchiveStats::default() }
+        FieldStore {
+            schema: Arc::new(schema),
+            catalogue,
+            store,
+            schemas: HashMap::new(),
+            writing: HashMap::new(),
+            views: HashMap::new(),
+            stats: ArchiveStats::default(),
+        }
     }
 
     /// The configured schema.

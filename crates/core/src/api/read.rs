@@ -121,7 +121,13 @@ mod tests {
     use crate::key::Key;
 
     fn field(uri: &str, offset: u64, length: u64) -> FieldEntry {
-        FieldEntry { dataset: Key::new(), collocation: Key::new(), element: Key::new(), location: FieldLocation { uri: uri.into(), offset, length, crc32c: 0 }, superseded: false }
+        FieldEntry {
+            dataset: Key::new(),
+            collocation: Key::new(),
+            element: Key::new(),
+            location: FieldLocation { uri: uri.into(), offset, length, crc32c: 0 },
+            superseded: false,
+        }
     }
 
     #[test]

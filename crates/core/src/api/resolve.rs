@@ -62,7 +62,7 @@ pub struct Matches {
     pub collocations: Vec<(Key, Key)>,
     pub fields: Vec<FieldEntry>,
     /// Index summaries of the matching indexes (for `axes`), with their types.
-    pub(crate) indexes: Vec<(Key, Arc<IndexInfo>, Arc<Vec<Option<Vec<String>>>>)>,
+    pub(crate) indexes: Vec<(Key, Arc<IndexInfo>, Arc<Constraints>)>,
     /// Why nothing matched, when nothing did.
     pub explanation: Option<String>,
 }
@@ -155,7 +155,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
     }
     let before = (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len());
     // Indexes of one collocation key share everything but their axes: plan each key once.
-    let mut plans: HashMap<Key, Vec<(Vec<String>, Option<Plan>)>> = HashMap::new();
+    let mut plans: HashMap<Key, PlansByKeywords> = HashMap::new();
     for index in view.indexes()? {
         let known = plans.get(&index.collocation).and_then(|v| v.iter().find(|(k, _)| *k == index.element_keywords));
         let plan = match known {
@@ -170,7 +170,12 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
         if let Some(i) = off_axis(&index, &constraints) {
             r.why.note(4, || {
                 let kw = &index.element_keywords[i];
-                let reason = describe_off_axis(kw, constraints[i].as_deref().unwrap_or_default(), &index.axes[kw], types[dataset.len() + index.collocation.len() + i]);
+                let reason = describe_off_axis(
+                    kw,
+                    constraints[i].as_deref().unwrap_or_default(),
+                    &index.axes[kw],
+                    types[dataset.len() + index.collocation.len() + i],
+                );
                 format!("{reason} in {{{dataset}}}{{{}}}", index.collocation.display_non_empty())
             });
             continue;
@@ -187,7 +192,13 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             if superseded && !r.options.include_superseded {
                 continue;
             }
-            r.matches.fields.push(FieldEntry { dataset: dataset.clone(), collocation: index.collocation.clone(), element, location, superseded });
+            r.matches.fields.push(FieldEntry {
+                dataset: dataset.clone(),
+                collocation: index.collocation.clone(),
+                element,
+                location,
+                superseded,
+            });
             r.sort_types.push(types.clone());
         }
         r.matches.indexes.push((dataset.clone(), index, constraints));
@@ -198,24 +209,46 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
     Ok(())
 }
 
+/// Per element keyword, the canonical values a request asks for (`None`: any value).
+pub(crate) type Constraints = Vec<Option<Vec<String>>>;
+
+/// The plans of one collocation key, by element keyword list.
+type PlansByKeywords = Vec<(Vec<String>, Option<Plan>)>;
+
 /// What every index of one (collocation key, element keywords) pair needs: the asked
 /// element values and the types of all keys. `None` when such indexes cannot match.
 #[derive(Clone)]
 struct Plan {
-    constraints: Arc<Vec<Option<Vec<String>>>>,
+    constraints: Arc<Constraints>,
     types: Arc<Vec<KeywordType>>,
 }
 
-fn plan_collocation(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, ds_paths: &[RulePath<'_>], index: &IndexInfo) -> Result<Option<Plan>> {
-    let Some(path) = ds_paths.iter().find(|p| p.levels[1].accepts_stored(&index.collocation, |k| schema.type_of(&p.levels[..2], k))).copied() else {
+fn plan_collocation(
+    r: &mut Resolution<'_>,
+    dataset: &Key,
+    schema: &Schema,
+    ds_paths: &[RulePath<'_>],
+    index: &IndexInfo,
+) -> Result<Option<Plan>> {
+    let Some(path) =
+        ds_paths.iter().find(|p| p.levels[1].accepts_stored(&index.collocation, |k| schema.type_of(&p.levels[..2], k))).copied()
+    else {
         return Ok(None);
     };
     if let Some(kw) = r.request.keywords().find(|k| !path.levels.iter().any(|rule| rule.names(k))) {
-        r.why.note(3, || format!("keyword '{kw}' is not used by the schema rule (line {}) of {{{dataset}}}{{{}}}", path.levels[1].line, index.collocation.display_non_empty()));
+        r.why.note(3, || {
+            format!(
+                "keyword '{kw}' is not used by the schema rule (line {}) of {{{dataset}}}{{{}}}",
+                path.levels[1].line,
+                index.collocation.display_non_empty()
+            )
+        });
         return Ok(None);
     }
     if let Some(m) = r.asked.first_mismatch(&index.collocation, schema, &path.levels[..2])? {
-        r.why.note(2, || format!("{}={} is not stored in data set {{{dataset}}} (it has {}={})", m.keyword, m.asked.join("/"), m.keyword, m.stored));
+        r.why.note(2, || {
+            format!("{}={} is not stored in data set {{{dataset}}} (it has {}={})", m.keyword, m.asked.join("/"), m.keyword, m.stored)
+        });
         return Ok(None);
     }
     let constraints = r.asked.element_constraints(index, schema, &path)?;
@@ -248,7 +281,11 @@ fn sort_fields(fields: &mut Vec<FieldEntry>, types: Vec<Arc<Vec<KeywordType>>>) 
 
 /// The entries of one index that satisfy the element constraints: point lookups when every
 /// element keyword is constrained and the combinations are few, a scan otherwise.
-fn matching_entries(view: &mut dyn DatasetView, index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> Result<Vec<(Key, FieldLocation)>> {
+fn matching_entries(
+    view: &mut dyn DatasetView,
+    index: &IndexInfo,
+    constraints: &[Option<Vec<String>>],
+) -> Result<Vec<(Key, FieldLocation)>> {
     let product = constraints.iter().try_fold(1usize, |acc, c| c.as_ref().map(|v| acc.saturating_mul(v.len())));
     match product {
         Some(n) if n <= MAX_POINT_LOOKUPS => {
@@ -265,7 +302,7 @@ fn matching_entries(view: &mut dyn DatasetView, index: &IndexInfo, constraints: 
         _ => Ok(view
             .entries(index)?
             .into_iter()
-            .filter(|(element, _)| element.values().zip(constraints).all(|(v, c)| c.as_ref().map_or(true, |c| c.iter().any(|x| x == v))))
+            .filter(|(element, _)| element.values().zip(constraints).all(|(v, c)| c.as_ref().is_none_or(|c| c.iter().any(|x| x == v))))
             .collect()),
     }
 }
@@ -291,7 +328,11 @@ fn describe_off_axis(kw: &str, asked: &[String], axis: &BTreeSet<String>, ty: Ke
     let mut sorted: Vec<&str> = axis.iter().map(String::as_str).collect();
     sorted.sort_by(|a, b| ty.compare(a, b));
     let more = if sorted.len() > 12 { ", ..." } else { "" };
-    let shown = if sorted.iter().all(|s| s.is_empty()) { "(absent)".to_string() } else { sorted.into_iter().take(12).collect::<Vec<_>>().join(",") };
+    let shown = if sorted.iter().all(|s| s.is_empty()) {
+        "(absent)".to_string()
+    } else {
+        sorted.into_iter().take(12).collect::<Vec<_>>().join(",")
+    };
     format!("{kw}={} is not on the axis (stored: {shown}{more})", asked.join("/"))
 }
 
@@ -331,7 +372,7 @@ impl Asked<'_> {
     }
 
     /// Per element keyword, the asked values (`None` = any).
-    fn element_constraints(&mut self, index: &IndexInfo, schema: &Schema, path: &RulePath<'_>) -> Result<Vec<Option<Vec<String>>>> {
+    fn element_constraints(&mut self, index: &IndexInfo, schema: &Schema, path: &RulePath<'_>) -> Result<Constraints> {
         index.element_keywords.iter().map(|k| Ok(self.values(k, schema.type_of(&path.levels, k))?.map(|v| v.to_vec()))).collect()
     }
 }

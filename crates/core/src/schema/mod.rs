@@ -15,13 +15,16 @@ use crate::types::KeywordType;
 /// fieldstore's own default schema (see the file for what it covers).
 pub const DEFAULT_SCHEMA: &str = include_str!("../../schema/default.schema");
 
+/// `keyword: Type;` declarations, in file order.
+pub type TypeDeclarations = Vec<(String, KeywordType)>;
+
 /// A parsed schema, with the text it came from (stored with every data set).
 #[derive(Clone, Debug)]
 pub struct Schema {
     pub source_name: String,
     text: String,
     /// Global type declarations, in file order.
-    types: Vec<(String, KeywordType)>,
+    types: TypeDeclarations,
     /// Dataset-level rules; their children are collocation rules, whose one child is the
     /// element rule.
     rules: Vec<Rule>,
@@ -34,7 +37,7 @@ pub struct Rule {
     pub column: usize,
     pub predicates: Vec<Predicate>,
     /// Types declared inside this rule (`date:ClimateMonthly`); they apply to it and below.
-    types: Vec<(String, KeywordType)>,
+    types: TypeDeclarations,
     pub children: Vec<Rule>,
 }
 
@@ -112,7 +115,12 @@ impl Schema {
             message: m.to_string(),
         };
         if self.rules.is_empty() {
-            return Err(Error::SchemaSyntax { source_name: self.source_name.clone(), line: 1, column: 1, message: "the schema has no rules".into() });
+            return Err(Error::SchemaSyntax {
+                source_name: self.source_name.clone(),
+                line: 1,
+                column: 1,
+                message: "the schema has no rules".into(),
+            });
         }
         for ds in &self.rules {
             if ds.children.is_empty() {
@@ -166,7 +174,7 @@ impl Schema {
             match self.split_with(path, identifier)? {
                 Ok(split) => return Ok(split),
                 Err((depth, reason)) => {
-                    if closest.as_ref().map_or(true, |(d, _)| depth > *d) {
+                    if closest.as_ref().is_none_or(|(d, _)| depth > *d) {
                         closest = Some((depth, reason));
                     }
                 }
@@ -213,7 +221,7 @@ impl Schema {
         self.paths()
             .filter(|path| {
                 path.levels[0].accepts_stored(dataset, |k| self.type_of(&path.levels[..1], k))
-                    && collocation.map_or(true, |c| path.levels[1].accepts_stored(c, |k| self.type_of(&path.levels[..2], k)))
+                    && collocation.is_none_or(|c| path.levels[1].accepts_stored(c, |k| self.type_of(&path.levels[..2], k)))
             })
             .collect()
     }

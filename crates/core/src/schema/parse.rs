@@ -9,7 +9,7 @@
 //!
 //! Every error carries the line and column of the offending character.
 
-use super::{Matcher, Predicate, Rule, Schema};
+use super::{Matcher, Predicate, Rule, Schema, TypeDeclarations};
 use crate::error::{Error, Result};
 use crate::types::KeywordType;
 
@@ -31,7 +31,7 @@ impl<'a> Parser<'a> {
         Parser { source_name, chars: text.chars().collect(), pos: 0, line: 1, column: 1 }
     }
 
-    pub(super) fn parse_schema(mut self) -> Result<(Vec<(String, KeywordType)>, Vec<Rule>)> {
+    pub(super) fn parse_schema(mut self) -> Result<(TypeDeclarations, Vec<Rule>)> {
         let mut types = Vec::new();
         let mut rules = Vec::new();
         loop {
@@ -75,7 +75,11 @@ impl<'a> Parser<'a> {
                 Some(_) => {
                     let predicate = self.predicate(&mut rule)?;
                     if rule.predicates.iter().any(|p| p.keyword == predicate.keyword) {
-                        return Err(self.error_at(predicate.line, predicate.column, format!("keyword '{}' appears twice in one rule", predicate.keyword)));
+                        return Err(self.error_at(
+                            predicate.line,
+                            predicate.column,
+                            format!("keyword '{}' appears twice in one rule", predicate.keyword),
+                        ));
                     }
                     rule.predicates.push(predicate);
                 }
@@ -140,9 +144,8 @@ impl<'a> Parser<'a> {
         self.skip_blank();
         let (line, column) = (self.line, self.column);
         let name = self.ident("a type name", false)?;
-        KeywordType::from_name(&name).ok_or_else(|| {
-            self.error_at(line, column, format!("unknown type '{name}' (known: {})", KeywordType::known_names()))
-        })
+        KeywordType::from_name(&name)
+            .ok_or_else(|| self.error_at(line, column, format!("unknown type '{name}' (known: {})", KeywordType::known_names())))
     }
 
     /// Reads an identifier (keywords stop at '-'; values may contain it).

@@ -27,7 +27,9 @@ fn fdb5_schema_splits_operational_identifiers() {
     let text = std::fs::read_to_string(fdb5_schema_path()).unwrap();
     let schema = Schema::parse("fdb5", &text).unwrap();
     let split = schema
-        .split(&key("class=od,expver=1,stream=enfo,date=20231201,time=12,domain=g,type=pf,levtype=pl,step=12,number=13,levelist=500,param=130.128"))
+        .split(&key(
+            "class=od,expver=1,stream=enfo,date=20231201,time=12,domain=g,type=pf,levtype=pl,step=12,number=13,levelist=500,param=130.128",
+        ))
         .unwrap();
     assert_eq!(split.dataset.to_string(), "class=od,expver=0001,stream=enfo,date=20231201,time=1200,domain=g");
     assert_eq!(split.collocation.to_string(), "type=pf,levtype=pl");
@@ -38,9 +40,7 @@ fn fdb5_schema_splits_operational_identifiers() {
         .unwrap();
     assert_eq!(me.element.to_string(), "step=0,levelist=1,param=138,coeffindex=");
     // Optional with default: domain?g
-    let wave = schema
-        .split(&key("class=od,expver=1,stream=oper,date=20231201,time=0,type=fc,levtype=sfc,step=6,param=167"))
-        .unwrap();
+    let wave = schema.split(&key("class=od,expver=1,stream=oper,date=20231201,time=0,type=fc,levtype=sfc,step=6,param=167")).unwrap();
     assert_eq!(wave.dataset.get("domain"), Some("g"));
 }
 
@@ -104,9 +104,27 @@ fn syntax_errors_give_line_and_column() {
 #[test]
 fn default_schema_covers_common_streams_and_levtypes() {
     let s = Schema::default_schema();
-    for (stream, extra) in [("oper", ""), ("wave", ""), ("scda", ""), ("enfo", ",number=3"), ("waef", ",number=3"), ("elda", ",number=3"), ("mmsf", ",number=3"), ("xyz", "")] {
-        for (levtype, level) in [("sfc", ""), ("pl", ",levelist=500"), ("ml", ",levelist=137"), ("pv", ",levelist=2000"), ("pt", ",levelist=320"), ("sol", ",levelist=1"), ("o2d", "")] {
-            let id = format!("class=od,expver=1,stream={stream},date=20231201,time=0,type=fc,levtype={levtype},step=6,param=130{level}{extra}");
+    for (stream, extra) in [
+        ("oper", ""),
+        ("wave", ""),
+        ("scda", ""),
+        ("enfo", ",number=3"),
+        ("waef", ",number=3"),
+        ("elda", ",number=3"),
+        ("mmsf", ",number=3"),
+        ("xyz", ""),
+    ] {
+        for (levtype, level) in [
+            ("sfc", ""),
+            ("pl", ",levelist=500"),
+            ("ml", ",levelist=137"),
+            ("pv", ",levelist=2000"),
+            ("pt", ",levelist=320"),
+            ("sol", ",levelist=1"),
+            ("o2d", ""),
+        ] {
+            let id =
+                format!("class=od,expver=1,stream={stream},date=20231201,time=0,type=fc,levtype={levtype},step=6,param=130{level}{extra}");
             let split = s.split(&key(&id)).unwrap_or_else(|e| panic!("{id}: {e}"));
             assert_eq!(split.collocation.get("levtype"), Some(levtype));
         }

@@ -1,0 +1,206 @@
+//! The `fieldstore` binary end to end: formats, round trips, and clear errors that lose
+//! nothing already stored (bad GRIB, bad config, bad schema, full and read-only disks).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fieldstore");
+
+struct Env {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    work: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, work) = (dir.path().join("root"), dir.path().join("work"));
+        std::fs::create_dir_all(&work).unwrap();
+        Env { _dir: dir, root, work }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(BIN).args(args).env("FIELDSTORE_ROOT", &self.root).env_remove("FIELDSTORE_CONFIG").output().unwrap()
+    }
+
+    /// Runs and requires success; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs and requires failure; returns stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.work.join(name).display().to_string()
+    }
+
+    fn sample(&self, name: &str, extra: &[&str]) -> String {
+        let path = self.path(name);
+        let mut args = vec!["sample", "-o", &path];
+        args.extend_from_slice(extra);
+        self.ok(&args);
+        path
+    }
+}
+
+#[test]
+fn archive_list_axes_retrieve_round_trip() {
+    let env = Env::new();
+    let file = env.sample("a.grib", &["--steps", "0/6/12", "--levels", "500/850", "--params", "130/131"]);
+    env.ok(&["archive", &file]);
+    let list = env.ok(&["list", "class=od,step=6,levelist=850"]);
+    assert_eq!(
+        list,
+        "{class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}{type=fc,levtype=pl}{step=6,levelist=850,param=130}\n\
+         {class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}{type=fc,levtype=pl}{step=6,levelist=850,param=131}\n"
+    );
+    assert_eq!(
+        env.ok(&["list", "--porcelain", "class=od,step=12,levelist=500,param=t"]),
+        "class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=12,levelist=500,param=130\n"
+    );
+    assert_eq!(env.ok(&["list", "--depth", "1"]), "{class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}\n");
+    assert_eq!(env.ok(&["list", "--depth", "2"]).lines().count(), 1);
+    let json: serde_json::Value = serde_json::from_str(&env.ok(&["list", "--json", "class=od,step=0"])).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 4);
+    assert_eq!(json[0]["element"]["step"], "0");
+    assert!(json[0]["location"]["length"].as_u64().unwrap() > 0);
+    assert!(env.ok(&["list", "--location", "class=od,step=0,levelist=500,param=130"]).contains("offset=0 length="));
+    let axes: serde_json::Value = serde_json::from_str(&env.ok(&["axes", "--json", "class=od"])).unwrap();
+    assert_eq!(axes["step"], serde_json::json!(["0", "6", "12"]));
+    let back = env.path("back.grib");
+    env.ok(&["retrieve", "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl", "-o", &back]);
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&file).unwrap());
+    let stdout = env.ok(&["retrieve", "class=od,step=0,levelist=500,param=130", "-o", "-"]);
+    assert!(stdout.starts_with("GRIB"));
+    let req = env.path("req.mars");
+    std::fs::write(&req, "retrieve,class=od,step=0,levelist=500\nretrieve,class=od,step=12,levelist=850,param=131\n").unwrap();
+    let multi = env.path("multi.grib");
+    env.ok(&["retrieve", "--request-file", &req, "-o", &multi]);
+    assert_eq!(fieldstore::grib::scan(&std::fs::read(&multi).unwrap(), "multi").unwrap().len(), 3);
+    let stats: serde_json::Value = serde_json::from_str(&env.ok(&["stats", "--json"])).unwrap();
+    assert_eq!(stats["fields"], 12);
+}
+
+#[test]
+fn raw_archive_with_key_lock_status_wipe() {
+    let env = Env::new();
+    let raw = env.path("raw.bin");
+    std::fs::write(&raw, b"not grib at all").unwrap();
+    let key = "class=rd,expver=abcd,stream=oper,date=20240101,time=0,type=an,levtype=sfc,step=0,param=167";
+    env.ok(&["archive", "--key", key, &raw]);
+    let out = env.path("out.bin");
+    env.ok(&["retrieve", "class=rd,param=167", "-o", &out]);
+    assert_eq!(std::fs::read(&out).unwrap(), b"not grib at all");
+    env.ok(&["lock", "class=rd", "--action", "archive"]);
+    assert!(env.ok(&["status", "class=rd"]).contains("locked: archive"));
+    assert!(env.fails(&["archive", "--key", key, &raw]).contains("locked for archive"));
+    env.ok(&["unlock", "class=rd"]);
+    assert!(env.ok(&["status", "class=rd"]).contains("locked: none"));
+    assert!(env.fails(&["lock", "class=rd", "--action", "frobnicate"]).contains("unknown action 'frobnicate'"));
+    assert!(env.ok(&["wipe", "class=rd,expver=abcd"]).contains("would wipe"));
+    assert!(env.ok(&["wipe", "class=rd,expver=abcd", "--doit"]).contains("wiped data set"));
+    let err = env.fails(&["retrieve", "class=rd", "-o", &out]);
+    assert!(err.contains("nothing matched") && err.contains("no data sets"), "{err}");
+}
+
+#[test]
+fn bad_grib_is_refused_whole_and_named() {
+    let env = Env::new();
+    let good = env.sample("good.grib", &["--steps", "0/6"]);
+    let bytes = std::fs::read(&good).unwrap();
+    let truncated = env.path("truncated.grib");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 10]).unwrap();
+    let err = env.fails(&["archive", &truncated]);
+    assert!(err.contains("truncated.grib, message 2") && err.contains("truncated"), "{err}");
+    assert_eq!(env.ok(&["list"]), "", "no part of a bad input is archived");
+    let corrupt = env.path("corrupt.grib");
+    let mut c = bytes.clone();
+    c.truncate(bytes.len() / 2);
+    c.extend_from_slice(b"JUNKJUNK");
+    std::fs::write(&corrupt, &c).unwrap();
+    assert!(env.fails(&["archive", &corrupt]).contains("corrupt.grib"));
+    let err = env.fails(&["archive", "/usr/share/eccodes/samples/GRIB2.tmpl"]);
+    assert!(err.contains("no MARS 'class' key") && err.contains("grib_set"), "{err}");
+    env.ok(&["archive", &good]);
+    assert_eq!(env.ok(&["list"]).lines().count(), 2);
+}
+
+#[test]
+fn config_and_schema_errors_name_the_culprit() {
+    let env = Env::new();
+    let config = env.path("bad.yaml");
+    std::fs::write(&config, "catalogue: {type: posix, root: /tmp/x}\nstore: {type: s4}\n").unwrap();
+    let err = env.fails(&["--config", &config, "list"]);
+    assert!(err.contains("bad.yaml") && err.contains("store.type 's4' is not known"), "{err}");
+    std::fs::write(&config, "catalogue: {type: posix, rot: /tmp/x}\nstore: {type: posix, root: /tmp/x}\n").unwrap();
+    assert!(env.fails(&["--config", &config, "list"]).contains("unknown key catalogue.rot"));
+    let schema = env.path("bad.schema");
+    std::fs::write(&schema, "param: Param;\n[ class, expver\n  [ type [ step, param= ]]]\n").unwrap();
+    let err = env.fails(&["schema", "--check", &schema]);
+    assert!(err.contains("bad.schema:3:") && err.contains("expected a value"), "{err}");
+    let fdb5 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fdb5/schema");
+    assert!(env.ok(&["schema", "--check", fdb5.to_str().unwrap()]).contains(": ok: "));
+    assert!(env.ok(&["schema"]).contains("fieldstore's default schema"));
+    let split = env.ok(&[
+        "schema",
+        "--split",
+        "class=od,expver=1,stream=enfo,date=20231201,time=0,type=pf,levtype=pl,step=1,number=2,levelist=500,param=t",
+    ]);
+    assert_eq!(split, "{class=od,expver=0001,stream=enfo,date=20231201,time=0000,domain=g}{type=pf,levtype=pl,anoffset=}{step=1,number=2,levelist=500,param=130,frequency=,direction=}\n");
+    let info: serde_json::Value = serde_json::from_str(&env.ok(&["info", "--json"])).unwrap();
+    assert_eq!(info["store"]["type"], "posix");
+}
+
+/// Runs a shell script inside a new user and mount namespace, where it may mount a small
+/// tmpfs of its own: a real full and a real read-only file system, with or without root.
+fn in_namespace(script: &str) -> Output {
+    Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "bash", "-euc", script])
+        .output()
+        .expect("unshare (util-linux) runs")
+}
+
+#[test]
+fn full_and_read_only_disks_give_one_clear_error_and_lose_nothing() {
+    let env = Env::new();
+    let small = env.sample("small.grib", &["--steps", "0/6/12"]);
+    let big = env.path("big.bin");
+    std::fs::write(&big, vec![7u8; 2 << 20]).unwrap();
+    let mnt = env.path("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let script = format!(
+        r#"
+        mount -t tmpfs -o size=1m tmpfs {mnt}
+        export FIELDSTORE_ROOT={mnt}/root
+        {BIN} archive {small}
+        {BIN} retrieve class=od -o {mnt}/before.grib
+        if {BIN} archive --key class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step=99,levelist=1,param=1 {big} 2> {full_err}; then echo "full archive succeeded"; exit 1; fi
+        grep -q "No space left on device" {full_err} || {{ cat {full_err}; exit 1; }}
+        test "$(wc -l < {full_err})" = 1
+        rm -f {mnt}/before.grib
+        {BIN} retrieve class=od -o /dev/stdout | cmp - {small}
+        test "$({BIN} list class=od | wc -l)" = 3
+        mount -o remount,ro {mnt}
+        if {BIN} archive {small} 2> {env_err}; then echo "read-only archive succeeded"; exit 1; fi
+        grep -q "Read-only file system" {env_err}
+        {BIN} retrieve class=od -o /dev/stdout | cmp - {small}
+        echo all-good
+        "#,
+        env_err = env.path("ro.err"),
+        full_err = env.path("full.err"),
+    );
+    let out = in_namespace(&script);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("all-good"), "stdout: {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(env.path("ro.err")).unwrap().starts_with("fieldstore: error: "));
+    let full = std::fs::read_to_string(env.path("full.err")).unwrap();
+    assert_eq!(full.matches("No space left on device").count(), 1, "{full}");
+}
