@@ -33,6 +33,9 @@ pub trait Store: Send {
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation>;
     /// Makes everything archived through this handle durable.
     fn flush(&mut self) -> Result<()>;
+    /// Forgets everything archived since the last successful flush (after a failed write: its
+    /// bytes may be incomplete) and writes later fields to fresh files or objects.
+    fn discard(&mut self);
     /// Fills `buf` from `uri` at `offset` (one read; the caller merges adjacent ranges).
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// Deletes one stored object or file (purge); deleting a missing one is not an error.
@@ -89,8 +92,11 @@ pub trait Catalogue: Send {
     /// Records a field location; it becomes visible at the next `flush`. The schema text is
     /// stored with the dataset when this creates it.
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()>;
-    /// Makes every entry archived through this handle visible, atomically per index.
+    /// Makes every entry archived through this handle visible, atomically per index. On
+    /// failure the entries stay pending, so a later flush can publish them.
     fn flush(&mut self) -> Result<()>;
+    /// Forgets the entries archived since the last successful flush (their bytes were lost).
+    fn discard(&mut self);
     /// Every dataset key stored.
     fn datasets(&self) -> Result<Vec<Key>>;
     /// A read view of one dataset, or `None` if it does not exist.

@@ -167,3 +167,55 @@ fn writers_killed_at_random_moments_lose_nothing_flushed_and_leave_no_partial_fi
     let all = fs.list(&request("class=od"), ListOptions::default()).unwrap();
     assert!(all.fields.len() > FIELDS_PER_STEP);
 }
+
+/// Child body for the full-disk test: runs on a 1 MiB tmpfs of its own (see below).
+#[test]
+fn child_full_disk() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
+    let Some(dir) = spec.strip_prefix("full-disk:") else { return };
+    let dir = Path::new(dir);
+    let ballast = dir.join("ballast");
+    std::fs::write(&ballast, vec![0u8; 400 << 10]).unwrap();
+    let mut fs = open_at(&dir.join("root"));
+    for step in 0..5 {
+        let id = identifier(1, step, 0);
+        fs.archive(&id, &payload(&id, 1000)).unwrap();
+    }
+    fs.flush().unwrap();
+    let big = identifier(1, 100, 0);
+    fs.archive(&big, &payload(&big, 2 << 20)).unwrap();
+    let small = identifier(1, 6, 0);
+    fs.archive(&small, &payload(&small, 1000)).unwrap();
+    let err = fs.flush().unwrap_err().to_string();
+    assert!(err.contains("No space left on device") && err.contains("2 field(s) archived since the last flush were not stored"), "{err}");
+    // The operator frees space; the same handle goes on.
+    std::fs::remove_file(&ballast).unwrap();
+    fs.archive(&small, &payload(&small, 1000)).unwrap();
+    fs.flush().unwrap();
+    let mut reader = open_at(&dir.join("root"));
+    let listed = reader.list(&request("class=od,number=1"), ListOptions::default()).unwrap();
+    let steps: Vec<&str> = listed.fields.iter().map(|f| f.element.get("step").unwrap()).collect();
+    assert_eq!(steps, ["0", "1", "2", "3", "4", "6"], "flushed fields kept, the failed flush published nothing");
+    for step in [0, 1, 2, 3, 4, 6] {
+        let id = identifier(1, step, 0);
+        assert_eq!(retrieve(&mut reader, &format!("class=od,number=1,step={step}")).unwrap(), payload(&id, 1000));
+    }
+    println!("recovered");
+}
+
+#[test]
+fn a_flush_failing_on_a_full_disk_publishes_nothing_of_it_and_the_handle_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=1m tmpfs {0} && exec {1} child_full_disk --exact --nocapture --quiet --test-threads=1",
+        dir.path().display(),
+        std::env::current_exe().unwrap().display()
+    );
+    let out = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "bash", "-c", &script])
+        .env(CHILD_ENV, format!("full-disk:{}", dir.path().display()))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("recovered"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+}

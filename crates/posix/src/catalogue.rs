@@ -28,12 +28,15 @@ pub struct PosixCatalogue {
     writers: HashMap<Key, DatasetWriter>,
 }
 
+/// Entries not yet published, by (collocation key, element keywords), then element values.
+type PendingIndexes = BTreeMap<(Key, Vec<String>), BTreeMap<String, FieldLocation>>;
+
 /// What one writer has archived into one dataset since its last flush.
 struct DatasetWriter {
     dir: PathBuf,
     toc: File,
     /// (collocation, element keywords) -> element values -> location.
-    pending: BTreeMap<(Key, Vec<String>), BTreeMap<String, FieldLocation>>,
+    pending: PendingIndexes,
     /// This writer's index file per collocation key: (file, name, size).
     index_files: HashMap<Key, (File, String, u64)>,
 }
@@ -104,34 +107,52 @@ impl DatasetWriter {
         if self.pending.is_empty() {
             return Ok(());
         }
+        let result = self.publish_pending();
+        match result {
+            Ok(()) => self.pending.clear(),
+            // A partly written index file has an unknown size: later segments go to new files.
+            Err(_) => self.index_files.clear(),
+        }
+        result
+    }
+
+    /// Writes and syncs one segment per pending collocation, then appends their TOC records
+    /// in one write and syncs the TOC. The pending entries are left in place.
+    fn publish_pending(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        let result = self.write_segments_and_records(&pending);
+        self.pending = pending;
+        result
+    }
+
+    fn write_segments_and_records(&mut self, pending: &PendingIndexes) -> Result<()> {
         let mut records = Vec::new();
         let mut touched = BTreeSet::new();
-        for ((collocation, element_keywords), entries) in std::mem::take(&mut self.pending) {
-            let segment = encode_segment(&entries);
+        for ((collocation, element_keywords), entries) in pending {
+            let segment = encode_segment(entries);
             let dir = self.dir.clone();
-            let (file, name, size) = self.index_file(&collocation)?;
+            let (file, name, size) = self.index_file(collocation)?;
             file.write_all(&segment).ctx("write index file", dir.join(name.as_str()))?;
             let record = IndexRecord {
                 file: name.clone(),
                 offset: *size,
                 length: segment.len() as u64,
                 fields: entries.len() as u64,
-                axes: axes_of(&element_keywords, entries.keys()),
+                axes: axes_of(element_keywords, entries.keys()),
                 collocation: collocation.clone(),
-                element_keywords,
+                element_keywords: element_keywords.clone(),
             };
             *size += segment.len() as u64;
-            touched.insert(collocation);
+            touched.insert(collocation.clone());
             records.extend_from_slice(&record.to_frame());
         }
-        for collocation in touched {
-            let (file, name, _) = &self.index_files[&collocation];
+        for collocation in &touched {
+            let (file, name, _) = &self.index_files[collocation];
             file.sync_data().ctx("sync index file", self.dir.join(name))?;
         }
         let toc_path = self.dir.join(TOC_FILE);
         self.toc.write_all(&records).ctx("append to TOC", &toc_path)?;
-        self.toc.sync_data().ctx("sync TOC", &toc_path)?;
-        Ok(())
+        self.toc.sync_data().ctx("sync TOC", &toc_path)
     }
 
     fn index_file(&mut self, collocation: &Key) -> Result<(&mut File, &String, &mut u64)> {
@@ -174,6 +195,12 @@ impl Catalogue for PosixCatalogue {
             writer.flush()?;
         }
         Ok(())
+    }
+
+    fn discard(&mut self) {
+        for writer in self.writers.values_mut() {
+            writer.pending.clear();
+        }
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {

@@ -121,6 +121,12 @@ impl Store for PosixStore {
         Ok(())
     }
 
+    /// Closes every data file: after a failed write its size is unknown, so later fields go
+    /// to new files (the old bytes stay, unreferenced).
+    fn discard(&mut self) {
+        self.writers.clear();
+    }
+
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
         let file = self.reader(uri)?;
         file.read_exact_at(buf, offset).map_err(|e| {

@@ -41,6 +41,8 @@ pub struct FieldStore {
     schemas: HashMap<String, Arc<Schema>>,
     /// Datasets this handle archives into, with the schema they were created with.
     writing: HashMap<Key, Arc<Schema>>,
+    /// Fields archived since the last successful flush.
+    pending_fields: u64,
     /// Read views kept between requests (each refreshes incrementally).
     views: HashMap<Key, Box<dyn crate::backend::DatasetView>>,
     stats: ArchiveStats,
@@ -54,6 +56,7 @@ impl FieldStore {
             store,
             schemas: HashMap::new(),
             writing: HashMap::new(),
+            pending_fields: 0,
             views: HashMap::new(),
             stats: ArchiveStats::default(),
         }
@@ -75,9 +78,13 @@ impl FieldStore {
         let split = self.schema.split(identifier)?;
         let schema = self.dataset_schema_for_writing(&split.dataset)?;
         let split = if Arc::ptr_eq(&schema, &self.schema) { split } else { self.resplit(&schema, identifier, &split.dataset)? };
-        let mut location = self.store.archive(&split.dataset, &split.collocation, data)?;
+        let mut location = match self.store.archive(&split.dataset, &split.collocation, data) {
+            Ok(location) => location,
+            Err(e) => return Err(self.discard_pending(e)),
+        };
         location.crc32c = crc32c::crc32c(data);
         self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
+        self.pending_fields += 1;
         self.stats.fields_archived += 1;
         self.stats.bytes_archived += data.len() as u64;
         Ok(())
@@ -86,10 +93,24 @@ impl FieldStore {
     /// Makes everything archived through this handle durable and visible: the store first,
     /// then the catalogue.
     pub fn flush(&mut self) -> Result<()> {
-        self.store.flush()?;
+        if let Err(e) = self.store.flush() {
+            return Err(self.discard_pending(e));
+        }
+        // A catalogue failure keeps its entries pending: their bytes are durable, and the
+        // next flush can still publish them.
         self.catalogue.flush()?;
+        self.pending_fields = 0;
         self.stats.flushes += 1;
         Ok(())
+    }
+
+    /// After a failed store write the bytes of unflushed fields may be incomplete: nothing
+    /// pending may ever be published. Both sides forget it; the handle stays usable.
+    fn discard_pending(&mut self, cause: Error) -> Error {
+        self.store.discard();
+        self.catalogue.discard();
+        let lost = std::mem::take(&mut self.pending_fields);
+        Error::Invalid(format!("{cause}; the {lost} field(s) archived since the last flush were not stored and must be archived again"))
     }
 
     /// The schema a dataset is written with: its stored schema if it exists, else the
