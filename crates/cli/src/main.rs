@@ -219,24 +219,48 @@ fn for_each_request(
     Ok(())
 }
 
-fn archive(fs: &mut FieldStore, files: &[String], key: Option<&str>) -> anyhow::Result<()> {
-    let read = |f: &str| -> anyhow::Result<Vec<u8>> {
-        let mut data = Vec::new();
-        if f == "-" {
-            std::io::stdin().read_to_end(&mut data).context("reading standard input")?;
-        } else {
-            data = std::fs::read(f).with_context(|| format!("reading {f}"))?;
+/// An input's bytes: standard input read into memory, files mapped (GRIB files can be larger
+/// than memory).
+enum Input {
+    Read(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Input {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Input::Read(v) => v,
+            Input::Mapped(m) => m,
         }
-        Ok(data)
-    };
+    }
+}
+
+fn read_input(f: &str) -> anyhow::Result<Input> {
+    if f == "-" {
+        let mut data = Vec::new();
+        std::io::stdin().read_to_end(&mut data).context("reading standard input")?;
+        return Ok(Input::Read(data));
+    }
+    let file = std::fs::File::open(f).with_context(|| format!("opening {f}"))?;
+    if file.metadata().with_context(|| format!("reading {f}"))?.len() == 0 {
+        return Ok(Input::Read(Vec::new()));
+    }
+    // SAFETY: the map is read-only; a file truncated by someone else while it is archived
+    // would fault, as it would for any reader of a file that vanishes under it.
+    let map = unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("mapping {f}"))?;
+    Ok(Input::Mapped(map))
+}
+
+fn archive(fs: &mut FieldStore, files: &[String], key: Option<&str>) -> anyhow::Result<()> {
     if let Some(key) = key {
         let [file] = files else { bail!("--key archives exactly one FILE") };
-        fs.archive(&Key::parse(key)?, &read(file)?)?;
+        fs.archive(&Key::parse(key)?, &read_input(file)?)?;
         fs.flush()?;
         eprintln!("archived 1 field from {file}");
         return Ok(());
     }
-    let inputs: Vec<(String, Vec<u8>)> = files.iter().map(|f| Ok((f.clone(), read(f)?))).collect::<anyhow::Result<_>>()?;
+    let inputs: Vec<(String, Input)> = files.iter().map(|f| Ok((f.clone(), read_input(f)?))).collect::<anyhow::Result<_>>()?;
     // Every message of every input is checked before anything is archived.
     let mut prepared = Vec::new();
     for (name, data) in &inputs {

@@ -134,6 +134,21 @@ fn bad_grib_is_refused_whole_and_named() {
 }
 
 #[test]
+fn archive_reads_standard_input() {
+    let env = Env::new();
+    let file = env.sample("in.grib", &["--steps", "0/6/12", "--levtype", "sfc", "--params", "167"]);
+    let out = Command::new(BIN)
+        .args(["archive", "-"])
+        .env("FIELDSTORE_ROOT", &env.root)
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("archived 3 fields"));
+    assert_eq!(env.ok(&["list", "--porcelain", "levtype=sfc,step=12"]).lines().count(), 1);
+}
+
+#[test]
 fn config_and_schema_errors_name_the_culprit() {
     let env = Env::new();
     let config = env.path("bad.yaml");

@@ -243,3 +243,34 @@ fn a_long_lived_reader_follows_wipes_and_recreation() {
     again.flush().unwrap();
     assert_eq!(retrieve(&mut reader, "class=od").unwrap(), b"new", "the reader's cached view must notice the new TOC");
 }
+
+#[test]
+fn retrieve_and_wipe_locks_and_merged_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    for step in 0..10 {
+        for param in [130, 131, 132] {
+            let id = Key::parse(&format!(
+                "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step={step},levelist=500,param={param}"
+            ))
+            .unwrap();
+            fs.archive(&id, &payload(&id, 4096)).unwrap();
+        }
+    }
+    fs.flush().unwrap();
+    // Fields archived in key order sit back to back in one data file: one read for all.
+    let (reader, _) = fs.retrieve(&request("class=od")).unwrap();
+    assert_eq!((reader.fields().len(), reader.storage_reads()), (30, 1));
+    drop(reader);
+    let (reader, _) = fs.retrieve(&request("class=od,param=131")).unwrap();
+    assert_eq!((reader.fields().len(), reader.storage_reads()), (10, 10), "gaps between fields split reads");
+    drop(reader);
+
+    fs.control(&request("class=od"), &[ControlAction::Retrieve, ControlAction::Wipe], Some(true)).unwrap();
+    let mut other = open_at(dir.path());
+    assert!(retrieve(&mut other, "class=od").unwrap_err().contains("locked for retrieve"));
+    assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 30, "list is not locked");
+    assert!(other.wipe(&request("class=od,expver=1"), true).unwrap_err().to_string().contains("locked for wipe"));
+    other.control(&request("class=od"), &[ControlAction::Retrieve, ControlAction::Wipe], Some(false)).unwrap();
+    assert_eq!(retrieve(&mut other, "class=od").unwrap().len(), 30 * 4096);
+}

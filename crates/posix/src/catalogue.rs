@@ -11,7 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
@@ -26,6 +26,10 @@ const TOC_FILE: &str = "toc";
 pub struct PosixCatalogue {
     root: PathBuf,
     writers: HashMap<Key, DatasetWriter>,
+    /// Dataset keys by directory name, so each `key` file is read once per handle. (Only a
+    /// dataset wiped and re-created under another key whose escaped values are the same
+    /// would be misnamed, until the handle is reopened.)
+    known: Mutex<HashMap<std::ffi::OsString, Key>>,
 }
 
 /// Entries not yet published, by (collocation key, element keywords), then element values.
@@ -43,7 +47,7 @@ struct DatasetWriter {
 
 impl PosixCatalogue {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixCatalogue { root: root.into(), writers: HashMap::new() }
+        PosixCatalogue { root: root.into(), writers: HashMap::new(), known: Mutex::new(HashMap::new()) }
     }
 
     fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
@@ -208,13 +212,21 @@ impl Catalogue for PosixCatalogue {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             other => other.ctx("read store root", &self.root)?,
         };
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
         for entry in entries {
             let entry = entry.ctx("read store root", &self.root)?;
-            if entry.file_name().to_string_lossy().starts_with('.') || !entry.path().join(KEY_FILE).exists() {
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with('.') {
                 continue;
             }
-            out.push(read_key(&entry.path())?);
+            if let Some(key) = known.get(&name) {
+                out.push(key.clone());
+            } else if entry.path().join(KEY_FILE).exists() {
+                let key = read_key(&entry.path())?;
+                known.insert(name, key.clone());
+                out.push(key);
+            }
         }
         out.sort();
         Ok(out)
