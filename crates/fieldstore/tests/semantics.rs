@@ -273,4 +273,13 @@ fn retrieve_and_wipe_locks_and_merged_reads() {
     assert!(other.wipe(&request("class=od,expver=1"), true).unwrap_err().to_string().contains("locked for wipe"));
     other.control(&request("class=od"), &[ControlAction::Retrieve, ControlAction::Wipe], Some(false)).unwrap();
     assert_eq!(retrieve(&mut other, "class=od").unwrap().len(), 30 * 4096);
+
+    // A dataset locked for everything can still be found, shown and unlocked.
+    other.control(&request("class=od"), &ControlAction::ALL, Some(true)).unwrap();
+    let status = other.control(&request("class=od"), &[], None).unwrap();
+    assert_eq!(status.len(), 1);
+    assert_eq!(status[0].1.len(), 4);
+    other.control(&request("class=od"), &ControlAction::ALL, Some(false)).unwrap();
+    assert!(other.control(&request("class=od"), &[], None).unwrap()[0].1.is_empty());
+    assert_eq!(other.where_is(&request("class=od")).unwrap().len(), 1);
 }

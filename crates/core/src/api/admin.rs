@@ -68,20 +68,19 @@ struct IndexUse {
 impl FieldStore {
     /// Lists what a request names (FDB5's `list`).
     pub fn list(&mut self, request: &Request, options: ListOptions) -> Result<Matches> {
-        self.resolve(request, options, ControlAction::List)
+        self.resolve(request, options, Some(ControlAction::List))
     }
 
     /// The values present for each keyword among what a request names, in numeric order.
     pub fn axes(&mut self, request: &Request) -> Result<(Axes, Option<String>)> {
-        let matches = self.resolve(request, ListOptions { depth: 2, include_superseded: false }, ControlAction::List)?;
-        let mut detailed = self.resolve(request, ListOptions { depth: 3, include_superseded: false }, ControlAction::List)?;
+        let matches = self.resolve(request, ListOptions { depth: 2, include_superseded: false }, Some(ControlAction::List))?;
         let mut axes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (dataset, coll) in &matches.collocations {
             for (k, v) in dataset.iter().chain(coll.iter()) {
                 axes.entry(k.to_string()).or_default().insert(v.to_string());
             }
         }
-        for (_, index, constraints) in detailed.indexes.drain(..) {
+        for (_, index, constraints) in &matches.indexes {
             for (kw, c) in index.element_keywords.iter().zip(constraints.iter()) {
                 let values = index.axes.get(kw).into_iter().flatten().filter(|v| c.as_ref().is_none_or(|c| c.contains(v)));
                 axes.entry(kw.clone()).or_default().extend(values.cloned());
@@ -109,11 +108,12 @@ impl FieldStore {
                 WIPE_MINIMUM_KEYS.join(", ")
             )));
         }
-        let by_dataset = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::Wipe)?;
+        let by_dataset = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, Some(ControlAction::Wipe))?;
         if let Some(why) = by_dataset.explanation {
             return Err(Error::Invalid(format!("nothing to wipe: {why}")));
         }
         let mut report = WipeReport { done: doit, ..Default::default() };
+        let mut by_collocation: Option<Vec<(Key, Key)>> = None;
         for dataset in by_dataset.datasets {
             let schema = self.schema_of(&dataset)?;
             let dataset_keywords: HashSet<&str> = dataset.keywords().collect();
@@ -134,15 +134,19 @@ impl FieldStore {
                     "wipe removes data sets or collocations; element keyword '{k}' cannot be wiped (use archive to replace fields)"
                 )));
             }
-            self.wipe_collocations(request, &dataset, doit, &mut report)?;
+            if by_collocation.is_none() {
+                let options = ListOptions { depth: 2, include_superseded: false };
+                by_collocation = Some(self.resolve(request, options, Some(ControlAction::Wipe))?.collocations);
+            }
+            let targets: BTreeSet<&Key> = by_collocation.iter().flatten().filter(|(d, _)| *d == dataset).map(|(_, c)| c).collect();
+            self.wipe_collocations(&dataset, targets, doit, &mut report)?;
         }
         Ok(report)
     }
 
-    /// Hides the dataset's indexes the request names and removes store objects only they use.
-    fn wipe_collocations(&mut self, request: &Request, dataset: &Key, doit: bool, report: &mut WipeReport) -> Result<()> {
-        let by_collocation = self.resolve(request, ListOptions { depth: 2, include_superseded: false }, ControlAction::Wipe)?;
-        let targets: BTreeSet<&Key> = by_collocation.collocations.iter().filter(|(d, _)| d == dataset).map(|(_, c)| c).collect();
+    /// Hides a dataset's indexes of the given collocations and removes store objects only
+    /// they use.
+    fn wipe_collocations(&mut self, dataset: &Key, targets: BTreeSet<&Key>, doit: bool, report: &mut WipeReport) -> Result<()> {
         let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(()) };
         let indexes = view.indexes()?;
         let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) =
@@ -171,7 +175,7 @@ impl FieldStore {
     /// store objects used only by hidden indexes are removed. Must not run while a writer
     /// archives into the same datasets (as with FDB5).
     pub fn purge(&mut self, request: &Request, doit: bool) -> Result<PurgeReport> {
-        let datasets = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::Wipe)?;
+        let datasets = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, Some(ControlAction::Wipe))?;
         let mut report = PurgeReport { done: doit, ..Default::default() };
         for dataset in datasets.datasets {
             let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
@@ -225,7 +229,7 @@ impl FieldStore {
 
     /// Counts of what a request names: fields, bytes, superseded duplicates, indexes.
     pub fn stats(&mut self, request: &Request) -> Result<StatsReport> {
-        let datasets = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::List)?;
+        let datasets = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, Some(ControlAction::List))?;
         let mut report = StatsReport::default();
         for dataset in datasets.datasets {
             let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
@@ -256,20 +260,7 @@ impl FieldStore {
 
     /// Datasets a request names, locked or not (for control and where).
     fn all_datasets_matching(&mut self, request: &Request) -> Result<Vec<Key>> {
-        let mut found = Vec::new();
-        for action in [ControlAction::List, ControlAction::Retrieve, ControlAction::Archive] {
-            let m = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, action)?;
-            for d in m.datasets {
-                if !found.contains(&d) {
-                    found.push(d);
-                }
-            }
-        }
-        if found.is_empty() {
-            let m = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, ControlAction::Wipe)?;
-            found = m.datasets;
-        }
-        Ok(found)
+        Ok(self.resolve(request, ListOptions { depth: 1, include_superseded: false }, None)?.datasets)
     }
 
     fn schema_of(&mut self, dataset: &Key) -> Result<std::sync::Arc<crate::schema::Schema>> {

@@ -19,7 +19,7 @@ pub use admin::{Axes, PurgeReport, StatsReport, WhereReport, WipeReport};
 pub use read::DataReader;
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
-use crate::backend::{Catalogue, ControlAction, FieldLocation, Store};
+use crate::backend::{Catalogue, ControlAction, Store};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::schema::Schema;
@@ -163,9 +163,4 @@ impl FieldStore {
     pub(crate) fn store(&self) -> &dyn Store {
         self.store.as_ref()
     }
-}
-
-/// A field found by `list` or `retrieve`, with its location, for callers that print it.
-pub fn location_text(location: &FieldLocation) -> String {
-    format!("{} offset={} length={}", location.uri, location.offset, location.length)
 }

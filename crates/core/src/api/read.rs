@@ -36,7 +36,7 @@ impl FieldStore {
     /// Retrieves what a request names, in numeric key order. `explanation` is set on the
     /// reader when nothing matched.
     pub fn retrieve(&mut self, request: &Request) -> Result<(DataReader<'_>, Option<String>)> {
-        let matches = self.resolve(request, ListOptions::default(), ControlAction::Retrieve)?;
+        let matches = self.resolve(request, ListOptions::default(), Some(ControlAction::Retrieve))?;
         Ok((DataReader::new(self.store(), matches.fields), matches.explanation))
     }
 }

@@ -61,23 +61,17 @@ pub struct Matches {
     pub datasets: Vec<Key>,
     pub collocations: Vec<(Key, Key)>,
     pub fields: Vec<FieldEntry>,
-    /// Index summaries of the matching indexes (for `axes`), with their types.
+    /// Summaries of the matching indexes (depth 2 and 3), with the element values asked.
     pub(crate) indexes: Vec<(Key, Arc<IndexInfo>, Arc<Constraints>)>,
     /// Why nothing matched, when nothing did.
     pub explanation: Option<String>,
-}
-
-impl Matches {
-    pub fn is_empty(&self) -> bool {
-        self.datasets.is_empty()
-    }
 }
 
 /// The state of one resolution, shared by the per-dataset steps.
 struct Resolution<'r> {
     request: &'r Request,
     options: ListOptions,
-    action: ControlAction,
+    action: Option<ControlAction>,
     asked: Asked<'r>,
     why: Why,
     matches: Matches,
@@ -87,8 +81,9 @@ struct Resolution<'r> {
 }
 
 impl FieldStore {
-    /// Finds what a request names, for an operation that `action` locks.
-    pub fn resolve(&mut self, request: &Request, options: ListOptions, action: ControlAction) -> Result<Matches> {
+    /// Finds what a request names. Datasets locked for `action` are left out (with a
+    /// reason); `None` ignores locks (for `control` itself and `where`).
+    pub fn resolve(&mut self, request: &Request, options: ListOptions, action: Option<ControlAction>) -> Result<Matches> {
         let mut r = Resolution {
             request,
             options,
@@ -117,7 +112,10 @@ impl FieldStore {
             let view = self.views.entry(dataset.clone()).or_insert(view);
             let schema_text = view.schema_text().to_string();
             let schema = self.parse_schema(&schema_text, &dataset)?;
-            let locked = self.catalogue.locks(&dataset)?.contains(&action);
+            let locked = match action {
+                Some(action) => self.catalogue.locks(&dataset)?.contains(&action),
+                None => false,
+            };
             let view = self.views.get_mut(&dataset).expect("inserted above");
             resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut())?;
         }
@@ -146,7 +144,8 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
         return Ok(());
     }
     if locked {
-        r.why.add(5, format!("data set {dataset} is locked for {}", r.action.name()));
+        let action = r.action.map_or("", ControlAction::name);
+        r.why.add(5, format!("data set {dataset} is locked for {action}"));
         return Ok(());
     }
     if r.options.depth <= 1 {
@@ -185,6 +184,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             if !r.matches.collocations.contains(&pair) {
                 r.matches.collocations.push(pair);
             }
+            r.matches.indexes.push((dataset.clone(), index, constraints));
             continue;
         }
         for (element, location) in matching_entries(view, &index, &constraints)? {
