@@ -1,6 +1,7 @@
 //! `fieldstore`: archive, retrieve, list and administer weather fields. Argument parsing and
 //! printing only; all work is done by the `fieldstore` library.
 
+mod bench;
 mod output;
 mod sample;
 
@@ -91,6 +92,9 @@ enum Command {
     },
     /// Write GRIB fields made from ecCodes' samples (for trying fieldstore out and for tests)
     Sample(Box<sample::SampleArgs>),
+    /// Benchmarks: hammer, and the side-by-side comparison with FDB5
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 #[derive(Args)]
@@ -203,6 +207,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             output::print_info(&config, json)
         }
         Command::Sample(args) => sample::run(&args),
+        Command::Bench(b) => bench::run(&b, config),
     }
 }
 

@@ -107,14 +107,23 @@ impl KeywordType {
 
     /// Orders two canonical values: numerically where the type is numeric.
     pub fn compare(self, a: &str, b: &str) -> Ordering {
+        self.sort_key(a).cmp(&self.sort_key(b)).then_with(|| a.cmp(b))
+    }
+
+    /// A value's place in this type's order, computed once so that sorting many values does
+    /// not parse them again at every comparison.
+    pub fn sort_key(self, value: &str) -> SortKey {
         use KeywordType::*;
         match self {
-            Step => match (StepValue::parse(a), StepValue::parse(b)) {
-                (Ok(x), Ok(y)) => x.cmp(&y),
-                _ => a.cmp(b),
+            Step => match StepValue::parse(value) {
+                Ok(s) => SortKey::Step(s.end_minutes, s.start_minutes),
+                Err(_) => SortKey::Text(value.into()),
             },
-            Integer | Double | Param | ParamId | Default | Expver | Time | Date => compare_numeric_first(a, b),
-            _ => a.cmp(b),
+            Integer | Double | Param | ParamId | Default | Expver | Time | Date => match value.parse::<f64>() {
+                Ok(v) if !v.is_nan() => SortKey::Number(v),
+                _ => SortKey::Text(value.into()),
+            },
+            _ => SortKey::Text(value.into()),
         }
     }
 
@@ -198,12 +207,41 @@ fn stepped(a: i64, b: i64, step: i64) -> impl Iterator<Item = i64> {
     })
 }
 
-fn compare_numeric_first(a: &str, b: &str) -> Ordering {
-    match (a.parse::<f64>(), b.parse::<f64>()) {
-        (Ok(x), Ok(y)) => x.partial_cmp(&y).unwrap_or(Ordering::Equal).then_with(|| a.cmp(b)),
-        (Ok(_), Err(_)) => Ordering::Less,
-        (Err(_), Ok(_)) => Ordering::Greater,
-        _ => a.cmp(b),
+/// A value's place in its type's order: steps by (end, start), numbers numerically, then
+/// anything else as text.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SortKey {
+    Step(i64, i64),
+    Number(f64),
+    Text(Box<str>),
+}
+
+impl SortKey {
+    fn rank(&self) -> u8 {
+        match self {
+            SortKey::Step(..) => 0,
+            SortKey::Number(_) => 1,
+            SortKey::Text(_) => 2,
+        }
+    }
+}
+
+impl Eq for SortKey {}
+
+impl Ord for SortKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (SortKey::Step(a, b), SortKey::Step(c, d)) => (a, b).cmp(&(c, d)),
+            (SortKey::Number(x), SortKey::Number(y)) => x.total_cmp(y),
+            (SortKey::Text(x), SortKey::Text(y)) => x.cmp(y),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl PartialOrd for SortKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 

@@ -283,3 +283,35 @@ fn retrieve_and_wipe_locks_and_merged_reads() {
     assert!(other.control(&request("class=od"), &[], None).unwrap()[0].1.is_empty());
     assert_eq!(other.where_is(&request("class=od")).unwrap().len(), 1);
 }
+
+#[test]
+fn partly_overlapping_flushes_supersede_exactly_the_shared_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    let id = |step: u32, param: u32| {
+        Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param={param}")).unwrap()
+    };
+    // Flush 1: steps 0-1 x params 1-2. Flush 2: steps 2-3 (disjoint). Flush 3: step 1 and 2, param 2 only.
+    for (flush, fields) in [(1, vec![(0, 1), (0, 2), (1, 1), (1, 2)]), (2, vec![(2, 1), (3, 1)]), (3, vec![(1, 2), (2, 2)])] {
+        for (s, p) in fields {
+            fs.archive(&id(s, p), format!("flush{flush}").as_bytes()).unwrap();
+        }
+        fs.flush().unwrap();
+    }
+    let mut reader = open_at(dir.path());
+    let live = reader.list(&request("class=od"), ListOptions::default()).unwrap();
+    let shown: Vec<String> =
+        live.fields.iter().map(|f| format!("{}/{}", f.element.get("step").unwrap(), f.element.get("param").unwrap())).collect();
+    assert_eq!(shown, ["0/1", "0/2", "1/1", "1/2", "2/1", "2/2", "3/1"]);
+    assert_eq!(retrieve(&mut reader, "class=od,step=1,param=2").unwrap(), b"flush3");
+    assert_eq!(retrieve(&mut reader, "class=od,step=2,param=2").unwrap(), b"flush3");
+    assert_eq!(retrieve(&mut reader, "class=od,step=2,param=1").unwrap(), b"flush2");
+    let full = reader.list(&request("class=od"), ListOptions { depth: 3, include_superseded: true }).unwrap();
+    let superseded: Vec<String> = full
+        .fields
+        .iter()
+        .filter(|f| f.superseded)
+        .map(|f| format!("{}/{}", f.element.get("step").unwrap(), f.element.get("param").unwrap()))
+        .collect();
+    assert_eq!(superseded, ["1/2"]);
+}

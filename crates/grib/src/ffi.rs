@@ -22,6 +22,7 @@ pub const KEYS_ITERATOR_ALL_KEYS: c_ulong = 0;
 
 extern "C" {
     pub fn codes_handle_new_from_message(c: *mut CodesContext, data: *const c_void, len: usize) -> *mut CodesHandle;
+    pub fn codes_handle_new_from_message_copy(c: *mut CodesContext, data: *const c_void, len: usize) -> *mut CodesHandle;
     pub fn codes_grib_handle_new_from_samples(c: *mut CodesContext, sample: *const c_char) -> *mut CodesHandle;
     pub fn codes_handle_delete(h: *mut CodesHandle) -> c_int;
     pub fn codes_get_long(h: *const CodesHandle, key: *const c_char, value: *mut c_long) -> c_int;

@@ -108,6 +108,16 @@ impl<'a> Handle<'a> {
 }
 
 impl Handle<'static> {
+    /// A handle over a copy of one whole GRIB message (its keys may then be set).
+    pub fn from_message_copy(data: &[u8]) -> Result<Handle<'static>> {
+        // SAFETY: ecCodes copies the bytes before returning.
+        let ptr = unsafe { ffi::codes_handle_new_from_message_copy(ptr::null_mut(), data.as_ptr().cast(), data.len()) };
+        if ptr.is_null() {
+            return Err(Error::Grib { context: "template".into(), message: "ecCodes cannot decode it".into() });
+        }
+        Ok(Handle { ptr, _data: PhantomData })
+    }
+
     /// A new handle from one of ecCodes' GRIB samples (e.g. `GRIB2`, `reduced_gg_pl_32_grib1`).
     pub fn from_sample(name: &str) -> Result<Handle<'static>> {
         let n = c_key(name);

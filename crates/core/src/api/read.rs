@@ -122,8 +122,8 @@ mod tests {
 
     fn field(uri: &str, offset: u64, length: u64) -> FieldEntry {
         FieldEntry {
-            dataset: Key::new(),
-            collocation: Key::new(),
+            dataset: Default::default(),
+            collocation: Default::default(),
             element: Key::new(),
             location: FieldLocation { uri: uri.into(), offset, length, crc32c: 0 },
             superseded: false,

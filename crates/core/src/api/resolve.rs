@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::key::Key;
 use crate::request::Request;
 use crate::schema::{Rule, RulePath, Schema};
-use crate::types::KeywordType;
+use crate::types::{KeywordType, SortKey};
 
 /// Reasons shown per kind when nothing matched.
 const SHOWN_REASONS: usize = 5;
@@ -40,8 +40,10 @@ impl Default for ListOptions {
 /// One stored field.
 #[derive(Clone, Debug, Serialize)]
 pub struct FieldEntry {
-    pub dataset: Key,
-    pub collocation: Key,
+    /// Shared by every field of the dataset.
+    pub dataset: Arc<Key>,
+    /// Shared by every field of the collocation.
+    pub collocation: Arc<Key>,
     pub element: Key,
     pub location: FieldLocation,
     /// Hidden by a newer field with the same identifier (only with `include_superseded`).
@@ -75,9 +77,40 @@ struct Resolution<'r> {
     asked: Asked<'r>,
     why: Why,
     matches: Matches,
-    sort_types: Vec<Arc<Vec<KeywordType>>>,
-    seen: HashSet<(Key, Key, Key)>,
+    /// Matched fields by (dataset, collocation), in the order first met.
+    groups: Vec<Group>,
+    group_ids: HashMap<(Key, Key), usize>,
+    /// Per field: its group and the sort keys of its element values.
+    field_order: Vec<(usize, Vec<SortKey>)>,
     known_keywords: BTreeSet<String>,
+}
+
+/// The fields of one (dataset, collocation) pair, and what is needed to find superseded ones.
+struct Group {
+    dataset: Arc<Key>,
+    collocation: Arc<Key>,
+    sort_key: Vec<SortKey>,
+    /// Union of the axes of the indexes met so far: an index whose axes miss it on some
+    /// keyword cannot hold an element met before, so its entries need no check.
+    axes: HashMap<String, HashSet<String>>,
+    /// Element keys met, built only once an index could overlap earlier ones.
+    seen: Option<HashSet<Key>>,
+    /// Positions of this group's fields in `Matches::fields`.
+    fields: Vec<usize>,
+}
+
+impl Group {
+    /// Whether every element keyword of `index` has a value already met.
+    fn may_overlap(&self, index: &IndexInfo) -> bool {
+        !self.axes.is_empty()
+            && index.axes.iter().all(|(k, values)| self.axes.get(k).is_some_and(|met| values.iter().any(|v| met.contains(v))))
+    }
+
+    fn add_axes(&mut self, index: &IndexInfo) {
+        for (k, values) in &index.axes {
+            self.axes.entry(k.clone()).or_default().extend(values.iter().cloned());
+        }
+    }
 }
 
 impl FieldStore {
@@ -91,8 +124,9 @@ impl FieldStore {
             asked: Asked { request, cache: HashMap::new() },
             why: Why::default(),
             matches: Matches::default(),
-            sort_types: Vec::new(),
-            seen: HashSet::new(),
+            groups: Vec::new(),
+            group_ids: HashMap::new(),
+            field_order: Vec::new(),
             known_keywords: self.schema.keywords().into_iter().map(String::from).collect(),
         };
         let datasets = self.catalogue.datasets()?;
@@ -123,7 +157,7 @@ impl FieldStore {
             r.why.add(10, format!("unknown keyword '{unknown}': no schema rule uses it"));
         }
         let mut matches = r.matches;
-        sort_fields(&mut matches.fields, r.sort_types);
+        sort_fields(&mut matches.fields, &r.groups, r.field_order);
         if matches.datasets.is_empty() {
             matches.explanation = Some(r.why.explain());
         }
@@ -187,19 +221,32 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             r.matches.indexes.push((dataset.clone(), index, constraints));
             continue;
         }
-        for (element, location) in matching_entries(view, &index, &constraints)? {
-            let superseded = !r.seen.insert((dataset.clone(), index.collocation.clone(), element.clone()));
+        let group = r.group(dataset, &index.collocation, &types);
+        let entries = matching_entries(view, &index, &constraints)?;
+        let element_types = &types[dataset.len() + index.collocation.len()..];
+        let g = &mut r.groups[group];
+        if g.seen.is_none() && g.may_overlap(&index) {
+            g.seen = Some(g.fields.iter().map(|&i| r.matches.fields[i].element.clone()).collect());
+        }
+        g.add_axes(&index);
+        for (element, location) in entries {
+            let superseded = match &mut g.seen {
+                Some(seen) => !seen.insert(element.clone()),
+                None => false,
+            };
             if superseded && !r.options.include_superseded {
                 continue;
             }
+            let order = element.values().zip(element_types).map(|(v, t)| t.sort_key(v)).collect();
+            g.fields.push(r.matches.fields.len());
             r.matches.fields.push(FieldEntry {
-                dataset: dataset.clone(),
-                collocation: index.collocation.clone(),
+                dataset: g.dataset.clone(),
+                collocation: g.collocation.clone(),
                 element,
                 location,
                 superseded,
             });
-            r.sort_types.push(types.clone());
+            r.field_order.push((group, order));
         }
         r.matches.indexes.push((dataset.clone(), index, constraints));
     }
@@ -261,21 +308,39 @@ fn plan_collocation(
     Ok(Some(Plan { constraints: Arc::new(constraints), types: Arc::new(types) }))
 }
 
-/// Orders fields numerically by each keyword's type (steps, levels, numbers), keeping the
-/// newest first among equal identifiers.
-fn sort_fields(fields: &mut Vec<FieldEntry>, types: Vec<Arc<Vec<KeywordType>>>) {
-    let mut paired: Vec<(FieldEntry, Arc<Vec<KeywordType>>)> = std::mem::take(fields).into_iter().zip(types).collect();
-    paired.sort_by(|(a, ta), (b, _)| {
-        let va = a.dataset.values().chain(a.collocation.values()).chain(a.element.values());
-        let vb = b.dataset.values().chain(b.collocation.values()).chain(b.element.values());
-        for ((x, y), t) in va.zip(vb).zip(ta.iter()) {
-            let o = t.compare(x, y);
-            if o != std::cmp::Ordering::Equal {
-                return o;
-            }
+impl Resolution<'_> {
+    /// The group of a (dataset, collocation) pair, created on first use.
+    fn group(&mut self, dataset: &Key, collocation: &Key, types: &[KeywordType]) -> usize {
+        let id = (dataset.clone(), collocation.clone());
+        if let Some(&g) = self.group_ids.get(&id) {
+            return g;
         }
-        std::cmp::Ordering::Equal
-    });
+        let sort_key = dataset.values().chain(collocation.values()).zip(types).map(|(v, t)| t.sort_key(v)).collect();
+        self.groups.push(Group {
+            dataset: Arc::new(dataset.clone()),
+            collocation: Arc::new(collocation.clone()),
+            sort_key,
+            axes: HashMap::new(),
+            seen: None,
+            fields: Vec::new(),
+        });
+        self.group_ids.insert(id, self.groups.len() - 1);
+        self.groups.len() - 1
+    }
+}
+
+/// Orders fields numerically by each keyword's type (steps, levels, numbers): groups by their
+/// dataset and collocation values, fields within by their element values, with sort keys
+/// computed once per field. The sort is stable, so the newest stays first among equals.
+fn sort_fields(fields: &mut Vec<FieldEntry>, groups: &[Group], order: Vec<(usize, Vec<SortKey>)>) {
+    let mut by_group: Vec<usize> = (0..groups.len()).collect();
+    by_group.sort_by(|&a, &b| groups[a].sort_key.cmp(&groups[b].sort_key));
+    let mut rank = vec![0; groups.len()];
+    for (r, g) in by_group.into_iter().enumerate() {
+        rank[g] = r;
+    }
+    let mut paired: Vec<(FieldEntry, (usize, Vec<SortKey>))> = std::mem::take(fields).into_iter().zip(order).collect();
+    paired.sort_by(|(_, (ga, ka)), (_, (gb, kb))| rank[*ga].cmp(&rank[*gb]).then_with(|| ka.cmp(kb)));
     *fields = paired.into_iter().map(|(f, _)| f).collect();
 }
 

@@ -1,0 +1,165 @@
+//! Side-by-side runs: FDB5 (through `../shared/peer/fdb5-peer.sh`, its C API) and fieldstore
+//! on the same workload (same keys, same schema, one flush per step) on the same file system,
+//! plus `dd` to that file system as the storage's own limit.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use fieldstore::{Config, ListOptions, Request};
+use serde::Serialize;
+
+use crate::hammer::{Hammer, Payload};
+use crate::payload::{synthetic, Check};
+
+/// The schema the FDB5 peer script uses; fieldstore is given the same one.
+pub const PEER_SCHEMA: &str = "param: Param; step: Step; date: Date; levelist: Double; expver: Expver; time: Time; number: Integer;\n\
+[ class, expver, stream, date, time, domain? [ type, levtype [ step, number?, levelist?, param ]]]\n";
+
+/// The explicit-key workload of the peer: steps 0.., levels 10, 20, ..., params 1.., one
+/// ensemble member.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Workload {
+    pub nsteps: usize,
+    pub nlevels: usize,
+    pub nparams: usize,
+    pub field_size: usize,
+    pub member: usize,
+}
+
+impl Workload {
+    pub fn fields(&self) -> usize {
+        self.nsteps * self.nlevels * self.nparams
+    }
+
+    fn hammer(&self) -> Hammer {
+        Hammer {
+            class: "od".into(),
+            expver: "0001".into(),
+            nsteps: self.nsteps,
+            step: 0,
+            nlevels: self.nlevels,
+            level: 0,
+            levels: Some((1..=self.nlevels).map(|l| (l * 10).to_string()).collect()),
+            nparams: self.nparams,
+            params: None,
+            nensembles: 1,
+            number: self.member,
+            payload: Payload::Synthetic(synthetic(self.field_size)),
+            check: Check::None,
+        }
+    }
+}
+
+/// Seconds per phase of one run.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Timings {
+    pub archive: f64,
+    pub list: f64,
+    pub retrieve: f64,
+}
+
+/// Runs the FDB5 peer script; parses its `phase fields bytes seconds` lines.
+pub fn run_fdb5(peer_script: &Path, root: &Path, w: &Workload) -> Result<Timings, String> {
+    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let out = Command::new("bash")
+        .arg(peer_script)
+        .arg(root)
+        .args([w.nsteps, w.nlevels, w.nparams, w.field_size, w.member].map(|v| v.to_string()))
+        .output()
+        .map_err(|e| format!("running {}: {e}", peer_script.display()))?;
+    if !out.status.success() {
+        return Err(format!("FDB5 peer failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let mut t = Timings::default();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let (Some(phase), Some(seconds)) = (parts.first(), parts.get(3).and_then(|s| s.parse::<f64>().ok())) else { continue };
+        let fields: usize = parts.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        if fields != w.fields() {
+            return Err(format!("FDB5 peer {phase}: {fields} fields, expected {}", w.fields()));
+        }
+        match *phase {
+            "archive" => t.archive = seconds,
+            "list" => t.list = seconds,
+            "retrieve" => t.retrieve = seconds,
+            _ => {}
+        }
+    }
+    Ok(t)
+}
+
+/// Runs the same workload through fieldstore's POSIX backend with the peer's schema.
+pub fn run_fieldstore(root: &Path, w: &Workload) -> Result<Timings, String> {
+    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let schema = root.join("schema");
+    std::fs::write(&schema, PEER_SCHEMA).map_err(|e| e.to_string())?;
+    let data = root.join("data");
+    let yaml =
+        format!("schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n", schema.display(), data.display());
+    let config = Config::parse("compare", &yaml).map_err(|e| e.to_string())?;
+    let hammer = w.hammer();
+    let err = |e: fieldstore::Error| e.to_string();
+
+    let mut writer = fieldstore::open(&config).map_err(err)?;
+    let archive = hammer.write(&mut writer).map_err(err)?.seconds;
+    drop(writer);
+
+    // Like the peer: a new handle lists the member, then retrieves everything in one request.
+    let mut reader = fieldstore::open(&config).map_err(err)?;
+    let base = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,domain=g,type=pf,levtype=pl";
+    let t = Instant::now();
+    let listed = reader.list(&Request::parse(&format!("{base},number={}", w.member)).map_err(err)?, ListOptions::default()).map_err(err)?;
+    let list = t.elapsed().as_secs_f64();
+    if listed.fields.len() != w.fields() {
+        return Err(format!("fieldstore list: {} fields, expected {}", listed.fields.len(), w.fields()));
+    }
+    let join = |n: usize, f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join("/");
+    let request = format!(
+        "{base},number={},step={},levelist={},param={}",
+        w.member,
+        join(w.nsteps, &|s| s.to_string()),
+        join(w.nlevels, &|l| ((l + 1) * 10).to_string()),
+        join(w.nparams, &|p| (p + 1).to_string())
+    );
+    let t = Instant::now();
+    let (mut data_reader, _) = reader.retrieve(&Request::parse(&request).map_err(err)?).map_err(err)?;
+    let mut sink = CountingSink(0);
+    std::io::copy(&mut data_reader, &mut sink).map_err(|e| e.to_string())?;
+    let retrieve = t.elapsed().as_secs_f64();
+    if sink.0 != (w.fields() * w.field_size) as u64 {
+        return Err(format!("fieldstore retrieve: {} bytes, expected {}", sink.0, w.fields() * w.field_size));
+    }
+    Ok(Timings { archive, list, retrieve })
+}
+
+/// A writer that only counts (retrieved bytes are read, not kept).
+struct CountingSink(u64);
+
+impl std::io::Write for CountingSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `dd` of `bytes` in 1 MiB blocks to a file in `dir`, with `fdatasync`: bytes per second.
+pub fn dd_write(dir: &Path, bytes: usize) -> Result<f64, String> {
+    let file: PathBuf = dir.join("dd.bench");
+    let count = bytes.div_ceil(1 << 20).max(1);
+    let t = Instant::now();
+    let status = Command::new("dd")
+        .args(["if=/dev/zero", &format!("of={}", file.display()), "bs=1M", &format!("count={count}"), "conv=fdatasync"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("dd: {e}"))?;
+    let seconds = t.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&file);
+    if !status.success() {
+        return Err("dd failed".into());
+    }
+    Ok((count << 20) as f64 / seconds)
+}

@@ -1,0 +1,206 @@
+//! `hammer`: the fdb-hammer workload. Each process writes, for each step, every (level,
+//! param) field of its ensemble members and flushes once per step; the read phase retrieves
+//! the same sequence and fails if any expected field is missing or fails its check; the list
+//! phase lists what was written.
+
+use std::io::Read;
+use std::time::Instant;
+
+use fieldstore::{FieldStore, Key, ListOptions, Request};
+use serde::Serialize;
+
+use crate::clock::micros_since_epoch;
+use crate::payload::{self, Check};
+
+/// What a hammer run writes and reads (fdb-hammer's options).
+#[derive(Clone, Debug)]
+pub struct Hammer {
+    pub class: String,
+    pub expver: String,
+    pub nsteps: usize,
+    /// First step.
+    pub step: usize,
+    pub nlevels: usize,
+    /// First level (levels are `level`, `level + 1`, ... unless `levels` is given).
+    pub level: usize,
+    pub levels: Option<Vec<String>>,
+    pub nparams: usize,
+    /// Parameter ids (default 1..=nparams).
+    pub params: Option<Vec<String>>,
+    pub nensembles: usize,
+    /// First ensemble member.
+    pub number: usize,
+    pub payload: Payload,
+    pub check: Check,
+}
+
+/// Where field bytes come from.
+#[derive(Clone, Debug)]
+pub enum Payload {
+    /// Synthetic bytes of this size, archived with explicit keys.
+    Synthetic(Vec<u8>),
+    /// A GRIB message whose keys are set with ecCodes for each field (fdb-hammer's way).
+    Grib(Vec<u8>),
+}
+
+/// The result of one phase, as printed by `--json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Phase {
+    pub mode: &'static str,
+    pub fields: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    /// Wall-clock time of the first and last I/O, microseconds since the epoch.
+    pub first_io_us: u64,
+    pub last_io_us: u64,
+    /// Seconds spent in each kind of operation (archive, flush, grib, retrieve, list, check).
+    pub breakdown: std::collections::BTreeMap<&'static str, f64>,
+}
+
+impl Phase {
+    fn new(mode: &'static str) -> Self {
+        Phase { mode, fields: 0, bytes: 0, seconds: 0.0, first_io_us: 0, last_io_us: 0, breakdown: Default::default() }
+    }
+
+    fn time<T>(&mut self, what: &'static str, f: impl FnOnce() -> T) -> T {
+        let t = Instant::now();
+        let out = f();
+        *self.breakdown.entry(what).or_default() += t.elapsed().as_secs_f64();
+        out
+    }
+
+    pub fn fields_per_second(&self) -> f64 {
+        self.fields as f64 / self.seconds
+    }
+
+    pub fn bytes_per_second(&self) -> f64 {
+        self.bytes as f64 / self.seconds
+    }
+}
+
+impl Hammer {
+    fn levels(&self) -> Vec<String> {
+        self.levels.clone().unwrap_or_else(|| (0..self.nlevels).map(|l| (self.level + l).to_string()).collect())
+    }
+
+    fn params(&self) -> Vec<String> {
+        self.params.clone().unwrap_or_else(|| (1..=self.nparams).map(|p| p.to_string()).collect())
+    }
+
+    fn members(&self) -> impl Iterator<Item = usize> {
+        self.number..self.number + self.nensembles.max(1)
+    }
+
+    fn steps(&self) -> impl Iterator<Item = usize> {
+        self.step..self.step + self.nsteps
+    }
+
+    /// The dataset and collocation part of every identifier (fdb-hammer's ensemble layout).
+    fn base(&self) -> String {
+        format!("class={},expver={},stream=enfo,date=20231201,time=1200,domain=g,type=pf,levtype=pl", self.class, self.expver)
+    }
+
+    pub fn identifier(&self, member: usize, step: usize, level: &str, param: &str) -> Key {
+        Key::parse(&format!("{},step={step},number={member},levelist={level},param={param}", self.base())).expect("well-formed")
+    }
+
+    /// Archives every field, flushing after each step.
+    pub fn write(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
+        let (levels, params) = (self.levels(), self.params());
+        let mut phase = Phase::new("write");
+        let run = micros_since_epoch();
+        let start = Instant::now();
+        phase.first_io_us = micros_since_epoch();
+        let mut op = run;
+        for step in self.steps() {
+            for member in self.members() {
+                for level in &levels {
+                    for param in &params {
+                        let id = self.identifier(member, step, level, param);
+                        let bytes = match &self.payload {
+                            Payload::Synthetic(t) => payload::make(t, &id, op, self.check),
+                            Payload::Grib(t) => phase.time("grib", || crate::grib_fields::encode(t, member, step, level, param))?,
+                        };
+                        op += 1;
+                        phase.time("archive", || fs.archive(&id, &bytes))?;
+                        phase.fields += 1;
+                        phase.bytes += bytes.len() as u64;
+                    }
+                }
+            }
+            phase.time("flush", || fs.flush())?;
+        }
+        phase.seconds = start.elapsed().as_secs_f64();
+        phase.last_io_us = micros_since_epoch();
+        Ok(phase)
+    }
+
+    /// Retrieves every field, one request per step and member; fails on a missing field or a
+    /// failed check.
+    pub fn read(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
+        let (levels, params) = (self.levels(), self.params());
+        let mut phase = Phase::new("read");
+        let start = Instant::now();
+        phase.first_io_us = micros_since_epoch();
+        let mut buffer = Vec::new();
+        for step in self.steps() {
+            for member in self.members() {
+                let request = Request::parse(&format!(
+                    "{},step={step},number={member},levelist={},param={}",
+                    self.base(),
+                    levels.join("/"),
+                    params.join("/")
+                ))?;
+                let fields = phase.time("retrieve", || -> fieldstore::Result<Vec<fieldstore::FieldEntry>> {
+                    let (mut reader, _) = fs.retrieve(&request)?;
+                    buffer.clear();
+                    reader.read_to_end(&mut buffer).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
+                    Ok(reader.fields().to_vec())
+                })?;
+                let expected = levels.len() * params.len();
+                if fields.len() != expected {
+                    return Err(fieldstore::Error::Invalid(format!(
+                        "step {step} member {member}: {} of {expected} fields found",
+                        fields.len()
+                    )));
+                }
+                phase.time("check", || -> fieldstore::Result<()> {
+                    let mut offset = 0;
+                    for f in &fields {
+                        let len = f.location.length as usize;
+                        payload::verify(&buffer[offset..offset + len], &f.identifier(), self.check).map_err(fieldstore::Error::Invalid)?;
+                        offset += len;
+                    }
+                    Ok(())
+                })?;
+                phase.fields += fields.len() as u64;
+                phase.bytes += buffer.len() as u64;
+            }
+        }
+        phase.seconds = start.elapsed().as_secs_f64();
+        phase.last_io_us = micros_since_epoch();
+        Ok(phase)
+    }
+
+    /// Lists every member's fields; fails if any is missing.
+    pub fn list(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
+        let mut phase = Phase::new("list");
+        let start = Instant::now();
+        phase.first_io_us = micros_since_epoch();
+        for member in self.members() {
+            let request = Request::parse(&format!("{},number={member}", self.base()))?;
+            let listed = phase.time("list", || fs.list(&request, ListOptions::default()))?;
+            let expected = self.nsteps * self.levels().len() * self.params().len();
+            let found =
+                listed.fields.iter().filter(|f| self.steps().any(|s| f.element.get("step") == Some(s.to_string().as_str()))).count();
+            if found < expected {
+                return Err(fieldstore::Error::Invalid(format!("member {member}: {found} of {expected} fields listed")));
+            }
+            phase.fields += listed.fields.len() as u64;
+            phase.bytes += listed.fields.iter().map(|f| f.location.length).sum::<u64>();
+        }
+        phase.seconds = start.elapsed().as_secs_f64();
+        phase.last_io_us = micros_since_epoch();
+        Ok(phase)
+    }
+}

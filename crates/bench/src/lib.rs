@@ -1,0 +1,11 @@
+//! fieldstore's benchmark suite (BENCHMARKS.md): `hammer` (fdb-hammer) and the side-by-side
+//! comparison with FDB5.
+
+pub mod clock;
+pub mod compare;
+mod grib_fields;
+pub mod hammer;
+pub mod payload;
+
+pub use hammer::{Hammer, Payload, Phase};
+pub use payload::Check;

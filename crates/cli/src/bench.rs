@@ -1,0 +1,237 @@
+//! `fieldstore bench ...`: the benchmark suite's command line.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::{Args, Subcommand};
+use fieldstore_bench::compare::{self, Timings, Workload};
+use fieldstore_bench::{Check, Hammer, Payload, Phase};
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// The fdb-hammer workload: write (flush per step), then optionally read and list
+    Hammer(HammerArgs),
+    /// FDB5 and fieldstore side by side on the same workload and file system, with dd
+    Compare(CompareArgs),
+}
+
+#[derive(Args)]
+pub struct HammerArgs {
+    #[arg(long, default_value_t = 10)]
+    nsteps: usize,
+    #[arg(long, default_value_t = 10)]
+    nparams: usize,
+    #[arg(long, default_value_t = 10)]
+    nlevels: usize,
+    /// Ensemble members written by this process
+    #[arg(long, default_value_t = 1)]
+    nensembles: usize,
+    /// First ensemble member
+    #[arg(long, default_value_t = 1)]
+    number: usize,
+    /// First step
+    #[arg(long, default_value_t = 0)]
+    step: usize,
+    /// First level
+    #[arg(long, default_value_t = 1)]
+    level: usize,
+    /// Explicit levels, '/'-separated (overrides --level/--nlevels)
+    #[arg(long)]
+    levels: Option<String>,
+    #[arg(long, default_value = "od")]
+    class: String,
+    #[arg(long, default_value = "0001")]
+    expver: String,
+    /// Synthetic payload size in bytes (without --template)
+    #[arg(long, default_value_t = 1 << 20)]
+    field_size: usize,
+    /// A GRIB file whose first message is the template (keys set per field with ecCodes)
+    #[arg(long)]
+    template: Option<PathBuf>,
+    /// Read back what the write phase would write (run after a write run)
+    #[arg(long)]
+    read: bool,
+    /// List what the write phase would write
+    #[arg(long)]
+    list: bool,
+    /// Stamp payloads with key digests and operation ids, and verify them on read
+    #[arg(long)]
+    md_check: bool,
+    /// Also checksum every payload, and verify it on read
+    #[arg(long)]
+    full_check: bool,
+    /// One JSON object per phase
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// Directory on the file system to measure (emptied first)
+    #[arg(long)]
+    root: PathBuf,
+    /// The FDB5 peer script
+    #[arg(long, default_value = "../shared/peer/fdb5-peer.sh")]
+    peer: PathBuf,
+    #[arg(long, default_value_t = 100)]
+    nsteps: usize,
+    #[arg(long, default_value_t = 10)]
+    nlevels: usize,
+    #[arg(long, default_value_t = 10)]
+    nparams: usize,
+    #[arg(long, default_value_t = 4096)]
+    field_size: usize,
+    /// Repetitions (the best of each is reported, with the spread)
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    match command {
+        BenchCommand::Hammer(a) => hammer(a, config),
+        BenchCommand::Compare(a) => compare(a),
+    }
+}
+
+fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let check = if a.full_check {
+        Check::Full
+    } else if a.md_check {
+        Check::Metadata
+    } else {
+        Check::None
+    };
+    let payload = match &a.template {
+        Some(path) => {
+            let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            let spans = fieldstore::grib::scan(&bytes, &path.display().to_string())?;
+            let Some(first) = spans.first() else { bail!("{} holds no GRIB message", path.display()) };
+            if check != Check::None {
+                bail!("--md-check and --full-check need a synthetic payload (--field-size), not a GRIB template");
+            }
+            Payload::Grib(bytes[first.offset..first.offset + first.length].to_vec())
+        }
+        None => Payload::Synthetic(fieldstore_bench::payload::synthetic(a.field_size)),
+    };
+    let h = Hammer {
+        class: a.class.clone(),
+        expver: a.expver.clone(),
+        nsteps: a.nsteps,
+        step: a.step,
+        nlevels: a.nlevels,
+        level: a.level,
+        levels: a.levels.as_ref().map(|l| l.split('/').map(str::to_string).collect()),
+        nparams: a.nparams,
+        params: None,
+        nensembles: a.nensembles,
+        number: a.number,
+        payload,
+        check,
+    };
+    let mut fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
+    let phase = if a.read {
+        h.read(&mut fs)?
+    } else if a.list {
+        h.list(&mut fs)?
+    } else {
+        h.write(&mut fs)?
+    };
+    print_phase(&phase, a.json)
+}
+
+fn print_phase(p: &Phase, json: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string(p)?);
+    } else {
+        println!(
+            "{}: {} fields, {} bytes in {:.3} s: {:.0} fields/s, {:.1} MiB/s",
+            p.mode,
+            p.fields,
+            p.bytes,
+            p.seconds,
+            p.fields_per_second(),
+            p.bytes_per_second() / (1 << 20) as f64
+        );
+        for (k, v) in &p.breakdown {
+            println!("  {k}: {v:.3} s");
+        }
+    }
+    Ok(())
+}
+
+/// Picks one phase's seconds out of a run's timings.
+type PhaseTime = fn(&Timings) -> f64;
+
+/// Best and worst of repeated timings, per phase.
+fn spread(runs: &[Timings], get: PhaseTime) -> (f64, f64) {
+    let values: Vec<f64> = runs.iter().map(get).collect();
+    (values.iter().cloned().fold(f64::INFINITY, f64::min), values.iter().cloned().fold(0.0, f64::max))
+}
+
+fn compare(a: &CompareArgs) -> anyhow::Result<()> {
+    let w = Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: 1 };
+    let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
+    for rep in 0..a.reps.max(1) {
+        // Alternate who goes first, so neither always meets a warmer cache.
+        for first in [rep % 2 == 0, rep % 2 == 1] {
+            let dir = a.root.join(if first { "fdb5" } else { "fieldstore" });
+            let _ = std::fs::remove_dir_all(&dir);
+            if first {
+                fdb5.push(compare::run_fdb5(&a.peer, &dir, &w).map_err(anyhow::Error::msg)?);
+            } else {
+                ours.push(compare::run_fieldstore(&dir, &w).map_err(anyhow::Error::msg)?);
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    let dd = compare::dd_write(&a.root, w.fields() * w.field_size).map_err(anyhow::Error::msg)?;
+    let phases: [(&str, PhaseTime); 3] = [("archive+flush", |t| t.archive), ("list", |t| t.list), ("retrieve", |t| t.retrieve)];
+    let rows: Vec<serde_json::Value> = phases
+        .iter()
+        .map(|(name, get)| {
+            let (f_best, f_worst) = spread(&fdb5, *get);
+            let (o_best, o_worst) = spread(&ours, *get);
+            serde_json::json!({
+                "phase": name, "fdb5_seconds": f_best, "fdb5_worst": f_worst,
+                "fieldstore_seconds": o_best, "fieldstore_worst": o_worst, "speedup": f_best / o_best,
+            })
+        })
+        .collect();
+    let bytes = (w.fields() * w.field_size) as f64;
+    let archive_bw = bytes / spread(&ours, |t| t.archive).0;
+    if a.json {
+        let out = serde_json::json!({"workload": w, "root": a.root, "reps": a.reps, "phases": rows, "dd_write_bytes_per_second": dd, "fieldstore_archive_bytes_per_second": archive_bw});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!(
+        "{} fields x {} bytes, one flush per step ({} steps), best of {} on {}",
+        w.fields(),
+        w.field_size,
+        w.nsteps,
+        a.reps,
+        a.root.display()
+    );
+    println!("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |");
+    println!("|---|---|---|---|");
+    for r in &rows {
+        println!(
+            "| {} | {:.4} ({:.4}) | {:.4} ({:.4}) | {:.2}x |",
+            r["phase"].as_str().unwrap(),
+            r["fdb5_seconds"].as_f64().unwrap(),
+            r["fdb5_worst"].as_f64().unwrap(),
+            r["fieldstore_seconds"].as_f64().unwrap(),
+            r["fieldstore_worst"].as_f64().unwrap(),
+            r["speedup"].as_f64().unwrap()
+        );
+    }
+    println!(
+        "fieldstore archive+flush: {:.0} MiB/s; dd 1 MiB blocks + fdatasync: {:.0} MiB/s ({:.0}%)",
+        archive_bw / 1048576.0,
+        dd / 1048576.0,
+        100.0 * archive_bw / dd
+    );
+    Ok(())
+}
