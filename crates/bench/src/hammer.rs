@@ -101,7 +101,17 @@ impl Hammer {
     }
 
     pub fn identifier(&self, member: usize, step: usize, level: &str, param: &str) -> Key {
-        Key::parse(&format!("{},step={step},number={member},levelist={level},param={param}", self.base())).expect("well-formed")
+        self.identifier_from(&Key::parse(&self.base()).expect("well-formed"), member, step, level, param)
+    }
+
+    /// The identifier of one field, from the parsed [`Hammer::base`] (built once per run).
+    fn identifier_from(&self, base: &Key, member: usize, step: usize, level: &str, param: &str) -> Key {
+        let mut key = base.clone();
+        key.push("step", step.to_string());
+        key.push("number", member.to_string());
+        key.push("levelist", level);
+        key.push("param", param);
+        key
     }
 
     /// Archives every field, flushing after each step.
@@ -112,11 +122,12 @@ impl Hammer {
         let start = Instant::now();
         phase.first_io_us = micros_since_epoch();
         let mut op = run;
+        let base = Key::parse(&self.base())?;
         for step in self.steps() {
             for member in self.members() {
                 for level in &levels {
                     for param in &params {
-                        let id = self.identifier(member, step, level, param);
+                        let id = self.identifier_from(&base, member, step, level, param);
                         let bytes = match &self.payload {
                             Payload::Synthetic(t) => payload::make(t, &id, op, self.check),
                             Payload::Grib(t) => phase.time("grib", || crate::grib_fields::encode(t, member, step, level, param))?,

@@ -18,10 +18,11 @@ use crate::error::Result;
 use crate::key::Key;
 
 /// Where a field's bytes are: an opaque URI of the store that wrote them, a byte range, and
-/// the CRC-32C of the bytes (checked on every read).
+/// the CRC-32C of the bytes (checked on every read). The URI is shared by every field of the
+/// same file or object.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct FieldLocation {
-    pub uri: String,
+    pub uri: Arc<str>,
     pub offset: u64,
     pub length: u64,
     pub crc32c: u32,

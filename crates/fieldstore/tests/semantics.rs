@@ -176,7 +176,7 @@ fn corrupt_and_truncated_data_are_reported() {
     }
     fs.flush().unwrap();
     let listed = fs.list(&request("class=od"), ListOptions::default()).unwrap();
-    let data = dir.path().join(&listed.fields[0].location.uri);
+    let data = dir.path().join(&*listed.fields[0].location.uri);
     let mut bytes = std::fs::read(&data).unwrap();
     bytes[1500] ^= 0x55;
     std::fs::write(&data, &bytes).unwrap();

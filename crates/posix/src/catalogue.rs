@@ -25,7 +25,9 @@ const TOC_FILE: &str = "toc";
 
 pub struct PosixCatalogue {
     root: PathBuf,
-    writers: HashMap<Key, DatasetWriter>,
+    /// The datasets this handle writes to; the last used is tried first.
+    writers: Vec<DatasetWriter>,
+    last: usize,
     /// Dataset keys by directory name, so each `key` file is read once per handle. (Only a
     /// dataset wiped and re-created under another key whose escaped values are the same
     /// would be misnamed, until the handle is reopened.)
@@ -33,21 +35,38 @@ pub struct PosixCatalogue {
 }
 
 /// Entries not yet published, by (collocation key, element keywords), then element values.
-type PendingIndexes = BTreeMap<(Key, Vec<String>), BTreeMap<String, FieldLocation>>;
+type PendingIndexes = Vec<PendingIndex>;
+
+/// The entries of one future index segment.
+struct PendingIndex {
+    collocation: Key,
+    element_keywords: Vec<String>,
+    /// Element values joined by `,` -> location; a later archive of the same element wins.
+    entries: BTreeMap<String, FieldLocation>,
+}
+
+impl PendingIndex {
+    fn holds(&self, collocation: &Key, element: &Key) -> bool {
+        self.collocation == *collocation && element.keywords().eq(self.element_keywords.iter().map(String::as_str))
+    }
+}
 
 /// What one writer has archived into one dataset since its last flush.
 struct DatasetWriter {
+    dataset: Key,
     dir: PathBuf,
     toc: File,
-    /// (collocation, element keywords) -> element values -> location.
+    /// Entries archived since the last flush, by collocation and element keywords.
     pending: PendingIndexes,
+    /// The pending index used last (consecutive fields usually share it).
+    last_pending: usize,
     /// This writer's index file per collocation key: (file, name, size).
     index_files: HashMap<Key, (File, String, u64)>,
 }
 
 impl PosixCatalogue {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixCatalogue { root: root.into(), writers: HashMap::new(), known: Mutex::new(HashMap::new()) }
+        PosixCatalogue { root: root.into(), writers: Vec::new(), last: 0, known: Mutex::new(HashMap::new()) }
     }
 
     fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
@@ -55,14 +74,28 @@ impl PosixCatalogue {
     }
 
     fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
-        if !self.writers.contains_key(dataset) {
-            let dir = self.dataset_dir(dataset)?;
-            create_dataset(&dir, dataset, schema_text)?;
-            let toc_path = dir.join(TOC_FILE);
-            let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
-            self.writers.insert(dataset.clone(), DatasetWriter { dir, toc, pending: BTreeMap::new(), index_files: HashMap::new() });
+        if !self.writers.get(self.last).is_some_and(|w| w.dataset == *dataset) {
+            match self.writers.iter().position(|w| w.dataset == *dataset) {
+                Some(i) => self.last = i,
+                None => {
+                    let dir = self.dataset_dir(dataset)?;
+                    create_dataset(&dir, dataset, schema_text)?;
+                    let toc_path = dir.join(TOC_FILE);
+                    let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
+                    let dataset = dataset.clone();
+                    self.writers.push(DatasetWriter {
+                        dataset,
+                        dir,
+                        toc,
+                        pending: Vec::new(),
+                        last_pending: 0,
+                        index_files: HashMap::new(),
+                    });
+                    self.last = self.writers.len() - 1;
+                }
+            }
         }
-        Ok(self.writers.get_mut(dataset).expect("inserted above"))
+        Ok(&mut self.writers[self.last])
     }
 }
 
@@ -105,6 +138,21 @@ fn read_key(dir: &Path) -> Result<Key> {
 }
 
 impl DatasetWriter {
+    /// The pending index for a collocation and element keyword list, created on first use.
+    fn pending_index(&mut self, collocation: &Key, element: &Key) -> &mut PendingIndex {
+        if !self.pending.get(self.last_pending).is_some_and(|p| p.holds(collocation, element)) {
+            match self.pending.iter().position(|p| p.holds(collocation, element)) {
+                Some(i) => self.last_pending = i,
+                None => {
+                    let element_keywords = element.keywords().map(String::from).collect();
+                    self.pending.push(PendingIndex { collocation: collocation.clone(), element_keywords, entries: BTreeMap::new() });
+                    self.last_pending = self.pending.len() - 1;
+                }
+            }
+        }
+        &mut self.pending[self.last_pending]
+    }
+
     /// Writes and syncs the pending index segments, then appends their TOC records in one
     /// write and syncs the TOC: after this, readers see all of them.
     fn flush(&mut self) -> Result<()> {
@@ -132,7 +180,7 @@ impl DatasetWriter {
     fn write_segments_and_records(&mut self, pending: &PendingIndexes) -> Result<()> {
         let mut records = Vec::new();
         let mut touched = BTreeSet::new();
-        for ((collocation, element_keywords), entries) in pending {
+        for PendingIndex { collocation, element_keywords, entries } in pending {
             let segment = encode_segment(entries);
             let dir = self.dir.clone();
             let (file, name, size) = self.index_file(collocation)?;
@@ -189,20 +237,19 @@ fn axes_of<'a>(keywords: &[String], values: impl Iterator<Item = &'a String>) ->
 impl Catalogue for PosixCatalogue {
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
         let writer = self.writer(dataset, schema_text)?;
-        let keywords: Vec<String> = element.keywords().map(String::from).collect();
-        writer.pending.entry((collocation.clone(), keywords)).or_default().insert(element.values_string(), location);
+        writer.pending_index(collocation, element).entries.insert(element.values_string(), location);
         Ok(())
     }
 
     fn flush(&mut self) -> Result<()> {
-        for writer in self.writers.values_mut() {
+        for writer in &mut self.writers {
             writer.flush()?;
         }
         Ok(())
     }
 
     fn discard(&mut self) {
-        for writer in self.writers.values_mut() {
+        for writer in &mut self.writers {
             writer.pending.clear();
         }
     }

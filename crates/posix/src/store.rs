@@ -26,13 +26,18 @@ const MAX_OPEN_READERS: usize = 256;
 
 pub struct PosixStore {
     root: PathBuf,
-    writers: HashMap<(Key, Key), DataFile>,
+    /// Open data files; consecutive fields nearly always go to the same one, so the last
+    /// used is tried first and the list is searched only on a change.
+    writers: Vec<DataFile>,
+    last: usize,
     readers: Mutex<HashMap<String, Arc<File>>>,
 }
 
 /// One data file being appended to.
 struct DataFile {
-    uri: String,
+    dataset: Key,
+    collocation: Key,
+    uri: Arc<str>,
     path: PathBuf,
     file: File,
     buffer: Vec<u8>,
@@ -44,7 +49,7 @@ struct DataFile {
 
 impl PosixStore {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixStore { root: root.into(), writers: HashMap::new(), readers: Mutex::new(HashMap::new()) }
+        PosixStore { root: root.into(), writers: Vec::new(), last: 0, readers: Mutex::new(HashMap::new()) }
     }
 
     pub fn root(&self) -> &Path {
@@ -52,19 +57,30 @@ impl PosixStore {
     }
 
     fn writer(&mut self, dataset: &Key, collocation: &Key) -> Result<&mut DataFile> {
-        let id = (dataset.clone(), collocation.clone());
-        if !self.writers.contains_key(&id) {
-            let dir_name = dataset_dir_name(dataset)?;
-            let dir = self.root.join(&dir_name);
-            std::fs::create_dir_all(&dir).ctx("create dataset directory", &dir)?;
-            let file_name = format!("{}.{}.data", collocation_name(collocation)?, unique_suffix());
-            let path = dir.join(&file_name);
-            // O_EXCL: a name collision can never make two writers share a file.
-            let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create data file", &path)?;
-            let uri = format!("{dir_name}/{file_name}");
-            self.writers.insert(id.clone(), DataFile { uri, path, file, buffer: Vec::with_capacity(WRITE_BUFFER), size: 0, dirty: false });
+        let is = |w: &DataFile| w.collocation == *collocation && w.dataset == *dataset;
+        if !self.writers.get(self.last).is_some_and(is) {
+            match self.writers.iter().position(is) {
+                Some(i) => self.last = i,
+                None => {
+                    self.writers.push(self.create_data_file(dataset, collocation)?);
+                    self.last = self.writers.len() - 1;
+                }
+            }
         }
-        Ok(self.writers.get_mut(&id).expect("inserted above"))
+        Ok(&mut self.writers[self.last])
+    }
+
+    fn create_data_file(&self, dataset: &Key, collocation: &Key) -> Result<DataFile> {
+        let dir_name = dataset_dir_name(dataset)?;
+        let dir = self.root.join(&dir_name);
+        std::fs::create_dir_all(&dir).ctx("create dataset directory", &dir)?;
+        let file_name = format!("{}.{}.data", collocation_name(collocation)?, unique_suffix());
+        let path = dir.join(&file_name);
+        // O_EXCL: a name collision can never make two writers share a file.
+        let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create data file", &path)?;
+        let uri: Arc<str> = format!("{dir_name}/{file_name}").into();
+        let (dataset, collocation) = (dataset.clone(), collocation.clone());
+        Ok(DataFile { dataset, collocation, uri, path, file, buffer: Vec::with_capacity(WRITE_BUFFER), size: 0, dirty: false })
     }
 
     fn reader(&self, uri: &str) -> Result<Arc<File>> {
@@ -111,7 +127,7 @@ impl Store for PosixStore {
     }
 
     fn flush(&mut self) -> Result<()> {
-        for w in self.writers.values_mut() {
+        for w in &mut self.writers {
             w.write_buffer()?;
             if w.dirty {
                 w.file.sync_data().ctx("sync data file", &w.path)?;

@@ -243,7 +243,7 @@ pub fn encode_segment(entries: &BTreeMap<String, FieldLocation>) -> Vec<u8> {
     e.u64(entries.len() as u64);
     for (key, loc) in entries {
         e.str(key);
-        e.u32(uri_ids[loc.uri.as_str()]);
+        e.u32(uri_ids[&*loc.uri]);
         e.u64(loc.offset);
         e.u64(loc.length);
         e.u32(loc.crc32c);
@@ -254,7 +254,7 @@ pub fn encode_segment(entries: &BTreeMap<String, FieldLocation>) -> Vec<u8> {
 /// A loaded index segment: sorted element values -> location.
 #[derive(Debug)]
 pub struct Segment {
-    uris: Vec<String>,
+    uris: Vec<Arc<str>>,
     entries: Vec<(String, u32, u64, u64, u32)>,
 }
 
@@ -278,7 +278,7 @@ impl Segment {
 
     fn decode(payload: &[u8]) -> Option<Segment> {
         let mut d = Decoder::new(payload);
-        let uris = d.strs()?;
+        let uris: Vec<Arc<str>> = d.strs()?.into_iter().map(Arc::from).collect();
         let n = d.u64()? as usize;
         let mut entries = Vec::with_capacity(n.min(1 << 20));
         for _ in 0..n {

@@ -153,11 +153,11 @@ impl FieldStore {
             indexes.iter().map(|i| i.as_ref()).partition(|i| targets.contains(&i.collocation));
         let mut kept_uris = BTreeSet::new();
         for index in kept {
-            kept_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri));
+            kept_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri.to_string()));
         }
         let mut doomed_uris = BTreeSet::new();
         for index in &doomed {
-            doomed_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri));
+            doomed_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri.to_string()));
         }
         let removable: Vec<String> = doomed_uris.difference(&kept_uris).cloned().collect();
         if doit {
@@ -281,9 +281,9 @@ fn index_usage(view: &mut dyn crate::backend::DatasetView) -> Result<Vec<IndexUs
             if seen.insert((u.info.collocation.clone(), element)) {
                 u.live += 1;
                 u.live_bytes += location.length;
-                u.uris.insert(location.uri);
+                u.uris.insert(location.uri.to_string());
             } else {
-                u.superseded.push((location.uri, location.length));
+                u.superseded.push((location.uri.to_string(), location.length));
             }
         }
         out.push(u);

@@ -39,8 +39,10 @@ pub struct FieldStore {
     store: Box<dyn Store>,
     /// Parsed schemas by text, so datasets sharing a schema share one parse.
     schemas: HashMap<String, Arc<Schema>>,
-    /// Datasets this handle archives into, with the schema they were created with.
-    writing: HashMap<Key, Arc<Schema>>,
+    /// Datasets this handle archives into, with the schema they were created with; the last
+    /// used is tried first.
+    writing: Vec<(Key, Arc<Schema>)>,
+    last_writing: usize,
     /// Fields archived since the last successful flush.
     pending_fields: u64,
     /// Read views kept between requests (each refreshes incrementally).
@@ -55,7 +57,8 @@ impl FieldStore {
             catalogue,
             store,
             schemas: HashMap::new(),
-            writing: HashMap::new(),
+            writing: Vec::new(),
+            last_writing: 0,
             pending_fields: 0,
             views: HashMap::new(),
             stats: ArchiveStats::default(),
@@ -116,8 +119,12 @@ impl FieldStore {
     /// The schema a dataset is written with: its stored schema if it exists, else the
     /// configured one. Checks the archive lock once per dataset and handle.
     fn dataset_schema_for_writing(&mut self, dataset: &Key) -> Result<Arc<Schema>> {
-        if let Some(schema) = self.writing.get(dataset) {
+        if let Some((_, schema)) = self.writing.get(self.last_writing).filter(|(d, _)| d == dataset) {
             return Ok(schema.clone());
+        }
+        if let Some(i) = self.writing.iter().position(|(d, _)| d == dataset) {
+            self.last_writing = i;
+            return Ok(self.writing[i].1.clone());
         }
         if self.catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
             return Err(Error::Locked { dataset: dataset.to_string(), action: "archive".into() });
@@ -126,7 +133,8 @@ impl FieldStore {
             Some(view) if view.schema_text() != self.schema.text() => self.parse_schema(view.schema_text(), dataset)?,
             _ => self.schema.clone(),
         };
-        self.writing.insert(dataset.clone(), schema.clone());
+        self.writing.push((dataset.clone(), schema.clone()));
+        self.last_writing = self.writing.len() - 1;
         Ok(schema)
     }
 

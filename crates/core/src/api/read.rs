@@ -15,7 +15,7 @@ pub const MAX_READ: u64 = 64 << 20;
 /// One storage read covering consecutive fields `first..first + count`.
 #[derive(Clone, Debug)]
 struct ReadRun {
-    uri: String,
+    uri: std::sync::Arc<str>,
     offset: u64,
     length: u64,
     first: usize,
@@ -74,7 +74,7 @@ impl<'s> DataReader<'s> {
             if crc != field.location.crc32c {
                 return Err(Error::corrupt(
                     format!("field {}", field.identifier()),
-                    &field.location.uri,
+                    &*field.location.uri,
                     format!("checksum mismatch at offset {} ({:08x} stored, {crc:08x} read)", field.location.offset, field.location.crc32c),
                 ));
             }
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn adjacent_ranges_merge_and_gaps_split() {
         let runs = plan_runs(&[field("a", 0, 10), field("a", 10, 5), field("a", 20, 5), field("b", 25, 5), field("b", 30, 1)]);
-        let shape: Vec<(String, u64, u64, usize)> = runs.iter().map(|r| (r.uri.clone(), r.offset, r.length, r.count)).collect();
+        let shape: Vec<(String, u64, u64, usize)> = runs.iter().map(|r| (r.uri.to_string(), r.offset, r.length, r.count)).collect();
         assert_eq!(shape, [("a".into(), 0, 15, 2), ("a".into(), 20, 5, 1), ("b".into(), 25, 6, 2)]);
     }
 
