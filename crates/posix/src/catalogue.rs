@@ -74,7 +74,7 @@ impl PosixCatalogue {
     }
 
     fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
-        if !self.writers.get(self.last).is_some_and(|w| w.dataset == *dataset) {
+        if self.writers.get(self.last).is_none_or(|w| w.dataset != *dataset) {
             match self.writers.iter().position(|w| w.dataset == *dataset) {
                 Some(i) => self.last = i,
                 None => {

@@ -1,6 +1,7 @@
 //! Reading retrieved fields: adjacent byte ranges of the same file or object are merged into
-//! one storage read (up to [`MAX_READ`] bytes), and every field's CRC-32C is checked before
-//! its bytes are handed out.
+//! runs of up to [`MAX_READ`] bytes. Large caller buffers are filled straight from storage;
+//! small ones through one staging buffer. Every field's CRC-32C is computed as its bytes pass
+//! and checked when its last byte is read: a corrupt field ends the stream with an error.
 
 use std::io::Read;
 
@@ -9,16 +10,21 @@ use crate::backend::{ControlAction, Store};
 use crate::error::{Error, Result};
 use crate::request::Request;
 
-/// Largest single storage read the reader issues.
+/// Largest range the reader merges into one run.
 pub const MAX_READ: u64 = 64 << 20;
 
-/// One storage read covering consecutive fields `first..first + count`.
+/// Caller buffers at least this large are read into directly.
+const DIRECT_READ: usize = 1 << 20;
+
+/// Size of the staging buffer used for smaller caller buffers.
+const STAGING: usize = 8 << 20;
+
+/// Consecutive fields (`count` of them) that are adjacent in one file or object.
 #[derive(Clone, Debug)]
 struct ReadRun {
     uri: std::sync::Arc<str>,
     offset: u64,
     length: u64,
-    first: usize,
     count: usize,
 }
 
@@ -27,14 +33,22 @@ pub struct DataReader<'s> {
     store: &'s dyn Store,
     fields: Vec<FieldEntry>,
     runs: Vec<ReadRun>,
-    next_run: usize,
-    buffer: Vec<u8>,
-    position: usize,
+    /// The run being read, and how far.
+    run: usize,
+    run_position: u64,
+    /// The field whose bytes come next, how many of its bytes were seen, and their CRC.
+    field: usize,
+    field_seen: u64,
+    field_crc: u32,
+    /// Staged bytes not yet handed out: `staging[staged..staged_end]` (allocated once).
+    staging: Vec<u8>,
+    staged: usize,
+    staged_end: usize,
 }
 
 impl FieldStore {
-    /// Retrieves what a request names, in numeric key order. `explanation` is set on the
-    /// reader when nothing matched.
+    /// Retrieves what a request names, in numeric key order. The explanation is set when
+    /// nothing matched.
     pub fn retrieve(&mut self, request: &Request) -> Result<(DataReader<'_>, Option<String>)> {
         let matches = self.resolve(request, ListOptions::default(), Some(ControlAction::Retrieve))?;
         Ok((DataReader::new(self.store(), matches.fields), matches.explanation))
@@ -44,7 +58,19 @@ impl FieldStore {
 impl<'s> DataReader<'s> {
     pub fn new(store: &'s dyn Store, fields: Vec<FieldEntry>) -> Self {
         let runs = plan_runs(&fields);
-        DataReader { store, fields, runs, next_run: 0, buffer: Vec::new(), position: 0 }
+        DataReader {
+            store,
+            fields,
+            runs,
+            run: 0,
+            run_position: 0,
+            field: 0,
+            field_seen: 0,
+            field_crc: 0,
+            staging: Vec::new(),
+            staged: 0,
+            staged_end: 0,
+        }
     }
 
     /// The fields this reader returns, in order.
@@ -52,7 +78,8 @@ impl<'s> DataReader<'s> {
         &self.fields
     }
 
-    /// How many storage reads the fields need after merging.
+    /// How many merged runs the fields need (each is read with one storage read when the
+    /// caller's buffer holds it).
     pub fn storage_reads(&self) -> usize {
         self.runs.len()
     }
@@ -61,39 +88,69 @@ impl<'s> DataReader<'s> {
         self.fields.iter().map(|f| f.location.length).sum()
     }
 
-    /// Reads the next run into the buffer and checks its fields. `Ok(false)` at the end.
-    fn fill(&mut self) -> Result<bool> {
-        let Some(run) = self.runs.get(self.next_run).cloned() else { return Ok(false) };
-        self.next_run += 1;
-        self.buffer.resize(run.length as usize, 0);
-        self.store.read(&run.uri, run.offset, &mut self.buffer)?;
-        for field in &self.fields[run.first..run.first + run.count] {
-            let start = (field.location.offset - run.offset) as usize;
-            let bytes = &self.buffer[start..start + field.location.length as usize];
-            let crc = crc32c::crc32c(bytes);
-            if crc != field.location.crc32c {
-                return Err(Error::corrupt(
-                    format!("field {}", field.identifier()),
-                    &*field.location.uri,
-                    format!("checksum mismatch at offset {} ({:08x} stored, {crc:08x} read)", field.location.offset, field.location.crc32c),
-                ));
+    /// Reads the next bytes of the current run into `out` (one storage read) and checks them.
+    /// Returns 0 at the end of the stream.
+    fn read_run(&mut self, out: &mut [u8]) -> Result<usize> {
+        while self.runs.get(self.run).is_some_and(|r| self.run_position == r.length) {
+            self.run += 1;
+            self.run_position = 0;
+        }
+        let Some(run) = self.runs.get(self.run) else { return Ok(0) };
+        let n = out.len().min((run.length - self.run_position) as usize);
+        self.store.read(&run.uri, run.offset + self.run_position, &mut out[..n])?;
+        self.run_position += n as u64;
+        self.check(&out[..n])?;
+        Ok(n)
+    }
+
+    /// Feeds bytes, in stream order, to the per-field checksums.
+    fn check(&mut self, mut bytes: &[u8]) -> Result<()> {
+        while !bytes.is_empty() {
+            let field = &self.fields[self.field];
+            let take = bytes.len().min((field.location.length - self.field_seen) as usize);
+            self.field_crc = crc32c::crc32c_append(self.field_crc, &bytes[..take]);
+            self.field_seen += take as u64;
+            bytes = &bytes[take..];
+            if self.field_seen == field.location.length {
+                if self.field_crc != field.location.crc32c {
+                    return Err(Error::corrupt(
+                        format!("field {}", field.identifier()),
+                        &*field.location.uri,
+                        format!(
+                            "checksum mismatch at offset {} ({:08x} stored, {:08x} read)",
+                            field.location.offset, field.location.crc32c, self.field_crc
+                        ),
+                    ));
+                }
+                self.field += 1;
+                self.field_seen = 0;
+                self.field_crc = 0;
             }
         }
-        self.position = 0;
-        Ok(true)
+        // Zero-length fields at this point are complete too.
+        while self.fields.get(self.field).is_some_and(|f| f.location.length == 0) {
+            self.field += 1;
+        }
+        Ok(())
     }
 }
 
 impl Read for DataReader<'_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        while self.position == self.buffer.len() {
-            if !self.fill().map_err(std::io::Error::other)? {
-                return Ok(0);
-            }
+        if self.staged == self.staged_end && out.len() >= DIRECT_READ {
+            return self.read_run(out).map_err(std::io::Error::other);
         }
-        let n = out.len().min(self.buffer.len() - self.position);
-        out[..n].copy_from_slice(&self.buffer[self.position..self.position + n]);
-        self.position += n;
+        if self.staged == self.staged_end {
+            let mut staging = std::mem::take(&mut self.staging);
+            staging.resize(STAGING, 0);
+            let filled = self.read_run(&mut staging);
+            self.staging = staging;
+            self.staged = 0;
+            self.staged_end = filled.map_err(std::io::Error::other)?;
+        }
+        let n = out.len().min(self.staged_end - self.staged);
+        out[..n].copy_from_slice(&self.staging[self.staged..self.staged + n]);
+        self.staged += n;
         Ok(n)
     }
 }
@@ -101,14 +158,14 @@ impl Read for DataReader<'_> {
 /// Groups consecutive fields that are adjacent in the same file or object into runs.
 fn plan_runs(fields: &[FieldEntry]) -> Vec<ReadRun> {
     let mut runs: Vec<ReadRun> = Vec::new();
-    for (i, f) in fields.iter().enumerate() {
+    for f in fields {
         let loc = &f.location;
         match runs.last_mut() {
             Some(r) if r.uri == loc.uri && r.offset + r.length == loc.offset && r.length + loc.length <= MAX_READ => {
                 r.length += loc.length;
                 r.count += 1;
             }
-            _ => runs.push(ReadRun { uri: loc.uri.clone(), offset: loc.offset, length: loc.length, first: i, count: 1 }),
+            _ => runs.push(ReadRun { uri: loc.uri.clone(), offset: loc.offset, length: loc.length, count: 1 }),
         }
     }
     runs
