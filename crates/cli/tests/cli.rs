@@ -219,3 +219,23 @@ fn full_and_read_only_disks_give_one_clear_error_and_lose_nothing() {
     let full = std::fs::read_to_string(env.path("full.err")).unwrap();
     assert_eq!(full.matches("No space left on device").count(), 1, "{full}");
 }
+
+#[test]
+fn bench_hammer_writes_reads_and_lists_with_json_phases() {
+    let env = Env::new();
+    let small = ["--nsteps", "3", "--nlevels", "2", "--nparams", "3", "--field-size", "2048", "--md-check", "--json"];
+    let phase = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["bench", "hammer"];
+        args.extend_from_slice(&small);
+        args.extend_from_slice(extra);
+        serde_json::from_str(env.ok(&args).trim()).unwrap()
+    };
+    let write = phase(&[]);
+    assert_eq!((write["mode"].as_str(), write["fields"].as_u64(), write["bytes"].as_u64()), (Some("write"), Some(18), Some(18 * 2048)));
+    let read = phase(&["--read"]);
+    assert_eq!((read["mode"].as_str(), read["fields"].as_u64()), (Some("read"), Some(18)));
+    assert!(read["last_io_us"].as_u64() >= read["first_io_us"].as_u64());
+    assert_eq!(phase(&["--list"])["fields"].as_u64(), Some(18));
+    let err = env.fails(&["bench", "hammer", "--nsteps", "4", "--nlevels", "2", "--nparams", "3", "--read"]);
+    assert!(err.contains("step 3") && err.contains("0 of 6 fields found"), "{err}");
+}

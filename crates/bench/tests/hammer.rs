@@ -1,0 +1,77 @@
+//! A small hammer run end to end, and its checks catching what they are for.
+
+use fieldstore::Config;
+use fieldstore_bench::{payload, Check, Hammer, Payload};
+
+fn open(root: &std::path::Path) -> fieldstore::FieldStore {
+    let yaml = format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display());
+    fieldstore::open(&Config::parse("t", &yaml).unwrap()).unwrap()
+}
+
+fn hammer(check: Check) -> Hammer {
+    Hammer {
+        class: "od".into(),
+        expver: "0001".into(),
+        nsteps: 3,
+        step: 0,
+        nlevels: 2,
+        level: 1,
+        levels: None,
+        nparams: 4,
+        params: None,
+        nensembles: 2,
+        number: 1,
+        payload: Payload::Synthetic(payload::synthetic(1000)),
+        check,
+    }
+}
+
+#[test]
+fn write_read_list_round_trip_with_full_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = hammer(Check::Full);
+    let w = h.write(&mut open(dir.path())).unwrap();
+    assert_eq!((w.fields, w.bytes), (3 * 2 * 4 * 2, 48 * 1000));
+    assert!(w.first_io_us > 0 && w.last_io_us >= w.first_io_us);
+    assert!(w.breakdown["flush"] > 0.0 && w.breakdown["archive"] > 0.0);
+    let r = h.read(&mut open(dir.path())).unwrap();
+    assert_eq!((r.fields, r.bytes), (48, 48_000));
+    let l = h.list(&mut open(dir.path())).unwrap();
+    assert_eq!(l.fields, 48);
+    let json = serde_json::to_value(&r).unwrap();
+    for k in ["mode", "fields", "bytes", "seconds", "first_io_us", "last_io_us"] {
+        assert!(json.get(k).is_some(), "{k} missing from {json}");
+    }
+}
+
+#[test]
+fn a_read_fails_when_a_field_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut shorter = hammer(Check::None);
+    shorter.nsteps = 2;
+    shorter.write(&mut open(dir.path())).unwrap();
+    let err = hammer(Check::None).read(&mut open(dir.path())).unwrap_err().to_string();
+    assert!(err.contains("step 2") && err.contains("0 of 8 fields found"), "{err}");
+}
+
+#[test]
+fn md_check_catches_a_misplaced_field_and_full_check_a_corrupt_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = hammer(Check::Full);
+    h.write(&mut open(dir.path())).unwrap();
+    // Store step 1's bytes under step 2's identifier (a misplaced field).
+    let (victim, source) = (h.identifier(1, 2, "1", "1"), h.identifier(1, 1, "1", "1"));
+    let mut fs = open(dir.path());
+    fs.archive(&victim, &payload::make(&payload::synthetic(1000), &source, 1, Check::Full)).unwrap();
+    fs.flush().unwrap();
+    let err = hammer(Check::Metadata).read(&mut open(dir.path())).unwrap_err().to_string();
+    assert!(err.contains("misplaced"), "{err}");
+    // Bytes changed before archiving (a writer-side corruption the store cannot know about).
+    let mut bad = payload::make(&payload::synthetic(1000), &victim, 2, Check::Full);
+    bad[500] ^= 0xff;
+    fs.archive(&victim, &bad).unwrap();
+    fs.flush().unwrap();
+    assert!(hammer(Check::Metadata).read(&mut open(dir.path())).is_ok(), "the metadata check does not read the body");
+    let err = hammer(Check::Full).read(&mut open(dir.path())).unwrap_err().to_string();
+    assert!(err.contains("corrupt"), "{err}");
+}
