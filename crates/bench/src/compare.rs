@@ -91,13 +91,7 @@ pub fn run_fdb5(peer_script: &Path, root: &Path, w: &Workload) -> Result<Timings
 
 /// Runs the same workload through fieldstore's POSIX backend with the peer's schema.
 pub fn run_fieldstore(root: &Path, w: &Workload) -> Result<Timings, String> {
-    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
-    let schema = root.join("schema");
-    std::fs::write(&schema, PEER_SCHEMA).map_err(|e| e.to_string())?;
-    let data = root.join("data");
-    let yaml =
-        format!("schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n", schema.display(), data.display());
-    let config = Config::parse("compare", &yaml).map_err(|e| e.to_string())?;
+    let config = Config::from_file(&peer_config(root)?).map_err(|e| e.to_string())?;
     let hammer = w.hammer();
     let err = |e: fieldstore::Error| e.to_string();
 
@@ -157,4 +151,64 @@ pub fn dd_write(dir: &Path, bytes: usize) -> Result<f64, String> {
         return Err("dd failed".into());
     }
     Ok((count << 20) as f64 / seconds)
+}
+
+/// Writes a GRIB file of the workload's fields (GRIB2, ensemble member `member`, pressure
+/// levels 100, 200, ..., ten real parameters cycled) made with ecCodes.
+pub fn write_grib_workload(path: &Path, w: &Workload) -> Result<usize, String> {
+    const PARAMS: [&str; 10] = ["129", "130", "131", "132", "133", "135", "138", "155", "157", "60"];
+    let mut out = Vec::new();
+    let member = w.member.to_string();
+    for step in 0..w.nsteps {
+        for level in 1..=w.nlevels {
+            for p in 0..w.nparams {
+                let (step, level) = (step.to_string(), (level * 100).to_string());
+                let keys = [
+                    ("centre", "98"),
+                    ("setLocalDefinition", "1"),
+                    ("localDefinitionNumber", "1"),
+                    ("class", "od"),
+                    ("stream", "enfo"),
+                    ("type", "pf"),
+                    ("expver", "0001"),
+                    ("date", "20231201"),
+                    ("time", "1200"),
+                    ("levtype", "pl"),
+                    ("step", &step),
+                    ("level", &level),
+                    ("paramId", PARAMS[p % PARAMS.len()]),
+                    ("productDefinitionTemplateNumber", "1"),
+                    ("number", &member),
+                ];
+                out.extend_from_slice(&fieldstore::grib::sample_message("GRIB2", &keys).map_err(|e| e.to_string())?);
+            }
+        }
+    }
+    std::fs::write(path, &out).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(out.len())
+}
+
+/// Seconds taken by a command (a whole process, start-up included), which must succeed.
+pub fn time_command(program: &Path, args: &[&std::ffi::OsStr]) -> Result<f64, String> {
+    let t = Instant::now();
+    let out = Command::new(program).args(args).output().map_err(|e| format!("{}: {e}", program.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} failed: {}", program.display(), String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// A config for fieldstore at `root` with the peer's schema.
+pub fn peer_config(root: &Path) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let schema = root.join("schema");
+    std::fs::write(&schema, PEER_SCHEMA).map_err(|e| e.to_string())?;
+    let config = root.join("config.yaml");
+    let data = root.join("data");
+    std::fs::write(
+        &config,
+        format!("schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n", schema.display(), data.display()),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(config)
 }

@@ -84,6 +84,12 @@ pub struct CompareArgs {
     /// Repetitions (the best of each is reported, with the spread)
     #[arg(long, default_value_t = 3)]
     reps: usize,
+    /// Compare archiving a GRIB file (keys decoded by ecCodes) with FDB5's fdb-write instead
+    #[arg(long)]
+    grib: bool,
+    /// FDB5 tool runner for --grib
+    #[arg(long, default_value = "scripts/fdb5-tool.sh")]
+    fdb5_tool: PathBuf,
     #[arg(long)]
     json: bool,
 }
@@ -161,6 +167,38 @@ fn print_phase(p: &Phase, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `fdb-write` against `fieldstore archive` on one GRIB file, both as whole processes.
+fn compare_grib(a: &CompareArgs, w: &Workload) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&a.root)?;
+    let file = a.root.join("workload.grib");
+    let bytes = compare::write_grib_workload(&file, w).map_err(anyhow::Error::msg)?;
+    let me = std::env::current_exe()?;
+    let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
+    for _ in 0..a.reps.max(1) {
+        let (fdb5_root, our_root) = (a.root.join("fdb5"), a.root.join("fieldstore"));
+        let _ = std::fs::remove_dir_all(&fdb5_root);
+        let _ = std::fs::remove_dir_all(&our_root);
+        let args = [fdb5_root.as_os_str(), "fdb-write".as_ref(), file.as_os_str()];
+        fdb5.push(compare::time_command(&a.fdb5_tool, &args).map_err(anyhow::Error::msg)?);
+        let config = compare::peer_config(&our_root).map_err(anyhow::Error::msg)?;
+        let args = ["--config".as_ref(), config.as_os_str(), "archive".as_ref(), file.as_os_str()];
+        ours.push(compare::time_command(&me, &args).map_err(anyhow::Error::msg)?);
+    }
+    let best = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
+    let (f, o) = (best(&fdb5), best(&ours));
+    if a.json {
+        let out = serde_json::json!({"workload": w, "grib_bytes": bytes, "fdb_write_seconds": f, "fieldstore_archive_seconds": o, "speedup": f / o, "reps": a.reps});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!("GRIB file of {} messages ({bytes} bytes), best of {} on {}", w.fields(), a.reps, a.root.display());
+        println!("| tool | seconds | fields/s |\n|---|---|---|");
+        println!("| fdb-write | {f:.3} | {:.0} |", w.fields() as f64 / f);
+        println!("| fieldstore archive | {o:.3} | {:.0} |", w.fields() as f64 / o);
+        println!("speed-up: {:.2}x", f / o);
+    }
+    Ok(())
+}
+
 /// Picks one phase's seconds out of a run's timings.
 type PhaseTime = fn(&Timings) -> f64;
 
@@ -172,6 +210,9 @@ fn spread(runs: &[Timings], get: PhaseTime) -> (f64, f64) {
 
 fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     let w = Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: 1 };
+    if a.grib {
+        return compare_grib(a, &w);
+    }
     let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
     for rep in 0..a.reps.max(1) {
         // Alternate who goes first, so neither always meets a warmer cache.

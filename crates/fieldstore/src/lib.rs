@@ -69,10 +69,29 @@ pub struct GribField<'a> {
 /// nothing from this input is archived. Errors name the input and the message.
 pub fn prepare_grib<'a>(fs: &FieldStore, data: &'a [u8], source: &str) -> Result<Vec<GribField<'a>>> {
     let spans = grib::scan(data, source)?;
+    // Decoding keys with ecCodes is the cost here; it is thread-safe, so each core takes a
+    // share of the messages. Results keep the input order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(spans.len().div_ceil(64)).max(1);
+    let chunk = spans.len().div_ceil(threads).max(1);
+    let schema = fs.schema();
+    std::thread::scope(|s| {
+        let workers: Vec<_> =
+            spans.chunks(chunk).enumerate().map(|(c, part)| s.spawn(move || identify(schema, data, source, c * chunk, part))).collect();
+        let mut fields = Vec::with_capacity(spans.len());
+        for w in workers {
+            fields.extend(w.join().map_err(|_| Error::Invalid("decoding GRIB keys panicked".into()))??);
+        }
+        Ok(fields)
+    })
+}
+
+/// The identifiers of some messages (`first` is the index of the first), checked against the
+/// schema.
+fn identify<'a>(schema: &Schema, data: &'a [u8], source: &str, first: usize, spans: &[grib::MessageSpan]) -> Result<Vec<GribField<'a>>> {
     let mut fields = Vec::with_capacity(spans.len());
     for (i, span) in spans.iter().enumerate() {
         let bytes = &data[span.offset..span.offset + span.length];
-        let context = || format!("{source}, message {} at byte {}", i + 1, span.offset);
+        let context = || format!("{source}, message {} at byte {}", first + i + 1, span.offset);
         let identifier = grib::mars_keys(bytes).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
         if let Some(missing) = ["class", "expver", "stream"].into_iter().find(|k| identifier.get(k).is_none()) {
             return Err(Error::Grib {
@@ -83,7 +102,7 @@ pub fn prepare_grib<'a>(fs: &FieldStore, data: &'a [u8], source: &str) -> Result
                 ),
             });
         }
-        fs.schema().split(&identifier).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
+        schema.split(&identifier).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
         fields.push(GribField { identifier, bytes });
     }
     Ok(fields)

@@ -315,3 +315,28 @@ fn partly_overlapping_flushes_supersede_exactly_the_shared_fields() {
         .collect();
     assert_eq!(superseded, ["1/2"]);
 }
+
+#[test]
+fn a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fs = open_at(dir.path());
+    let base: Vec<u8> = corpus().into_iter().take(2).flat_map(|f| f.bytes).collect();
+    let good = &corpus()[0].bytes;
+    let no_mars = fieldstore::grib::sample_message("GRIB2", &[("step", "6")]).unwrap();
+    let mut file = Vec::new();
+    let mut offsets = Vec::new();
+    for i in 0..300 {
+        offsets.push(file.len());
+        file.extend_from_slice(if i == 237 {
+            &no_mars
+        } else if i % 2 == 0 {
+            good
+        } else {
+            &base[good.len()..]
+        });
+    }
+    let err = fieldstore::archive_grib(&mut fs, &file, "big.grib", |_| {}).unwrap_err().to_string();
+    assert!(err.contains(&format!("big.grib, message 238 at byte {}", offsets[237])), "{err}");
+    fs.flush().unwrap();
+    assert!(fs.list(&request(""), ListOptions::default()).unwrap().fields.is_empty());
+}
