@@ -3,7 +3,7 @@
 //! plus `dd` to that file system as the storage's own limit.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use fieldstore::{Config, ListOptions, Request};
@@ -59,25 +59,36 @@ pub struct Timings {
     pub retrieve: f64,
 }
 
-/// Runs the FDB5 peer script; parses its `phase fields bytes seconds` lines.
-pub fn run_fdb5(peer_script: &Path, root: &Path, w: &Workload) -> Result<Timings, String> {
-    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
-    let out = Command::new("bash")
-        .arg(peer_script)
-        .arg(root)
-        .args([w.nsteps, w.nlevels, w.nparams, w.field_size, w.member].map(|v| v.to_string()))
-        .output()
-        .map_err(|e| format!("running {}: {e}", peer_script.display()))?;
-    if !out.status.success() {
-        return Err(format!("FDB5 peer failed: {}", String::from_utf8_lossy(&out.stderr)));
+/// Runs `procs` processes at once, ensemble members 1..=procs, each printing the peer's
+/// `phase fields bytes seconds` lines; a phase of the group takes as long as its slowest
+/// process (they start together).
+pub fn run_group(procs: usize, w: &Workload, command: impl Fn(usize) -> Command) -> Result<Timings, String> {
+    let children: Vec<_> = (1..=procs.max(1))
+        .map(|member| command(member).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("starting a worker: {e}")))
+        .collect::<Result<_, _>>()?;
+    let mut group = Timings::default();
+    for child in children {
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!("a worker failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let t = parse_phases(&String::from_utf8_lossy(&out.stdout), w.fields())?;
+        group.archive = group.archive.max(t.archive);
+        group.list = group.list.max(t.list);
+        group.retrieve = group.retrieve.max(t.retrieve);
     }
+    Ok(group)
+}
+
+/// Parses `archive|list|retrieve FIELDS BYTES SECONDS` lines.
+pub fn parse_phases(stdout: &str, expected_fields: usize) -> Result<Timings, String> {
     let mut t = Timings::default();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in stdout.lines() {
         let parts: Vec<&str> = line.split_whitespace().collect();
         let (Some(phase), Some(seconds)) = (parts.first(), parts.get(3).and_then(|s| s.parse::<f64>().ok())) else { continue };
         let fields: usize = parts.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        if fields != w.fields() {
-            return Err(format!("FDB5 peer {phase}: {fields} fields, expected {}", w.fields()));
+        if fields != expected_fields {
+            return Err(format!("{phase}: {fields} fields, expected {expected_fields}"));
         }
         match *phase {
             "archive" => t.archive = seconds,
@@ -86,12 +97,24 @@ pub fn run_fdb5(peer_script: &Path, root: &Path, w: &Workload) -> Result<Timings
             _ => {}
         }
     }
+    if t.archive == 0.0 || t.retrieve == 0.0 {
+        return Err(format!("incomplete worker output: {stdout:?}"));
+    }
     Ok(t)
 }
 
-/// Runs the same workload through fieldstore's POSIX backend with the peer's schema.
-pub fn run_fieldstore(root: &Path, w: &Workload) -> Result<Timings, String> {
-    let config = Config::from_file(&peer_config(root)?).map_err(|e| e.to_string())?;
+/// The FDB5 peer for one member.
+pub fn fdb5_command(peer_script: &Path, root: &Path, w: &Workload, member: usize) -> Command {
+    let mut c = Command::new("bash");
+    c.arg(peer_script).arg(root).args([w.nsteps, w.nlevels, w.nparams, w.field_size, member].map(|v| v.to_string()));
+    c
+}
+
+/// Runs the peer's workload for `w.member` through fieldstore with a config (see
+/// [`peer_config`]): archive with one flush per step, then list the member and retrieve
+/// everything in one request from a new handle.
+pub fn run_fieldstore(config: &Path, w: &Workload) -> Result<Timings, String> {
+    let config = Config::from_file(config).map_err(|e| e.to_string())?;
     let hammer = w.hammer();
     let err = |e: fieldstore::Error| e.to_string();
 

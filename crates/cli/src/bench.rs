@@ -13,6 +13,23 @@ pub enum BenchCommand {
     Hammer(HammerArgs),
     /// FDB5 and fieldstore side by side on the same workload and file system, with dd
     Compare(CompareArgs),
+    /// The FDB5 peer's explicit-key workload for one member, through fieldstore, printing the
+    /// peer's `phase fields bytes seconds` lines (what `compare` runs in each process)
+    ExplicitKeys(ExplicitKeysArgs),
+}
+
+#[derive(Args)]
+pub struct ExplicitKeysArgs {
+    #[arg(long)]
+    nsteps: usize,
+    #[arg(long)]
+    nlevels: usize,
+    #[arg(long)]
+    nparams: usize,
+    #[arg(long)]
+    field_size: usize,
+    #[arg(long, default_value_t = 1)]
+    member: usize,
 }
 
 #[derive(Args)]
@@ -84,6 +101,9 @@ pub struct CompareArgs {
     /// Repetitions (the best of each is reported, with the spread)
     #[arg(long, default_value_t = 3)]
     reps: usize,
+    /// Processes of each system running at once (ensemble members 1..=N, one dataset)
+    #[arg(long, default_value_t = 1)]
+    procs: usize,
     /// Compare archiving a GRIB file (keys decoded by ecCodes) with FDB5's fdb-write instead
     #[arg(long)]
     grib: bool,
@@ -98,6 +118,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
     match command {
         BenchCommand::Hammer(a) => hammer(a, config),
         BenchCommand::Compare(a) => compare(a),
+        BenchCommand::ExplicitKeys(a) => explicit_keys(a, config),
     }
 }
 
@@ -208,26 +229,45 @@ fn spread(runs: &[Timings], get: PhaseTime) -> (f64, f64) {
     (values.iter().cloned().fold(f64::INFINITY, f64::min), values.iter().cloned().fold(0.0, f64::max))
 }
 
+fn explicit_keys(a: &ExplicitKeysArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let w = Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: a.member };
+    let config = config.context("bench explicit-keys needs --config (see bench compare)")?;
+    let t = compare::run_fieldstore(config, &w).map_err(anyhow::Error::msg)?;
+    let (n, bytes) = (w.fields(), w.fields() * w.field_size);
+    println!("archive {n} {bytes} {:.6}\nlist {n} {bytes} {:.6}\nretrieve {n} {bytes} {:.6}", t.archive, t.list, t.retrieve);
+    Ok(())
+}
+
 fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     let w = Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: 1 };
     if a.grib {
         return compare_grib(a, &w);
     }
+    let me = std::env::current_exe()?;
     let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
     for rep in 0..a.reps.max(1) {
         // Alternate who goes first, so neither always meets a warmer cache.
-        for first in [rep % 2 == 0, rep % 2 == 1] {
-            let dir = a.root.join(if first { "fdb5" } else { "fieldstore" });
+        for fdb5_turn in [rep % 2 == 0, rep % 2 == 1] {
+            let dir = a.root.join(if fdb5_turn { "fdb5" } else { "fieldstore" });
             let _ = std::fs::remove_dir_all(&dir);
-            if first {
-                fdb5.push(compare::run_fdb5(&a.peer, &dir, &w).map_err(anyhow::Error::msg)?);
+            if fdb5_turn {
+                fdb5.push(compare::run_group(a.procs, &w, |m| compare::fdb5_command(&a.peer, &dir, &w, m)).map_err(anyhow::Error::msg)?);
             } else {
-                ours.push(compare::run_fieldstore(&dir, &w).map_err(anyhow::Error::msg)?);
+                let config = compare::peer_config(&dir).map_err(anyhow::Error::msg)?;
+                let worker = |m: usize| {
+                    let mut c = std::process::Command::new(&me);
+                    c.arg("--config").arg(&config).args(["bench", "explicit-keys"]);
+                    c.args(["--nsteps", &w.nsteps.to_string(), "--nlevels", &w.nlevels.to_string(), "--nparams", &w.nparams.to_string()]);
+                    c.args(["--field-size", &w.field_size.to_string(), "--member", &m.to_string()]);
+                    c
+                };
+                ours.push(compare::run_group(a.procs, &w, worker).map_err(anyhow::Error::msg)?);
             }
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
-    let dd = compare::dd_write(&a.root, w.fields() * w.field_size).map_err(anyhow::Error::msg)?;
+    let total_bytes = w.fields() * w.field_size * a.procs.max(1);
+    let dd = compare::dd_write(&a.root, total_bytes).map_err(anyhow::Error::msg)?;
     let phases: [(&str, PhaseTime); 3] = [("archive+flush", |t| t.archive), ("list", |t| t.list), ("retrieve", |t| t.retrieve)];
     let rows: Vec<serde_json::Value> = phases
         .iter()
@@ -240,15 +280,19 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
             })
         })
         .collect();
-    let bytes = (w.fields() * w.field_size) as f64;
-    let archive_bw = bytes / spread(&ours, |t| t.archive).0;
+    let archive_bw = total_bytes as f64 / spread(&ours, |t| t.archive).0;
+    let fdb5_bw = total_bytes as f64 / spread(&fdb5, |t| t.archive).0;
     if a.json {
-        let out = serde_json::json!({"workload": w, "root": a.root, "reps": a.reps, "phases": rows, "dd_write_bytes_per_second": dd, "fieldstore_archive_bytes_per_second": archive_bw});
+        let out = serde_json::json!({
+            "workload": w, "procs": a.procs, "root": a.root, "reps": a.reps, "phases": rows,
+            "dd_write_bytes_per_second": dd, "fieldstore_archive_bytes_per_second": archive_bw, "fdb5_archive_bytes_per_second": fdb5_bw,
+        });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     println!(
-        "{} fields x {} bytes, one flush per step ({} steps), best of {} on {}",
+        "{} processes x {} fields x {} bytes, one flush per step ({} steps), best of {} on {}",
+        a.procs,
         w.fields(),
         w.field_size,
         w.nsteps,
@@ -268,10 +312,12 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
             r["speedup"].as_f64().unwrap()
         );
     }
+    let mib = |b: f64| b / 1048576.0;
     println!(
-        "fieldstore archive+flush: {:.0} MiB/s; dd 1 MiB blocks + fdatasync: {:.0} MiB/s ({:.0}%)",
-        archive_bw / 1048576.0,
-        dd / 1048576.0,
+        "archive+flush bandwidth: fieldstore {:.0} MiB/s, FDB5 {:.0} MiB/s; dd 1 MiB blocks + fdatasync: {:.0} MiB/s (fieldstore at {:.0}% of dd)",
+        mib(archive_bw),
+        mib(fdb5_bw),
+        mib(dd),
         100.0 * archive_bw / dd
     );
     Ok(())
