@@ -55,11 +55,30 @@ pub struct Phase {
     pub last_io_us: u64,
     /// Seconds spent in each kind of operation (archive, flush, grib, retrieve, list, check).
     pub breakdown: std::collections::BTreeMap<&'static str, f64>,
+    /// Write phase: fields per second over the first and the last [`RATE_WINDOW`] fields
+    /// (whole flushes), to show whether cost grows with what is stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_window_rate: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_window_rate: Option<f64>,
 }
+
+/// Fields in the windows of [`Phase::first_window_rate`] and [`Phase::last_window_rate`].
+pub const RATE_WINDOW: u64 = 10_000;
 
 impl Phase {
     fn new(mode: &'static str) -> Self {
-        Phase { mode, fields: 0, bytes: 0, seconds: 0.0, first_io_us: 0, last_io_us: 0, breakdown: Default::default() }
+        Phase {
+            mode,
+            fields: 0,
+            bytes: 0,
+            seconds: 0.0,
+            first_io_us: 0,
+            last_io_us: 0,
+            breakdown: Default::default(),
+            first_window_rate: None,
+            last_window_rate: None,
+        }
     }
 
     fn time<T>(&mut self, what: &'static str, f: impl FnOnce() -> T) -> T {
@@ -76,6 +95,19 @@ impl Phase {
     pub fn bytes_per_second(&self) -> f64 {
         self.bytes as f64 / self.seconds
     }
+}
+
+/// Rates over the first and last [`RATE_WINDOW`] fields, from (fields, seconds) points taken
+/// at each flush; `None` when the run is shorter than two windows.
+fn window_rates(progress: &[(u64, f64)]) -> (Option<f64>, Option<f64>) {
+    let total = progress.last().map_or(0, |p| p.0);
+    if total < 2 * RATE_WINDOW {
+        return (None, None);
+    }
+    let rate = |a: (u64, f64), b: (u64, f64)| (b.0 - a.0) as f64 / (b.1 - a.1);
+    let first_end = *progress.iter().find(|p| p.0 >= RATE_WINDOW).expect("total >= window");
+    let last_start = *progress.iter().rev().find(|p| p.0 <= total - RATE_WINDOW).expect("starts at 0");
+    (Some(rate(progress[0], first_end)), Some(rate(last_start, *progress.last().unwrap())))
 }
 
 impl Hammer {
@@ -123,6 +155,8 @@ impl Hammer {
         phase.first_io_us = micros_since_epoch();
         let mut op = run;
         let base = Key::parse(&self.base())?;
+        // (fields archived, seconds) after each flush.
+        let mut progress: Vec<(u64, f64)> = vec![(0, 0.0)];
         for step in self.steps() {
             for member in self.members() {
                 for level in &levels {
@@ -140,9 +174,11 @@ impl Hammer {
                 }
             }
             phase.time("flush", || fs.flush())?;
+            progress.push((phase.fields, start.elapsed().as_secs_f64()));
         }
         phase.seconds = start.elapsed().as_secs_f64();
         phase.last_io_us = micros_since_epoch();
+        (phase.first_window_rate, phase.last_window_rate) = window_rates(&progress);
         Ok(phase)
     }
 

@@ -13,9 +13,23 @@ pub enum BenchCommand {
     Hammer(HammerArgs),
     /// FDB5 and fieldstore side by side on the same workload and file system, with dd
     Compare(CompareArgs),
+    /// Time listing and retrieving what one request names (a point query): on a fresh handle,
+    /// then warm
+    Point(PointArgs),
     /// The FDB5 peer's explicit-key workload for one member, through fieldstore, printing the
     /// peer's `phase fields bytes seconds` lines (what `compare` runs in each process)
     ExplicitKeys(ExplicitKeysArgs),
+}
+
+#[derive(Args)]
+pub struct PointArgs {
+    /// The request, e.g. class=od,...,step=500,levelist=3,param=7
+    request: String,
+    /// Warm repetitions
+    #[arg(long, default_value_t = 20)]
+    reps: usize,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -119,6 +133,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
         BenchCommand::Hammer(a) => hammer(a, config),
         BenchCommand::Compare(a) => compare(a),
         BenchCommand::ExplicitKeys(a) => explicit_keys(a, config),
+        BenchCommand::Point(a) => point(a, config),
     }
 }
 
@@ -184,6 +199,9 @@ fn print_phase(p: &Phase, json: bool) -> anyhow::Result<()> {
         for (k, v) in &p.breakdown {
             println!("  {k}: {v:.3} s");
         }
+        if let (Some(first), Some(last)) = (p.first_window_rate, p.last_window_rate) {
+            println!("  first 10,000 fields: {first:.0} fields/s; last 10,000: {last:.0} fields/s ({:+.1}%)", 100.0 * (last / first - 1.0));
+        }
     }
     Ok(())
 }
@@ -227,6 +245,49 @@ type PhaseTime = fn(&Timings) -> f64;
 fn spread(runs: &[Timings], get: PhaseTime) -> (f64, f64) {
     let values: Vec<f64> = runs.iter().map(get).collect();
     (values.iter().cloned().fold(f64::INFINITY, f64::min), values.iter().cloned().fold(0.0, f64::max))
+}
+
+/// Milliseconds to list and to retrieve a request: the first on a fresh handle (which reads
+/// the catalogue), then the median of warm repetitions.
+fn point(a: &PointArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use std::io::Read;
+    use std::time::Instant;
+    let request = fieldstore::Request::parse(&a.request)?;
+    let config = fieldstore::Config::resolve(config)?;
+    let mut timings: Vec<(f64, f64)> = Vec::new();
+    let mut fs = fieldstore::open(&config)?;
+    let mut fields = 0;
+    for _ in 0..=a.reps {
+        let t = Instant::now();
+        let listed = fs.list(&request, fieldstore::ListOptions::default())?;
+        let list_ms = t.elapsed().as_secs_f64() * 1e3;
+        if let Some(why) = listed.explanation {
+            bail!("nothing matched {}: {why}", a.request);
+        }
+        let t = Instant::now();
+        let (mut reader, _) = fs.retrieve(&request)?;
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes)?;
+        fields = reader.fields().len();
+        timings.push((list_ms, t.elapsed().as_secs_f64() * 1e3));
+    }
+    let (cold, warm) = timings.split_first().expect("at least one run");
+    let median = |f: fn(&(f64, f64)) -> f64| {
+        let mut v: Vec<f64> = warm.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let (list_warm, retrieve_warm) = (median(|t| t.0), median(|t| t.1));
+    if a.json {
+        let out = serde_json::json!({"request": a.request, "fields": fields, "list_cold_ms": cold.0, "retrieve_cold_ms": cold.1, "list_warm_ms": list_warm, "retrieve_warm_ms": retrieve_warm});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "{fields} field(s): list {:.3} ms cold, {list_warm:.3} ms warm; retrieve {:.3} ms cold, {retrieve_warm:.3} ms warm",
+            cold.0, cold.1
+        );
+    }
+    Ok(())
 }
 
 fn explicit_keys(a: &ExplicitKeysArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {

@@ -342,7 +342,7 @@ impl PosixView {
         if let Some(s) = self.segments.get(&index.id) {
             return Ok(s.clone());
         }
-        let record = self.toc.record(&index.id).ok_or_else(|| Error::Invalid(format!("unknown index {}", index.id)))?;
+        let record = self.toc.place(&index.id).ok_or_else(|| Error::Invalid(format!("unknown index {}", index.id)))?;
         let segment = Arc::new(Segment::load(&self.dir, record)?);
         self.segments.insert(index.id.clone(), segment.clone());
         Ok(segment)

@@ -44,10 +44,6 @@ pub struct IndexRecord {
 }
 
 impl IndexRecord {
-    pub fn id(&self) -> String {
-        format!("{}@{}", self.file, self.offset)
-    }
-
     pub fn to_frame(&self) -> Vec<u8> {
         let mut e = Encoder::new();
         e.strs(self.collocation.keywords());
@@ -65,7 +61,9 @@ impl IndexRecord {
         frame(TOC_MAGIC, KIND_INDEX, &e.buf)
     }
 
-    fn decode(payload: &[u8]) -> Option<Self> {
+    /// Decodes a record straight into the summary readers share and the place of its segment
+    /// (nothing is decoded twice).
+    fn decode(payload: &[u8]) -> Option<(SegmentPlace, IndexInfo)> {
         let mut d = Decoder::new(payload);
         let keywords = d.strs()?;
         let values = d.strs()?;
@@ -81,17 +79,24 @@ impl IndexRecord {
             let k = d.str()?.to_string();
             axes.insert(k, d.strs()?.into_iter().collect());
         }
-        d.finished().then_some(IndexRecord { collocation, element_keywords, file, offset, length, fields, axes })
+        let place = SegmentPlace { file, offset, length };
+        let info = IndexInfo { id: place.id(), collocation, element_keywords, axes, fields };
+        d.finished().then_some((place, info))
     }
+}
 
-    pub fn info(&self) -> IndexInfo {
-        IndexInfo {
-            id: self.id(),
-            collocation: self.collocation.clone(),
-            element_keywords: self.element_keywords.clone(),
-            axes: self.axes.clone(),
-            fields: self.fields,
-        }
+/// Where an index segment is: a file of the dataset directory and a byte range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegmentPlace {
+    pub file: String,
+    pub offset: u64,
+    pub length: u64,
+}
+
+impl SegmentPlace {
+    /// The index id readers use (`file@offset`).
+    pub fn id(&self) -> String {
+        format!("{}@{}", self.file, self.offset)
     }
 }
 
@@ -115,9 +120,8 @@ pub struct TocReader {
     /// dataset was wiped and created again) and is read from the start.
     identity: Option<Vec<u8>>,
     offset: u64,
-    records: Vec<IndexRecord>,
+    places: HashMap<String, SegmentPlace>,
     infos: Vec<Arc<IndexInfo>>,
-    by_id: HashMap<String, usize>,
     masked: HashSet<String>,
     /// Frames skipped as torn or corrupt.
     pub bad_frames: u64,
@@ -125,16 +129,7 @@ pub struct TocReader {
 
 impl TocReader {
     pub fn new(path: PathBuf) -> Self {
-        TocReader {
-            path,
-            identity: None,
-            offset: 0,
-            records: Vec::new(),
-            infos: Vec::new(),
-            by_id: HashMap::new(),
-            masked: HashSet::new(),
-            bad_frames: 0,
-        }
+        TocReader { path, identity: None, offset: 0, places: HashMap::new(), infos: Vec::new(), masked: HashSet::new(), bad_frames: 0 }
     }
 
     /// Reads records appended since the last call. A TOC that vanished (wiped dataset)
@@ -202,10 +197,9 @@ impl TocReader {
     fn apply(&mut self, kind: u8, payload: &[u8]) {
         match kind {
             KIND_INDEX => match IndexRecord::decode(payload) {
-                Some(r) => {
-                    self.by_id.insert(r.id(), self.records.len());
-                    self.infos.push(Arc::new(r.info()));
-                    self.records.push(r);
+                Some((place, info)) => {
+                    self.places.insert(info.id.clone(), place);
+                    self.infos.push(Arc::new(info));
                 }
                 None => self.bad_frames += 1,
             },
@@ -223,8 +217,9 @@ impl TocReader {
         self.infos.iter().rev().filter(|i| !self.masked.contains(&i.id))
     }
 
-    pub fn record(&self, id: &str) -> Option<&IndexRecord> {
-        self.by_id.get(id).map(|&i| &self.records[i])
+    /// Where the segment of a visible or masked index is.
+    pub fn place(&self, id: &str) -> Option<&SegmentPlace> {
+        self.places.get(id)
     }
 }
 
@@ -259,8 +254,8 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// Reads and checks the segment a record points to.
-    pub fn load(dir: &Path, record: &IndexRecord) -> Result<Segment> {
+    /// Reads and checks the segment at a place.
+    pub fn load(dir: &Path, record: &SegmentPlace) -> Result<Segment> {
         if record.file.contains('/') || record.file.starts_with('.') {
             return Err(Error::corrupt("TOC record", dir.join("toc"), format!("bad index file name {:?}", record.file)));
         }
@@ -346,7 +341,7 @@ mod tests {
         std::io::Write::write_all(&mut more, &record("d", 1).to_frame()).unwrap();
         toc.refresh().unwrap();
         assert_eq!(toc.visible().next().unwrap().id, "d@1");
-        assert_eq!(toc.record("c@9").unwrap(), &record("c", 9));
+        assert_eq!(toc.place("c@9").unwrap(), &SegmentPlace { file: "c".into(), offset: 9, length: 10 });
     }
 
     #[test]
@@ -394,8 +389,7 @@ mod tests {
         let entries: BTreeMap<String, FieldLocation> = [("0,130".to_string(), loc(0)), ("6,130".to_string(), loc(3))].into();
         let seg = encode_segment(&entries);
         std::fs::write(dir.path().join("x.index"), &seg).unwrap();
-        let mut rec = record("x.index", 0);
-        rec.length = seg.len() as u64;
+        let rec = SegmentPlace { file: "x.index".into(), offset: 0, length: seg.len() as u64 };
         let s = Segment::load(dir.path(), &rec).unwrap();
         assert_eq!(s.lookup("6,130"), Some(loc(3)));
         assert_eq!(s.lookup("12,130"), None);

@@ -141,8 +141,10 @@ impl Read for DataReader<'_> {
             return self.read_run(out).map_err(std::io::Error::other);
         }
         if self.staged == self.staged_end {
+            // No larger than what is left, so a small retrieve does not pay for a big buffer.
+            let left = self.runs.iter().skip(self.run).map(|r| r.length).sum::<u64>() - self.run_position;
             let mut staging = std::mem::take(&mut self.staging);
-            staging.resize(STAGING, 0);
+            staging.resize(staging.len().max(left.min(STAGING as u64) as usize), 0);
             let filled = self.read_run(&mut staging);
             self.staging = staging;
             self.staged = 0;
