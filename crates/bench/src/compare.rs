@@ -59,12 +59,13 @@ pub struct Timings {
     pub retrieve: f64,
 }
 
-/// Runs `procs` processes at once, ensemble members 1..=procs, each printing the peer's
+/// Runs worker processes at once (one per ensemble member), each printing the peer's
 /// `phase fields bytes seconds` lines; a phase of the group takes as long as its slowest
 /// process (they start together).
-pub fn run_group(procs: usize, w: &Workload, command: impl Fn(usize) -> Command) -> Result<Timings, String> {
-    let children: Vec<_> = (1..=procs.max(1))
-        .map(|member| command(member).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("starting a worker: {e}")))
+pub fn run_group(commands: Vec<Command>, w: &Workload) -> Result<Timings, String> {
+    let children: Vec<_> = commands
+        .into_iter()
+        .map(|mut c| c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("starting a worker: {e}")))
         .collect::<Result<_, _>>()?;
     let mut group = Timings::default();
     for child in children {
@@ -103,11 +104,34 @@ pub fn parse_phases(stdout: &str, expected_fields: usize) -> Result<Timings, Str
     Ok(t)
 }
 
-/// The FDB5 peer for one member.
-pub fn fdb5_command(peer_script: &Path, root: &Path, w: &Workload, member: usize) -> Command {
+/// The FDB5 peer for one member. With `private_home`, the peer runs in a venv of its own
+/// that links to the installed one: the peer script rewrites its schema and config files on
+/// every start, and concurrent peers sharing them can read a half-written schema.
+pub fn fdb5_command(peer_script: &Path, root: &Path, w: &Workload, member: usize, private_home: bool) -> Result<Command, String> {
     let mut c = Command::new("bash");
     c.arg(peer_script).arg(root).args([w.nsteps, w.nlevels, w.nparams, w.field_size, member].map(|v| v.to_string()));
-    c
+    if private_home {
+        c.env("FDB5_PEER_VENV", peer_venv_for(member)?);
+    }
+    Ok(c)
+}
+
+/// A venv for one concurrent peer: links to the shared install, with its own `fdb-home`.
+fn peer_venv_for(member: usize) -> Result<PathBuf, String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let shared = std::env::var_os("FDB5_PEER_VENV").map(PathBuf::from).unwrap_or_else(|| home.join(".cache/fdb5-peer"));
+    if !shared.join("bin/python").exists() || !shared.join("fdb5_keybench").exists() {
+        return Err(format!("run one single-process compare first: it installs FDB5 into {}", shared.display()));
+    }
+    let own = shared.with_file_name(format!("fdb5-peer-member-{member}"));
+    std::fs::create_dir_all(&own).map_err(|e| format!("{}: {e}", own.display()))?;
+    for entry in ["bin", "lib", "lib64", "include", "pyvenv.cfg", "fdb5_keybench"] {
+        let link = own.join(entry);
+        if shared.join(entry).exists() && std::fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(shared.join(entry), &link).map_err(|e| format!("{}: {e}", link.display()))?;
+        }
+    }
+    Ok(own)
 }
 
 /// Runs the peer's workload for `w.member` through fieldstore with a config (see

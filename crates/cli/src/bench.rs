@@ -312,7 +312,9 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
             let dir = a.root.join(if fdb5_turn { "fdb5" } else { "fieldstore" });
             let _ = std::fs::remove_dir_all(&dir);
             if fdb5_turn {
-                fdb5.push(compare::run_group(a.procs, &w, |m| compare::fdb5_command(&a.peer, &dir, &w, m)).map_err(anyhow::Error::msg)?);
+                let members = 1..=a.procs.max(1);
+                let commands = members.map(|m| compare::fdb5_command(&a.peer, &dir, &w, m, a.procs > 1)).collect::<Result<_, _>>();
+                fdb5.push(compare::run_group(commands.map_err(anyhow::Error::msg)?, &w).map_err(anyhow::Error::msg)?);
             } else {
                 let config = compare::peer_config(&dir).map_err(anyhow::Error::msg)?;
                 let worker = |m: usize| {
@@ -322,7 +324,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
                     c.args(["--field-size", &w.field_size.to_string(), "--member", &m.to_string()]);
                     c
                 };
-                ours.push(compare::run_group(a.procs, &w, worker).map_err(anyhow::Error::msg)?);
+                ours.push(compare::run_group((1..=a.procs.max(1)).map(worker).collect(), &w).map_err(anyhow::Error::msg)?);
             }
             let _ = std::fs::remove_dir_all(&dir);
         }
