@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::axis::AxisValues;
 use crate::error::Result;
 use crate::key::Key;
 
@@ -84,7 +85,7 @@ pub struct IndexInfo {
     /// The element keywords of its entries, in schema order.
     pub element_keywords: Vec<String>,
     /// The values present per element keyword.
-    pub axes: BTreeMap<String, BTreeSet<String>>,
+    pub axes: BTreeMap<String, AxisValues>,
     pub fields: u64,
 }
 

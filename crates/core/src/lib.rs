@@ -9,6 +9,7 @@
 //!   through any catalogue and store.
 
 pub mod api;
+pub mod axis;
 pub mod backend;
 pub mod config;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod schema;
 pub mod types;
 
 pub use api::{FieldEntry, FieldStore, ListOptions};
+pub use axis::AxisValues;
 pub use backend::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Store};
 pub use config::Config;
 pub use error::{Error, Result};

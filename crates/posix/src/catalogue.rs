@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use fieldstore_core::error::{Error, IoContext, Result};
-use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{AxisValues, Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::naming::{collocation_name, dataset_dir_name, unique_suffix};
 use crate::toc::{encode_segment, identity_frame, mask_frame, IndexRecord, Segment, TocReader};
@@ -220,7 +220,7 @@ impl DatasetWriter {
 }
 
 /// The values present per element keyword, from the entries' value strings.
-fn axes_of<'a>(keywords: &[String], values: impl Iterator<Item = &'a String>) -> BTreeMap<String, BTreeSet<String>> {
+fn axes_of<'a>(keywords: &[String], values: impl Iterator<Item = &'a String>) -> BTreeMap<String, AxisValues> {
     let mut axes: BTreeMap<String, BTreeSet<String>> = keywords.iter().map(|k| (k.clone(), BTreeSet::new())).collect();
     for v in values {
         for (k, part) in keywords.iter().zip(v.split(',')) {
@@ -231,7 +231,7 @@ fn axes_of<'a>(keywords: &[String], values: impl Iterator<Item = &'a String>) ->
             }
         }
     }
-    axes
+    axes.into_iter().map(|(k, values)| (k, AxisValues::new(values.iter().map(String::as_str)))).collect()
 }
 
 impl Catalogue for PosixCatalogue {

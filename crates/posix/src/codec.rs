@@ -30,6 +30,16 @@ impl Encoder {
         self.buf.extend_from_slice(s.as_bytes());
     }
 
+    /// An axis as its values concatenated, then the count and the end of each value.
+    pub fn axis_values(&mut self, axis: &fieldstore_core::AxisValues) {
+        let (buffer, ends) = axis.parts();
+        self.str(buffer);
+        self.u32(ends.len() as u32);
+        for end in ends {
+            self.u32(*end);
+        }
+    }
+
     pub fn strs<'a>(&mut self, items: impl ExactSizeIterator<Item = &'a str>) {
         self.u32(items.len() as u32);
         for s in items {
@@ -76,6 +86,14 @@ impl<'a> Decoder<'a> {
             out.push(self.str()?.to_string());
         }
         Some(out)
+    }
+
+    /// An axis in its stored form (see [`Encoder::axis_values`]): no work per value.
+    pub fn axis_values(&mut self) -> Option<fieldstore_core::AxisValues> {
+        let buffer = self.str()?;
+        let n = self.u32()? as usize;
+        let ends = self.take(n.checked_mul(4)?)?.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        fieldstore_core::AxisValues::from_parts(buffer, ends)
     }
 
     pub fn finished(&self) -> bool {

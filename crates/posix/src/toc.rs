@@ -12,14 +12,14 @@
 //! files it points into, then its entries sorted by element key (values joined by `,`), so a
 //! point query is a binary search.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, IoContext, Result};
-use fieldstore_core::{FieldLocation, IndexInfo, Key};
+use fieldstore_core::{AxisValues, FieldLocation, IndexInfo, Key};
 
 use crate::codec::{frame, next_magic, parse_frame, Decoder, Encoder, Frame};
 
@@ -40,7 +40,7 @@ pub struct IndexRecord {
     pub offset: u64,
     pub length: u64,
     pub fields: u64,
-    pub axes: BTreeMap<String, BTreeSet<String>>,
+    pub axes: BTreeMap<String, AxisValues>,
 }
 
 impl IndexRecord {
@@ -56,7 +56,7 @@ impl IndexRecord {
         e.u32(self.axes.len() as u32);
         for (k, values) in &self.axes {
             e.str(k);
-            e.strs(values.iter().map(String::as_str));
+            e.axis_values(values);
         }
         frame(TOC_MAGIC, KIND_INDEX, &e.buf)
     }
@@ -77,7 +77,7 @@ impl IndexRecord {
         let mut axes = BTreeMap::new();
         for _ in 0..d.u32()? {
             let k = d.str()?.to_string();
-            axes.insert(k, d.strs()?.into_iter().collect());
+            axes.insert(k, d.axis_values()?);
         }
         let place = SegmentPlace { file, offset, length };
         let info = IndexInfo { id: place.id(), collocation, element_keywords, axes, fields };
@@ -314,7 +314,7 @@ mod tests {
             offset,
             length: 10,
             fields: 2,
-            axes: [("step".to_string(), ["0".to_string(), "6".to_string()].into())].into(),
+            axes: [("step".to_string(), AxisValues::new(["0", "6"]))].into(),
         }
     }
 

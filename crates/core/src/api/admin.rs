@@ -82,8 +82,9 @@ impl FieldStore {
         }
         for (_, index, constraints) in &matches.indexes {
             for (kw, c) in index.element_keywords.iter().zip(constraints.iter()) {
-                let values = index.axes.get(kw).into_iter().flatten().filter(|v| c.as_ref().is_none_or(|c| c.contains(v)));
-                axes.entry(kw.clone()).or_default().extend(values.cloned());
+                let values =
+                    index.axes.get(kw).into_iter().flat_map(|a| a.iter()).filter(|v| c.as_ref().is_none_or(|c| c.iter().any(|x| x == v)));
+                axes.entry(kw.clone()).or_default().extend(values.map(String::from));
             }
         }
         let sorted = axes

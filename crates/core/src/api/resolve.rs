@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::FieldStore;
+use crate::axis::AxisValues;
 use crate::backend::{ControlAction, DatasetView, FieldLocation, IndexInfo};
 use crate::error::Result;
 use crate::key::Key;
@@ -108,7 +109,7 @@ impl Group {
 
     fn add_axes(&mut self, index: &IndexInfo) {
         for (k, values) in &index.axes {
-            self.axes.entry(k.clone()).or_default().extend(values.iter().cloned());
+            self.axes.entry(k.clone()).or_default().extend(values.iter().map(String::from));
         }
     }
 }
@@ -389,8 +390,8 @@ fn off_axis(index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> Option<us
     })
 }
 
-fn describe_off_axis(kw: &str, asked: &[String], axis: &BTreeSet<String>, ty: KeywordType) -> String {
-    let mut sorted: Vec<&str> = axis.iter().map(String::as_str).collect();
+fn describe_off_axis(kw: &str, asked: &[String], axis: &AxisValues, ty: KeywordType) -> String {
+    let mut sorted: Vec<&str> = axis.iter().collect();
     sorted.sort_by(|a, b| ty.compare(a, b));
     let more = if sorted.len() > 12 { ", ..." } else { "" };
     let shown = if sorted.iter().all(|s| s.is_empty()) {
