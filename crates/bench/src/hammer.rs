@@ -9,6 +9,7 @@ use std::time::Instant;
 use fieldstore::{FieldStore, Key, ListOptions, Request};
 use serde::Serialize;
 
+use crate::analyze::IoEvent;
 use crate::clock::micros_since_epoch;
 use crate::payload::{self, Check};
 
@@ -61,6 +62,10 @@ pub struct Phase {
     pub first_window_rate: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_window_rate: Option<f64>,
+    /// Every I/O of the phase (operation, iteration, bytes, start, end in microseconds since
+    /// the epoch), for `bench analyze`; kept compact while timing.
+    #[serde(skip)]
+    pub events: Vec<(&'static str, u32, u64, u64, u64)>,
 }
 
 /// Fields in the windows of [`Phase::first_window_rate`] and [`Phase::last_window_rate`].
@@ -78,6 +83,7 @@ impl Phase {
             breakdown: Default::default(),
             first_window_rate: None,
             last_window_rate: None,
+            events: Vec::new(),
         }
     }
 
@@ -86,6 +92,31 @@ impl Phase {
         let out = f();
         *self.breakdown.entry(what).or_default() += t.elapsed().as_secs_f64();
         out
+    }
+
+    /// Times an I/O and records it as an event.
+    fn io<T>(&mut self, op: &'static str, iteration: usize, bytes: u64, f: impl FnOnce() -> T) -> T {
+        let start = micros_since_epoch();
+        let out = self.time(op, f);
+        self.events.push((op, iteration as u32, bytes, start, micros_since_epoch()));
+        out
+    }
+
+    /// The phase's events as [`IoEvent`]s of one process.
+    pub fn io_events(&self, node: &str, process: u32) -> Vec<IoEvent> {
+        self.events
+            .iter()
+            .map(|&(op, iteration, bytes, io_start, io_end)| IoEvent {
+                node: node.to_string(),
+                process,
+                phase: self.mode.to_string(),
+                op: op.to_string(),
+                iteration,
+                bytes,
+                io_start,
+                io_end,
+            })
+            .collect()
     }
 
     pub fn fields_per_second(&self) -> f64 {
@@ -167,13 +198,14 @@ impl Hammer {
                             Payload::Grib(t) => phase.time("grib", || crate::grib_fields::encode(t, member, step, level, param))?,
                         };
                         op += 1;
-                        phase.time("archive", || fs.archive(&id, &bytes))?;
+                        let index = step - self.step;
+                        phase.io("archive", index, bytes.len() as u64, || fs.archive(&id, &bytes))?;
                         phase.fields += 1;
                         phase.bytes += bytes.len() as u64;
                     }
                 }
             }
-            phase.time("flush", || fs.flush())?;
+            phase.io("flush", step - self.step, 0, || fs.flush())?;
             progress.push((phase.fields, start.elapsed().as_secs_f64()));
         }
         phase.seconds = start.elapsed().as_secs_f64();
@@ -198,12 +230,16 @@ impl Hammer {
                     levels.join("/"),
                     params.join("/")
                 ))?;
-                let fields = phase.time("retrieve", || -> fieldstore::Result<Vec<fieldstore::FieldEntry>> {
+                // The bytes are known once read; the event is corrected below.
+                let fields = phase.io("retrieve", step - self.step, 0, || -> fieldstore::Result<Vec<fieldstore::FieldEntry>> {
                     let (mut reader, _) = fs.retrieve(&request)?;
                     buffer.clear();
                     reader.read_to_end(&mut buffer).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
                     Ok(reader.fields().to_vec())
                 })?;
+                if let Some(last) = phase.events.last_mut() {
+                    last.2 = buffer.len() as u64;
+                }
                 let expected = levels.len() * params.len();
                 if fields.len() != expected {
                     return Err(fieldstore::Error::Invalid(format!(

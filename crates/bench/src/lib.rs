@@ -1,10 +1,12 @@
 //! fieldstore's benchmark suite (BENCHMARKS.md): `hammer` (fdb-hammer) and the side-by-side
 //! comparison with FDB5.
 
+pub mod analyze;
 pub mod clock;
 pub mod compare;
 mod grib_fields;
 pub mod hammer;
+pub mod launch;
 pub mod payload;
 
 pub use hammer::{Hammer, Payload, Phase};

@@ -13,6 +13,8 @@ pub enum BenchCommand {
     Hammer(HammerArgs),
     /// FDB5 and fieldstore side by side on the same workload and file system, with dd
     Compare(CompareArgs),
+    /// Merge event logs and compute bandwidths, offsets and per-operation times per phase
+    Analyze(AnalyzeArgs),
     /// Time listing and retrieving what one request names (a point query): on a fresh handle,
     /// then warm
     Point(PointArgs),
@@ -94,6 +96,18 @@ pub struct HammerArgs {
     /// One JSON object per phase
     #[arg(long)]
     json: bool,
+    /// Append every I/O of the run (JSON lines) to this file, for `bench analyze`
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct AnalyzeArgs {
+    /// Event logs written by `bench hammer --log` (any number of processes and runs)
+    #[arg(required = true)]
+    logs: Vec<PathBuf>,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -134,6 +148,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
         BenchCommand::Compare(a) => compare(a),
         BenchCommand::ExplicitKeys(a) => explicit_keys(a, config),
         BenchCommand::Point(a) => point(a, config),
+        BenchCommand::Analyze(a) => analyze(a),
     }
 }
 
@@ -180,7 +195,67 @@ fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()
     } else {
         h.write(&mut fs)?
     };
+    if let Some(path) = &a.log {
+        append_events(path, &phase)?;
+    }
     print_phase(&phase, a.json)
+}
+
+/// Appends a phase's I/O events to a JSON-lines log.
+fn append_events(path: &std::path::Path, phase: &Phase) -> anyhow::Result<()> {
+    use std::io::Write;
+    let place = fieldstore_bench::launch::Place::current();
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    for event in phase.io_events(&place.node, place.rank) {
+        serde_json::to_writer(&mut out, &event)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush().with_context(|| format!("writing {}", path.display()))
+}
+
+/// Reads event logs and prints each phase's metrics.
+fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
+    use fieldstore_bench::analyze::{self, IoEvent};
+    let mut events = Vec::new();
+    for path in &a.logs {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let event: IoEvent = serde_json::from_str(line).with_context(|| format!("{}:{}: not an event", path.display(), n + 1))?;
+            events.push(event);
+        }
+    }
+    let phases = analyze::phases(&events);
+    let overlap = analyze::overlap(&events, "write", "read");
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"phases": phases, "overlap": overlap}))?);
+        return Ok(());
+    }
+    println!("| phase | processes | iterations | bytes | wall s | global timing MiB/s | synchronous MiB/s | off_0 % | off_f % |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mib = |b: f64| b / 1048576.0;
+    for p in &phases {
+        println!(
+            "| {} | {} | {} | {} | {:.3} | {:.1} | {:.1} | {:.2} | {:.2} |",
+            p.phase,
+            p.processes,
+            p.iterations,
+            p.bytes,
+            p.wall_seconds,
+            mib(p.global_timing_bandwidth),
+            mib(p.synchronous_bandwidth),
+            p.off_0,
+            p.off_f
+        );
+    }
+    for p in &phases {
+        let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{op} {s:.3} s")).collect();
+        println!("{}: mean per process: {}", p.phase, ops.join(", "));
+    }
+    if let Some(o) = overlap {
+        println!("write/read overlap: po_0 {:.2} %, po_f {:.2} %", o.po_0, o.po_f);
+    }
+    Ok(())
 }
 
 fn print_phase(p: &Phase, json: bool) -> anyhow::Result<()> {

@@ -239,3 +239,36 @@ fn bench_hammer_writes_reads_and_lists_with_json_phases() {
     let err = env.fails(&["bench", "hammer", "--nsteps", "4", "--nlevels", "2", "--nparams", "3", "--read"]);
     assert!(err.contains("step 3") && err.contains("0 of 6 fields found"), "{err}");
 }
+
+#[test]
+fn hammer_logs_merge_into_per_phase_metrics() {
+    let env = Env::new();
+    let log = env.path("events.jsonl");
+    let run = |rank: &str, extra: &[&str]| {
+        let mut args = vec!["bench", "hammer", "--nsteps", "3", "--nlevels", "2", "--nparams", "2", "--field-size", "1000", "--log", &log];
+        let number = (rank.parse::<u32>().unwrap() + 1).to_string();
+        args.extend_from_slice(&["--number", &number]);
+        args.extend_from_slice(extra);
+        let out = Command::new(BIN).args(&args).env("FIELDSTORE_ROOT", &env.root).env("FIELDSTORE_RANK", rank).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    for rank in ["0", "1"] {
+        run(rank, &[]);
+    }
+    for rank in ["0", "1"] {
+        run(rank, &["--read"]);
+    }
+    let report: serde_json::Value = serde_json::from_str(&env.ok(&["bench", "analyze", "--json", &log])).unwrap();
+    let phases = report["phases"].as_array().unwrap();
+    let write = phases.iter().find(|p| p["phase"] == "write").unwrap();
+    assert_eq!(
+        (write["processes"].as_u64(), write["iterations"].as_u64(), write["bytes"].as_u64()),
+        (Some(2), Some(3), Some(2 * 12 * 1000))
+    );
+    assert!(write["breakdown"]["flush"].as_f64().unwrap() > 0.0);
+    let read = phases.iter().find(|p| p["phase"] == "read").unwrap();
+    assert_eq!(read["bytes"].as_u64(), Some(24_000));
+    assert!(report["overlap"]["po_0"].as_f64().is_some());
+    std::fs::write(env.path("bad.jsonl"), "{\"not\": \"an event\"}\n").unwrap();
+    assert!(env.fails(&["bench", "analyze", &env.path("bad.jsonl")]).contains("bad.jsonl:1: not an event"));
+}

@@ -1,0 +1,200 @@
+//! The metrics of BENCHMARKS.md section 3, computed from per-I/O events that every benchmark
+//! process logs (one JSON object per line). All times are microseconds since the epoch, so
+//! logs from many processes and nodes can be merged.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One I/O of one process, as logged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoEvent {
+    pub node: String,
+    pub process: u32,
+    /// `write`, `read`, `list`, ...
+    pub phase: String,
+    /// The operation: `archive`, `flush`, `retrieve`, ...
+    pub op: String,
+    /// The process's iteration (a step, for hammer).
+    pub iteration: u32,
+    pub bytes: u64,
+    pub io_start: u64,
+    pub io_end: u64,
+}
+
+/// The metrics of one phase.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PhaseMetrics {
+    pub phase: String,
+    pub processes: usize,
+    pub iterations: usize,
+    pub bytes: u64,
+    /// t_end(last I/O) - t_start(first I/O), seconds.
+    pub wall_seconds: f64,
+    /// Sum of all sizes over the wall-clock time, bytes per second.
+    pub global_timing_bandwidth: f64,
+    /// Mean over iterations of (bytes of the iteration / its parallel wall-clock time).
+    pub synchronous_bandwidth: f64,
+    /// Spread of the first I/O's start across processes, % of the wall-clock time.
+    pub off_0: f64,
+    /// Spread of the last I/O's end across processes, % of the wall-clock time.
+    pub off_f: f64,
+    /// Mean seconds per operation kind, per process.
+    pub breakdown: BTreeMap<String, f64>,
+}
+
+/// Offsets between two phases that ran at the same time (pattern B), % of their joint
+/// wall-clock time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Overlap {
+    pub po_0: f64,
+    pub po_f: f64,
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// Computes the metrics of every phase present in `events`.
+pub fn phases(events: &[IoEvent]) -> Vec<PhaseMetrics> {
+    let mut by_phase: BTreeMap<&str, Vec<&IoEvent>> = BTreeMap::new();
+    for e in events {
+        by_phase.entry(&e.phase).or_default().push(e);
+    }
+    by_phase.into_iter().map(|(phase, events)| phase_metrics(phase, &events)).collect()
+}
+
+fn phase_metrics(phase: &str, events: &[&IoEvent]) -> PhaseMetrics {
+    let start = events.iter().map(|e| e.io_start).min().unwrap_or(0);
+    let end = events.iter().map(|e| e.io_end).max().unwrap_or(0);
+    let wall = end.saturating_sub(start);
+    let bytes: u64 = events.iter().map(|e| e.bytes).sum();
+
+    // Per iteration: its bytes and its parallel wall-clock time.
+    let mut iterations: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
+    for e in events {
+        let it = iterations.entry(e.iteration).or_insert((0, u64::MAX, 0));
+        it.0 += e.bytes;
+        it.1 = it.1.min(e.io_start);
+        it.2 = it.2.max(e.io_end);
+    }
+    let rates: Vec<f64> = iterations.values().filter(|(_, s, e)| e > s).map(|(b, s, e)| *b as f64 / ((e - s) as f64 / 1e6)).collect();
+    let synchronous_bandwidth = if rates.is_empty() { 0.0 } else { rates.iter().sum::<f64>() / rates.len() as f64 };
+
+    // Per process: its first start and its last end.
+    let mut processes: BTreeMap<(&str, u32), (u64, u64)> = BTreeMap::new();
+    for e in events {
+        let p = processes.entry((&e.node, e.process)).or_insert((u64::MAX, 0));
+        p.0 = p.0.min(e.io_start);
+        p.1 = p.1.max(e.io_end);
+    }
+    let last_first_start = processes.values().map(|p| p.0).max().unwrap_or(start);
+    let first_last_end = processes.values().map(|p| p.1).min().unwrap_or(end);
+
+    let mut breakdown: BTreeMap<String, f64> = BTreeMap::new();
+    for e in events {
+        *breakdown.entry(e.op.clone()).or_default() += (e.io_end - e.io_start) as f64 / 1e6;
+    }
+    for v in breakdown.values_mut() {
+        *v /= processes.len().max(1) as f64;
+    }
+
+    PhaseMetrics {
+        phase: phase.to_string(),
+        processes: processes.len(),
+        iterations: iterations.len(),
+        bytes,
+        wall_seconds: wall as f64 / 1e6,
+        global_timing_bandwidth: if wall == 0 { 0.0 } else { bytes as f64 / (wall as f64 / 1e6) },
+        synchronous_bandwidth,
+        off_0: percent(last_first_start - start, wall),
+        off_f: percent(end - first_last_end, wall),
+        breakdown,
+    }
+}
+
+/// po_0 and po_f of a write phase and a read phase that ran at the same time.
+pub fn overlap(events: &[IoEvent], write: &str, read: &str) -> Option<Overlap> {
+    let span = |phase: &str| {
+        let mut it = events.iter().filter(|e| e.phase == phase);
+        let first = it.next()?;
+        Some(it.fold((first.io_start, first.io_end), |(s, e), x| (s.min(x.io_start), e.max(x.io_end))))
+    };
+    let (w, r) = (span(write)?, span(read)?);
+    let wall = w.1.max(r.1) - w.0.min(r.0);
+    Some(Overlap { po_0: percent(w.0.abs_diff(r.0), wall), po_f: percent(w.1.abs_diff(r.1), wall) })
+}
+
+/// Mean and sample standard deviation of repeated measurements.
+pub fn mean_and_spread(values: &[f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    if values.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64;
+    (mean, var.sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io(process: u32, phase: &str, iteration: u32, bytes: u64, start: u64, end: u64) -> IoEvent {
+        IoEvent { node: "n1".into(), process, phase: phase.into(), op: "archive".into(), iteration, bytes, io_start: start, io_end: end }
+    }
+
+    /// Two processes, two iterations of 1 MB each per process; times in microseconds.
+    ///   iteration 0: p0 [0, 1_000_000], p1 [100_000, 1_100_000]  -> 2 MB over 1.1 s
+    ///   iteration 1: p0 [1_000_000, 2_000_000], p1 [1_100_000, 2_300_000] -> 2 MB over 1.3 s
+    fn two_by_two() -> Vec<IoEvent> {
+        vec![
+            io(0, "write", 0, 1_000_000, 0, 1_000_000),
+            io(1, "write", 0, 1_000_000, 100_000, 1_100_000),
+            io(0, "write", 1, 1_000_000, 1_000_000, 2_000_000),
+            io(1, "write", 1, 1_000_000, 1_100_000, 2_300_000),
+        ]
+    }
+
+    #[test]
+    fn bandwidths_and_offsets_have_their_known_values() {
+        let m = &phases(&two_by_two())[0];
+        assert_eq!((m.processes, m.iterations, m.bytes), (2, 2, 4_000_000));
+        assert!((m.wall_seconds - 2.3).abs() < 1e-9);
+        assert!((m.global_timing_bandwidth - 4e6 / 2.3).abs() < 1e-6);
+        let expected_sync = (2e6 / 1.1 + 2e6 / 1.3) / 2.0;
+        assert!((m.synchronous_bandwidth - expected_sync).abs() < 1e-6, "{}", m.synchronous_bandwidth);
+        // off_0: last first start (100 ms) - first start (0) over 2.3 s.
+        assert!((m.off_0 - 100.0 * 0.1 / 2.3).abs() < 1e-9);
+        // off_f: last end (2.3 s) - first last end (2.0 s) over 2.3 s.
+        assert!((m.off_f - 100.0 * 0.3 / 2.3).abs() < 1e-9);
+        // Each process spent 2.0 (p0) and 2.2 (p1) seconds archiving: 2.1 on average.
+        assert!((m.breakdown["archive"] - 2.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pattern_b_overlap_offsets() {
+        let mut events = two_by_two();
+        events.push(io(2, "read", 0, 500, 200_000, 900_000));
+        events.push(io(2, "read", 1, 500, 900_000, 2_000_000));
+        let o = overlap(&events, "write", "read").unwrap();
+        assert!((o.po_0 - 100.0 * 0.2 / 2.3).abs() < 1e-9);
+        assert!((o.po_f - 100.0 * 0.3 / 2.3).abs() < 1e-9);
+        assert!(overlap(&events, "write", "list").is_none());
+        assert_eq!(phases(&events).iter().map(|p| p.phase.as_str()).collect::<Vec<_>>(), ["read", "write"]);
+    }
+
+    #[test]
+    fn repetitions_give_mean_and_spread() {
+        let (mean, spread) = mean_and_spread(&[1.0, 2.0, 3.0]);
+        assert_eq!((mean, spread), (2.0, 1.0));
+        assert_eq!(mean_and_spread(&[5.0]), (5.0, 0.0));
+        assert!(mean_and_spread(&[]).0.is_nan());
+    }
+}
