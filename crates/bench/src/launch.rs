@@ -46,3 +46,174 @@ mod tests {
         assert_eq!(Place::from_env(env(&[])).rank, 0);
     }
 }
+
+/// How the processes of a run line up before starting.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Barrier {
+    /// Each process creates `DIR/arrived.RANK` and waits until `size` files exist (a shared
+    /// file system across nodes).
+    File(std::path::PathBuf),
+    /// Rank 0 listens at the address; the others connect and wait for its go.
+    Tcp(std::net::SocketAddr),
+    /// Everyone waits until this wall-clock time (microseconds since the epoch).
+    Deadline(u64),
+}
+
+/// Longest a process waits at a barrier before giving up.
+pub const BARRIER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl Barrier {
+    /// `file:DIR`, `tcp:HOST:PORT` or `deadline:MICROSECONDS`.
+    pub fn parse(text: &str) -> Result<Barrier, String> {
+        match text.split_once(':') {
+            Some(("file", dir)) if !dir.is_empty() => Ok(Barrier::File(dir.into())),
+            Some(("tcp", addr)) => addr.parse().map(Barrier::Tcp).map_err(|e| format!("barrier {text:?}: {e}")),
+            Some(("deadline", t)) => t.parse().map(Barrier::Deadline).map_err(|e| format!("barrier {text:?}: {e}")),
+            _ => Err(format!("barrier {text:?}: use file:DIR, tcp:HOST:PORT or deadline:MICROSECONDS")),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Barrier::File(d) => format!("file:{}", d.display()),
+            Barrier::Tcp(a) => format!("tcp:{a}"),
+            Barrier::Deadline(t) => format!("deadline:{t}"),
+        }
+    }
+
+    /// Waits until every process of `place` has arrived (or the deadline has passed).
+    pub fn wait(&self, place: &Place) -> Result<(), String> {
+        let give_up = std::time::Instant::now() + BARRIER_TIMEOUT;
+        match self {
+            Barrier::Deadline(at) => {
+                let now = crate::clock::micros_since_epoch();
+                if *at > now {
+                    std::thread::sleep(std::time::Duration::from_micros(at - now));
+                }
+                Ok(())
+            }
+            Barrier::File(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                std::fs::write(dir.join(format!("arrived.{}", place.rank)), place.node.as_bytes())
+                    .map_err(|e| format!("{}: {e}", dir.display()))?;
+                loop {
+                    let arrived = std::fs::read_dir(dir)
+                        .map_err(|e| e.to_string())?
+                        .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().starts_with("arrived.")))
+                        .count();
+                    if arrived >= place.size as usize {
+                        return Ok(());
+                    }
+                    if std::time::Instant::now() > give_up {
+                        return Err(format!(
+                            "file barrier {}: {arrived} of {} processes arrived in {BARRIER_TIMEOUT:?}",
+                            dir.display(),
+                            place.size
+                        ));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            }
+            Barrier::Tcp(addr) => tcp_barrier(*addr, place, give_up),
+        }
+    }
+}
+
+fn tcp_barrier(addr: std::net::SocketAddr, place: &Place, give_up: std::time::Instant) -> Result<(), String> {
+    use std::io::{Read, Write};
+    if place.rank == 0 {
+        let listener = std::net::TcpListener::bind(addr).map_err(|e| format!("tcp barrier {addr}: {e}"))?;
+        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let mut waiting = Vec::new();
+        while waiting.len() + 1 < place.size as usize {
+            match listener.accept() {
+                Ok((stream, _)) => waiting.push(stream),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if std::time::Instant::now() > give_up {
+                        return Err(format!(
+                            "tcp barrier {addr}: {} of {} processes arrived in {BARRIER_TIMEOUT:?}",
+                            waiting.len() + 1,
+                            place.size
+                        ));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(e) => return Err(format!("tcp barrier {addr}: {e}")),
+            }
+        }
+        for mut s in waiting {
+            s.set_nonblocking(false).map_err(|e| e.to_string())?;
+            s.write_all(b"go").map_err(|e| format!("tcp barrier {addr}: {e}"))?;
+        }
+        return Ok(());
+    }
+    loop {
+        match std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200)) {
+            Ok(mut s) => {
+                s.set_read_timeout(Some(
+                    give_up.saturating_duration_since(std::time::Instant::now()).max(std::time::Duration::from_millis(1)),
+                ))
+                .map_err(|e| e.to_string())?;
+                let mut go = [0u8; 2];
+                return s.read_exact(&mut go).map_err(|e| format!("tcp barrier {addr}: waiting for rank 0: {e}"));
+            }
+            Err(_) if std::time::Instant::now() < give_up => std::thread::sleep(std::time::Duration::from_millis(5)),
+            Err(e) => return Err(format!("tcp barrier {addr}: rank 0 not reachable in {BARRIER_TIMEOUT:?}: {e}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod barrier_tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Starts `size` ranks at staggered times; returns when each was released.
+    fn release_times(barrier: &Barrier, size: u32) -> Vec<Instant> {
+        let handles: Vec<_> = (0..size)
+            .map(|rank| {
+                let barrier = barrier.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(40 * rank as u64));
+                    barrier.wait(&Place { rank, size, node: "n".into() }).unwrap();
+                    Instant::now()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    }
+
+    fn assert_released_together(times: &[Instant], after: Instant) {
+        let (first, last) = (times.iter().min().unwrap(), times.iter().max().unwrap());
+        assert!(*first >= after, "a rank left before the last arrived");
+        assert!(last.duration_since(*first) < Duration::from_millis(30), "ranks left {:?} apart", last.duration_since(*first));
+    }
+
+    #[test]
+    fn file_barrier_releases_everyone_after_the_last_arrival() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = Instant::now();
+        let times = release_times(&Barrier::File(dir.path().join("b")), 4);
+        assert_released_together(&times, start + Duration::from_millis(120));
+    }
+
+    #[test]
+    fn tcp_barrier_releases_everyone_after_the_last_arrival() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let barrier = Barrier::parse(&format!("tcp:127.0.0.1:{port}")).unwrap();
+        let start = Instant::now();
+        let times = release_times(&barrier, 4);
+        assert_released_together(&times, start + Duration::from_millis(120));
+    }
+
+    #[test]
+    fn deadline_barrier_waits_for_the_time_and_parsing_names_mistakes() {
+        let at = crate::clock::micros_since_epoch() + 100_000;
+        let start = Instant::now();
+        Barrier::Deadline(at).wait(&Place { rank: 0, size: 1, node: "n".into() }).unwrap();
+        assert!(start.elapsed() >= Duration::from_millis(95));
+        assert!(Barrier::parse("udp:1").unwrap_err().contains("file:DIR"));
+        assert!(Barrier::parse("tcp:nohost").is_err());
+        assert_eq!(Barrier::parse("file:/x").unwrap(), Barrier::File("/x".into()));
+    }
+}

@@ -96,9 +96,18 @@ pub struct HammerArgs {
     /// One JSON object per phase
     #[arg(long)]
     json: bool,
-    /// Append every I/O of the run (JSON lines) to this file, for `bench analyze`
+    /// Append every I/O of the run (JSON lines) to this file, for `bench analyze`; with
+    /// several processes each writes FILE.RANK
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
+    /// Start this many processes on this machine (ranks 0..N-1); under srun or mpirun leave
+    /// it out: ranks come from the launcher
+    #[arg(long, default_value_t = 1)]
+    procs: u32,
+    /// How processes line up before the phase: file:DIR, tcp:HOST:PORT or
+    /// deadline:MICROSECONDS (default with --procs: a file barrier in a temporary directory)
+    #[arg(long)]
+    barrier: Option<String>,
 }
 
 #[derive(Args)]
@@ -152,7 +161,94 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
     }
 }
 
+/// Marks processes started by `--procs`, so they do not start processes themselves.
+const LAUNCHED: &str = "FIELDSTORE_LAUNCHED";
+
+/// Starts `a.procs` copies of this command as ranks 0..N-1 behind a barrier, and prints each
+/// rank's phase and the aggregate.
+fn launch(a: &HammerArgs) -> anyhow::Result<()> {
+    let scratch = tempfile_dir()?;
+    let barrier = a.barrier.clone().unwrap_or_else(|| format!("file:{}", scratch.join("barrier").display()));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let children: Vec<_> = (0..a.procs)
+        .map(|rank| {
+            let mut child_args = strip_option(&args, "--procs");
+            child_args = strip_option(&child_args, "--barrier");
+            child_args.retain(|arg| arg != "--json");
+            child_args.extend(["--barrier".to_string(), barrier.clone(), "--json".to_string()]);
+            std::process::Command::new(std::env::current_exe()?)
+                .args(&child_args)
+                .env(LAUNCHED, "1")
+                .env("FIELDSTORE_RANK", rank.to_string())
+                .env("FIELDSTORE_SIZE", a.procs.to_string())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .context("starting a hammer process")
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let mut phases = Vec::new();
+    for (rank, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output()?;
+        if !out.status.success() {
+            bail!("hammer rank {rank} failed");
+        }
+        let phase: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| format!("rank {rank}'s output"))?;
+        phases.push(phase);
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let sum = |k: &str| phases.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>();
+    let first = phases.iter().filter_map(|p| p["first_io_us"].as_u64()).min().unwrap_or(0);
+    let last = phases.iter().filter_map(|p| p["last_io_us"].as_u64()).max().unwrap_or(0);
+    let seconds = last.saturating_sub(first) as f64 / 1e6;
+    let (fields, bytes) = (sum("fields"), sum("bytes"));
+    if a.json {
+        for p in &phases {
+            println!("{p}");
+        }
+        println!(
+            "{}",
+            serde_json::json!({"mode": phases[0]["mode"], "procs": a.procs, "fields": fields, "bytes": bytes, "seconds": seconds, "first_io_us": first, "last_io_us": last})
+        );
+    } else {
+        println!(
+            "{} processes, {}: {fields} fields, {bytes} bytes in {seconds:.3} s (first to last I/O): {:.0} fields/s, {:.1} MiB/s",
+            a.procs,
+            phases[0]["mode"].as_str().unwrap_or("?"),
+            fields as f64 / seconds,
+            bytes as f64 / seconds / 1048576.0
+        );
+    }
+    Ok(())
+}
+
+/// `args` without `--name VALUE` / `--name=VALUE`.
+fn strip_option(args: &[String], name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in args {
+        if skip {
+            skip = false;
+        } else if a == name {
+            skip = true;
+        } else if !a.starts_with(&format!("{name}=")) {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir =
+        std::env::temp_dir().join(format!("fieldstore-hammer-{}-{}", std::process::id(), fieldstore_bench::clock::micros_since_epoch()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
 fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    if a.procs > 1 && std::env::var_os(LAUNCHED).is_none() {
+        return launch(a);
+    }
+    let place = fieldstore_bench::launch::Place::current();
     let check = if a.full_check {
         Check::Full
     } else if a.md_check {
@@ -183,11 +279,15 @@ fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()
         nparams: a.nparams,
         params: None,
         nensembles: a.nensembles,
-        number: a.number,
+        // Each rank writes its own ensemble members.
+        number: a.number + place.rank as usize * a.nensembles.max(1),
         payload,
         check,
     };
     let mut fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
+    if let Some(spec) = &a.barrier {
+        fieldstore_bench::launch::Barrier::parse(spec).map_err(anyhow::Error::msg)?.wait(&place).map_err(anyhow::Error::msg)?;
+    }
     let phase = if a.read {
         h.read(&mut fs)?
     } else if a.list {
@@ -196,7 +296,8 @@ fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()
         h.write(&mut fs)?
     };
     if let Some(path) = &a.log {
-        append_events(path, &phase)?;
+        let path = if place.size > 1 { PathBuf::from(format!("{}.{}", path.display(), place.rank)) } else { path.clone() };
+        append_events(&path, &phase)?;
     }
     print_phase(&phase, a.json)
 }

@@ -272,3 +272,29 @@ fn hammer_logs_merge_into_per_phase_metrics() {
     std::fs::write(env.path("bad.jsonl"), "{\"not\": \"an event\"}\n").unwrap();
     assert!(env.fails(&["bench", "analyze", &env.path("bad.jsonl")]).contains("bad.jsonl:1: not an event"));
 }
+
+#[test]
+fn hammer_starts_processes_behind_a_barrier() {
+    let env = Env::new();
+    let log = env.path("procs.jsonl");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let barrier = format!("tcp:127.0.0.1:{port}");
+    let common = ["bench", "hammer", "--procs", "3", "--nsteps", "2", "--nlevels", "2", "--nparams", "2", "--field-size", "4096", "--json"];
+    let mut args = common.to_vec();
+    args.extend_from_slice(&["--barrier", &barrier, "--log", &log]);
+    let out = env.ok(&args);
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4, "three ranks and the aggregate: {out}");
+    let total = &lines[3];
+    assert_eq!((total["procs"].as_u64(), total["fields"].as_u64(), total["bytes"].as_u64()), (Some(3), Some(24), Some(24 * 4096)));
+    // Each rank wrote its own members: all 24 fields are there, read back by 3 processes.
+    let mut read = common.to_vec();
+    read.push("--read");
+    let read_out = env.ok(&read);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(read_out.lines().last().unwrap()).unwrap()["fields"].as_u64(), Some(24));
+    let logs: Vec<String> = (0..3).map(|r| format!("{log}.{r}")).collect();
+    let mut analyze = vec!["bench", "analyze", "--json"];
+    analyze.extend(logs.iter().map(String::as_str));
+    let report: serde_json::Value = serde_json::from_str(&env.ok(&analyze)).unwrap();
+    assert_eq!(report["phases"][0]["processes"].as_u64(), Some(3));
+}
