@@ -244,12 +244,17 @@ fn bench_hammer_writes_reads_and_lists_with_json_phases() {
 fn hammer_logs_merge_into_per_phase_metrics() {
     let env = Env::new();
     let log = env.path("events.jsonl");
+    // Two ranks of one run, as a launcher starts them: each writes its own members and log.
     let run = |rank: &str, extra: &[&str]| {
         let mut args = vec!["bench", "hammer", "--nsteps", "3", "--nlevels", "2", "--nparams", "2", "--field-size", "1000", "--log", &log];
-        let number = (rank.parse::<u32>().unwrap() + 1).to_string();
-        args.extend_from_slice(&["--number", &number]);
         args.extend_from_slice(extra);
-        let out = Command::new(BIN).args(&args).env("FIELDSTORE_ROOT", &env.root).env("FIELDSTORE_RANK", rank).output().unwrap();
+        let out = Command::new(BIN)
+            .args(&args)
+            .env("FIELDSTORE_ROOT", &env.root)
+            .env("FIELDSTORE_RANK", rank)
+            .env("FIELDSTORE_SIZE", "2")
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     };
     for rank in ["0", "1"] {
@@ -258,7 +263,8 @@ fn hammer_logs_merge_into_per_phase_metrics() {
     for rank in ["0", "1"] {
         run(rank, &["--read"]);
     }
-    let report: serde_json::Value = serde_json::from_str(&env.ok(&["bench", "analyze", "--json", &log])).unwrap();
+    let (log0, log1) = (format!("{log}.0"), format!("{log}.1"));
+    let report: serde_json::Value = serde_json::from_str(&env.ok(&["bench", "analyze", "--json", &log0, &log1])).unwrap();
     let phases = report["phases"].as_array().unwrap();
     let write = phases.iter().find(|p| p["phase"] == "write").unwrap();
     assert_eq!(
