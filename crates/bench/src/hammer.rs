@@ -72,7 +72,7 @@ pub struct Phase {
 pub const RATE_WINDOW: u64 = 10_000;
 
 impl Phase {
-    fn new(mode: &'static str) -> Self {
+    pub(crate) fn new(mode: &'static str) -> Self {
         Phase {
             mode,
             fields: 0,
@@ -95,7 +95,7 @@ impl Phase {
     }
 
     /// Times an I/O and records it as an event.
-    fn io<T>(&mut self, op: &'static str, iteration: usize, bytes: u64, f: impl FnOnce() -> T) -> T {
+    pub(crate) fn io<T>(&mut self, op: &'static str, iteration: usize, bytes: u64, f: impl FnOnce() -> T) -> T {
         let start = micros_since_epoch();
         let out = self.time(op, f);
         self.events.push((op, iteration as u32, bytes, start, micros_since_epoch()));

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod compare;
 mod grib_fields;
 pub mod hammer;
+pub mod ior;
 pub mod launch;
 pub mod payload;
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
 use fieldstore_bench::compare::{self, Timings, Workload};
+use fieldstore_bench::launch::{Barrier, Place};
 use fieldstore_bench::{Check, Hammer, Payload, Phase};
 
 #[derive(Subcommand)]
@@ -13,6 +14,8 @@ pub enum BenchCommand {
     Hammer(HammerArgs),
     /// FDB5 and fieldstore side by side on the same workload and file system, with dd
     Compare(CompareArgs),
+    /// IOR "easy": each process writes then reads one array of segments (file/object per process)
+    Ior(IorArgs),
     /// Merge event logs and compute bandwidths, offsets and per-operation times per phase
     Analyze(AnalyzeArgs),
     /// Time listing and retrieving what one request names (a point query): on a fresh handle,
@@ -93,6 +96,13 @@ pub struct HammerArgs {
     /// Also checksum every payload, and verify it on read
     #[arg(long)]
     full_check: bool,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// How a benchmark runs: processes, barrier, event log, output.
+#[derive(Args)]
+pub struct RunArgs {
     /// One JSON object per phase
     #[arg(long)]
     json: bool,
@@ -108,6 +118,27 @@ pub struct HammerArgs {
     /// deadline:MICROSECONDS (default with --procs: a file barrier in a temporary directory)
     #[arg(long)]
     barrier: Option<String>,
+}
+
+#[derive(Args)]
+pub struct IorArgs {
+    /// Segments per process (IOR's -s)
+    #[arg(long, short = 's', default_value_t = 100)]
+    segments: usize,
+    /// Bytes per transfer and per block (IOR's -t and -b)
+    #[arg(long, short = 't', default_value_t = 1 << 20)]
+    transfer: usize,
+    /// Read back (run after a write run)
+    #[arg(long)]
+    read: bool,
+    /// Read the array of the next rank rather than one's own (IOR's -C), to defeat caches
+    #[arg(long)]
+    reorder: bool,
+    /// Pool directory (default: objects/ under $FIELDSTORE_ROOT)
+    #[arg(long)]
+    pool: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Args)]
@@ -158,6 +189,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
         BenchCommand::ExplicitKeys(a) => explicit_keys(a, config),
         BenchCommand::Point(a) => point(a, config),
         BenchCommand::Analyze(a) => analyze(a),
+        BenchCommand::Ior(a) => ior(a),
     }
 }
 
@@ -166,7 +198,7 @@ const LAUNCHED: &str = "FIELDSTORE_LAUNCHED";
 
 /// Starts `a.procs` copies of this command as ranks 0..N-1 behind a barrier, and prints each
 /// rank's phase and the aggregate.
-fn launch(a: &HammerArgs) -> anyhow::Result<()> {
+fn launch(a: &RunArgs) -> anyhow::Result<()> {
     let scratch = tempfile_dir()?;
     let barrier = a.barrier.clone().unwrap_or_else(|| format!("file:{}", scratch.join("barrier").display()));
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -244,11 +276,51 @@ fn tempfile_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
-    if a.procs > 1 && std::env::var_os(LAUNCHED).is_none() {
-        return launch(a);
+/// Runs one phase in this process, or starts the processes of a `--procs` run.
+fn run_phase(run: &RunArgs, phase: impl FnOnce(&Place) -> anyhow::Result<Phase>) -> anyhow::Result<()> {
+    if run.procs > 1 && std::env::var_os(LAUNCHED).is_none() {
+        return launch(run);
     }
-    let place = fieldstore_bench::launch::Place::current();
+    let place = Place::current();
+    let phase = phase(&place)?;
+    if let Some(path) = &run.log {
+        let path = if place.size > 1 { PathBuf::from(format!("{}.{}", path.display(), place.rank)) } else { path.clone() };
+        append_events(&path, &phase)?;
+    }
+    print_phase(&phase, run.json)
+}
+
+/// Waits at the run's barrier, if any.
+fn line_up(run: &RunArgs, place: &Place) -> anyhow::Result<()> {
+    if let Some(spec) = &run.barrier {
+        Barrier::parse(spec).map_err(anyhow::Error::msg)?.wait(place).map_err(anyhow::Error::msg)?;
+    }
+    Ok(())
+}
+
+fn ior(a: &IorArgs) -> anyhow::Result<()> {
+    let root = match &a.pool {
+        Some(p) => p.clone(),
+        None => fieldstore::config::default_root().join("objects"),
+    };
+    let pool = fieldstore_objects::posix::PosixPool::new(root)?;
+    let ior = fieldstore_bench::ior::Ior { segments: a.segments, transfer: a.transfer };
+    run_phase(&a.run, |place| {
+        line_up(&a.run, place)?;
+        Ok(if a.read {
+            let owner = if a.reorder { (place.rank + 1) % place.size } else { place.rank };
+            ior.read(&pool, owner)?
+        } else {
+            ior.write(&pool, place.rank)?
+        })
+    })
+}
+
+fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    run_phase(&a.run, |place| hammer_phase(a, config, place))
+}
+
+fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place) -> anyhow::Result<Phase> {
     let check = if a.full_check {
         Check::Full
     } else if a.md_check {
@@ -285,21 +357,14 @@ fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()
         check,
     };
     let mut fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
-    if let Some(spec) = &a.barrier {
-        fieldstore_bench::launch::Barrier::parse(spec).map_err(anyhow::Error::msg)?.wait(&place).map_err(anyhow::Error::msg)?;
-    }
-    let phase = if a.read {
+    line_up(&a.run, place)?;
+    Ok(if a.read {
         h.read(&mut fs)?
     } else if a.list {
         h.list(&mut fs)?
     } else {
         h.write(&mut fs)?
-    };
-    if let Some(path) = &a.log {
-        let path = if place.size > 1 { PathBuf::from(format!("{}.{}", path.display(), place.rank)) } else { path.clone() };
-        append_events(&path, &phase)?;
-    }
-    print_phase(&phase, a.json)
+    })
 }
 
 /// Appends a phase's I/O events to a JSON-lines log.

@@ -304,3 +304,20 @@ fn hammer_starts_processes_behind_a_barrier() {
     let report: serde_json::Value = serde_json::from_str(&env.ok(&analyze)).unwrap();
     assert_eq!(report["phases"][0]["processes"].as_u64(), Some(3));
 }
+
+#[test]
+fn bench_ior_writes_and_reads_another_ranks_array() {
+    let env = Env::new();
+    let pool = env.path("pool");
+    let base = ["bench", "ior", "--pool", &pool, "--procs", "2", "-s", "4", "-t", "8192", "--json"];
+    let write = env.ok(&base);
+    let total: serde_json::Value = serde_json::from_str(write.lines().last().unwrap()).unwrap();
+    assert_eq!((total["fields"].as_u64(), total["bytes"].as_u64()), (Some(8), Some(8 * 8192)));
+    let mut read = base.to_vec();
+    read.extend_from_slice(&["--read", "--reorder"]);
+    let total: serde_json::Value = serde_json::from_str(env.ok(&read).lines().last().unwrap()).unwrap();
+    assert_eq!((total["mode"].as_str(), total["bytes"].as_u64()), (Some("read"), Some(8 * 8192)));
+    let mut longer = read.clone();
+    longer[7] = "8";
+    assert!(env.fails(&longer).contains("failed"), "reading more segments than were written fails");
+}

@@ -1,0 +1,93 @@
+//! `ior`: IOR's "easy" case in segments mode. Each process writes one array (file or object)
+//! of `segments` transfers of `transfer` bytes, then reads it back: the ideal bulk bandwidth
+//! of a storage system, against which the field benchmarks are judged.
+
+use std::time::Instant;
+
+use fieldstore::Result;
+use fieldstore_objects::Pool;
+
+use crate::clock::micros_since_epoch;
+use crate::hammer::Phase;
+use crate::payload::synthetic;
+
+/// IOR's `-s` and `-t` (`-b` equals `-t`).
+#[derive(Clone, Copy, Debug)]
+pub struct Ior {
+    pub segments: usize,
+    pub transfer: usize,
+}
+
+const CONTAINER: &str = "ior";
+
+fn array_name(rank: u32) -> String {
+    format!("ior.{rank}")
+}
+
+impl Ior {
+    /// Writes this rank's array, one transfer per segment.
+    pub fn write(&self, pool: &dyn Pool, rank: u32) -> Result<Phase> {
+        let container = pool.container(CONTAINER, true)?;
+        let mut array = container.array(&array_name(rank), true)?;
+        let data = synthetic(self.transfer);
+        let mut phase = Phase::new("write");
+        let start = Instant::now();
+        phase.first_io_us = micros_since_epoch();
+        for s in 0..self.segments {
+            phase.io("write", s, data.len() as u64, || array.write((s * self.transfer) as u64, &data))?;
+            phase.fields += 1;
+            phase.bytes += data.len() as u64;
+        }
+        phase.seconds = start.elapsed().as_secs_f64();
+        phase.last_io_us = micros_since_epoch();
+        Ok(phase)
+    }
+
+    /// Reads the array of rank `owner` (another rank's, to defeat caches, like IOR's -C).
+    pub fn read(&self, pool: &dyn Pool, owner: u32) -> Result<Phase> {
+        let container = pool.container(CONTAINER, false)?;
+        let array = container.array(&array_name(owner), false)?;
+        let expected = (self.segments * self.transfer) as u64;
+        if array.size()? < expected {
+            return Err(fieldstore::Error::Invalid(format!(
+                "ior array of rank {owner} holds {} bytes, expected {expected}",
+                array.size()?
+            )));
+        }
+        let mut buf = vec![0u8; self.transfer];
+        let reference = synthetic(self.transfer);
+        let mut phase = Phase::new("read");
+        let start = Instant::now();
+        phase.first_io_us = micros_since_epoch();
+        for s in 0..self.segments {
+            phase.io("read", s, buf.len() as u64, || array.read((s * self.transfer) as u64, &mut buf))?;
+            if buf != reference {
+                return Err(fieldstore::Error::Invalid(format!("ior rank {owner} segment {s}: wrong bytes")));
+            }
+            phase.fields += 1;
+            phase.bytes += buf.len() as u64;
+        }
+        phase.seconds = start.elapsed().as_secs_f64();
+        phase.last_io_us = micros_since_epoch();
+        Ok(phase)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_then_reads_every_segment_and_checks_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = fieldstore_objects::posix::PosixPool::new(dir.path()).unwrap();
+        let ior = Ior { segments: 8, transfer: 4096 };
+        let w = ior.write(&pool, 0).unwrap();
+        assert_eq!((w.fields, w.bytes, w.events.len()), (8, 8 * 4096, 8));
+        let r = ior.read(&pool, 0).unwrap();
+        assert_eq!((r.fields, r.bytes), (8, 8 * 4096));
+        assert!(ior.read(&pool, 1).is_err(), "rank 1 wrote nothing");
+        let longer = Ior { segments: 9, transfer: 4096 };
+        assert!(longer.read(&pool, 0).unwrap_err().to_string().contains("expected"));
+    }
+}
