@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod clock;
 pub mod compare;
+pub mod fieldio;
 mod grib_fields;
 pub mod hammer;
 pub mod ior;

@@ -14,6 +14,8 @@ pub enum BenchCommand {
     Hammer(HammerArgs),
     /// FDB5 and fieldstore side by side on the same workload and file system, with dd
     Compare(CompareArgs),
+    /// Field I/O (the DAOS proof of concept): write/read fields through indexes on the object API
+    FieldIo(FieldIoArgs),
     /// IOR "easy": each process writes then reads one array of segments (file/object per process)
     Ior(IorArgs),
     /// Merge event logs and compute bandwidths, offsets and per-operation times per phase
@@ -121,6 +123,37 @@ pub struct RunArgs {
 }
 
 #[derive(Args)]
+pub struct FieldIoArgs {
+    /// full, no-containers or no-index
+    #[arg(long, default_value = "full")]
+    mode: String,
+    /// Object size in bytes
+    #[arg(long, default_value_t = 1 << 20)]
+    size: usize,
+    /// Fields per process
+    #[arg(long, default_value_t = 100)]
+    iterations: usize,
+    /// One forecast index shared by all processes (contention) instead of one each
+    #[arg(long)]
+    shared: bool,
+    /// Pattern A: write (default) or, with --read, read back. Pattern B: even ranks write new
+    /// fields while odd ranks read the previous rank's pre-populated ones (run pattern A's write
+    /// first)
+    #[arg(long, default_value = "A")]
+    pattern: String,
+    #[arg(long)]
+    read: bool,
+    /// Pattern A reads: read the next rank's fields rather than one's own
+    #[arg(long)]
+    reorder: bool,
+    /// Pool directory (default: objects/ under $FIELDSTORE_ROOT)
+    #[arg(long)]
+    pool: Option<PathBuf>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Args)]
 pub struct IorArgs {
     /// Segments per process (IOR's -s)
     #[arg(long, short = 's', default_value_t = 100)]
@@ -190,6 +223,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
         BenchCommand::Point(a) => point(a, config),
         BenchCommand::Analyze(a) => analyze(a),
         BenchCommand::Ior(a) => ior(a),
+        BenchCommand::FieldIo(a) => field_io(a),
     }
 }
 
@@ -228,27 +262,34 @@ fn launch(a: &RunArgs) -> anyhow::Result<()> {
         phases.push(phase);
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    let sum = |k: &str| phases.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>();
-    let first = phases.iter().filter_map(|p| p["first_io_us"].as_u64()).min().unwrap_or(0);
-    let last = phases.iter().filter_map(|p| p["last_io_us"].as_u64()).max().unwrap_or(0);
-    let seconds = last.saturating_sub(first) as f64 / 1e6;
-    let (fields, bytes) = (sum("fields"), sum("bytes"));
     if a.json {
         for p in &phases {
             println!("{p}");
         }
-        println!(
-            "{}",
-            serde_json::json!({"mode": phases[0]["mode"], "procs": a.procs, "fields": fields, "bytes": bytes, "seconds": seconds, "first_io_us": first, "last_io_us": last})
-        );
-    } else {
-        println!(
-            "{} processes, {}: {fields} fields, {bytes} bytes in {seconds:.3} s (first to last I/O): {:.0} fields/s, {:.1} MiB/s",
-            a.procs,
-            phases[0]["mode"].as_str().unwrap_or("?"),
-            fields as f64 / seconds,
-            bytes as f64 / seconds / 1048576.0
-        );
+    }
+    // One aggregate per mode: pattern B runs writers and readers at once.
+    let mut modes: Vec<&str> = phases.iter().filter_map(|p| p["mode"].as_str()).collect();
+    modes.sort_unstable();
+    modes.dedup();
+    for mode in modes {
+        let of_mode: Vec<&serde_json::Value> = phases.iter().filter(|p| p["mode"] == mode).collect();
+        let sum = |k: &str| of_mode.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>();
+        let first = of_mode.iter().filter_map(|p| p["first_io_us"].as_u64()).min().unwrap_or(0);
+        let last = of_mode.iter().filter_map(|p| p["last_io_us"].as_u64()).max().unwrap_or(0);
+        let seconds = last.saturating_sub(first) as f64 / 1e6;
+        let (fields, bytes, procs) = (sum("fields"), sum("bytes"), of_mode.len());
+        if a.json {
+            println!(
+                "{}",
+                serde_json::json!({"mode": mode, "procs": procs, "fields": fields, "bytes": bytes, "seconds": seconds, "first_io_us": first, "last_io_us": last})
+            );
+        } else {
+            println!(
+                "{procs} processes, {mode}: {fields} fields, {bytes} bytes in {seconds:.3} s (first to last I/O): {:.0} fields/s, {:.1} MiB/s",
+                fields as f64 / seconds,
+                bytes as f64 / seconds / 1048576.0
+            );
+        }
     }
     Ok(())
 }
@@ -298,12 +339,38 @@ fn line_up(run: &RunArgs, place: &Place) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn ior(a: &IorArgs) -> anyhow::Result<()> {
-    let root = match &a.pool {
-        Some(p) => p.clone(),
-        None => fieldstore::config::default_root().join("objects"),
+/// The object pool of `--pool`, or `objects/` under the default root.
+fn object_pool(pool: &Option<PathBuf>) -> anyhow::Result<fieldstore_objects::posix::PosixPool> {
+    let root = pool.clone().unwrap_or_else(|| fieldstore::config::default_root().join("objects"));
+    Ok(fieldstore_objects::posix::PosixPool::new(root)?)
+}
+
+fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {
+    use fieldstore_bench::fieldio::{FieldIoBench, Mode};
+    let pool = object_pool(&a.pool)?;
+    let mode = Mode::parse(&a.mode).map_err(anyhow::Error::msg)?;
+    let bench = FieldIoBench { mode, size: a.size, iterations: a.iterations, shared_forecast: a.shared, first_field: 0 };
+    let pattern_b = match a.pattern.as_str() {
+        "A" | "a" => false,
+        "B" | "b" => true,
+        other => bail!("--pattern {other:?}: use A or B"),
     };
-    let pool = fieldstore_objects::posix::PosixPool::new(root)?;
+    run_phase(&a.run, |place| {
+        line_up(&a.run, place)?;
+        Ok(match (pattern_b, a.read) {
+            (true, _) if place.rank % 2 == 0 => FieldIoBench { first_field: a.iterations, ..bench.clone() }.write(&pool, place.rank)?,
+            (true, _) => bench.read(&pool, place.rank - 1, place.rank)?,
+            (false, false) => bench.write(&pool, place.rank)?,
+            (false, true) => {
+                let owner = if a.reorder { (place.rank + 1) % place.size } else { place.rank };
+                bench.read(&pool, owner, place.rank)?
+            }
+        })
+    })
+}
+
+fn ior(a: &IorArgs) -> anyhow::Result<()> {
+    let pool = object_pool(&a.pool)?;
     let ior = fieldstore_bench::ior::Ior { segments: a.segments, transfer: a.transfer };
     run_phase(&a.run, |place| {
         line_up(&a.run, place)?;

@@ -321,3 +321,30 @@ fn bench_ior_writes_and_reads_another_ranks_array() {
     longer[7] = "8";
     assert!(env.fails(&longer).contains("failed"), "reading more segments than were written fails");
 }
+
+#[test]
+fn bench_field_io_in_every_mode_and_pattern_b() {
+    let env = Env::new();
+    for mode in ["full", "no-containers", "no-index"] {
+        let pool = env.path(mode);
+        let base = ["bench", "field-io", "--pool", &pool, "--mode", mode, "--procs", "2", "--iterations", "5", "--size", "4096", "--json"];
+        let write = env.ok(&base);
+        let total: serde_json::Value = serde_json::from_str(write.lines().last().unwrap()).unwrap();
+        assert_eq!((total["mode"].as_str(), total["fields"].as_u64()), (Some("write"), Some(10)), "{mode}");
+        let mut read = base.to_vec();
+        read.extend_from_slice(&["--read", "--reorder"]);
+        let total: serde_json::Value = serde_json::from_str(env.ok(&read).lines().last().unwrap()).unwrap();
+        assert_eq!((total["mode"].as_str(), total["bytes"].as_u64()), (Some("read"), Some(10 * 4096)), "{mode}");
+        let mut contention = base.to_vec();
+        contention.extend_from_slice(&["--pattern", "B"]);
+        let modes: Vec<String> = env
+            .ok(&contention)
+            .lines()
+            .rev()
+            .take(2)
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["mode"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(modes, ["write", "read"], "{mode}: one aggregate per mode");
+    }
+    assert!(env.fails(&["bench", "field-io", "--mode", "fast"]).contains("use full, no-containers or no-index"));
+}
