@@ -5,16 +5,20 @@ set -euo pipefail
 
 as_root() { if [[ $(id -u) == 0 ]]; then "$@"; else sudo "$@"; fi; }
 
-debian_packages=(libeccodes-dev libeccodes-tools pkg-config gcc util-linux)
-missing=()
-for p in "${debian_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fieldstore: installing Debian packages: ${missing[*]}" >&2
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+# Installs the Debian packages given that are not installed yet.
+ensure_packages() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "fieldstore: installing Debian packages: ${missing[*]}" >&2
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+ensure_packages libeccodes-dev libeccodes-tools pkg-config gcc util-linux
 
 if ! command -v cargo >/dev/null 2>&1; then
   if [[ -x $HOME/.cargo/bin/cargo ]]; then

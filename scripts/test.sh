@@ -3,6 +3,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/scripts/install-deps.sh"
+# The benchmark report is checked in a real browser.
+ensure_packages chromium
 cd "$here"
 if [[ ! -f ../shared/fdb5/schema ]]; then
   echo "fieldstore tests need ../shared/fdb5/schema (FDB5's test schema) beside the project" >&2

@@ -10,6 +10,7 @@ pub mod hammer;
 pub mod ior;
 pub mod launch;
 pub mod payload;
+pub mod report;
 
 pub use hammer::{Hammer, Payload, Phase};
 pub use payload::Check;

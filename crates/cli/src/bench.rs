@@ -181,6 +181,9 @@ pub struct AnalyzeArgs {
     logs: Vec<PathBuf>,
     #[arg(long)]
     json: bool,
+    /// Also write an HTML report with plots (bandwidth per phase, per-process timelines)
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -460,6 +463,12 @@ fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
     }
     let phases = analyze::phases(&events);
     let overlap = analyze::overlap(&events, "write", "read");
+    if let Some(path) = &a.html {
+        let names: Vec<String> = a.logs.iter().map(|p| p.display().to_string()).collect();
+        let title = format!("fieldstore benchmark: {}", names.join(", "));
+        std::fs::write(path, fieldstore_bench::report::html(&title, &phases, &events, overlap.as_ref()))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"phases": phases, "overlap": overlap}))?);
         return Ok(());

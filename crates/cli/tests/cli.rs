@@ -348,3 +348,60 @@ fn bench_field_io_in_every_mode_and_pattern_b() {
     }
     assert!(env.fails(&["bench", "field-io", "--mode", "fast"]).contains("use full, no-containers or no-index"));
 }
+
+/// Renders a page in headless Chromium (installed by scripts/test.sh) and returns the DOM
+/// after its scripts ran, and what Chromium logged.
+fn render_in_chromium(page: &Path, profile: &Path) -> (String, String) {
+    let out = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs (scripts/test.sh installs it)");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn the_analyze_report_renders_its_plots_in_a_browser() {
+    let env = Env::new();
+    let log = env.path("r.jsonl");
+    for extra in [&[][..], &["--read"][..]] {
+        let mut args = vec![
+            "bench",
+            "hammer",
+            "--procs",
+            "2",
+            "--nsteps",
+            "3",
+            "--nlevels",
+            "2",
+            "--nparams",
+            "3",
+            "--field-size",
+            "2048",
+            "--log",
+            &log,
+        ];
+        args.extend_from_slice(extra);
+        env.ok(&args);
+    }
+    let html = env.path("report.html");
+    env.ok(&["bench", "analyze", &format!("{log}.0"), &format!("{log}.1"), "--html", &html]);
+    let (dom, log_text) = render_in_chromium(Path::new(&html), &env.work.join("chromium-profile"));
+    // Three plots: bandwidth, and a timeline each for write and read; the page's own check ran.
+    assert!(dom.contains("data-rendered=\"3\""), "the report's script did not finish:\n{log_text}");
+    assert!(!log_text.contains("Uncaught"), "{log_text}");
+    assert!(dom.contains("<svg class=\"plot\" id=\"timeline-write\""));
+}

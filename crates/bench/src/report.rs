@@ -1,0 +1,215 @@
+//! The HTML report of `bench analyze --html`: one self-contained page (no scripts or styles
+//! from elsewhere) with the metrics table, a bandwidth chart per phase and a per-process
+//! timeline of operations, drawn as inline SVG. A small script checks on load that every plot
+//! has marks, and records the count in `data-rendered` (the browser test reads it).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use crate::analyze::{IoEvent, Overlap, PhaseMetrics};
+
+const WIDTH: f64 = 900.0;
+/// Most rectangles drawn per process in a timeline; shorter events merge into spans.
+const MAX_MARKS_PER_PROCESS: usize = 2000;
+const COLOURS: [&str; 6] = ["#3366cc", "#dc3912", "#ff9900", "#109618", "#990099", "#0099c6"];
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The whole page.
+pub fn html(title: &str, phases: &[PhaseMetrics], events: &[IoEvent], overlap: Option<&Overlap>) -> String {
+    let mut page = String::new();
+    let _ = write!(
+        page,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title>\
+         <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}\
+         svg{{border:1px solid #eee;margin:1em 0}}</style></head><body><h1>{t}</h1>",
+        t = escape(title)
+    );
+    page.push_str(&metrics_table(phases, overlap));
+    page.push_str("<h2>Bandwidth per phase</h2>");
+    page.push_str(&bandwidth_chart(phases));
+    for p in phases {
+        let _ = write!(page, "<h2>Timeline: {}</h2>", escape(&p.phase));
+        page.push_str(&timeline(&p.phase, events));
+    }
+    page.push_str(
+        "<script>\n\
+         const plots = document.querySelectorAll('svg.plot');\n\
+         plots.forEach(p => { if (p.querySelectorAll('.mark').length === 0) throw new Error('empty plot: ' + p.id); });\n\
+         document.body.dataset.rendered = String(plots.length);\n\
+         </script></body></html>\n",
+    );
+    page
+}
+
+fn metrics_table(phases: &[PhaseMetrics], overlap: Option<&Overlap>) -> String {
+    let mib = |b: f64| b / 1048576.0;
+    let mut t = String::from(
+        "<table><tr><th>phase</th><th>processes</th><th>iterations</th><th>bytes</th><th>wall s</th>\
+         <th>global timing MiB/s</th><th>synchronous MiB/s</th><th>off_0 %</th><th>off_f %</th><th>mean s per process</th></tr>",
+    );
+    for p in phases {
+        let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{} {s:.3}", escape(op))).collect();
+        let _ = write!(
+            t,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",
+            escape(&p.phase),
+            p.processes,
+            p.iterations,
+            p.bytes,
+            p.wall_seconds,
+            mib(p.global_timing_bandwidth),
+            mib(p.synchronous_bandwidth),
+            p.off_0,
+            p.off_f,
+            ops.join(", ")
+        );
+    }
+    t.push_str("</table>");
+    if let Some(o) = overlap {
+        let _ = write!(t, "<p>Write and read at once: po_0 {:.2} %, po_f {:.2} %</p>", o.po_0, o.po_f);
+    }
+    t
+}
+
+/// Bars of global timing and synchronous bandwidth per phase.
+fn bandwidth_chart(phases: &[PhaseMetrics]) -> String {
+    let height = 60.0 + 50.0 * phases.len() as f64;
+    let top = phases.iter().map(|p| p.global_timing_bandwidth.max(p.synchronous_bandwidth)).fold(1.0, f64::max);
+    let scale = (WIDTH - 250.0) / top;
+    let mut svg =
+        format!("<svg class=\"plot\" id=\"bandwidth\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\">");
+    for (i, p) in phases.iter().enumerate() {
+        let y = 20.0 + 50.0 * i as f64;
+        let _ = write!(svg, "<text x=\"5\" y=\"{}\">{}</text>", y + 20.0, escape(&p.phase));
+        for (j, (label, value)) in
+            [("global timing", p.global_timing_bandwidth), ("synchronous", p.synchronous_bandwidth)].iter().enumerate()
+        {
+            let yy = y + 20.0 * j as f64;
+            let w = (value * scale).max(1.0);
+            let _ = write!(
+                svg,
+                "<rect class=\"mark\" x=\"80\" y=\"{yy}\" width=\"{w:.1}\" height=\"16\" fill=\"{}\"><title>{label}: {:.1} MiB/s</title></rect>\
+                 <text x=\"{:.1}\" y=\"{}\" font-size=\"12\">{label} {:.1} MiB/s</text>",
+                COLOURS[j],
+                value / 1048576.0,
+                85.0 + w,
+                yy + 13.0,
+                value / 1048576.0
+            );
+        }
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// One row per process: each operation as a rectangle along the phase's wall-clock time.
+fn timeline(phase: &str, events: &[IoEvent]) -> String {
+    let of_phase: Vec<&IoEvent> = events.iter().filter(|e| e.phase == phase).collect();
+    let start = of_phase.iter().map(|e| e.io_start).min().unwrap_or(0);
+    let end = of_phase.iter().map(|e| e.io_end).max().unwrap_or(start + 1).max(start + 1);
+    let mut rows: BTreeMap<(&str, u32), Vec<&IoEvent>> = BTreeMap::new();
+    for e in &of_phase {
+        rows.entry((&e.node, e.process)).or_default().push(e);
+    }
+    let ops: Vec<&str> = {
+        let mut o: Vec<&str> = of_phase.iter().map(|e| e.op.as_str()).collect();
+        o.sort_unstable();
+        o.dedup();
+        o
+    };
+    let row_height = 18.0;
+    let height = 40.0 + row_height * rows.len() as f64;
+    let x_scale = (WIDTH - 120.0) / (end - start) as f64;
+    let id = format!("timeline-{}", escape(phase));
+    let mut svg = format!("<svg class=\"plot\" id=\"{id}\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\">");
+    for (i, ((node, process), row)) in rows.iter_mut().enumerate() {
+        let y = 10.0 + row_height * i as f64;
+        let _ = write!(svg, "<text x=\"2\" y=\"{}\" font-size=\"11\">{}:{process}</text>", y + 12.0, escape(node));
+        row.sort_by_key(|e| e.io_start);
+        for span in spans(row, (end - start) / MAX_MARKS_PER_PROCESS as u64) {
+            let colour = COLOURS[ops.iter().position(|o| *o == span.op).unwrap_or(0) % COLOURS.len()];
+            let x = 110.0 + (span.start - start) as f64 * x_scale;
+            let w = ((span.end - span.start) as f64 * x_scale).max(0.5);
+            let _ = write!(
+                svg,
+                "<rect class=\"mark\" x=\"{x:.2}\" y=\"{y}\" width=\"{w:.2}\" height=\"{}\" fill=\"{colour}\"><title>{} x{} {:.3} ms</title></rect>",
+                row_height - 4.0,
+                escape(span.op),
+                span.count,
+                (span.end - span.start) as f64 / 1e3
+            );
+        }
+    }
+    let mut x = 110.0;
+    for (j, op) in ops.iter().enumerate() {
+        let _ = write!(
+            svg,
+            "<rect x=\"{x}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>",
+            height - 20.0,
+            COLOURS[j % COLOURS.len()],
+            x + 14.0,
+            height - 11.0,
+            escape(op)
+        );
+        x += 20.0 + 8.0 * op.len() as f64;
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// Consecutive events of one operation, merged while the gaps between them are below
+/// `resolution` microseconds (so a row never has more marks than the plot can show).
+struct Span<'e> {
+    op: &'e str,
+    start: u64,
+    end: u64,
+    count: usize,
+}
+
+fn spans<'e>(events: &[&'e IoEvent], resolution: u64) -> Vec<Span<'e>> {
+    let mut out: Vec<Span<'e>> = Vec::new();
+    for e in events {
+        match out.last_mut() {
+            Some(s) if s.op == e.op && e.io_start <= s.end + resolution && e.io_end - s.start <= resolution.max(1) * 4 => {
+                s.end = s.end.max(e.io_end);
+                s.count += 1;
+            }
+            _ => out.push(Span { op: &e.op, start: e.io_start, end: e.io_end, count: 1 }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::phases;
+
+    fn event(process: u32, op: &str, start: u64, end: u64) -> IoEvent {
+        IoEvent {
+            node: "n<1>".into(),
+            process,
+            phase: "write".into(),
+            op: op.into(),
+            iteration: 0,
+            bytes: 100,
+            io_start: start,
+            io_end: end,
+        }
+    }
+
+    #[test]
+    fn the_page_holds_every_plot_escaped_and_bounded() {
+        let mut events: Vec<IoEvent> = (0..50_000).map(|i| event(i % 2, "archive", 1_000 + i as u64 * 10, 1_005 + i as u64 * 10)).collect();
+        events.push(event(0, "flush", 600_000, 700_000));
+        let page = html("run <1>", &phases(&events), &events, None);
+        assert!(page.contains("<title>run &lt;1&gt;</title>") && page.contains("n&lt;1&gt;:0"));
+        assert_eq!(page.matches("class=\"plot\"").count(), 2);
+        let marks = page.matches("class=\"mark\"").count();
+        assert!((3..=2 * MAX_MARKS_PER_PROCESS + 10).contains(&marks), "{marks} marks for 50,001 events");
+        assert!(page.contains(">flush</text>"), "legend");
+    }
+}
