@@ -213,3 +213,92 @@ mod tests {
         assert!(page.contains(">flush</text>"), "legend");
     }
 }
+
+/// One cell of a sweep: a configuration, a phase, and its bandwidth over repetitions.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SweepRow {
+    pub procs: u32,
+    pub size: usize,
+    pub mode: String,
+    pub phase: String,
+    pub reps: usize,
+    /// Global timing bandwidth, bytes per second: mean and standard deviation.
+    pub bandwidth_mean: f64,
+    pub bandwidth_spread: f64,
+    pub synchronous_mean: f64,
+}
+
+/// (processes, mean bandwidth, spread) of one line of the sweep chart.
+type SweepPoint = (u32, f64, f64);
+
+/// A page with a chart of bandwidth against processes: one line per (phase, size, mode).
+pub fn sweep_html(title: &str, rows: &[SweepRow]) -> String {
+    let mut lines: BTreeMap<(String, usize, String), Vec<SweepPoint>> = BTreeMap::new();
+    for r in rows {
+        lines.entry((r.phase.clone(), r.size, r.mode.clone())).or_default().push((r.procs, r.bandwidth_mean, r.bandwidth_spread));
+    }
+    let max_procs = rows.iter().map(|r| r.procs).max().unwrap_or(1).max(1) as f64;
+    let top = rows.iter().map(|r| r.bandwidth_mean + r.bandwidth_spread).fold(1.0, f64::max);
+    let (left, bottom, height) = (70.0, 40.0, 400.0);
+    let (plot_w, plot_h) = (WIDTH - left - 260.0, height - bottom - 20.0);
+    let x = |p: f64| left + p / max_procs * plot_w;
+    let y = |b: f64| 20.0 + plot_h - b / top * plot_h;
+    let mut svg = format!("<svg class=\"plot\" id=\"sweep\" width=\"{WIDTH}\" height=\"{height}\" xmlns=\"http://www.w3.org/2000/svg\">");
+    let _ = write!(svg, "<line x1=\"{left}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#888\"/>", y(0.0), x(max_procs), y(0.0));
+    let _ = write!(svg, "<line x1=\"{left}\" y1=\"{}\" x2=\"{left}\" y2=\"20\" stroke=\"#888\"/>", y(0.0));
+    let _ = write!(svg, "<text x=\"{}\" y=\"{}\" font-size=\"12\">processes</text>", x(max_procs) - 60.0, y(0.0) + 30.0);
+    let _ = write!(svg, "<text x=\"2\" y=\"14\" font-size=\"12\">MiB/s (max {:.0})</text>", top / 1048576.0);
+    for (i, ((phase, size, mode), mut points)) in lines.into_iter().enumerate() {
+        points.sort_by_key(|p| p.0);
+        let colour = COLOURS[i % COLOURS.len()];
+        let path: Vec<String> = points.iter().map(|(p, b, _)| format!("{:.1},{:.1}", x(*p as f64), y(*b))).collect();
+        let _ = write!(svg, "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\"/>", path.join(" "));
+        for (p, b, s) in &points {
+            let _ = write!(
+                svg,
+                "<circle class=\"mark\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{colour}\"><title>{} procs: {:.1} ± {:.1} MiB/s</title></circle>\
+                 <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{colour}\"/>",
+                x(*p as f64),
+                y(*b),
+                p,
+                b / 1048576.0,
+                s / 1048576.0,
+                x(*p as f64),
+                y(b - s),
+                x(*p as f64),
+                y(b + s)
+            );
+        }
+        let label = format!("{} {} B{}", phase, size, if mode.is_empty() { String::new() } else { format!(" {mode}") });
+        let _ = write!(
+            svg,
+            "<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"{colour}\">{}</text>",
+            WIDTH - 250.0,
+            30.0 + 16.0 * i as f64,
+            escape(&label)
+        );
+    }
+    svg.push_str("</svg>");
+    let mut table = String::from("<table><tr><th>procs</th><th>size</th><th>mode</th><th>phase</th><th>reps</th><th>global timing MiB/s</th><th>± (sd)</th><th>synchronous MiB/s</th></tr>");
+    for r in rows {
+        let _ = write!(
+            table,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td></tr>",
+            r.procs,
+            r.size,
+            escape(&r.mode),
+            escape(&r.phase),
+            r.reps,
+            r.bandwidth_mean / 1048576.0,
+            r.bandwidth_spread / 1048576.0,
+            r.synchronous_mean / 1048576.0
+        );
+    }
+    table.push_str("</table>");
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>{t}</title><style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px}}</style></head>\
+         <body><h1>{t}</h1><h2>Bandwidth against processes</h2>{svg}{table}\
+         <script>const plots = document.querySelectorAll('svg.plot'); plots.forEach(p => {{ if (p.querySelectorAll('.mark').length === 0) throw new Error('empty plot'); }}); document.body.dataset.rendered = String(plots.length);</script></body></html>\n",
+        t = escape(title)
+    )
+}

@@ -1,5 +1,6 @@
 //! `fieldstore bench ...`: the benchmark suite's command line.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
@@ -18,6 +19,8 @@ pub enum BenchCommand {
     FieldIo(FieldIoArgs),
     /// IOR "easy": each process writes then reads one array of segments (file/object per process)
     Ior(IorArgs),
+    /// Run a benchmark over a grid of process counts, sizes and modes, with repetitions
+    Sweep(SweepArgs),
     /// Merge event logs and compute bandwidths, offsets and per-operation times per phase
     Analyze(AnalyzeArgs),
     /// Time listing and retrieving what one request names (a point query): on a fresh handle,
@@ -120,6 +123,30 @@ pub struct RunArgs {
     /// deadline:MICROSECONDS (default with --procs: a file barrier in a temporary directory)
     #[arg(long)]
     barrier: Option<String>,
+}
+
+#[derive(Args)]
+pub struct SweepArgs {
+    /// ior, field-io or hammer
+    #[arg(long, default_value = "ior")]
+    benchmark: String,
+    /// Process counts, comma-separated
+    #[arg(long, default_value = "1,2,4", value_delimiter = ',')]
+    procs: Vec<u32>,
+    /// Object / field sizes in bytes, comma-separated
+    #[arg(long, default_value = "65536,1048576", value_delimiter = ',')]
+    sizes: Vec<usize>,
+    /// field-io modes, comma-separated
+    #[arg(long, default_value = "full", value_delimiter = ',')]
+    modes: Vec<String>,
+    /// Objects or fields per process
+    #[arg(long, default_value_t = 64)]
+    count: usize,
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Where the logs, the summary (summary.md, summary.json, summary.html) and the data go
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -227,6 +254,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
         BenchCommand::Analyze(a) => analyze(a),
         BenchCommand::Ior(a) => ior(a),
         BenchCommand::FieldIo(a) => field_io(a),
+        BenchCommand::Sweep(a) => sweep(a),
     }
 }
 
@@ -339,6 +367,124 @@ fn line_up(run: &RunArgs, place: &Place) -> anyhow::Result<()> {
     if let Some(spec) = &run.barrier {
         Barrier::parse(spec).map_err(anyhow::Error::msg)?.wait(place).map_err(anyhow::Error::msg)?;
     }
+    Ok(())
+}
+
+/// Runs the grid: for each configuration and repetition, a write run and a read run of the
+/// benchmark (this program, `--procs P --log`), then analyzes the logs.
+fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
+    use fieldstore_bench::analyze::{self, mean_and_spread, IoEvent};
+    use fieldstore_bench::report::{sweep_html, SweepRow};
+    if !["ior", "field-io", "hammer"].contains(&a.benchmark.as_str()) {
+        bail!("--benchmark {:?}: use ior, field-io or hammer", a.benchmark);
+    }
+    let me = std::env::current_exe()?;
+    let modes: Vec<String> = if a.benchmark == "field-io" { a.modes.clone() } else { vec![String::new()] };
+    std::fs::create_dir_all(&a.out)?;
+    let mut rows = Vec::new();
+    for &procs in &a.procs {
+        for &size in &a.sizes {
+            for mode in &modes {
+                // phase -> (global timing, synchronous) per repetition
+                let mut per_phase: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+                for rep in 0..a.reps.max(1) {
+                    let run_dir = a.out.join(format!("p{procs}-s{size}{}{}-r{rep}", if mode.is_empty() { "" } else { "-" }, mode));
+                    let _ = std::fs::remove_dir_all(&run_dir);
+                    std::fs::create_dir_all(&run_dir)?;
+                    let log = run_dir.join("events.jsonl");
+                    for read in [false, true] {
+                        let mut c = std::process::Command::new(&me);
+                        c.env("FIELDSTORE_ROOT", run_dir.join("store")).env_remove(LAUNCHED).args(["bench", &a.benchmark]);
+                        let count = a.count.to_string();
+                        let size_text = size.to_string();
+                        match a.benchmark.as_str() {
+                            "ior" => c.args(["--pool", &run_dir.join("pool").display().to_string(), "-s", &count, "-t", &size_text]),
+                            "field-io" => c.args([
+                                "--pool",
+                                &run_dir.join("pool").display().to_string(),
+                                "--mode",
+                                mode,
+                                "--iterations",
+                                &count,
+                                "--size",
+                                &size_text,
+                            ]),
+                            _ => c.args([
+                                "--nsteps",
+                                &(a.count / 10).max(1).to_string(),
+                                "--nlevels",
+                                "1",
+                                "--nparams",
+                                "10",
+                                "--field-size",
+                                &size_text,
+                            ]),
+                        };
+                        c.args(["--procs", &procs.to_string(), "--log", &log.display().to_string(), "--json"]);
+                        if read {
+                            c.arg("--read");
+                        }
+                        let out = c.output()?;
+                        if !out.status.success() {
+                            bail!(
+                                "{} failed for {procs} processes, {size} bytes {mode}: {}",
+                                a.benchmark,
+                                String::from_utf8_lossy(&out.stderr)
+                            );
+                        }
+                    }
+                    let mut events: Vec<IoEvent> = Vec::new();
+                    for entry in std::fs::read_dir(&run_dir)? {
+                        let path = entry?.path();
+                        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("events.jsonl")) {
+                            for line in std::fs::read_to_string(&path)?.lines().filter(|l| !l.is_empty()) {
+                                events.push(serde_json::from_str(line).with_context(|| format!("{}", path.display()))?);
+                            }
+                        }
+                    }
+                    for p in analyze::phases(&events) {
+                        per_phase.entry(p.phase.clone()).or_default().push((p.global_timing_bandwidth, p.synchronous_bandwidth));
+                    }
+                    // The data of a repetition is not needed once analyzed.
+                    let _ = std::fs::remove_dir_all(run_dir.join("store"));
+                    let _ = std::fs::remove_dir_all(run_dir.join("pool"));
+                }
+                for (phase, values) in per_phase {
+                    let (bandwidth_mean, bandwidth_spread) = mean_and_spread(&values.iter().map(|v| v.0).collect::<Vec<_>>());
+                    let (synchronous_mean, _) = mean_and_spread(&values.iter().map(|v| v.1).collect::<Vec<_>>());
+                    rows.push(SweepRow {
+                        procs,
+                        size,
+                        mode: mode.clone(),
+                        phase,
+                        reps: values.len(),
+                        bandwidth_mean,
+                        bandwidth_spread,
+                        synchronous_mean,
+                    });
+                }
+            }
+        }
+    }
+    let mut md = String::from("| benchmark | procs | size | mode | phase | reps | global timing MiB/s | ± (sd) | synchronous MiB/s |\n|---|---|---|---|---|---|---|---|---|\n");
+    for r in &rows {
+        md.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} |\n",
+            a.benchmark,
+            r.procs,
+            r.size,
+            r.mode,
+            r.phase,
+            r.reps,
+            r.bandwidth_mean / 1048576.0,
+            r.bandwidth_spread / 1048576.0,
+            r.synchronous_mean / 1048576.0
+        ));
+    }
+    std::fs::write(a.out.join("summary.md"), &md)?;
+    std::fs::write(a.out.join("summary.json"), serde_json::to_string_pretty(&rows)?)?;
+    std::fs::write(a.out.join("summary.html"), sweep_html(&format!("fieldstore bench sweep: {}", a.benchmark), &rows))?;
+    print!("{md}");
     Ok(())
 }
 

@@ -405,3 +405,35 @@ fn the_analyze_report_renders_its_plots_in_a_browser() {
     assert!(!log_text.contains("Uncaught"), "{log_text}");
     assert!(dom.contains("<svg class=\"plot\" id=\"timeline-write\""));
 }
+
+#[test]
+fn sweep_runs_the_grid_and_its_summary_renders() {
+    let env = Env::new();
+    let out = env.path("sweep");
+    let args = [
+        "bench",
+        "sweep",
+        "--benchmark",
+        "field-io",
+        "--procs",
+        "1,2",
+        "--sizes",
+        "4096",
+        "--modes",
+        "full,no-index",
+        "--count",
+        "4",
+        "--reps",
+        "2",
+        "--out",
+        &out,
+    ];
+    let table = env.ok(&args);
+    // 2 process counts x 1 size x 2 modes x 2 phases.
+    assert_eq!(table.lines().filter(|l| l.starts_with("| field-io")).count(), 8, "{table}");
+    let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{out}/summary.json")).unwrap()).unwrap();
+    assert!(rows.as_array().unwrap().iter().all(|r| r["reps"] == 2 && r["bandwidth_mean"].as_f64().unwrap() > 0.0));
+    let (dom, log_text) = render_in_chromium(&Path::new(&out).join("summary.html"), &env.work.join("chromium-profile"));
+    assert!(dom.contains("data-rendered=\"1\""), "{log_text}");
+    assert!(env.fails(&["bench", "sweep", "--benchmark", "dd", "--out", &out]).contains("use ior, field-io or hammer"));
+}
