@@ -47,6 +47,7 @@ impl Workload {
             number: self.member,
             payload: Payload::Synthetic(synthetic(self.field_size)),
             check: Check::None,
+            itt: None,
         }
     }
 }

@@ -33,6 +33,17 @@ pub struct Hammer {
     pub number: usize,
     pub payload: Payload,
     pub check: Check,
+    /// Operational mode (FDB5's ITT): a step window for writers, polling for readers.
+    pub itt: Option<Itt>,
+}
+
+/// The operational mode: writers start step `i` at `i * step_seconds` after they begin (a model
+/// producing a step per window); readers poll `list()` until a step is complete, for at most
+/// `timeout_seconds` per step, then read it while writers go on.
+#[derive(Clone, Copy, Debug)]
+pub struct Itt {
+    pub step_seconds: f64,
+    pub timeout_seconds: f64,
 }
 
 /// Where field bytes come from.
@@ -189,6 +200,10 @@ impl Hammer {
         // (fields archived, seconds) after each flush.
         let mut progress: Vec<(u64, f64)> = vec![(0, 0.0)];
         for step in self.steps() {
+            if let Some(itt) = self.itt {
+                let window_start = std::time::Duration::from_secs_f64(itt.step_seconds * (step - self.step) as f64);
+                std::thread::sleep(window_start.saturating_sub(start.elapsed()));
+            }
             for member in self.members() {
                 for level in &levels {
                     for param in &params {
@@ -223,6 +238,9 @@ impl Hammer {
         phase.first_io_us = micros_since_epoch();
         let mut buffer = Vec::new();
         for step in self.steps() {
+            if let Some(itt) = self.itt {
+                self.wait_for_step(fs, step, itt, &mut phase)?;
+            }
             for member in self.members() {
                 let request = Request::parse(&format!(
                     "{},step={step},number={member},levelist={},param={}",
@@ -263,6 +281,28 @@ impl Hammer {
         phase.seconds = start.elapsed().as_secs_f64();
         phase.last_io_us = micros_since_epoch();
         Ok(phase)
+    }
+
+    /// Polls `list()` until every field of a step is visible (operational mode).
+    fn wait_for_step(&self, fs: &mut FieldStore, step: usize, itt: Itt, phase: &mut Phase) -> fieldstore::Result<()> {
+        let expected = self.levels().len() * self.params().len() * self.nensembles.max(1);
+        let members: Vec<String> = self.members().map(|m| m.to_string()).collect();
+        let request = Request::parse(&format!("{},step={step},number={}", self.base(), members.join("/")))?;
+        let give_up = Instant::now() + std::time::Duration::from_secs_f64(itt.timeout_seconds);
+        loop {
+            let listed = phase.io("poll", step - self.step, 0, || fs.list(&request, ListOptions::default()))?;
+            if listed.fields.len() >= expected {
+                return Ok(());
+            }
+            if Instant::now() > give_up {
+                return Err(fieldstore::Error::Invalid(format!(
+                    "step {step}: {} of {expected} fields visible after {} s",
+                    listed.fields.len(),
+                    itt.timeout_seconds
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 
     /// Lists every member's fields; fails if any is missing.

@@ -12,5 +12,5 @@ pub mod launch;
 pub mod payload;
 pub mod report;
 
-pub use hammer::{Hammer, Payload, Phase};
+pub use hammer::{Hammer, Itt, Payload, Phase};
 pub use payload::Check;

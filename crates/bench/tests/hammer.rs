@@ -23,6 +23,7 @@ fn hammer(check: Check) -> Hammer {
         number: 1,
         payload: Payload::Synthetic(payload::synthetic(1000)),
         check,
+        itt: None,
     }
 }
 
@@ -74,4 +75,29 @@ fn md_check_catches_a_misplaced_field_and_full_check_a_corrupt_one() {
     assert!(hammer(Check::Metadata).read(&mut open(dir.path())).is_ok(), "the metadata check does not read the body");
     let err = hammer(Check::Full).read(&mut open(dir.path())).unwrap_err().to_string();
     assert!(err.contains("corrupt"), "{err}");
+}
+
+#[test]
+fn operational_mode_readers_follow_writers_step_by_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let itt = fieldstore_bench::Itt { step_seconds: 0.05, timeout_seconds: 10.0 };
+    let mut h = hammer(Check::Metadata);
+    h.nsteps = 6;
+    h.itt = Some(itt);
+    let (writer, reader) = (h.clone(), h.clone());
+    let root = dir.path().to_path_buf();
+    let write = std::thread::spawn(move || writer.write(&mut open(&root)).unwrap());
+    let read = reader.read(&mut open(dir.path())).unwrap();
+    let write = write.join().unwrap();
+    assert_eq!(read.fields, write.fields);
+    // The writer keeps its window (6 steps of 50 ms), and the reader read while it wrote.
+    assert!(write.seconds >= 0.25, "{}", write.seconds);
+    assert!(read.first_io_us < write.last_io_us, "the reader started before the writer finished");
+    assert!(read.breakdown.contains_key("poll"));
+    // A reader that waits for a step nobody writes gives up in bounded time.
+    let mut stuck = hammer(Check::None);
+    stuck.step = 100;
+    stuck.itt = Some(fieldstore_bench::Itt { step_seconds: 0.0, timeout_seconds: 0.2 });
+    let err = stuck.read(&mut open(dir.path())).unwrap_err().to_string();
+    assert!(err.contains("step 100: 0 of 16 fields visible"), "{err}");
 }

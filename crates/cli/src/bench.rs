@@ -101,6 +101,17 @@ pub struct HammerArgs {
     /// Also checksum every payload, and verify it on read
     #[arg(long)]
     full_check: bool,
+    /// Operational mode: writers keep a step window, readers poll list() until a step is
+    /// complete and read it while writers go on; with --procs, the first half of the ranks
+    /// write and the second half read the same members
+    #[arg(long)]
+    itt: bool,
+    /// Operational mode: seconds per step window
+    #[arg(long, default_value_t = 1.0)]
+    step_seconds: f64,
+    /// Operational mode: longest a reader waits for one step
+    #[arg(long, default_value_t = 120.0)]
+    poll_timeout: f64,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -536,6 +547,16 @@ fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()
     run_phase(&a.run, |place| hammer_phase(a, config, place))
 }
 
+/// The rank whose members a process handles: its own, or in an operational-mode run with
+/// several processes, readers (the second half) take the writer of the first half they follow.
+fn role_rank(a: &HammerArgs, place: &Place) -> u32 {
+    if a.itt && place.size > 1 && place.rank >= place.size / 2 {
+        place.rank - place.size / 2
+    } else {
+        place.rank
+    }
+}
+
 fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place) -> anyhow::Result<Phase> {
     let check = if a.full_check {
         Check::Full
@@ -567,14 +588,17 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
         nparams: a.nparams,
         params: None,
         nensembles: a.nensembles,
-        // Each rank writes its own ensemble members.
-        number: a.number + place.rank as usize * a.nensembles.max(1),
+        // Each rank writes its own ensemble members (in operational mode with several
+        // processes, the second half of the ranks read the first half's members).
+        number: a.number + role_rank(a, place) as usize * a.nensembles.max(1),
         payload,
         check,
+        itt: a.itt.then_some(fieldstore_bench::Itt { step_seconds: a.step_seconds, timeout_seconds: a.poll_timeout }),
     };
     let mut fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
     line_up(&a.run, place)?;
-    Ok(if a.read {
+    let reads = a.read || (a.itt && place.size > 1 && place.rank >= place.size / 2);
+    Ok(if reads {
         h.read(&mut fs)?
     } else if a.list {
         h.list(&mut fs)?

@@ -437,3 +437,33 @@ fn sweep_runs_the_grid_and_its_summary_renders() {
     assert!(dom.contains("data-rendered=\"1\""), "{log_text}");
     assert!(env.fails(&["bench", "sweep", "--benchmark", "dd", "--out", &out]).contains("use ior, field-io or hammer"));
 }
+
+#[test]
+fn hammer_operational_mode_readers_follow_writers() {
+    let env = Env::new();
+    let args = [
+        "bench",
+        "hammer",
+        "--itt",
+        "--step-seconds",
+        "0.05",
+        "--procs",
+        "2",
+        "--nsteps",
+        "4",
+        "--nlevels",
+        "2",
+        "--nparams",
+        "2",
+        "--field-size",
+        "2048",
+        "--md-check",
+        "--json",
+    ];
+    let out = env.ok(&args);
+    let totals: Vec<serde_json::Value> = out.lines().rev().take(2).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (read, write) = (&totals[1], &totals[0]);
+    assert_eq!((read["mode"].as_str(), write["mode"].as_str()), (Some("read"), Some("write")));
+    assert_eq!(read["fields"], write["fields"]);
+    assert!(read["first_io_us"].as_u64() < write["last_io_us"].as_u64(), "reading started while writing");
+}
