@@ -43,6 +43,28 @@ pub struct PhaseMetrics {
     pub breakdown: BTreeMap<String, f64>,
 }
 
+impl PhaseMetrics {
+    /// Column names of [`PhaseMetrics::cells`].
+    pub const COLUMNS: [&'static str; 9] =
+        ["phase", "processes", "iterations", "bytes", "wall s", "global timing MiB/s", "synchronous MiB/s", "off_0 %", "off_f %"];
+
+    /// The metrics as table cells, formatted once for every report.
+    pub fn cells(&self) -> [String; 9] {
+        let mib = |b: f64| format!("{:.1}", b / 1048576.0);
+        [
+            self.phase.clone(),
+            self.processes.to_string(),
+            self.iterations.to_string(),
+            self.bytes.to_string(),
+            format!("{:.3}", self.wall_seconds),
+            mib(self.global_timing_bandwidth),
+            mib(self.synchronous_bandwidth),
+            format!("{:.2}", self.off_0),
+            format!("{:.2}", self.off_f),
+        ]
+    }
+}
+
 /// Offsets between two phases that ran at the same time (pattern B), % of their joint
 /// wall-clock time.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -8,8 +8,6 @@
 //! array; **no-containers**: the same in the main container; **no-index**: the array is named
 //! by the MD5 of the whole key, with no key-values.
 
-use std::time::Instant;
-
 use fieldstore::{Error, Result};
 use fieldstore_objects::Pool;
 use md5::{Digest, Md5};
@@ -152,41 +150,35 @@ impl FieldIoBench {
         let mut io = FieldIo::new(pool, self.mode, rank);
         let forecast = self.forecast(rank);
         let template = payload::synthetic(self.size);
-        let mut phase = Phase::new("write");
-        let start = Instant::now();
-        phase.first_io_us = micros_since_epoch();
-        for i in 0..self.iterations {
-            let field = Self::field(rank, self.first_field + i);
-            let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
-            let data = payload::make(&template, &key, i as u64, Check::Metadata);
-            phase.io("write", i, data.len() as u64, || io.write(&forecast, &field, &data))?;
-            phase.fields += 1;
-            phase.bytes += data.len() as u64;
-        }
-        phase.seconds = start.elapsed().as_secs_f64();
-        phase.last_io_us = micros_since_epoch();
-        Ok(phase)
+        Phase::measure("write", |phase| {
+            for i in 0..self.iterations {
+                let field = Self::field(rank, self.first_field + i);
+                let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
+                let data = payload::make(&template, &key, i as u64, Check::Metadata);
+                phase.io("write", i, data.len() as u64, || io.write(&forecast, &field, &data))?;
+                phase.fields += 1;
+                phase.bytes += data.len() as u64;
+            }
+            Ok(())
+        })
     }
 
     /// Reads the fields rank `owner` wrote, checking each one's stamp.
     pub fn read(&self, pool: &dyn Pool, owner: u32, reader: u32) -> Result<Phase> {
         let io = FieldIo::new(pool, self.mode, reader);
         let forecast = self.forecast(owner);
-        let mut phase = Phase::new("read");
-        let start = Instant::now();
-        phase.first_io_us = micros_since_epoch();
-        for i in 0..self.iterations {
-            let field = Self::field(owner, self.first_field + i);
-            let data = phase.io("read", i, self.size as u64, || io.read(&forecast, &field))?;
-            let data = data.ok_or_else(|| Error::Invalid(format!("field-io: {forecast}/{field} was never written")))?;
-            let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
-            payload::verify(&data, &key, Check::Metadata).map_err(Error::Invalid)?;
-            phase.fields += 1;
-            phase.bytes += data.len() as u64;
-        }
-        phase.seconds = start.elapsed().as_secs_f64();
-        phase.last_io_us = micros_since_epoch();
-        Ok(phase)
+        Phase::measure("read", |phase| {
+            for i in 0..self.iterations {
+                let field = Self::field(owner, self.first_field + i);
+                let data = phase.io("read", i, self.size as u64, || io.read(&forecast, &field))?;
+                let data = data.ok_or_else(|| Error::Invalid(format!("field-io: {forecast}/{field} was never written")))?;
+                let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
+                payload::verify(&data, &key, Check::Metadata).map_err(Error::Invalid)?;
+                phase.fields += 1;
+                phase.bytes += data.len() as u64;
+            }
+            Ok(())
+        })
     }
 }
 

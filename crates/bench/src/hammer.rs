@@ -130,6 +130,17 @@ impl Phase {
             .collect()
     }
 
+    /// Runs a phase body and records its wall-clock time and first and last I/O times.
+    pub(crate) fn measure(mode: &'static str, body: impl FnOnce(&mut Phase) -> fieldstore::Result<()>) -> fieldstore::Result<Phase> {
+        let mut phase = Phase::new(mode);
+        let start = Instant::now();
+        phase.first_io_us = micros_since_epoch();
+        body(&mut phase)?;
+        phase.seconds = start.elapsed().as_secs_f64();
+        phase.last_io_us = micros_since_epoch();
+        Ok(phase)
+    }
+
     pub fn fields_per_second(&self) -> f64 {
         self.fields as f64 / self.seconds
     }

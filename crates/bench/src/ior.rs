@@ -2,12 +2,9 @@
 //! of `segments` transfers of `transfer` bytes, then reads it back: the ideal bulk bandwidth
 //! of a storage system, against which the field benchmarks are judged.
 
-use std::time::Instant;
-
 use fieldstore::Result;
 use fieldstore_objects::Pool;
 
-use crate::clock::micros_since_epoch;
 use crate::hammer::Phase;
 use crate::payload::synthetic;
 
@@ -30,17 +27,14 @@ impl Ior {
         let container = pool.container(CONTAINER, true)?;
         let mut array = container.array(&array_name(rank), true)?;
         let data = synthetic(self.transfer);
-        let mut phase = Phase::new("write");
-        let start = Instant::now();
-        phase.first_io_us = micros_since_epoch();
-        for s in 0..self.segments {
-            phase.io("write", s, data.len() as u64, || array.write((s * self.transfer) as u64, &data))?;
-            phase.fields += 1;
-            phase.bytes += data.len() as u64;
-        }
-        phase.seconds = start.elapsed().as_secs_f64();
-        phase.last_io_us = micros_since_epoch();
-        Ok(phase)
+        Phase::measure("write", |phase| {
+            for s in 0..self.segments {
+                phase.io("write", s, data.len() as u64, || array.write((s * self.transfer) as u64, &data))?;
+                phase.fields += 1;
+                phase.bytes += data.len() as u64;
+            }
+            Ok(())
+        })
     }
 
     /// Reads the array of rank `owner` (another rank's, to defeat caches, like IOR's -C).
@@ -56,20 +50,17 @@ impl Ior {
         }
         let mut buf = vec![0u8; self.transfer];
         let reference = synthetic(self.transfer);
-        let mut phase = Phase::new("read");
-        let start = Instant::now();
-        phase.first_io_us = micros_since_epoch();
-        for s in 0..self.segments {
-            phase.io("read", s, buf.len() as u64, || array.read((s * self.transfer) as u64, &mut buf))?;
-            if buf != reference {
-                return Err(fieldstore::Error::Invalid(format!("ior rank {owner} segment {s}: wrong bytes")));
+        Phase::measure("read", |phase| {
+            for s in 0..self.segments {
+                phase.io("read", s, buf.len() as u64, || array.read((s * self.transfer) as u64, &mut buf))?;
+                if buf != reference {
+                    return Err(fieldstore::Error::Invalid(format!("ior rank {owner} segment {s}: wrong bytes")));
+                }
+                phase.fields += 1;
+                phase.bytes += buf.len() as u64;
             }
-            phase.fields += 1;
-            phase.bytes += buf.len() as u64;
-        }
-        phase.seconds = start.elapsed().as_secs_f64();
-        phase.last_io_us = micros_since_epoch();
-        Ok(phase)
+            Ok(())
+        })
     }
 }
 

@@ -45,27 +45,18 @@ pub fn html(title: &str, phases: &[PhaseMetrics], events: &[IoEvent], overlap: O
 }
 
 fn metrics_table(phases: &[PhaseMetrics], overlap: Option<&Overlap>) -> String {
-    let mib = |b: f64| b / 1048576.0;
-    let mut t = String::from(
-        "<table><tr><th>phase</th><th>processes</th><th>iterations</th><th>bytes</th><th>wall s</th>\
-         <th>global timing MiB/s</th><th>synchronous MiB/s</th><th>off_0 %</th><th>off_f %</th><th>mean s per process</th></tr>",
-    );
+    let mut t = String::from("<table><tr>");
+    for c in PhaseMetrics::COLUMNS.iter().chain(["mean s per process"].iter()) {
+        let _ = write!(t, "<th>{c}</th>");
+    }
+    t.push_str("</tr>");
     for p in phases {
-        let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{} {s:.3}", escape(op))).collect();
-        let _ = write!(
-            t,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.1}</td><td>{:.1}</td><td>{:.2}</td><td>{:.2}</td><td>{}</td></tr>",
-            escape(&p.phase),
-            p.processes,
-            p.iterations,
-            p.bytes,
-            p.wall_seconds,
-            mib(p.global_timing_bandwidth),
-            mib(p.synchronous_bandwidth),
-            p.off_0,
-            p.off_f,
-            ops.join(", ")
-        );
+        let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{op} {s:.3}")).collect();
+        t.push_str("<tr>");
+        for cell in p.cells().iter().chain([ops.join(", ")].iter()) {
+            let _ = write!(t, "<td>{}</td>", escape(cell));
+        }
+        t.push_str("</tr>");
     }
     t.push_str("</table>");
     if let Some(o) = overlap {

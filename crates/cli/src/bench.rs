@@ -179,9 +179,17 @@ pub struct FieldIoArgs {
     /// first)
     #[arg(long, default_value = "A")]
     pattern: String,
+    #[command(flatten)]
+    objects: ObjectRunArgs,
+}
+
+/// What the object-API benchmarks (field-io, ior) share.
+#[derive(Args)]
+pub struct ObjectRunArgs {
+    /// Read back what a write run wrote
     #[arg(long)]
     read: bool,
-    /// Pattern A reads: read the next rank's fields rather than one's own
+    /// Read the next rank's data rather than one's own (IOR's -C), to defeat caches
     #[arg(long)]
     reorder: bool,
     /// Pool directory (default: objects/ under $FIELDSTORE_ROOT)
@@ -189,6 +197,17 @@ pub struct FieldIoArgs {
     pool: Option<PathBuf>,
     #[command(flatten)]
     run: RunArgs,
+}
+
+impl ObjectRunArgs {
+    /// Whose data a reading rank reads.
+    fn owner(&self, place: &Place) -> u32 {
+        if self.reorder {
+            (place.rank + 1) % place.size
+        } else {
+            place.rank
+        }
+    }
 }
 
 #[derive(Args)]
@@ -199,17 +218,8 @@ pub struct IorArgs {
     /// Bytes per transfer and per block (IOR's -t and -b)
     #[arg(long, short = 't', default_value_t = 1 << 20)]
     transfer: usize,
-    /// Read back (run after a write run)
-    #[arg(long)]
-    read: bool,
-    /// Read the array of the next rank rather than one's own (IOR's -C), to defeat caches
-    #[arg(long)]
-    reorder: bool,
-    /// Pool directory (default: objects/ under $FIELDSTORE_ROOT)
-    #[arg(long)]
-    pool: Option<PathBuf>,
     #[command(flatten)]
-    run: RunArgs,
+    objects: ObjectRunArgs,
 }
 
 #[derive(Args)]
@@ -507,7 +517,8 @@ fn object_pool(pool: &Option<PathBuf>) -> anyhow::Result<fieldstore_objects::pos
 
 fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {
     use fieldstore_bench::fieldio::{FieldIoBench, Mode};
-    let pool = object_pool(&a.pool)?;
+    let o = &a.objects;
+    let pool = object_pool(&o.pool)?;
     let mode = Mode::parse(&a.mode).map_err(anyhow::Error::msg)?;
     let bench = FieldIoBench { mode, size: a.size, iterations: a.iterations, shared_forecast: a.shared, first_field: 0 };
     let pattern_b = match a.pattern.as_str() {
@@ -515,31 +526,24 @@ fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {
         "B" | "b" => true,
         other => bail!("--pattern {other:?}: use A or B"),
     };
-    run_phase(&a.run, |place| {
-        line_up(&a.run, place)?;
-        Ok(match (pattern_b, a.read) {
+    run_phase(&o.run, |place| {
+        line_up(&o.run, place)?;
+        Ok(match (pattern_b, o.read) {
             (true, _) if place.rank % 2 == 0 => FieldIoBench { first_field: a.iterations, ..bench.clone() }.write(&pool, place.rank)?,
             (true, _) => bench.read(&pool, place.rank - 1, place.rank)?,
             (false, false) => bench.write(&pool, place.rank)?,
-            (false, true) => {
-                let owner = if a.reorder { (place.rank + 1) % place.size } else { place.rank };
-                bench.read(&pool, owner, place.rank)?
-            }
+            (false, true) => bench.read(&pool, o.owner(place), place.rank)?,
         })
     })
 }
 
 fn ior(a: &IorArgs) -> anyhow::Result<()> {
-    let pool = object_pool(&a.pool)?;
+    let o = &a.objects;
+    let pool = object_pool(&o.pool)?;
     let ior = fieldstore_bench::ior::Ior { segments: a.segments, transfer: a.transfer };
-    run_phase(&a.run, |place| {
-        line_up(&a.run, place)?;
-        Ok(if a.read {
-            let owner = if a.reorder { (place.rank + 1) % place.size } else { place.rank };
-            ior.read(&pool, owner)?
-        } else {
-            ior.write(&pool, place.rank)?
-        })
+    run_phase(&o.run, |place| {
+        line_up(&o.run, place)?;
+        Ok(if o.read { ior.read(&pool, o.owner(place))? } else { ior.write(&pool, place.rank)? })
     })
 }
 
@@ -643,22 +647,10 @@ fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"phases": phases, "overlap": overlap}))?);
         return Ok(());
     }
-    println!("| phase | processes | iterations | bytes | wall s | global timing MiB/s | synchronous MiB/s | off_0 % | off_f % |");
-    println!("|---|---|---|---|---|---|---|---|---|");
-    let mib = |b: f64| b / 1048576.0;
+    println!("| {} |", analyze::PhaseMetrics::COLUMNS.join(" | "));
+    println!("|{}", "---|".repeat(analyze::PhaseMetrics::COLUMNS.len()));
     for p in &phases {
-        println!(
-            "| {} | {} | {} | {} | {:.3} | {:.1} | {:.1} | {:.2} | {:.2} |",
-            p.phase,
-            p.processes,
-            p.iterations,
-            p.bytes,
-            p.wall_seconds,
-            mib(p.global_timing_bandwidth),
-            mib(p.synchronous_bandwidth),
-            p.off_0,
-            p.off_f
-        );
+        println!("| {} |", p.cells().join(" | "));
     }
     for p in &phases {
         let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{op} {s:.3} s")).collect();
