@@ -62,60 +62,86 @@ impl<'p> FieldIo<'p> {
         }
     }
 
-    /// Writes a new array for (forecast, field) and points the index at it.
-    pub fn write(&mut self, forecast: &str, field: &str, data: &[u8]) -> Result<()> {
+    /// Writes a new array for (forecast, field) and points the index at it; `steps` times
+    /// the index work, the array open and the transfer.
+    pub fn write(&mut self, forecast: &str, field: &str, data: &[u8], steps: &mut Steps) -> Result<()> {
+        let bytes = data.len() as u64;
         if self.mode == Mode::NoIndex {
-            let main = self.pool.container(MAIN, true)?;
-            return main.array(&md5_hex(&format!("{forecast}/{field}")), true)?.write(0, data);
+            let name = md5_hex(&format!("{forecast}/{field}"));
+            let mut array = steps.time("open", 0, || self.pool.container(MAIN, true)?.array(&name, true))?;
+            return steps.time("transfer", bytes, || array.write(0, data));
         }
         let (container_name, index_name) = self.forecast_place(forecast);
         if self.mode == Mode::Full {
             // The main key-value records the forecast's container (idempotent across writers).
-            let main = self.pool.container(MAIN, true)?;
-            let mut forecasts = main.kv(MAIN)?;
-            if forecasts.get(forecast)?.is_none() {
-                forecasts.put(forecast, container_name.as_bytes())?;
-            }
+            steps.time("index", 0, || -> Result<()> {
+                let mut forecasts = self.pool.container(MAIN, true)?.kv(MAIN)?;
+                if forecasts.get(forecast)?.is_none() {
+                    forecasts.put(forecast, container_name.as_bytes())?;
+                }
+                Ok(())
+            })?;
         }
-        let container = self.pool.container(&container_name, true)?;
         self.counter += 1;
         let array_name = format!("{}.{}", self.writer, self.counter);
-        container.array(&array_name, true)?.write(0, data)?;
+        let (container, mut array) = steps.time("open", 0, || -> Result<_> {
+            let container = self.pool.container(&container_name, true)?;
+            let array = container.array(&array_name, true)?;
+            Ok((container, array))
+        })?;
+        steps.time("transfer", bytes, || array.write(0, data))?;
         let pointer = format!("{container_name} {array_name} {}", data.len());
-        container.kv(&index_name)?.put(field, pointer.as_bytes())
+        steps.time("index", 0, || container.kv(&index_name)?.put(field, pointer.as_bytes()))
     }
 
     /// Reads what the index points to for (forecast, field); `None` if it was never written.
-    pub fn read(&self, forecast: &str, field: &str) -> Result<Option<Vec<u8>>> {
-        if self.mode == Mode::NoIndex {
-            let main = self.pool.container(MAIN, false)?;
-            let array = main.array(&md5_hex(&format!("{forecast}/{field}")), false);
-            let Ok(array) = array else { return Ok(None) };
-            let mut buf = vec![0u8; array.size()? as usize];
-            array.read(0, &mut buf)?;
-            return Ok(Some(buf));
-        }
+    pub fn read(&self, forecast: &str, field: &str, steps: &mut Steps) -> Result<Option<Vec<u8>>> {
+        let (array, length) = if self.mode == Mode::NoIndex {
+            let opened = steps.time("open", 0, || self.pool.container(MAIN, false)?.array(&md5_hex(&format!("{forecast}/{field}")), false));
+            let Ok(array) = opened else { return Ok(None) };
+            let length = array.size()? as usize;
+            (array, length)
+        } else {
+            let Some((store, array_name, length)) = steps.time("index", 0, || self.lookup(forecast, field))? else { return Ok(None) };
+            (steps.time("open", 0, || self.pool.container(&store, false)?.array(&array_name, false))?, length)
+        };
+        let mut buf = vec![0u8; length];
+        steps.time("transfer", length as u64, || array.read(0, &mut buf))?;
+        Ok(Some(buf))
+    }
+
+    /// Follows the index: (container, array, length) of a field, if indexed.
+    fn lookup(&self, forecast: &str, field: &str) -> Result<Option<(String, String, usize)>> {
         let container_name = match self.mode {
-            Mode::Full => {
-                let main = self.pool.container(MAIN, false)?;
-                match main.kv(MAIN)?.get(forecast)? {
-                    Some(name) => String::from_utf8(name).map_err(|_| Error::Invalid("forecast entry is not text".into()))?,
-                    None => return Ok(None),
-                }
-            }
+            Mode::Full => match self.pool.container(MAIN, false)?.kv(MAIN)?.get(forecast)? {
+                Some(name) => String::from_utf8(name).map_err(|_| Error::Invalid("forecast entry is not text".into()))?,
+                None => return Ok(None),
+            },
             _ => MAIN.to_string(),
         };
         let (_, index_name) = self.forecast_place(forecast);
-        let container = self.pool.container(&container_name, false)?;
-        let Some(pointer) = container.kv(&index_name)?.get(field)? else { return Ok(None) };
+        let Some(pointer) = self.pool.container(&container_name, false)?.kv(&index_name)?.get(field)? else { return Ok(None) };
         let pointer = String::from_utf8(pointer).map_err(|_| Error::Invalid("index entry is not text".into()))?;
+        let bad = || Error::Invalid(format!("bad index entry {pointer:?}"));
         let parts: Vec<&str> = pointer.split(' ').collect();
-        let [store, array_name, length] = parts[..] else { return Err(Error::Invalid(format!("bad index entry {pointer:?}"))) };
-        let length: usize = length.parse().map_err(|_| Error::Invalid(format!("bad index entry {pointer:?}")))?;
-        let array = self.pool.container(store, false)?.array(array_name, false)?;
-        let mut buf = vec![0u8; length];
-        array.read(0, &mut buf)?;
-        Ok(Some(buf))
+        let [store, array_name, length] = parts[..] else { return Err(bad()) };
+        Ok(Some((store.to_string(), array_name.to_string(), length.parse().map_err(|_| bad())?)))
+    }
+}
+
+/// The timed parts of one Field I/O call: (operation, bytes, start, end), microseconds since
+/// the epoch (the object open, transfer and index work that BENCHMARKS.md section 3 logs).
+#[derive(Default)]
+pub struct Steps {
+    pub parts: Vec<(&'static str, u64, u64, u64)>,
+}
+
+impl Steps {
+    fn time<T>(&mut self, op: &'static str, bytes: u64, f: impl FnOnce() -> T) -> T {
+        let start = micros_since_epoch();
+        let out = f();
+        self.parts.push((op, bytes, start, micros_since_epoch()));
+        out
     }
 }
 
@@ -155,7 +181,10 @@ impl FieldIoBench {
                 let field = Self::field(rank, self.first_field + i);
                 let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
                 let data = payload::make(&template, &key, i as u64, Check::Metadata);
-                phase.io("write", i, data.len() as u64, || io.write(&forecast, &field, &data))?;
+                let mut steps = Steps::default();
+                let written = io.write(&forecast, &field, &data, &mut steps);
+                phase.record_all(i, &steps.parts);
+                written?;
                 phase.fields += 1;
                 phase.bytes += data.len() as u64;
             }
@@ -170,7 +199,10 @@ impl FieldIoBench {
         Phase::measure("read", |phase| {
             for i in 0..self.iterations {
                 let field = Self::field(owner, self.first_field + i);
-                let data = phase.io("read", i, self.size as u64, || io.read(&forecast, &field))?;
+                let mut steps = Steps::default();
+                let data = io.read(&forecast, &field, &mut steps);
+                phase.record_all(i, &steps.parts);
+                let data = data?;
                 let data = data.ok_or_else(|| Error::Invalid(format!("field-io: {forecast}/{field} was never written")))?;
                 let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
                 payload::verify(&data, &key, Check::Metadata).map_err(Error::Invalid)?;
@@ -193,14 +225,19 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let pool = PosixPool::new(dir.path()).unwrap();
             let mut io = FieldIo::new(&pool, mode, 0);
-            assert_eq!(io.read("fc", "t").ok().flatten(), None, "{mode:?}");
-            io.write("fc", "t", b"first").unwrap();
-            io.write("fc", "q", b"other").unwrap();
-            io.write("fc", "t", b"second").unwrap();
+            assert_eq!(io.read("fc", "t", &mut Steps::default()).ok().flatten(), None, "{mode:?}");
+            let s = &mut Steps::default();
+            io.write("fc", "t", b"first", s).unwrap();
+            io.write("fc", "q", b"other", s).unwrap();
+            io.write("fc", "t", b"second", s).unwrap();
             let reader = FieldIo::new(&pool, mode, 1);
-            assert_eq!(reader.read("fc", "t").unwrap().as_deref(), Some(&b"second"[..]), "{mode:?}");
-            assert_eq!(reader.read("fc", "q").unwrap().as_deref(), Some(&b"other"[..]), "{mode:?}");
-            assert_eq!(reader.read("fc", "z").unwrap(), None, "{mode:?}");
+            assert_eq!(reader.read("fc", "t", s).unwrap().as_deref(), Some(&b"second"[..]), "{mode:?}");
+            assert_eq!(reader.read("fc", "q", s).unwrap().as_deref(), Some(&b"other"[..]), "{mode:?}");
+            assert_eq!(reader.read("fc", "z", s).unwrap(), None, "{mode:?}");
+            let ops: std::collections::BTreeSet<&str> = s.parts.iter().map(|p| p.0).collect();
+            let expected: &[&str] = if mode == Mode::NoIndex { &["open", "transfer"] } else { &["index", "open", "transfer"] };
+            assert_eq!(ops.into_iter().collect::<Vec<_>>(), expected, "{mode:?}");
+            assert_eq!(s.parts.iter().filter(|p| p.0 == "transfer").map(|p| p.1).sum::<u64>(), 5 + 5 + 6 + 6 + 5, "{mode:?}");
         }
     }
 

@@ -113,6 +113,14 @@ impl Phase {
         out
     }
 
+    /// Records timed parts (operation, bytes, start, end) measured elsewhere as events.
+    pub(crate) fn record_all(&mut self, iteration: usize, parts: &[(&'static str, u64, u64, u64)]) {
+        for &(op, bytes, start, end) in parts {
+            *self.breakdown.entry(op).or_default() += end.saturating_sub(start) as f64 / 1e6;
+            self.events.push((op, iteration as u32, bytes, start, end));
+        }
+    }
+
     /// The phase's events as [`IoEvent`]s of one process.
     pub fn io_events(&self, node: &str, process: u32) -> Vec<IoEvent> {
         self.events

@@ -24,12 +24,11 @@ fn array_name(rank: u32) -> String {
 impl Ior {
     /// Writes this rank's array, one transfer per segment.
     pub fn write(&self, pool: &dyn Pool, rank: u32) -> Result<Phase> {
-        let container = pool.container(CONTAINER, true)?;
-        let mut array = container.array(&array_name(rank), true)?;
         let data = synthetic(self.transfer);
         Phase::measure("write", |phase| {
+            let mut array = phase.io("open", 0, 0, || pool.container(CONTAINER, true)?.array(&array_name(rank), true))?;
             for s in 0..self.segments {
-                phase.io("write", s, data.len() as u64, || array.write((s * self.transfer) as u64, &data))?;
+                phase.io("transfer", s, data.len() as u64, || array.write((s * self.transfer) as u64, &data))?;
                 phase.fields += 1;
                 phase.bytes += data.len() as u64;
             }
@@ -39,20 +38,17 @@ impl Ior {
 
     /// Reads the array of rank `owner` (another rank's, to defeat caches, like IOR's -C).
     pub fn read(&self, pool: &dyn Pool, owner: u32) -> Result<Phase> {
-        let container = pool.container(CONTAINER, false)?;
-        let array = container.array(&array_name(owner), false)?;
-        let expected = (self.segments * self.transfer) as u64;
-        if array.size()? < expected {
-            return Err(fieldstore::Error::Invalid(format!(
-                "ior array of rank {owner} holds {} bytes, expected {expected}",
-                array.size()?
-            )));
-        }
         let mut buf = vec![0u8; self.transfer];
         let reference = synthetic(self.transfer);
         Phase::measure("read", |phase| {
+            let array = phase.io("open", 0, 0, || pool.container(CONTAINER, false)?.array(&array_name(owner), false))?;
+            let expected = (self.segments * self.transfer) as u64;
+            let size = array.size()?;
+            if size < expected {
+                return Err(fieldstore::Error::Invalid(format!("ior array of rank {owner} holds {size} bytes, expected {expected}")));
+            }
             for s in 0..self.segments {
-                phase.io("read", s, buf.len() as u64, || array.read((s * self.transfer) as u64, &mut buf))?;
+                phase.io("transfer", s, buf.len() as u64, || array.read((s * self.transfer) as u64, &mut buf))?;
                 if buf != reference {
                     return Err(fieldstore::Error::Invalid(format!("ior rank {owner} segment {s}: wrong bytes")));
                 }
@@ -74,7 +70,7 @@ mod tests {
         let pool = fieldstore_objects::posix::PosixPool::new(dir.path()).unwrap();
         let ior = Ior { segments: 8, transfer: 4096 };
         let w = ior.write(&pool, 0).unwrap();
-        assert_eq!((w.fields, w.bytes, w.events.len()), (8, 8 * 4096, 8));
+        assert_eq!((w.fields, w.bytes, w.events.len()), (8, 8 * 4096, 9), "one open and eight transfers");
         let r = ior.read(&pool, 0).unwrap();
         assert_eq!((r.fields, r.bytes), (8, 8 * 4096));
         assert!(ior.read(&pool, 1).is_err(), "rank 1 wrote nothing");
