@@ -24,6 +24,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   if [[ -x $HOME/.cargo/bin/cargo ]]; then
     export PATH=$HOME/.cargo/bin:$PATH
   else
+    ensure_packages curl ca-certificates
     echo "fieldstore: installing Rust with rustup" >&2
     curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile default >&2
     export PATH=$HOME/.cargo/bin:$PATH
