@@ -81,11 +81,12 @@ impl ControlAction {
 pub struct IndexInfo {
     /// Backend-specific identity (unique within the dataset).
     pub id: String,
-    pub collocation: Key,
-    /// The element keywords of its entries, in schema order.
-    pub element_keywords: Vec<String>,
+    /// Shared by the indexes of one collocation (catalogues may intern it).
+    pub collocation: Arc<Key>,
+    /// The element keywords of its entries, in schema order (shared likewise).
+    pub element_keywords: Arc<[String]>,
     /// The values present per element keyword.
-    pub axes: BTreeMap<String, AxisValues>,
+    pub axes: BTreeMap<Arc<str>, AxisValues>,
     pub fields: u64,
 }
 

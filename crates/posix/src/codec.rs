@@ -96,6 +96,16 @@ impl<'a> Decoder<'a> {
         fieldstore_core::AxisValues::from_parts(buffer, ends)
     }
 
+    /// A string list as slices of the input (no allocation per string).
+    pub fn str_slices(&mut self) -> Option<Vec<&'a str>> {
+        let n = self.u32()? as usize;
+        let mut out = Vec::with_capacity(n.min(1 << 16));
+        for _ in 0..n {
+            out.push(self.str()?);
+        }
+        Some(out)
+    }
+
     pub fn finished(&self) -> bool {
         self.pos == self.data.len()
     }

@@ -63,25 +63,67 @@ impl IndexRecord {
 
     /// Decodes a record straight into the summary readers share and the place of its segment
     /// (nothing is decoded twice).
-    fn decode(payload: &[u8]) -> Option<(SegmentPlace, IndexInfo)> {
+    fn decode(payload: &[u8], shared: &mut Interner) -> Option<(SegmentPlace, IndexInfo)> {
         let mut d = Decoder::new(payload);
-        let keywords = d.strs()?;
-        let values = d.strs()?;
+        let keywords = d.str_slices()?;
+        let values = d.str_slices()?;
         if keywords.len() != values.len() {
             return None;
         }
-        let collocation = Key::from_pairs(keywords.into_iter().zip(values));
-        let element_keywords = d.strs()?;
+        let collocation = shared.key(&keywords, &values);
+        let element_keywords = shared.keyword_list(&d.str_slices()?);
         let file = d.str()?.to_string();
         let (offset, length, fields) = (d.u64()?, d.u64()?, d.u64()?);
         let mut axes = BTreeMap::new();
         for _ in 0..d.u32()? {
-            let k = d.str()?.to_string();
+            let k = shared.name(d.str()?);
             axes.insert(k, d.axis_values()?);
         }
         let place = SegmentPlace { file, offset, length };
         let info = IndexInfo { id: place.id(), collocation, element_keywords, axes, fields };
         d.finished().then_some((place, info))
+    }
+}
+
+/// What the records of one TOC share (collocation keys, element keyword lists, axis names),
+/// held once: a dataset's thousands of records usually repeat a handful of them.
+#[derive(Default)]
+struct Interner {
+    keys: Vec<Arc<Key>>,
+    keyword_lists: Vec<Arc<[String]>>,
+    names: Vec<Arc<str>>,
+}
+
+impl Interner {
+    fn key(&mut self, keywords: &[&str], values: &[&str]) -> Arc<Key> {
+        let same = |k: &&Arc<Key>| {
+            k.len() == keywords.len() && k.iter().zip(keywords.iter().zip(values)).all(|((a, b), (c, d))| a == *c && b == *d)
+        };
+        // The record before usually has the same collocation: look at the newest first.
+        if let Some(k) = self.keys.iter().rev().find(same) {
+            return k.clone();
+        }
+        let key = Arc::new(Key::from_pairs(keywords.iter().zip(values).map(|(k, v)| (k.to_string(), v.to_string()))));
+        self.keys.push(key.clone());
+        key
+    }
+
+    fn keyword_list(&mut self, keywords: &[&str]) -> Arc<[String]> {
+        if let Some(l) = self.keyword_lists.iter().rev().find(|l| l.iter().map(String::as_str).eq(keywords.iter().copied())) {
+            return l.clone();
+        }
+        let list: Arc<[String]> = keywords.iter().map(|k| k.to_string()).collect();
+        self.keyword_lists.push(list.clone());
+        list
+    }
+
+    fn name(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.names.iter().find(|n| &***n == name) {
+            return n.clone();
+        }
+        let n: Arc<str> = name.into();
+        self.names.push(n.clone());
+        n
     }
 }
 
@@ -122,6 +164,7 @@ pub struct TocReader {
     offset: u64,
     places: HashMap<String, SegmentPlace>,
     infos: Vec<Arc<IndexInfo>>,
+    shared: Interner,
     masked: HashSet<String>,
     /// Frames skipped as torn or corrupt.
     pub bad_frames: u64,
@@ -129,7 +172,16 @@ pub struct TocReader {
 
 impl TocReader {
     pub fn new(path: PathBuf) -> Self {
-        TocReader { path, identity: None, offset: 0, places: HashMap::new(), infos: Vec::new(), masked: HashSet::new(), bad_frames: 0 }
+        TocReader {
+            path,
+            identity: None,
+            offset: 0,
+            places: HashMap::new(),
+            infos: Vec::new(),
+            shared: Interner::default(),
+            masked: HashSet::new(),
+            bad_frames: 0,
+        }
     }
 
     /// Reads records appended since the last call. A TOC that vanished (wiped dataset)
@@ -196,7 +248,7 @@ impl TocReader {
 
     fn apply(&mut self, kind: u8, payload: &[u8]) {
         match kind {
-            KIND_INDEX => match IndexRecord::decode(payload) {
+            KIND_INDEX => match IndexRecord::decode(payload, &mut self.shared) {
                 Some((place, info)) => {
                     self.places.insert(info.id.clone(), place);
                     self.infos.push(Arc::new(info));

@@ -82,8 +82,12 @@ impl FieldStore {
         }
         for (_, index, constraints) in &matches.indexes {
             for (kw, c) in index.element_keywords.iter().zip(constraints.iter()) {
-                let values =
-                    index.axes.get(kw).into_iter().flat_map(|a| a.iter()).filter(|v| c.as_ref().is_none_or(|c| c.iter().any(|x| x == v)));
+                let values = index
+                    .axes
+                    .get(kw.as_str())
+                    .into_iter()
+                    .flat_map(|a| a.iter())
+                    .filter(|v| c.as_ref().is_none_or(|c| c.iter().any(|x| x == v)));
                 axes.entry(kw.clone()).or_default().extend(values.map(String::from));
             }
         }
@@ -151,7 +155,7 @@ impl FieldStore {
         let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(()) };
         let indexes = view.indexes()?;
         let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) =
-            indexes.iter().map(|i| i.as_ref()).partition(|i| targets.contains(&i.collocation));
+            indexes.iter().map(|i| i.as_ref()).partition(|i| targets.contains(&*i.collocation));
         let mut kept_uris = BTreeSet::new();
         for index in kept {
             kept_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri.to_string()));
@@ -279,7 +283,7 @@ fn index_usage(view: &mut dyn crate::backend::DatasetView) -> Result<Vec<IndexUs
     for info in view.indexes()? {
         let mut u = IndexUse { info, live: 0, live_bytes: 0, uris: BTreeSet::new(), superseded: Vec::new() };
         for (element, location) in view.entries(&u.info)? {
-            if seen.insert((u.info.collocation.clone(), element)) {
+            if seen.insert((Key::clone(&u.info.collocation), element)) {
                 u.live += 1;
                 u.live_bytes += location.length;
                 u.uris.insert(location.uri.to_string());

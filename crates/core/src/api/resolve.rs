@@ -104,12 +104,12 @@ impl Group {
     /// Whether every element keyword of `index` has a value already met.
     fn may_overlap(&self, index: &IndexInfo) -> bool {
         !self.axes.is_empty()
-            && index.axes.iter().all(|(k, values)| self.axes.get(k).is_some_and(|met| values.iter().any(|v| met.contains(v))))
+            && index.axes.iter().all(|(k, values)| self.axes.get(&**k).is_some_and(|met| values.iter().any(|v| met.contains(v))))
     }
 
     fn add_axes(&mut self, index: &IndexInfo) {
         for (k, values) in &index.axes {
-            self.axes.entry(k.clone()).or_default().extend(values.iter().map(String::from));
+            self.axes.entry(k.to_string()).or_default().extend(values.iter().map(String::from));
         }
     }
 }
@@ -191,12 +191,12 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
     // Indexes of one collocation key share everything but their axes: plan each key once.
     let mut plans: HashMap<Key, PlansByKeywords> = HashMap::new();
     for index in view.indexes()? {
-        let known = plans.get(&index.collocation).and_then(|v| v.iter().find(|(k, _)| *k == index.element_keywords));
+        let known = plans.get(&*index.collocation).and_then(|v| v.iter().find(|(k, _)| **k == *index.element_keywords));
         let plan = match known {
             Some((_, plan)) => plan.clone(),
             None => {
                 let plan = plan_collocation(r, dataset, schema, &ds_paths, &index)?;
-                plans.entry(index.collocation.clone()).or_default().push((index.element_keywords.clone(), plan.clone()));
+                plans.entry(Key::clone(&index.collocation)).or_default().push((index.element_keywords.to_vec(), plan.clone()));
                 plan
             }
         };
@@ -207,7 +207,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
                 let reason = describe_off_axis(
                     kw,
                     constraints[i].as_deref().unwrap_or_default(),
-                    &index.axes[kw],
+                    &index.axes[kw.as_str()],
                     types[dataset.len() + index.collocation.len() + i],
                 );
                 format!("{reason} in {{{dataset}}}{{{}}}", index.collocation.display_non_empty())
@@ -215,7 +215,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             continue;
         }
         if r.options.depth == 2 {
-            let pair = (dataset.clone(), index.collocation.clone());
+            let pair = (dataset.clone(), Key::clone(&index.collocation));
             if !r.matches.collocations.contains(&pair) {
                 r.matches.collocations.push(pair);
             }
@@ -384,7 +384,7 @@ fn cartesian(lists: &[&Vec<String>]) -> Vec<Vec<String>> {
 /// The position of the first constrained element keyword with none of its asked values on
 /// the index's axis.
 fn off_axis(index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> Option<usize> {
-    index.element_keywords.iter().zip(constraints).position(|(kw, c)| match (c, index.axes.get(kw)) {
+    index.element_keywords.iter().zip(constraints).position(|(kw, c)| match (c, index.axes.get(kw.as_str())) {
         (Some(asked), Some(axis)) => !asked.iter().any(|v| axis.contains(v)),
         _ => false,
     })
