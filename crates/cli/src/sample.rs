@@ -42,6 +42,10 @@ pub struct SampleArgs {
     /// Ensemble numbers, '/'-separated (ensemble streams)
     #[arg(long)]
     numbers: Option<String>,
+    /// Fill each field with varying values packed at this many bits per value (samples are
+    /// constant fields, which pack to a few bytes)
+    #[arg(long, value_name = "BITS")]
+    fill_bits: Option<i64>,
 }
 
 pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
@@ -78,7 +82,12 @@ pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
                         }
                         keys.push(("number", number));
                     }
-                    out.write_all(&fieldstore::grib::sample_message(&a.template, &keys)?)?;
+                    let message = fieldstore::grib::sample_message(&a.template, &keys)?;
+                    let message = match a.fill_bits {
+                        Some(bits) => fieldstore::grib::fill_values(&message, bits)?,
+                        None => message,
+                    };
+                    out.write_all(&message)?;
                     count += 1;
                 }
             }

@@ -467,3 +467,15 @@ fn hammer_operational_mode_readers_follow_writers() {
     assert_eq!(read["fields"], write["fields"]);
     assert!(read["first_io_us"].as_u64() < write["last_io_us"].as_u64(), "reading started while writing");
 }
+
+#[test]
+fn a_grib1_field_over_8_mib_round_trips() {
+    let env = Env::new();
+    let big =
+        env.sample("big.grib", &["--template", "reduced_gg_pl_1280_grib1", "--levtype", "sfc", "--params", "167", "--fill-bits", "16"]);
+    assert!(std::fs::metadata(&big).unwrap().len() > 8 << 20);
+    env.ok(&["archive", &big]);
+    let back = env.path("back.grib");
+    env.ok(&["retrieve", "levtype=sfc,param=2t", "-o", &back]);
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(&big).unwrap(), "retrieved bytes differ");
+}

@@ -74,6 +74,15 @@ impl<'a> Handle<'a> {
         Ok(())
     }
 
+    pub fn set_double_array(&mut self, key: &str, values: &[f64]) -> Result<()> {
+        // SAFETY: valid handle; values is readable for its length; ecCodes copies them.
+        let rc = unsafe { ffi::codes_set_double_array(self.ptr, c_key(key).as_ptr(), values.as_ptr(), values.len()) };
+        if rc != 0 {
+            return Err(Error::Grib { context: format!("setting {key} ({} values)", values.len()), message: error_text(rc) });
+        }
+        Ok(())
+    }
+
     /// The names of the keys in an ecCodes namespace (e.g. `mars`).
     pub fn namespace_keys(&self, namespace: &str) -> Vec<String> {
         let ns = c_key(namespace);

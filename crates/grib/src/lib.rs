@@ -53,6 +53,18 @@ pub fn sample_message(sample: &str, keys: &[(&str, &str)]) -> Result<Vec<u8>> {
     h.message()
 }
 
+/// The message with a smoothly varying field of values packed at `bits_per_value` (sample
+/// fields are constant, which packs to almost nothing): realistic sizes for tests and
+/// benchmarks.
+pub fn fill_values(message: &[u8], bits_per_value: i64) -> Result<Vec<u8>> {
+    let mut h = Handle::from_message_copy(message)?;
+    let n = h.get_long("numberOfValues")? as usize;
+    let values: Vec<f64> = (0..n).map(|i| 250.0 + 30.0 * ((i as f64) * 0.001).sin() + (i % 97) as f64 * 0.01).collect();
+    h.set_long("bitsPerValue", bits_per_value)?;
+    h.set_double_array("values", &values)?;
+    h.message()
+}
+
 /// Parameter names resolved by ecCodes: a GRIB2 sample with ECMWF's local tables is given the
 /// `shortName` and asked for its `paramId`. Results are cached.
 struct EccodesParams {
@@ -134,6 +146,20 @@ mod tests {
         let n = no_end.len();
         no_end[n - 1] = b'X';
         assert!(scan(&no_end, "t").unwrap_err().to_string().contains("7777"));
+    }
+
+    #[test]
+    fn grib1_messages_over_8_mib_are_found_whole() {
+        let small = ecmwf("reduced_gg_pl_1280_grib1", &[("step", "0"), ("levtype", "sfc"), ("paramId", "167")]);
+        let large = fill_values(&small, 16).unwrap();
+        assert!(large.len() > 8 << 20, "{} bytes", large.len());
+        assert_ne!(large[4] & 0x80, 0, "ecCodes used the large-message length encoding");
+        let mut two = large.clone();
+        two.extend_from_slice(&small);
+        let spans = scan(&two, "t").unwrap();
+        assert_eq!(spans.iter().map(|s| s.length).collect::<Vec<_>>(), [large.len(), small.len()]);
+        assert_eq!(mars_keys(&large).unwrap().get("param"), Some("167"));
+        assert!(scan(&large[..large.len() - 100], "t").unwrap_err().to_string().contains("truncated"));
     }
 
     #[test]

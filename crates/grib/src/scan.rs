@@ -1,6 +1,6 @@
 //! Splits a byte stream into GRIB messages without decoding them: `GRIB`, the edition byte,
-//! the total length (GRIB1: 3 bytes at offset 4; GRIB2: 8 bytes at offset 8), and the `7777`
-//! end marker. Anything else is an error naming its offset: fieldstore never skips bytes it
+//! the total length (GRIB1: 3 bytes at offset 4, with ECMWF's encoding of messages over 8 MiB;
+//! GRIB2: 8 bytes at offset 8), and the `7777` end marker. Anything else is an error naming its offset: fieldstore never skips bytes it
 //! does not understand, so nothing is archived partially without notice.
 
 use fieldstore_core::error::{Error, Result};
@@ -11,6 +11,34 @@ pub struct MessageSpan {
     pub offset: usize,
     pub length: usize,
     pub edition: u8,
+}
+
+fn u24(bytes: &[u8], at: usize) -> Result<usize, String> {
+    match bytes.get(at..at + 3) {
+        Some(b) => Ok(u32::from_be_bytes([0, b[0], b[1], b[2]]) as usize),
+        None => Err(format!("truncated: the header ends before byte {}", at + 3)),
+    }
+}
+
+/// A GRIB1 message's length. Over 8 MiB, ECMWF sets the top bit of the 3-byte length and, when
+/// section 4 declares a length under 120, the real length is (length without the bit) x 120
+/// - section 4's length + 4 (the rule ecCodes applies when it reads GRIB1).
+fn grib1_length(message: &[u8]) -> Result<usize, String> {
+    let length = u24(message, 4)?;
+    if length & 0x80_0000 == 0 {
+        return Ok(length);
+    }
+    let section1 = u24(message, 8)?;
+    let flags = *message.get(8 + 7).ok_or("truncated: section 1 ends early")?;
+    let mut at = 8 + section1;
+    if flags & 0x80 != 0 {
+        at += u24(message, at)?; // section 2 (grid description)
+    }
+    if flags & 0x40 != 0 {
+        at += u24(message, at)?; // section 3 (bitmap)
+    }
+    let section4 = u24(message, at)?;
+    Ok(if section4 < 120 { (length & 0x7f_ffff) * 120 - section4 + 4 } else { length })
 }
 
 /// Finds every message in `data`. `source` names the input in errors.
@@ -31,13 +59,7 @@ pub fn scan(data: &[u8], source: &str) -> Result<Vec<MessageSpan>> {
         }
         let edition = rest[7];
         let length = match edition {
-            1 => {
-                let l = u32::from_be_bytes([0, rest[4], rest[5], rest[6]]) as usize;
-                if l & 0x80_0000 != 0 {
-                    return Err(err("GRIB1 messages larger than 8 MiB (ECMWF's large-message encoding) are not supported".into()));
-                }
-                l
-            }
+            1 => grib1_length(rest).map_err(err)?,
             2 => u64::from_be_bytes(rest[8..16].try_into().unwrap()) as usize,
             e => return Err(err(format!("unsupported GRIB edition {e}"))),
         };
