@@ -92,7 +92,7 @@ enum Command {
     },
     /// Write GRIB fields made from ecCodes' samples (for trying fieldstore out and for tests)
     Sample(Box<sample::SampleArgs>),
-    /// Benchmarks: hammer, and the side-by-side comparison with FDB5
+    /// Benchmarks: hammer, field-io, ior, analyze, sweep, and side-by-side comparison with FDB5
     #[command(subcommand)]
     Bench(bench::BenchCommand),
 }
