@@ -14,6 +14,7 @@ pub mod backend;
 pub mod config;
 pub mod error;
 pub mod key;
+pub mod recent;
 pub mod request;
 pub mod schema;
 pub mod types;

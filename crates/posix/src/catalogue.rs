@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::recent::RecentList;
 use fieldstore_core::{AxisValues, Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::naming::{collocation_name, dataset_dir_name, unique_suffix};
@@ -25,9 +26,8 @@ const TOC_FILE: &str = "toc";
 
 pub struct PosixCatalogue {
     root: PathBuf,
-    /// The datasets this handle writes to; the last used is tried first.
-    writers: Vec<DatasetWriter>,
-    last: usize,
+    /// The datasets this handle writes to.
+    writers: RecentList<DatasetWriter>,
     /// Dataset keys by directory name, so each `key` file is read once per handle. (Only a
     /// dataset wiped and re-created under another key whose escaped values are the same
     /// would be misnamed, until the handle is reopened.)
@@ -35,7 +35,7 @@ pub struct PosixCatalogue {
 }
 
 /// Entries not yet published, by (collocation key, element keywords), then element values.
-type PendingIndexes = Vec<PendingIndex>;
+type PendingIndexes = RecentList<PendingIndex>;
 
 /// The entries of one future index segment.
 struct PendingIndex {
@@ -58,15 +58,13 @@ struct DatasetWriter {
     toc: File,
     /// Entries archived since the last flush, by collocation and element keywords.
     pending: PendingIndexes,
-    /// The pending index used last (consecutive fields usually share it).
-    last_pending: usize,
     /// This writer's index file per collocation key: (file, name, size).
     index_files: HashMap<Key, (File, String, u64)>,
 }
 
 impl PosixCatalogue {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixCatalogue { root: root.into(), writers: Vec::new(), last: 0, known: Mutex::new(HashMap::new()) }
+        PosixCatalogue { root: root.into(), writers: RecentList::default(), known: Mutex::new(HashMap::new()) }
     }
 
     fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
@@ -74,28 +72,18 @@ impl PosixCatalogue {
     }
 
     fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
-        if self.writers.get(self.last).is_none_or(|w| w.dataset != *dataset) {
-            match self.writers.iter().position(|w| w.dataset == *dataset) {
-                Some(i) => self.last = i,
-                None => {
-                    let dir = self.dataset_dir(dataset)?;
-                    create_dataset(&dir, dataset, schema_text)?;
-                    let toc_path = dir.join(TOC_FILE);
-                    let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
-                    let dataset = dataset.clone();
-                    self.writers.push(DatasetWriter {
-                        dataset,
-                        dir,
-                        toc,
-                        pending: Vec::new(),
-                        last_pending: 0,
-                        index_files: HashMap::new(),
-                    });
-                    self.last = self.writers.len() - 1;
-                }
+        let i = match self.writers.find(|w| w.dataset == *dataset) {
+            Some(i) => i,
+            None => {
+                let dir = self.dataset_dir(dataset)?;
+                create_dataset(&dir, dataset, schema_text)?;
+                let toc_path = dir.join(TOC_FILE);
+                let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
+                let dataset = dataset.clone();
+                self.writers.push(DatasetWriter { dataset, dir, toc, pending: RecentList::default(), index_files: HashMap::new() })
             }
-        }
-        Ok(&mut self.writers[self.last])
+        };
+        Ok(&mut self.writers[i])
     }
 }
 
@@ -140,17 +128,14 @@ fn read_key(dir: &Path) -> Result<Key> {
 impl DatasetWriter {
     /// The pending index for a collocation and element keyword list, created on first use.
     fn pending_index(&mut self, collocation: &Key, element: &Key) -> &mut PendingIndex {
-        if !self.pending.get(self.last_pending).is_some_and(|p| p.holds(collocation, element)) {
-            match self.pending.iter().position(|p| p.holds(collocation, element)) {
-                Some(i) => self.last_pending = i,
-                None => {
-                    let element_keywords = element.keywords().map(String::from).collect();
-                    self.pending.push(PendingIndex { collocation: collocation.clone(), element_keywords, entries: BTreeMap::new() });
-                    self.last_pending = self.pending.len() - 1;
-                }
+        let i = match self.pending.find(|p| p.holds(collocation, element)) {
+            Some(i) => i,
+            None => {
+                let element_keywords = element.keywords().map(String::from).collect();
+                self.pending.push(PendingIndex { collocation: collocation.clone(), element_keywords, entries: BTreeMap::new() })
             }
-        }
-        &mut self.pending[self.last_pending]
+        };
+        &mut self.pending[i]
     }
 
     /// Writes and syncs the pending index segments, then appends their TOC records in one

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::recent::RecentList;
 use fieldstore_core::{FieldLocation, Key, Store};
 
 use crate::naming::{collocation_name, dataset_dir_name, resolve_relative, unique_suffix};
@@ -26,10 +27,8 @@ const MAX_OPEN_READERS: usize = 256;
 
 pub struct PosixStore {
     root: PathBuf,
-    /// Open data files; consecutive fields nearly always go to the same one, so the last
-    /// used is tried first and the list is searched only on a change.
-    writers: Vec<DataFile>,
-    last: usize,
+    /// Open data files (consecutive fields nearly always go to the same one).
+    writers: RecentList<DataFile>,
     readers: Mutex<HashMap<String, Arc<File>>>,
 }
 
@@ -49,7 +48,7 @@ struct DataFile {
 
 impl PosixStore {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixStore { root: root.into(), writers: Vec::new(), last: 0, readers: Mutex::new(HashMap::new()) }
+        PosixStore { root: root.into(), writers: RecentList::default(), readers: Mutex::new(HashMap::new()) }
     }
 
     pub fn root(&self) -> &Path {
@@ -57,17 +56,14 @@ impl PosixStore {
     }
 
     fn writer(&mut self, dataset: &Key, collocation: &Key) -> Result<&mut DataFile> {
-        let is = |w: &DataFile| w.collocation == *collocation && w.dataset == *dataset;
-        if !self.writers.get(self.last).is_some_and(is) {
-            match self.writers.iter().position(is) {
-                Some(i) => self.last = i,
-                None => {
-                    self.writers.push(self.create_data_file(dataset, collocation)?);
-                    self.last = self.writers.len() - 1;
-                }
+        let i = match self.writers.find(|w| w.collocation == *collocation && w.dataset == *dataset) {
+            Some(i) => i,
+            None => {
+                let file = self.create_data_file(dataset, collocation)?;
+                self.writers.push(file)
             }
-        }
-        Ok(&mut self.writers[self.last])
+        };
+        Ok(&mut self.writers[i])
     }
 
     fn create_data_file(&self, dataset: &Key, collocation: &Key) -> Result<DataFile> {

@@ -22,6 +22,7 @@ pub use resolve::{FieldEntry, ListOptions, Matches};
 use crate::backend::{Catalogue, ControlAction, Store};
 use crate::error::{Error, Result};
 use crate::key::Key;
+use crate::recent::RecentList;
 use crate::schema::Schema;
 
 /// Counters of one `FieldStore` handle.
@@ -39,10 +40,8 @@ pub struct FieldStore {
     store: Box<dyn Store>,
     /// Parsed schemas by text, so datasets sharing a schema share one parse.
     schemas: HashMap<String, Arc<Schema>>,
-    /// Datasets this handle archives into, with the schema they were created with; the last
-    /// used is tried first.
-    writing: Vec<(Key, Arc<Schema>)>,
-    last_writing: usize,
+    /// Datasets this handle archives into, with the schema they were created with.
+    writing: RecentList<(Key, Arc<Schema>)>,
     /// Fields archived since the last successful flush.
     pending_fields: u64,
     /// Read views kept between requests (each refreshes incrementally).
@@ -57,8 +56,7 @@ impl FieldStore {
             catalogue,
             store,
             schemas: HashMap::new(),
-            writing: Vec::new(),
-            last_writing: 0,
+            writing: RecentList::default(),
             pending_fields: 0,
             views: HashMap::new(),
             stats: ArchiveStats::default(),
@@ -119,11 +117,7 @@ impl FieldStore {
     /// The schema a dataset is written with: its stored schema if it exists, else the
     /// configured one. Checks the archive lock once per dataset and handle.
     fn dataset_schema_for_writing(&mut self, dataset: &Key) -> Result<Arc<Schema>> {
-        if let Some((_, schema)) = self.writing.get(self.last_writing).filter(|(d, _)| d == dataset) {
-            return Ok(schema.clone());
-        }
-        if let Some(i) = self.writing.iter().position(|(d, _)| d == dataset) {
-            self.last_writing = i;
+        if let Some(i) = self.writing.find(|(d, _)| d == dataset) {
             return Ok(self.writing[i].1.clone());
         }
         if self.catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
@@ -134,7 +128,6 @@ impl FieldStore {
             _ => self.schema.clone(),
         };
         self.writing.push((dataset.clone(), schema.clone()));
-        self.last_writing = self.writing.len() - 1;
         Ok(schema)
     }
 
