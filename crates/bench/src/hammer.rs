@@ -252,54 +252,52 @@ impl Hammer {
     /// failed check.
     pub fn read(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
         let (levels, params) = (self.levels(), self.params());
-        let mut phase = Phase::new("read");
-        let start = Instant::now();
-        phase.first_io_us = micros_since_epoch();
         let mut buffer = Vec::new();
-        for step in self.steps() {
-            if let Some(itt) = self.itt {
-                self.wait_for_step(fs, step, itt, &mut phase)?;
-            }
-            for member in self.members() {
-                let request = Request::parse(&format!(
-                    "{},step={step},number={member},levelist={},param={}",
-                    self.base(),
-                    levels.join("/"),
-                    params.join("/")
-                ))?;
-                // The bytes are known once read; the event is corrected below.
-                let fields = phase.io("retrieve", step - self.step, 0, || -> fieldstore::Result<Vec<fieldstore::FieldEntry>> {
-                    let (mut reader, _) = fs.retrieve(&request)?;
-                    buffer.clear();
-                    reader.read_to_end(&mut buffer).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
-                    Ok(reader.fields().to_vec())
-                })?;
-                if let Some(last) = phase.events.last_mut() {
-                    last.2 = buffer.len() as u64;
+        Phase::measure("read", |phase| {
+            for step in self.steps() {
+                if let Some(itt) = self.itt {
+                    self.wait_for_step(fs, step, itt, phase)?;
                 }
-                let expected = levels.len() * params.len();
-                if fields.len() != expected {
-                    return Err(fieldstore::Error::Invalid(format!(
-                        "step {step} member {member}: {} of {expected} fields found",
-                        fields.len()
-                    )));
-                }
-                phase.time("check", || -> fieldstore::Result<()> {
-                    let mut offset = 0;
-                    for f in &fields {
-                        let len = f.location.length as usize;
-                        payload::verify(&buffer[offset..offset + len], &f.identifier(), self.check).map_err(fieldstore::Error::Invalid)?;
-                        offset += len;
+                for member in self.members() {
+                    let request = Request::parse(&format!(
+                        "{},step={step},number={member},levelist={},param={}",
+                        self.base(),
+                        levels.join("/"),
+                        params.join("/")
+                    ))?;
+                    // The bytes are known once read; the event is corrected below.
+                    let fields = phase.io("retrieve", step - self.step, 0, || -> fieldstore::Result<Vec<fieldstore::FieldEntry>> {
+                        let (mut reader, _) = fs.retrieve(&request)?;
+                        buffer.clear();
+                        reader.read_to_end(&mut buffer).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
+                        Ok(reader.fields().to_vec())
+                    })?;
+                    if let Some(last) = phase.events.last_mut() {
+                        last.2 = buffer.len() as u64;
                     }
-                    Ok(())
-                })?;
-                phase.fields += fields.len() as u64;
-                phase.bytes += buffer.len() as u64;
+                    let expected = levels.len() * params.len();
+                    if fields.len() != expected {
+                        return Err(fieldstore::Error::Invalid(format!(
+                            "step {step} member {member}: {} of {expected} fields found",
+                            fields.len()
+                        )));
+                    }
+                    phase.time("check", || -> fieldstore::Result<()> {
+                        let mut offset = 0;
+                        for f in &fields {
+                            let len = f.location.length as usize;
+                            payload::verify(&buffer[offset..offset + len], &f.identifier(), self.check)
+                                .map_err(fieldstore::Error::Invalid)?;
+                            offset += len;
+                        }
+                        Ok(())
+                    })?;
+                    phase.fields += fields.len() as u64;
+                    phase.bytes += buffer.len() as u64;
+                }
             }
-        }
-        phase.seconds = start.elapsed().as_secs_f64();
-        phase.last_io_us = micros_since_epoch();
-        Ok(phase)
+            Ok(())
+        })
     }
 
     /// Polls `list()` until every field of a step is visible (operational mode).
@@ -326,23 +324,20 @@ impl Hammer {
 
     /// Lists every member's fields; fails if any is missing.
     pub fn list(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
-        let mut phase = Phase::new("list");
-        let start = Instant::now();
-        phase.first_io_us = micros_since_epoch();
-        for member in self.members() {
-            let request = Request::parse(&format!("{},number={member}", self.base()))?;
-            let listed = phase.time("list", || fs.list(&request, ListOptions::default()))?;
-            let expected = self.nsteps * self.levels().len() * self.params().len();
-            let found =
-                listed.fields.iter().filter(|f| self.steps().any(|s| f.element.get("step") == Some(s.to_string().as_str()))).count();
-            if found < expected {
-                return Err(fieldstore::Error::Invalid(format!("member {member}: {found} of {expected} fields listed")));
+        let expected = self.nsteps * self.levels().len() * self.params().len();
+        Phase::measure("list", |phase| {
+            for (i, member) in self.members().enumerate() {
+                let request = Request::parse(&format!("{},number={member}", self.base()))?;
+                let listed = phase.io("list", i, 0, || fs.list(&request, ListOptions::default()))?;
+                let in_steps = |f: &&fieldstore::FieldEntry| self.steps().any(|s| f.element.get("step") == Some(s.to_string().as_str()));
+                let found = listed.fields.iter().filter(in_steps).count();
+                if found < expected {
+                    return Err(fieldstore::Error::Invalid(format!("member {member}: {found} of {expected} fields listed")));
+                }
+                phase.fields += listed.fields.len() as u64;
+                phase.bytes += listed.fields.iter().map(|f| f.location.length).sum::<u64>();
             }
-            phase.fields += listed.fields.len() as u64;
-            phase.bytes += listed.fields.iter().map(|f| f.location.length).sum::<u64>();
-        }
-        phase.seconds = start.elapsed().as_secs_f64();
-        phase.last_io_us = micros_since_epoch();
-        Ok(phase)
+            Ok(())
+        })
     }
 }
