@@ -95,6 +95,12 @@ pub trait Catalogue: Send {
     /// Records a field location; it becomes visible at the next `flush`. The schema text is
     /// stored with the dataset when this creates it.
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()>;
+    /// Optionally writes what the next `flush` will publish, invisibly to readers, before the
+    /// store syncs: a catalogue and store on one file system then share the sync's work
+    /// (journal commit, device cache flush). Entries archived afterwards undo it.
+    fn prepare_flush(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Makes every entry archived through this handle visible, atomically per index. On
     /// failure the entries stay pending, so a later flush can publish them.
     fn flush(&mut self) -> Result<()>;

@@ -14,9 +14,15 @@ pub const MAX_VALUE_LEN: usize = 128;
 
 /// An ordered list of `keyword=value` pairs. Order is the schema's order; lookups are linear
 /// because keys hold a handful of entries.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// The keywords and values are stored back to back in one string, with where each ends: a
+/// key costs two allocations however many entries it has (a list of 10,000 fields builds
+/// 10,000 element keys).
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Key {
-    entries: Vec<(String, String)>,
+    text: String,
+    /// Per entry: where its keyword ends and where its value ends, in `text`.
+    ends: Vec<(u32, u32)>,
 }
 
 impl Key {
@@ -24,9 +30,18 @@ impl Key {
         Key::default()
     }
 
+    /// An empty key with room for `entries` entries of `bytes` keyword and value bytes in all.
+    pub fn with_capacity(entries: usize, bytes: usize) -> Self {
+        Key { text: String::with_capacity(bytes), ends: Vec::with_capacity(entries) }
+    }
+
     /// Builds a key from pairs, keeping their order.
-    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
-        Key { entries: pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect() }
+    pub fn from_pairs<K: AsRef<str>, V: AsRef<str>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        let mut key = Key::new();
+        for (k, v) in pairs {
+            key.push(k, v);
+        }
+        key
     }
 
     /// Parses `k=v,k=v` (the display form). Used for keys given on the command line.
@@ -47,46 +62,67 @@ impl Key {
     }
 
     /// Appends a pair; the caller keeps keywords unique.
-    pub fn push(&mut self, keyword: impl Into<String>, value: impl Into<String>) {
-        self.entries.push((keyword.into(), value.into()));
+    pub fn push(&mut self, keyword: impl AsRef<str>, value: impl AsRef<str>) {
+        self.text.push_str(keyword.as_ref());
+        let keyword_end = self.text.len() as u32;
+        self.text.push_str(value.as_ref());
+        self.ends.push((keyword_end, self.text.len() as u32));
     }
 
     /// Sets a keyword's value, appending it if absent.
-    pub fn set(&mut self, keyword: &str, value: impl Into<String>) {
-        match self.entries.iter_mut().find(|(k, _)| k == keyword) {
-            Some(entry) => entry.1 = value.into(),
-            None => self.push(keyword, value),
+    pub fn set(&mut self, keyword: &str, value: impl AsRef<str>) {
+        if self.get(keyword).is_none() {
+            return self.push(keyword, value);
+        }
+        let old = std::mem::take(self);
+        for (k, v) in old.iter() {
+            self.push(k, if k == keyword { value.as_ref() } else { v });
         }
     }
 
-    pub fn get(&self, keyword: &str) -> Option<&str> {
-        self.entries.iter().find(|(k, _)| k == keyword).map(|(_, v)| v.as_str())
+    /// Entry `i`'s keyword and value.
+    fn entry(&self, i: usize) -> (&str, &str) {
+        let start = if i == 0 { 0 } else { self.ends[i - 1].1 as usize };
+        let (keyword_end, value_end) = self.ends[i];
+        (&self.text[start..keyword_end as usize], &self.text[keyword_end as usize..value_end as usize])
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    pub fn get(&self, keyword: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == keyword).map(|(_, v)| v)
+    }
+
+    /// Like [`Key::get`], with the entry's position, looking from position `start` on first
+    /// (then from the beginning): cheap when keywords are looked up in the key's own order.
+    pub fn find_from(&self, keyword: &str, start: usize) -> Option<(usize, &str)> {
+        let n = self.len();
+        let start = start.min(n);
+        (start..n).chain(0..start).map(|i| (i, self.entry(i))).find(|(_, (k, _))| *k == keyword).map(|(i, (_, v))| (i, v))
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + Clone {
+        (0..self.len()).map(|i| self.entry(i))
     }
 
     pub fn keywords(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.entries.iter().map(|(k, _)| k.as_str())
+        self.iter().map(|(k, _)| k)
     }
 
     pub fn values(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.entries.iter().map(|(_, v)| v.as_str())
+        self.iter().map(|(_, v)| v)
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.ends.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.ends.is_empty()
     }
 
     /// The values joined by `,`: the compact form used as an index key inside one index,
     /// where the keyword list is stored once. Values never contain `,` (see [`validate_value`]).
     pub fn values_string(&self) -> String {
-        self.entries.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>().join(",")
+        self.values().collect::<Vec<_>>().join(",")
     }
 
     /// Rebuilds a key from a keyword list and a [`Key::values_string`].
@@ -95,23 +131,46 @@ impl Key {
         if parts.len() != keywords.len() {
             return Err(Error::Invalid(format!("index entry {values:?} has {} values for {} keywords", parts.len(), keywords.len())));
         }
-        Ok(Key::from_pairs(keywords.iter().cloned().zip(parts.into_iter().map(str::to_string))))
+        let mut key = Key::with_capacity(keywords.len(), values.len() + keywords.iter().map(String::len).sum::<usize>());
+        for (k, v) in keywords.iter().zip(parts) {
+            key.push(k, v);
+        }
+        Ok(key)
     }
 
     /// The key with its empty (absent optional) values left out, as FDB5 prints keys.
     pub fn display_non_empty(&self) -> String {
-        self.entries.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+        self.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
     }
 
     /// Concatenates keys (dataset + collocation + element = the full identifier).
     pub fn join(parts: &[&Key]) -> Key {
-        Key { entries: parts.iter().flat_map(|k| k.entries.iter().cloned()).collect() }
+        Key::from_pairs(parts.iter().flat_map(|k| k.iter()))
+    }
+}
+
+/// Entry by entry: keyword, then value.
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.iter().cmp(other.iter())
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({self})")
     }
 }
 
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, (k, v)) in self.entries.iter().enumerate() {
+        for (i, (k, v)) in self.iter().enumerate() {
             if i > 0 {
                 f.write_str(",")?;
             }
@@ -156,8 +215,8 @@ fn is_storable_char(c: char) -> bool {
 impl serde::Serialize for Key {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(self.entries.len()))?;
-        for (k, v) in &self.entries {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (k, v) in self.iter() {
             map.serialize_entry(k, v)?;
         }
         map.end()

@@ -60,6 +60,17 @@ struct DatasetWriter {
     pending: PendingIndexes,
     /// This writer's index file per collocation key: (file, name, size).
     index_files: HashMap<Key, (File, String, u64)>,
+    /// The pending entries' segments once written ahead of the flush; any later archive
+    /// drops them (their bytes stay in the index files, unreferenced).
+    staged: Option<StagedSegments>,
+}
+
+/// Index segments written but not yet synced nor published.
+struct StagedSegments {
+    /// The TOC records that will publish them, encoded.
+    records: Vec<u8>,
+    /// The collocations whose index files hold them.
+    touched: BTreeSet<Key>,
 }
 
 impl PosixCatalogue {
@@ -80,7 +91,14 @@ impl PosixCatalogue {
                 let toc_path = dir.join(TOC_FILE);
                 let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
                 let dataset = dataset.clone();
-                self.writers.push(DatasetWriter { dataset, dir, toc, pending: RecentList::default(), index_files: HashMap::new() })
+                self.writers.push(DatasetWriter {
+                    dataset,
+                    dir,
+                    toc,
+                    pending: RecentList::default(),
+                    index_files: HashMap::new(),
+                    staged: None,
+                })
             }
         };
         Ok(&mut self.writers[i])
@@ -138,31 +156,50 @@ impl DatasetWriter {
         &mut self.pending[i]
     }
 
-    /// Writes and syncs the pending index segments, then appends their TOC records in one
-    /// write and syncs the TOC: after this, readers see all of them.
+    /// Writes the pending index segments without syncing or publishing them (readers cannot
+    /// reach a segment before its TOC record), so their write-back can share the store's
+    /// sync. Does nothing if they are already staged.
+    fn stage(&mut self) -> Result<()> {
+        if self.staged.is_some() || self.pending.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let result = self.write_segments(&pending);
+        self.pending = pending;
+        match result {
+            Ok(staged) => {
+                self.staged = Some(staged);
+                Ok(())
+            }
+            Err(e) => Err(self.forget_index_files(e)),
+        }
+    }
+
+    /// Stages the pending segments if needed, syncs them, then appends their TOC records in
+    /// one write and syncs the TOC: after this, readers see all of them.
     fn flush(&mut self) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let result = self.publish_pending();
-        match result {
-            Ok(()) => self.pending.clear(),
-            // A partly written index file has an unknown size: later segments go to new files.
-            Err(_) => self.index_files.clear(),
+        self.stage()?;
+        let staged = self.staged.take().expect("staged above");
+        match self.publish(&staged) {
+            Ok(()) => {
+                self.pending.clear();
+                Ok(())
+            }
+            Err(e) => Err(self.forget_index_files(e)),
         }
-        result
     }
 
-    /// Writes and syncs one segment per pending collocation, then appends their TOC records
-    /// in one write and syncs the TOC. The pending entries are left in place.
-    fn publish_pending(&mut self) -> Result<()> {
-        let pending = std::mem::take(&mut self.pending);
-        let result = self.write_segments_and_records(&pending);
-        self.pending = pending;
-        result
+    /// A partly written index file has an unknown size: later segments go to new files, and
+    /// the pending entries stay for the next flush.
+    fn forget_index_files(&mut self, cause: Error) -> Error {
+        self.index_files.clear();
+        cause
     }
 
-    fn write_segments_and_records(&mut self, pending: &PendingIndexes) -> Result<()> {
+    fn write_segments(&mut self, pending: &PendingIndexes) -> Result<StagedSegments> {
         let mut records = Vec::new();
         let mut touched = BTreeSet::new();
         for PendingIndex { collocation, element_keywords, entries } in pending {
@@ -184,11 +221,19 @@ impl DatasetWriter {
             records.extend_from_slice(&record.to_frame());
         }
         for collocation in &touched {
+            let (file, _, _) = &self.index_files[collocation];
+            crate::write_back::start(file);
+        }
+        Ok(StagedSegments { records, touched })
+    }
+
+    fn publish(&mut self, staged: &StagedSegments) -> Result<()> {
+        for collocation in &staged.touched {
             let (file, name, _) = &self.index_files[collocation];
             file.sync_data().ctx("sync index file", self.dir.join(name))?;
         }
         let toc_path = self.dir.join(TOC_FILE);
-        self.toc.write_all(&records).ctx("append to TOC", &toc_path)?;
+        self.toc.write_all(&staged.records).ctx("append to TOC", &toc_path)?;
         self.toc.sync_data().ctx("sync TOC", &toc_path)
     }
 
@@ -222,7 +267,15 @@ fn axes_of<'a>(keywords: &[String], values: impl Iterator<Item = &'a String>) ->
 impl Catalogue for PosixCatalogue {
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
         let writer = self.writer(dataset, schema_text)?;
+        writer.staged = None;
         writer.pending_index(collocation, element).entries.insert(element.values_string(), location);
+        Ok(())
+    }
+
+    fn prepare_flush(&mut self) -> Result<()> {
+        for writer in &mut self.writers {
+            writer.stage()?;
+        }
         Ok(())
     }
 
@@ -236,6 +289,7 @@ impl Catalogue for PosixCatalogue {
     fn discard(&mut self) {
         for writer in &mut self.writers {
             writer.pending.clear();
+            writer.staged = None;
         }
     }
 

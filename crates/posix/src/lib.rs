@@ -8,6 +8,7 @@ mod codec;
 mod naming;
 mod store;
 mod toc;
+mod write_back;
 
 pub use catalogue::PosixCatalogue;
 pub use store::PosixStore;

@@ -1,7 +1,7 @@
 //! The POSIX store: one data file per (writer, dataset, collocation key), created exclusively
-//! under a unique name and only ever appended to through a large buffer. `flush` writes the
-//! buffers and `fdatasync`s each file written since the last flush: one sync per file per
-//! flush, never one per field.
+//! under a unique name and only ever appended to through a buffer whose contents are written,
+//! and their write-back started, whenever it fills. `flush` writes the rest and `fdatasync`s
+//! each file written since the last flush: one sync per file per flush, never one per field.
 //!
 //! A location's URI is the file's path relative to the store root (`dataset-dir/file`), so a
 //! store can be moved, and a URI read from an index can never point outside the root.
@@ -19,8 +19,11 @@ use fieldstore_core::{FieldLocation, Key, Store};
 
 use crate::naming::{collocation_name, dataset_dir_name, resolve_relative, unique_suffix};
 
-/// Bytes buffered per data file before they are written.
-pub const WRITE_BUFFER: usize = 8 << 20;
+/// Bytes buffered per data file before they are written and their write-back is started:
+/// small enough that the disk works while the next fields are archived (on ext4, 10,000 x
+/// 4 KiB with a flush per 100 fields: 0.16 -> 0.14 s; 128 KiB and 64 KiB were slower, the
+/// calls cost more than the overlap gains), large enough for few system calls.
+pub const WRITE_BUFFER: usize = 256 << 10;
 
 /// Open read handles kept per store handle.
 const MAX_OPEN_READERS: usize = 256;
@@ -98,6 +101,7 @@ impl DataFile {
     fn write_buffer(&mut self) -> Result<()> {
         if !self.buffer.is_empty() {
             self.file.write_all(&self.buffer).ctx("write data file", &self.path)?;
+            crate::write_back::start(&self.file);
             self.buffer.clear();
             self.dirty = true;
         }
@@ -114,6 +118,7 @@ impl Store for PosixStore {
         }
         if data.len() >= WRITE_BUFFER {
             w.file.write_all(data).ctx("write data file", &w.path)?;
+            crate::write_back::start(&w.file);
             w.dirty = true;
         } else {
             w.buffer.extend_from_slice(data);

@@ -81,7 +81,7 @@ impl FieldStore {
         let split = if Arc::ptr_eq(&schema, &self.schema) { split } else { self.resplit(&schema, identifier, &split.dataset)? };
         let mut location = match self.store.archive(&split.dataset, &split.collocation, data) {
             Ok(location) => location,
-            Err(e) => return Err(self.discard_pending(e)),
+            Err(e) => return Err(self.discard_pending(e, "this field and ")),
         };
         location.crc32c = crc32c::crc32c(data);
         self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
@@ -91,11 +91,13 @@ impl FieldStore {
         Ok(())
     }
 
-    /// Makes everything archived through this handle durable and visible: the store first,
-    /// then the catalogue.
+    /// Makes everything archived through this handle durable and visible: the catalogue
+    /// stages its index bytes, the store syncs, then the catalogue syncs and publishes.
     pub fn flush(&mut self) -> Result<()> {
+        // Nothing staged is visible, so a failure here loses nothing: entries stay pending.
+        self.catalogue.prepare_flush()?;
         if let Err(e) = self.store.flush() {
-            return Err(self.discard_pending(e));
+            return Err(self.discard_pending(e, ""));
         }
         // A catalogue failure keeps its entries pending: their bytes are durable, and the
         // next flush can still publish them.
@@ -107,11 +109,14 @@ impl FieldStore {
 
     /// After a failed store write the bytes of unflushed fields may be incomplete: nothing
     /// pending may ever be published. Both sides forget it; the handle stays usable.
-    fn discard_pending(&mut self, cause: Error) -> Error {
+    /// `also` names what else was lost ("this field and ", or "").
+    fn discard_pending(&mut self, cause: Error, also: &str) -> Error {
         self.store.discard();
         self.catalogue.discard();
         let lost = std::mem::take(&mut self.pending_fields);
-        Error::Invalid(format!("{cause}; the {lost} field(s) archived since the last flush were not stored and must be archived again"))
+        Error::Invalid(format!(
+            "{cause}; {also}the {lost} field(s) archived since the last flush were not stored and must be archived again"
+        ))
     }
 
     /// The schema a dataset is written with: its stored schema if it exists, else the

@@ -238,7 +238,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             if superseded && !r.options.include_superseded {
                 continue;
             }
-            let order = element.values().zip(element_types).map(|(v, t)| t.sort_key(v)).collect();
+            r.field_order.push((group, element.values().zip(element_types).map(|(v, t)| t.sort_key(v)).collect()));
             g.fields.push(r.matches.fields.len());
             r.matches.fields.push(FieldEntry {
                 dataset: g.dataset.clone(),
@@ -247,7 +247,6 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
                 location,
                 superseded,
             });
-            r.field_order.push((group, order));
         }
         r.matches.indexes.push((dataset.clone(), index, constraints));
     }
@@ -333,16 +332,35 @@ impl Resolution<'_> {
 /// Orders fields numerically by each keyword's type (steps, levels, numbers): groups by their
 /// dataset and collocation values, fields within by their element values, with sort keys
 /// computed once per field. The sort is stable, so the newest stays first among equals.
-fn sort_fields(fields: &mut Vec<FieldEntry>, groups: &[Group], order: Vec<(usize, Vec<SortKey>)>) {
+fn sort_fields(fields: &mut [FieldEntry], groups: &[Group], order: Vec<(usize, Vec<SortKey>)>) {
     let mut by_group: Vec<usize> = (0..groups.len()).collect();
     by_group.sort_by(|&a, &b| groups[a].sort_key.cmp(&groups[b].sort_key));
     let mut rank = vec![0; groups.len()];
     for (r, g) in by_group.into_iter().enumerate() {
         rank[g] = r;
     }
-    let mut paired: Vec<(FieldEntry, (usize, Vec<SortKey>))> = std::mem::take(fields).into_iter().zip(order).collect();
-    paired.sort_by(|(_, (ga, ka)), (_, (gb, kb))| rank[*ga].cmp(&rank[*gb]).then_with(|| ka.cmp(kb)));
-    *fields = paired.into_iter().map(|(f, _)| f).collect();
+    // Sorting positions, then moving each field once, is cheaper than sorting the fields.
+    let mut sorted: Vec<usize> = (0..fields.len()).collect();
+    sorted.sort_by(|&a, &b| {
+        let ((ga, ka), (gb, kb)) = (&order[a], &order[b]);
+        rank[*ga].cmp(&rank[*gb]).then_with(|| ka.cmp(kb))
+    });
+    permute(fields, sorted);
+}
+
+/// Reorders `items` so that position i holds what was at `order[i]` (a permutation), moving
+/// each item once.
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
+    // If order[i] was already filled, the swap that filled it moved its item to where
+    // order[] then points, and so on.
+    for i in 0..order.len() {
+        let mut from = order[i];
+        while from < i {
+            from = order[from];
+        }
+        order[i] = from;
+        items.swap(i, from);
+    }
 }
 
 /// The entries of one index that satisfy the element constraints: point lookups when every
@@ -487,5 +505,20 @@ impl Why {
             }
             None => "nothing is stored that matches".into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn permute_moves_every_item_to_its_place() {
+        let n = 1000;
+        // A scrambled permutation with long cycles and fixed points.
+        let order: Vec<usize> = (0..n).map(|i| (i * 7919 + 13) % n).collect();
+        let mut items: Vec<usize> = (0..n).map(|i| i * 10).collect();
+        permute(&mut items, order.clone());
+        assert_eq!(items, order.iter().map(|&o| o * 10).collect::<Vec<_>>());
     }
 }

@@ -129,7 +129,7 @@ impl<'a> Parser<'a> {
             }
             _ => Matcher::Always,
         };
-        Ok(Predicate { keyword, matcher, line, column })
+        Ok(Predicate { keyword, matcher, line, column, ty: KeywordType::Default, listed: Vec::new() })
     }
 
     /// The default after `?` or `-`: a value if one follows directly.
@@ -232,8 +232,9 @@ impl Schema {
     /// Parses schema text; `source_name` (usually the file path) prefixes error messages.
     pub fn parse(source_name: &str, text: &str) -> Result<Schema> {
         let (types, rules) = Parser::new(source_name, text).parse_schema()?;
-        let schema = Schema { source_name: source_name.to_string(), text: text.to_string(), types, rules };
+        let mut schema = Schema { source_name: source_name.to_string(), text: text.to_string(), types, rules };
         schema.check_shape()?;
+        schema.resolve_predicate_types();
         Ok(schema)
     }
 }
