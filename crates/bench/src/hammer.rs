@@ -79,6 +79,19 @@ pub struct Phase {
     pub events: Vec<(&'static str, u32, u64, u64, u64)>,
 }
 
+/// Whether phases keep their per-I/O events (40 bytes each: 40 MB for a million fields, which
+/// would hide the store's own memory use). Off unless an event log will be written.
+static KEEP_EVENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes phases started from now on keep (or drop) their per-I/O events, for `bench analyze`.
+pub fn keep_events(keep: bool) {
+    KEEP_EVENTS.store(keep, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn keeping_events() -> bool {
+    KEEP_EVENTS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Fields in the windows of [`Phase::first_window_rate`] and [`Phase::last_window_rate`].
 pub const RATE_WINDOW: u64 = 10_000;
 
@@ -109,7 +122,9 @@ impl Phase {
     pub(crate) fn io<T>(&mut self, op: &'static str, iteration: usize, bytes: u64, f: impl FnOnce() -> T) -> T {
         let start = micros_since_epoch();
         let out = self.time(op, f);
-        self.events.push((op, iteration as u32, bytes, start, micros_since_epoch()));
+        if keeping_events() {
+            self.events.push((op, iteration as u32, bytes, start, micros_since_epoch()));
+        }
         out
     }
 
@@ -117,7 +132,9 @@ impl Phase {
     pub(crate) fn record_all(&mut self, iteration: usize, parts: &[(&'static str, u64, u64, u64)]) {
         for &(op, bytes, start, end) in parts {
             *self.breakdown.entry(op).or_default() += end.saturating_sub(start) as f64 / 1e6;
-            self.events.push((op, iteration as u32, bytes, start, end));
+            if keeping_events() {
+                self.events.push((op, iteration as u32, bytes, start, end));
+            }
         }
     }
 

@@ -69,6 +69,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let pool = fieldstore_objects::posix::PosixPool::new(dir.path()).unwrap();
         let ior = Ior { segments: 8, transfer: 4096 };
+        crate::hammer::keep_events(true);
         let w = ior.write(&pool, 0).unwrap();
         assert_eq!((w.fields, w.bytes, w.events.len()), (8, 8 * 4096, 9), "one open and eight transfers");
         let r = ior.read(&pool, 0).unwrap();

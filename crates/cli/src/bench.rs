@@ -375,6 +375,7 @@ fn run_phase(run: &RunArgs, phase: impl FnOnce(&Place) -> anyhow::Result<Phase>)
         return launch(run);
     }
     let place = Place::current();
+    fieldstore_bench::hammer::keep_events(run.log.is_some());
     let phase = phase(&place)?;
     if let Some(path) = &run.log {
         let path = if place.size > 1 { PathBuf::from(format!("{}.{}", path.display(), place.rank)) } else { path.clone() };

@@ -94,13 +94,23 @@ impl Key {
     /// Like [`Key::get`], with the entry's position, looking from position `start` on first
     /// (then from the beginning): cheap when keywords are looked up in the key's own order.
     pub fn find_from(&self, keyword: &str, start: usize) -> Option<(usize, &str)> {
-        let n = self.len();
-        let start = start.min(n);
-        (start..n).chain(0..start).map(|i| (i, self.entry(i))).find(|(_, (k, _))| *k == keyword).map(|(i, (_, v))| (i, v))
+        if start < self.len() {
+            let (k, v) = self.entry(start);
+            if k == keyword {
+                return Some((start, v));
+            }
+        }
+        self.iter().position(|(k, _)| k == keyword).map(|i| (i, self.entry(i).1))
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + Clone {
-        (0..self.len()).map(|i| self.entry(i))
+        let mut start = 0;
+        self.ends.iter().map(move |&(keyword_end, value_end)| {
+            let (keyword_end, value_end) = (keyword_end as usize, value_end as usize);
+            let entry = (&self.text[start..keyword_end], &self.text[keyword_end..value_end]);
+            start = value_end;
+            entry
+        })
     }
 
     pub fn keywords(&self) -> impl ExactSizeIterator<Item = &str> {
