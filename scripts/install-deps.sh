@@ -3,20 +3,7 @@
 # ecCodes (library, headers, tools and definitions) and a Rust toolchain.
 set -euo pipefail
 
-as_root() { if [[ $(id -u) == 0 ]]; then "$@"; else sudo "$@"; fi; }
-
-# Installs the Debian packages given that are not installed yet.
-ensure_packages() {
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    echo "fieldstore: installing Debian packages: ${missing[*]}" >&2
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
 
 ensure_packages libeccodes-dev libeccodes-tools pkg-config gcc util-linux
 
