@@ -10,6 +10,14 @@ if [[ ! -f ../shared/fdb5/schema ]]; then
   echo "fieldstore tests need ../shared/fdb5/schema (FDB5's test schema) beside the project" >&2
   exit 1
 fi
+# A real Ceph cluster on loopback for the RADOS tests, stopped however the run ends.
+ceph_dir=$(mktemp -d /tmp/fieldstore-ceph.XXXXXX)
+trap 'bash "$here/scripts/ceph-cluster.sh" stop "$ceph_dir"' EXIT
+rmdir "$ceph_dir"
+bash "$here/scripts/ceph-cluster.sh" start "$ceph_dir" 2> >(grep -v -e "Falling back to public interface" -e "log_to_monitors" >&2)
+set -a
+source "$ceph_dir/env"
+set +a
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -q -- -D warnings
 cargo build --workspace --all-targets -q

@@ -1,0 +1,82 @@
+//! Against the real cluster `scripts/ceph-cluster.sh` starts (`scripts/test.sh` starts one and
+//! exports its `DIR/env`). By hand: `scripts/ceph-cluster.sh start /tmp/ceph && set -a &&
+//! . /tmp/ceph/env && set +a && cargo test -p fieldstore-rados`.
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use fieldstore_rados::{Cluster, ClusterConfig};
+
+fn test_cluster() -> ClusterConfig {
+    let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF")
+        .expect("these tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env");
+    ClusterConfig { ceph_conf: Some(PathBuf::from(conf)), ..ClusterConfig::default() }
+}
+
+fn pool() -> String {
+    std::env::var("FIELDSTORE_TEST_RADOS_POOL").unwrap_or_else(|_| "fieldstore".into())
+}
+
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    format!("{prefix}-{}-{nanos}", std::process::id())
+}
+
+#[test]
+fn objects_round_trip_and_namespaces_keep_them_apart() {
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let ns = unique("ns");
+    let io = cluster.io(&pool(), &ns).unwrap();
+    let other = cluster.io(&pool(), &unique("other")).unwrap();
+    let data: Vec<u8> = (0..3 << 20).map(|i| (i % 251) as u8).collect();
+    io.write_full("field", &data).unwrap();
+    assert_eq!(io.size("field").unwrap(), Some(data.len() as u64));
+    assert_eq!(other.size("field").unwrap(), None, "another namespace does not see it");
+    let mut back = vec![0; data.len()];
+    io.read_exact("field", 0, &mut back).unwrap();
+    assert_eq!(back, data);
+    let mut middle = vec![0; 1000];
+    io.read_exact("field", 12345, &mut middle).unwrap();
+    assert_eq!(middle, data[12345..13345]);
+    let mut beyond = vec![0; 10];
+    let err = io.read_exact("field", data.len() as u64 - 5, &mut beyond).unwrap_err().to_string();
+    assert!(err.contains("not all there") && err.contains(&format!("rados://{}/{ns}/field", pool())), "{err}");
+    io.write_full("field", b"shorter").unwrap();
+    assert_eq!(io.size("field").unwrap(), Some(7), "write_full replaces");
+    assert!(io.remove("field").unwrap());
+    assert!(!io.remove("field").unwrap(), "removing a missing object is not an error");
+    let err = io.read_exact("field", 0, &mut [0; 1]).unwrap_err().to_string();
+    assert!(err.contains("No such file or directory"), "{err}");
+}
+
+#[test]
+fn a_missing_pool_is_named() {
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let err = cluster.io("no-such-pool", "").err().unwrap().to_string();
+    assert!(err.contains("pool 'no-such-pool' does not exist"), "{err}");
+}
+
+#[test]
+fn an_unreachable_cluster_fails_within_the_timeout() {
+    let dir = std::env::temp_dir().join(unique("unreachable"));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A monitor address nothing listens on (loopback only).
+    let conf = dir.join("ceph.conf");
+    std::fs::write(
+        &conf,
+        "[global]\nmon host = 127.0.0.1:1\nauth client required = none\nauth cluster required = none\nauth service required = none\n",
+    )
+    .unwrap();
+    let t = Instant::now();
+    let config = ClusterConfig { ceph_conf: Some(conf.clone()), timeout_seconds: 3, ..ClusterConfig::default() };
+    let err = Cluster::connect(&config).err().unwrap().to_string();
+    assert!(t.elapsed() < Duration::from_secs(30), "took {:?}", t.elapsed());
+    assert!(err.contains("connect to Ceph cluster of") && err.contains(&conf.display().to_string()), "{err}");
+    let missing = ClusterConfig { ceph_conf: Some(dir.join("missing.conf")), ..ClusterConfig::default() };
+    let err = Cluster::connect(&missing).err().unwrap().to_string();
+    assert!(err.contains("missing.conf"), "{err}");
+    // librados reads a list of paths separated by commas or spaces: such a path is refused.
+    let spaced = ClusterConfig { ceph_conf: Some(dir.join("my ceph.conf")), ..ClusterConfig::default() };
+    let err = Cluster::connect(&spaced).err().unwrap().to_string();
+    assert!(err.contains("paths that contain spaces or commas"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
