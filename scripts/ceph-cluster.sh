@@ -86,6 +86,10 @@ EOF
 
 start() {
   [[ -e $dir/ceph.conf ]] && die "$dir already holds a cluster: stop it first"
+  # A monitor left running by another cluster would meet our OSDs with the wrong fsid.
+  if python3 -c "import socket,sys; s=socket.socket(); s.settimeout(1); sys.exit(s.connect_ex(('127.0.0.1', $port)) != 0)"; then
+    die "127.0.0.1:$port is in use (another Ceph monitor?): stop that cluster or choose --port"
+  fi
   # Ceph from Debian's packages (librados for fieldstore itself, the daemons for the cluster).
   source "$here/packages.sh"
   ensure_packages ceph-mon ceph-osd ceph-mgr ceph-common librados2 python3-rados
