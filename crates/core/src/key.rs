@@ -91,8 +91,8 @@ impl Key {
         self.iter().find(|(k, _)| *k == keyword).map(|(_, v)| v)
     }
 
-    /// Like [`Key::get`], with the entry's position, looking from position `start` on first
-    /// (then from the beginning): cheap when keywords are looked up in the key's own order.
+    /// Like [`Key::get`], with the entry's position; entry `start` is checked first, then
+    /// the whole key: cheap when keywords are looked up in the key's own order.
     pub fn find_from(&self, keyword: &str, start: usize) -> Option<(usize, &str)> {
         if start < self.len() {
             let (k, v) = self.entry(start);

@@ -54,7 +54,7 @@ pub struct Predicate {
     ty: KeywordType,
     /// The matcher's listed values canonicalised with `ty` (a value the type cannot read is
     /// kept as written).
-    listed: Vec<String>,
+    listed_canonical: Vec<String>,
 }
 
 /// What a predicate accepts. Listed values are stored canonicalised with the keyword's type.
@@ -139,8 +139,7 @@ impl Schema {
         &self.types
     }
 
-    /// Checks nesting (dataset -> collocation -> one element rule), then canonicalises the
-    /// values listed in predicates with their keywords' types.
+    /// Checks nesting (dataset -> collocation -> one element rule).
     fn check_shape(&self) -> Result<()> {
         let err = |r: &Rule, m: &str| Error::SchemaSyntax {
             source_name: self.source_name.clone(),
@@ -256,7 +255,7 @@ impl Schema {
                     .flat_map(|t| t.iter())
                     .find(|(k, _)| *k == p.keyword)
                     .map_or(KeywordType::Default, |(_, t)| *t);
-                p.listed = match &p.matcher {
+                p.listed_canonical = match &p.matcher {
                     Matcher::AnyOf(values) | Matcher::Exclude(values) => {
                         values.iter().map(|v| p.ty.canonical(&p.keyword, v).unwrap_or_else(|_| v.clone())).collect()
                     }
@@ -316,9 +315,10 @@ struct Taken {
     found: u64,
 }
 
-/// Offers an identifier to one rule at `level`. `Err((depth, reason))` is a non-match: depth
-/// says how far it got, for choosing the most helpful message.
+/// Offers an identifier to one rule at `level`. `Err` is a non-match: how far it got (for
+/// choosing the most helpful message), the rule's line and why.
 fn take_rule<'a>(rule: &'a Rule, level: usize, identifier: &'a Key) -> Result<std::result::Result<Taken, NonMatch<'a>>> {
+    // Room for typical keywords and values (about 16 bytes a pair), so the key grows once.
     let mut taken = Taken { key: Key::with_capacity(rule.predicates.len(), 16 * rule.predicates.len()), found: 0 };
     // Identifiers usually list keywords in schema order: look after the last one found first.
     let mut next = 0;
@@ -353,7 +353,7 @@ impl Predicate {
             (Matcher::Always | Matcher::Optional(_), Some(v)) => Take::Value(canonical(v)?),
             (Matcher::AnyOf(_), Some(v)) => {
                 let c = canonical(v)?;
-                if self.listed.contains(&c) {
+                if self.listed_canonical.contains(&c) {
                     Take::Value(c)
                 } else {
                     Take::Fail(Miss::NotListed(self, v))
@@ -361,7 +361,7 @@ impl Predicate {
             }
             (Matcher::Exclude(_), Some(v)) => {
                 let c = canonical(v)?;
-                if self.listed.contains(&c) {
+                if self.listed_canonical.contains(&c) {
                     Take::Fail(Miss::Excluded(self, v))
                 } else {
                     Take::Value(c)
@@ -374,7 +374,7 @@ impl Predicate {
     /// canonicalising those with `ty` too, unless it is the predicate's own type).
     fn listed(&self, ty: KeywordType, values: &[String], canonical: &str) -> bool {
         if ty == self.ty {
-            return self.listed.iter().any(|v| v == canonical);
+            return self.listed_canonical.iter().any(|v| v == canonical);
         }
         values.iter().any(|v| v == canonical || ty.canonical(&self.keyword, v).is_ok_and(|c| c == canonical))
     }

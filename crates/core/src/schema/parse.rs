@@ -129,7 +129,7 @@ impl<'a> Parser<'a> {
             }
             _ => Matcher::Always,
         };
-        Ok(Predicate { keyword, matcher, line, column, ty: KeywordType::Default, listed: Vec::new() })
+        Ok(Predicate { keyword, matcher, line, column, ty: KeywordType::Default, listed_canonical: Vec::new() })
     }
 
     /// The default after `?` or `-`: a value if one follows directly.
