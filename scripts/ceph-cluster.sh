@@ -69,6 +69,11 @@ log file = $dir/\$name.log
 admin socket = $dir/run/\$name.asok
 pid file = $dir/run/\$name.pid
 osd objectstore = memstore
+# The script places OSDs in the CRUSH map itself. Left on, a starting OSD sends these updates
+# itself and, now and then, before it knows the cluster's fsid: the monitor refuses ('wrong
+# fsid') and the OSD exits.
+osd crush update on start = false
+osd class update on start = false
 memstore device bytes = $osd_bytes
 osd max object size = 134217728
 mgr data = $dir/mgr.\$id
