@@ -11,6 +11,19 @@ use fieldstore_core::error::{Error, Result};
 pub type RadosT = *mut c_void;
 /// `rados_ioctx_t`: an I/O context (one pool, one namespace).
 pub type IoCtxT = *mut c_void;
+/// `rados_write_op_t`: a compound write applied atomically to one object.
+pub type WriteOpT = *mut c_void;
+/// `rados_read_op_t`: a compound read of one object.
+pub type ReadOpT = *mut c_void;
+/// `rados_omap_iter_t`: the key/value pairs an omap read returned.
+pub type OmapIterT = *mut c_void;
+/// `rados_list_ctx_t`: a listing of a pool's objects.
+pub type ListCtxT = *mut c_void;
+
+/// `LIBRADOS_CREATE_EXCLUSIVE`: creating an existing object fails with `EEXIST`.
+pub const CREATE_EXCLUSIVE: c_int = 1;
+/// `LIBRADOS_CMPXATTR_OP_EQ`: an omap comparison that holds when the values are equal.
+pub const COMPARE_EQUAL: u8 = 1;
 
 /// The shared library's name (the soname of Debian's `librados2`).
 pub const LIBRARY: &str = "librados.so.2";
@@ -29,6 +42,34 @@ pub struct Librados {
     pub read: unsafe extern "C" fn(IoCtxT, *const c_char, *mut c_char, usize, u64) -> c_int,
     pub remove: unsafe extern "C" fn(IoCtxT, *const c_char) -> c_int,
     pub stat: unsafe extern "C" fn(IoCtxT, *const c_char, *mut u64, *mut libc::time_t) -> c_int,
+    pub write: unsafe extern "C" fn(IoCtxT, *const c_char, *const c_char, usize, u64) -> c_int,
+    pub create_write_op: unsafe extern "C" fn() -> WriteOpT,
+    pub release_write_op: unsafe extern "C" fn(WriteOpT),
+    pub write_op_create: unsafe extern "C" fn(WriteOpT, c_int, *const c_char),
+    pub write_op_write_full: unsafe extern "C" fn(WriteOpT, *const c_char, usize),
+    pub write_op_omap_set2: unsafe extern "C" fn(WriteOpT, *const *const c_char, *const *const c_char, *const usize, *const usize, usize),
+    pub write_op_omap_rm_keys2: unsafe extern "C" fn(WriteOpT, *const *const c_char, *const usize, usize),
+    pub write_op_omap_cmp2: unsafe extern "C" fn(WriteOpT, *const c_char, u8, *const c_char, usize, usize, *mut c_int),
+    pub write_op_operate: unsafe extern "C" fn(WriteOpT, IoCtxT, *const c_char, *mut libc::time_t, c_int) -> c_int,
+    pub create_read_op: unsafe extern "C" fn() -> ReadOpT,
+    pub release_read_op: unsafe extern "C" fn(ReadOpT),
+    pub read_op_omap_get_vals2: unsafe extern "C" fn(ReadOpT, *const c_char, *const c_char, u64, *mut OmapIterT, *mut u8, *mut c_int),
+    pub read_op_omap_get_vals_by_keys2:
+        unsafe extern "C" fn(ReadOpT, *const *const c_char, usize, *const usize, *mut OmapIterT, *mut c_int),
+    pub read_op_operate: unsafe extern "C" fn(ReadOpT, IoCtxT, *const c_char, c_int) -> c_int,
+    pub omap_get_next2: unsafe extern "C" fn(OmapIterT, *mut *mut c_char, *mut *mut c_char, *mut usize, *mut usize) -> c_int,
+    pub omap_get_end: unsafe extern "C" fn(OmapIterT),
+    pub nobjects_list_open: unsafe extern "C" fn(IoCtxT, *mut ListCtxT) -> c_int,
+    pub nobjects_list_next2: unsafe extern "C" fn(
+        ListCtxT,
+        *mut *const c_char,
+        *mut *const c_char,
+        *mut *const c_char,
+        *mut usize,
+        *mut usize,
+        *mut usize,
+    ) -> c_int,
+    pub nobjects_list_close: unsafe extern "C" fn(ListCtxT),
     /// Keeps the symbols above valid.
     _library: libloading::Library,
 }
@@ -64,6 +105,25 @@ fn load() -> std::result::Result<Librados, String> {
         read: symbol!("rados_read"),
         remove: symbol!("rados_remove"),
         stat: symbol!("rados_stat"),
+        write: symbol!("rados_write"),
+        create_write_op: symbol!("rados_create_write_op"),
+        release_write_op: symbol!("rados_release_write_op"),
+        write_op_create: symbol!("rados_write_op_create"),
+        write_op_write_full: symbol!("rados_write_op_write_full"),
+        write_op_omap_set2: symbol!("rados_write_op_omap_set2"),
+        write_op_omap_rm_keys2: symbol!("rados_write_op_omap_rm_keys2"),
+        write_op_omap_cmp2: symbol!("rados_write_op_omap_cmp2"),
+        write_op_operate: symbol!("rados_write_op_operate"),
+        create_read_op: symbol!("rados_create_read_op"),
+        release_read_op: symbol!("rados_release_read_op"),
+        read_op_omap_get_vals2: symbol!("rados_read_op_omap_get_vals2"),
+        read_op_omap_get_vals_by_keys2: symbol!("rados_read_op_omap_get_vals_by_keys2"),
+        read_op_operate: symbol!("rados_read_op_operate"),
+        omap_get_next2: symbol!("rados_omap_get_next2"),
+        omap_get_end: symbol!("rados_omap_get_end"),
+        nobjects_list_open: symbol!("rados_nobjects_list_open"),
+        nobjects_list_next2: symbol!("rados_nobjects_list_next2"),
+        nobjects_list_close: symbol!("rados_nobjects_list_close"),
         _library: library,
     })
 }

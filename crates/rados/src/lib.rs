@@ -7,6 +7,9 @@
 //! not a hang.
 
 pub mod ffi;
+mod ops;
+
+pub use ops::{Outcome, Pairs, WriteOp};
 
 use std::ffi::CString;
 use std::path::PathBuf;

@@ -80,3 +80,64 @@ fn an_unreachable_cluster_fails_within_the_timeout() {
     assert!(err.contains("paths that contain spaces or commas"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn compound_writes_are_all_or_nothing() {
+    use fieldstore_rados::{Outcome, WriteOp};
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let io = cluster.io(&pool(), &unique("ops")).unwrap();
+    let create = WriteOp::new().create_exclusive().set("seq", b"0").set("schema", b"text");
+    assert_eq!(io.apply("dataset", &create).unwrap(), Outcome::Applied);
+    assert_eq!(io.apply("dataset", &create).unwrap(), Outcome::Exists, "exclusive creation of an existing object");
+    let next = WriteOp::new().compare_equal("seq", b"0").set("seq", b"1").set("log/1", b"first");
+    assert_eq!(io.apply("dataset", &next).unwrap(), Outcome::Applied);
+    assert_eq!(io.apply("dataset", &next).unwrap(), Outcome::ComparisonFailed, "the guard saw seq=1");
+    let guard_on_missing_key = WriteOp::new().compare_equal("nothing", b"0").set("x", b"y");
+    assert_eq!(io.apply("dataset", &guard_on_missing_key).unwrap(), Outcome::ComparisonFailed);
+    let missing_is_empty = WriteOp::new().compare_equal("nothing", b"").set("empty", b"");
+    assert_eq!(io.apply("dataset", &missing_is_empty).unwrap(), Outcome::Applied, "the OSD compares a missing key as empty");
+    let got = io.omap_get("dataset", &["seq", "log/1", "x", "missing"]).unwrap().unwrap();
+    assert_eq!(got, vec![("log/1".to_string(), b"first".to_vec()), ("seq".to_string(), b"1".to_vec())], "nothing of a failed op applied");
+    io.apply("dataset", &WriteOp::new().remove("log/1")).unwrap();
+    assert_eq!(io.omap_get("dataset", &["log/1"]).unwrap().unwrap(), vec![]);
+    assert_eq!(io.omap_get("no-such-object", &["seq"]).unwrap(), None);
+    assert_eq!(io.omap_scan("no-such-object", "", "").unwrap(), None);
+}
+
+#[test]
+fn omap_scans_page_through_many_pairs_in_key_order() {
+    use fieldstore_rados::WriteOp;
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let io = cluster.io(&pool(), &unique("scan")).unwrap();
+    let keys: Vec<String> = (0..10_000).map(|i| format!("log/{i:08}")).collect();
+    let values: Vec<Vec<u8>> = (0..10_000).map(|i: u32| i.to_le_bytes().to_vec()).collect();
+    for chunk in keys.iter().zip(&values).collect::<Vec<_>>().chunks(3000) {
+        let op = WriteOp::new().set_all(chunk.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+        io.apply("index", &op).unwrap();
+    }
+    io.apply("index", &WriteOp::new().set("key", b"k").set("lock/list", b"")).unwrap();
+    let all = io.omap_scan("index", "", "log/").unwrap().unwrap();
+    assert_eq!(all.len(), 10_000, "more than one page, only the prefix");
+    assert!(all.iter().zip(&keys).all(|((k, _), want)| k == want), "in key order");
+    assert_eq!(all[1234].1, 1234u32.to_le_bytes());
+    let tail = io.omap_scan("index", "log/00009989", "log/").unwrap().unwrap();
+    assert_eq!(tail.len(), 10, "only what sorts after start_after");
+    assert_eq!(io.omap_scan("index", "", "lock/").unwrap().unwrap(), vec![("lock/list".to_string(), vec![])]);
+}
+
+#[test]
+fn writes_at_offsets_and_listing_a_namespace() {
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let ns = unique("list");
+    let io = cluster.io(&pool(), &ns).unwrap();
+    io.write("array", 0, b"hello ").unwrap();
+    io.write("array", 6, b"world").unwrap();
+    let mut back = [0; 11];
+    io.read_exact("array", 0, &mut back).unwrap();
+    assert_eq!(&back, b"hello world");
+    io.write_full("other", b"x").unwrap();
+    cluster.io(&pool(), &unique("elsewhere")).unwrap().write_full("not-listed", b"y").unwrap();
+    let mut names = io.object_names().unwrap();
+    names.sort();
+    assert_eq!(names, ["array", "other"], "only this namespace's objects");
+}

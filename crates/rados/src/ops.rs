@@ -1,0 +1,251 @@
+//! Compound operations on one object (atomic writes of data and omap pairs with guards;
+//! omap reads in bulk) and listing the objects of a namespace.
+
+use std::ffi::{c_char, c_int};
+
+use fieldstore_core::error::Result;
+
+use crate::ffi::{librados, Librados, ListCtxT, OmapIterT, ReadOpT, COMPARE_EQUAL, CREATE_EXCLUSIVE};
+use crate::{c_string, check, IoCtx};
+
+/// Omap pairs as read: key, value.
+pub type Pairs = Vec<(String, Vec<u8>)>;
+
+/// How many pairs one omap read asks for (the OSD may return fewer and say there are more).
+const PAGE: u64 = 4096;
+
+/// A compound write applied atomically to one object: all of its parts take effect, or none.
+#[derive(Default)]
+pub struct WriteOp<'a> {
+    create_exclusive: bool,
+    full: Option<&'a [u8]>,
+    compare: Vec<(&'a str, &'a [u8])>,
+    set: Vec<(&'a str, &'a [u8])>,
+    remove: Vec<&'a str>,
+}
+
+/// What became of a [`WriteOp`] that the cluster answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Applied,
+    /// It asked to create the object, which exists: nothing was changed.
+    Exists,
+    /// A guarded omap value differed: nothing was changed.
+    ComparisonFailed,
+}
+
+impl<'a> WriteOp<'a> {
+    pub fn new() -> Self {
+        WriteOp::default()
+    }
+
+    /// Fails with [`Outcome::Exists`] if the object exists.
+    pub fn create_exclusive(mut self) -> Self {
+        self.create_exclusive = true;
+        self
+    }
+
+    /// Replaces the object's data.
+    pub fn write_full(mut self, data: &'a [u8]) -> Self {
+        self.full = Some(data);
+        self
+    }
+
+    /// Applies only if the omap holds `key` with exactly `value` ([`Outcome::ComparisonFailed`]
+    /// otherwise). The OSD compares a missing key as the empty value.
+    pub fn compare_equal(mut self, key: &'a str, value: &'a [u8]) -> Self {
+        self.compare.push((key, value));
+        self
+    }
+
+    pub fn set(mut self, key: &'a str, value: &'a [u8]) -> Self {
+        self.set.push((key, value));
+        self
+    }
+
+    pub fn set_all(mut self, pairs: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Self {
+        self.set.extend(pairs);
+        self
+    }
+
+    pub fn remove(mut self, key: &'a str) -> Self {
+        self.remove.push(key);
+        self
+    }
+}
+
+/// Pointers and lengths of byte strings, as librados' `*2` functions take them.
+fn pointers<'s>(items: impl Iterator<Item = &'s [u8]>) -> (Vec<*const c_char>, Vec<usize>) {
+    items.map(|b| (b.as_ptr().cast::<c_char>(), b.len())).unzip()
+}
+
+impl IoCtx {
+    /// Applies a compound write to `oid`.
+    pub fn apply(&self, oid: &str, op: &WriteOp) -> Result<Outcome> {
+        let lib = librados()?;
+        let oid_c = c_string(oid, "object name")?;
+        // SAFETY: creating an op has no preconditions; it is released below on every path.
+        let handle = unsafe { (lib.create_write_op)() };
+        let mut compare_results = vec![0 as c_int; op.compare.len()];
+        let (set_keys, set_key_lens) = pointers(op.set.iter().map(|(k, _)| k.as_bytes()));
+        let (set_values, set_value_lens) = pointers(op.set.iter().map(|(_, v)| *v));
+        let (remove_keys, remove_key_lens) = pointers(op.remove.iter().map(|k| k.as_bytes()));
+        // SAFETY: every pointer refers to memory borrowed by `op` or owned by the vectors
+        // above, all alive until after `write_op_operate` returns; lengths match.
+        let rc = unsafe {
+            if op.create_exclusive {
+                (lib.write_op_create)(handle, CREATE_EXCLUSIVE, std::ptr::null());
+            }
+            for ((key, value), result) in op.compare.iter().zip(compare_results.iter_mut()) {
+                let (k, v) = (key.as_ptr().cast(), value.as_ptr().cast());
+                (lib.write_op_omap_cmp2)(handle, k, COMPARE_EQUAL, v, key.len(), value.len(), result);
+            }
+            if let Some(data) = op.full {
+                (lib.write_op_write_full)(handle, data.as_ptr().cast(), data.len());
+            }
+            if !op.set.is_empty() {
+                let n = op.set.len();
+                (lib.write_op_omap_set2)(handle, set_keys.as_ptr(), set_values.as_ptr(), set_key_lens.as_ptr(), set_value_lens.as_ptr(), n);
+            }
+            if !op.remove.is_empty() {
+                (lib.write_op_omap_rm_keys2)(handle, remove_keys.as_ptr(), remove_key_lens.as_ptr(), op.remove.len());
+            }
+            let rc = (lib.write_op_operate)(handle, self.handle, oid_c.as_ptr(), std::ptr::null_mut(), 0);
+            (lib.release_write_op)(handle);
+            rc
+        };
+        match rc {
+            rc if rc == -libc::EEXIST && op.create_exclusive => Ok(Outcome::Exists),
+            rc if rc == -libc::ECANCELED && !op.compare.is_empty() => Ok(Outcome::ComparisonFailed),
+            rc => check(rc, "update", || self.describe(oid)).map(|_| Outcome::Applied),
+        }
+    }
+
+    /// Writes `data` at `offset` (creating the object).
+    pub fn write(&self, oid: &str, offset: u64, data: &[u8]) -> Result<()> {
+        let oid_c = c_string(oid, "object name")?;
+        // SAFETY: live context; `data` is valid for `data.len()` bytes.
+        let rc = unsafe { (librados()?.write)(self.handle, oid_c.as_ptr(), data.as_ptr().cast(), data.len(), offset) };
+        check(rc, "write", || self.describe(oid))?;
+        Ok(())
+    }
+
+    /// The values of some omap keys (missing keys are left out), or `None` if the object does
+    /// not exist.
+    pub fn omap_get(&self, oid: &str, keys: &[&str]) -> Result<Option<Pairs>> {
+        let (key_pointers, key_lens) = pointers(keys.iter().map(|k| k.as_bytes()));
+        let page = self.omap_read(oid, |lib, op, iter, _more, result| {
+            // SAFETY: the key arrays outlive the operation (they live until `omap_read` returns).
+            unsafe { (lib.read_op_omap_get_vals_by_keys2)(op, key_pointers.as_ptr(), keys.len(), key_lens.as_ptr(), iter, result) }
+        })?;
+        Ok(page.map(|(pairs, _)| pairs))
+    }
+
+    /// Every omap pair whose key starts with `prefix` and sorts after `start_after`, in key
+    /// order, or `None` if the object does not exist. Reads pages of [`PAGE`] pairs.
+    pub fn omap_scan(&self, oid: &str, start_after: &str, prefix: &str) -> Result<Option<Pairs>> {
+        let prefix_c = c_string(prefix, "omap key prefix")?;
+        let mut all: Option<Pairs> = None;
+        let mut after = c_string(start_after, "omap key")?;
+        loop {
+            let page = self.omap_read(oid, |lib, op, iter, more, result| {
+                // SAFETY: the strings outlive the operation (they live until `omap_read` returns).
+                unsafe { (lib.read_op_omap_get_vals2)(op, after.as_ptr(), prefix_c.as_ptr(), PAGE, iter, more, result) }
+            })?;
+            // A missing object (also one removed between pages) ends the scan.
+            let Some((pairs, more)) = page else { return Ok(all) };
+            let last = pairs.last().map(|(k, _)| k.clone());
+            all.get_or_insert_with(Pairs::new).extend(pairs);
+            match last {
+                Some(last) if more => after = c_string(&last, "omap key")?,
+                _ => return Ok(all),
+            }
+        }
+    }
+
+    /// Runs one omap read that `add` puts into a read op (given the op, the iterator, the
+    /// "more pairs" flag and the result slot); returns the pairs and the flag, or `None` if the
+    /// object does not exist.
+    fn omap_read(
+        &self,
+        oid: &str,
+        add: impl FnOnce(&Librados, ReadOpT, *mut OmapIterT, *mut u8, *mut c_int),
+    ) -> Result<Option<(Pairs, bool)>> {
+        let lib = librados()?;
+        let oid_c = c_string(oid, "object name")?;
+        let mut iter: OmapIterT = std::ptr::null_mut();
+        let (mut more, mut result): (u8, c_int) = (0, 0);
+        // SAFETY: the op is released on every path; `iter`, `more` and `result` outlive it.
+        let rc = unsafe {
+            let op = (lib.create_read_op)();
+            add(lib, op, &mut iter, &mut more, &mut result);
+            let rc = (lib.read_op_operate)(op, self.handle, oid_c.as_ptr(), 0);
+            (lib.release_read_op)(op);
+            rc
+        };
+        let pairs = drain(lib, iter);
+        if rc == -libc::ENOENT {
+            return Ok(None);
+        }
+        check(rc, "read the omap of", || self.describe(oid))?;
+        check(result, "read the omap of", || self.describe(oid))?;
+        Ok(Some((pairs, more != 0)))
+    }
+
+    /// The names of every object in this context's namespace.
+    pub fn object_names(&self) -> Result<Vec<String>> {
+        let lib = librados()?;
+        let mut ctx: ListCtxT = std::ptr::null_mut();
+        // SAFETY: live context, valid out-pointer.
+        check(unsafe { (lib.nobjects_list_open)(self.handle, &mut ctx) }, "list the objects of", || self.describe(""))?;
+        let mut names = Vec::new();
+        let result = loop {
+            let (mut entry, mut key, mut namespace) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
+            let (mut entry_len, mut key_len, mut namespace_len) = (0usize, 0usize, 0usize);
+            // SAFETY: live listing; the returned strings stay valid until the next call.
+            let rc = unsafe {
+                (lib.nobjects_list_next2)(ctx, &mut entry, &mut key, &mut namespace, &mut entry_len, &mut key_len, &mut namespace_len)
+            };
+            if rc == -libc::ENOENT {
+                break Ok(names);
+            }
+            if let Err(e) = check(rc, "list the objects of", || self.describe("")) {
+                break Err(e);
+            }
+            // SAFETY: librados returned `entry_len` valid bytes at `entry`.
+            let bytes = unsafe { std::slice::from_raw_parts(entry.cast::<u8>(), entry_len) };
+            names.push(String::from_utf8_lossy(bytes).into_owned());
+        };
+        // SAFETY: closed once.
+        unsafe { (lib.nobjects_list_close)(ctx) };
+        result
+    }
+}
+
+/// Copies the pairs out of an omap iterator and ends it.
+fn drain(lib: &Librados, iter: OmapIterT) -> Pairs {
+    let mut pairs = Pairs::new();
+    if iter.is_null() {
+        return pairs;
+    }
+    loop {
+        let (mut key, mut value): (*mut c_char, *mut c_char) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let (mut key_len, mut value_len) = (0usize, 0usize);
+        // SAFETY: a live iterator; returned buffers stay valid until `omap_get_end`.
+        let rc = unsafe { (lib.omap_get_next2)(iter, &mut key, &mut value, &mut key_len, &mut value_len) };
+        if rc < 0 || key.is_null() {
+            break;
+        }
+        // SAFETY: librados returned that many valid bytes at each pointer.
+        let (k, v) = unsafe {
+            (
+                std::slice::from_raw_parts(key.cast::<u8>(), key_len),
+                if value.is_null() { &[][..] } else { std::slice::from_raw_parts(value.cast::<u8>(), value_len) },
+            )
+        };
+        pairs.push((String::from_utf8_lossy(k).into_owned(), v.to_vec()));
+    }
+    // SAFETY: ended once; nothing borrowed from it remains.
+    unsafe { (lib.omap_get_end)(iter) };
+    pairs
+}
