@@ -192,9 +192,15 @@ pub struct ObjectRunArgs {
     /// Read the next rank's data rather than one's own (IOR's -C), to defeat caches
     #[arg(long)]
     reorder: bool,
-    /// Pool directory (default: objects/ under $FIELDSTORE_ROOT)
+    /// The pool: a directory, or rados:POOL[/PREFIX] for a Ceph pool (PREFIX starts each container's namespace; default: objects/ under $FIELDSTORE_ROOT)
     #[arg(long)]
-    pool: Option<PathBuf>,
+    pool: Option<String>,
+    /// The ceph.conf of a rados: pool (default: librados' search, $CEPH_CONF first)
+    #[arg(long, value_name = "FILE")]
+    ceph_conf: Option<PathBuf>,
+    /// The Ceph user of a rados: pool, without "client."
+    #[arg(long, default_value = "admin")]
+    ceph_user: String,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -511,15 +517,17 @@ fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
 }
 
 /// The object pool of `--pool`, or `objects/` under the default root.
-fn object_pool(pool: &Option<PathBuf>) -> anyhow::Result<fieldstore_objects::posix::PosixPool> {
-    let root = pool.clone().unwrap_or_else(|| fieldstore::config::default_root().join("objects"));
-    Ok(fieldstore_objects::posix::PosixPool::new(root)?)
+fn object_pool(o: &ObjectRunArgs) -> anyhow::Result<Box<dyn fieldstore::objects::Pool>> {
+    let default = || fieldstore::config::default_root().join("objects").display().to_string();
+    let spec = o.pool.clone().unwrap_or_else(default);
+    let ceph = fieldstore::rados::ClusterConfig { ceph_conf: o.ceph_conf.clone(), user: o.ceph_user.clone(), ..Default::default() };
+    Ok(fieldstore::open_object_pool(&spec, &ceph)?)
 }
 
 fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {
     use fieldstore_bench::fieldio::{FieldIoBench, Mode};
     let o = &a.objects;
-    let pool = object_pool(&o.pool)?;
+    let pool = object_pool(o)?;
     let mode = Mode::parse(&a.mode).map_err(anyhow::Error::msg)?;
     let bench = FieldIoBench { mode, size: a.size, iterations: a.iterations, shared_forecast: a.shared, first_field: 0 };
     let pattern_b = match a.pattern.as_str() {
@@ -530,21 +538,21 @@ fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {
     run_phase(&o.run, |place| {
         line_up(&o.run, place)?;
         Ok(match (pattern_b, o.read) {
-            (true, _) if place.rank % 2 == 0 => FieldIoBench { first_field: a.iterations, ..bench.clone() }.write(&pool, place.rank)?,
-            (true, _) => bench.read(&pool, place.rank - 1, place.rank)?,
-            (false, false) => bench.write(&pool, place.rank)?,
-            (false, true) => bench.read(&pool, o.owner(place), place.rank)?,
+            (true, _) if place.rank % 2 == 0 => FieldIoBench { first_field: a.iterations, ..bench.clone() }.write(&*pool, place.rank)?,
+            (true, _) => bench.read(&*pool, place.rank - 1, place.rank)?,
+            (false, false) => bench.write(&*pool, place.rank)?,
+            (false, true) => bench.read(&*pool, o.owner(place), place.rank)?,
         })
     })
 }
 
 fn ior(a: &IorArgs) -> anyhow::Result<()> {
     let o = &a.objects;
-    let pool = object_pool(&o.pool)?;
+    let pool = object_pool(o)?;
     let ior = fieldstore_bench::ior::Ior { segments: a.segments, transfer: a.transfer };
     run_phase(&o.run, |place| {
         line_up(&o.run, place)?;
-        Ok(if o.read { ior.read(&pool, o.owner(place))? } else { ior.write(&pool, place.rank)? })
+        Ok(if o.read { ior.read(&*pool, o.owner(place))? } else { ior.write(&*pool, place.rank)? })
     })
 }
 

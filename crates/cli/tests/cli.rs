@@ -305,48 +305,73 @@ fn hammer_starts_processes_behind_a_barrier() {
     assert_eq!(report["phases"][0]["processes"].as_u64(), Some(3));
 }
 
+/// The object pools the field-io and ior tests run on: a directory, and a Ceph pool of the
+/// test cluster (a namespace prefix of its own per call).
+fn object_pools(env: &Env, name: &str) -> Vec<Vec<String>> {
+    let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF")
+        .expect("these tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env");
+    let rados_pool = std::env::var("FIELDSTORE_TEST_RADOS_POOL").unwrap_or_else(|_| "fieldstore".into());
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let prefix = format!("{name}-{}-{nanos}-", std::process::id());
+    vec![vec!["--pool".into(), env.path(name)], vec!["--pool".into(), format!("rados:{rados_pool}/{prefix}"), "--ceph-conf".into(), conf]]
+}
+
 #[test]
 fn bench_ior_writes_and_reads_another_ranks_array() {
     let env = Env::new();
-    let pool = env.path("pool");
-    let base = ["bench", "ior", "--pool", &pool, "--procs", "2", "-s", "4", "-t", "8192", "--json"];
-    let write = env.ok(&base);
-    let total: serde_json::Value = serde_json::from_str(write.lines().last().unwrap()).unwrap();
-    assert_eq!((total["fields"].as_u64(), total["bytes"].as_u64()), (Some(8), Some(8 * 8192)));
-    let mut read = base.to_vec();
-    read.extend_from_slice(&["--read", "--reorder"]);
-    let total: serde_json::Value = serde_json::from_str(env.ok(&read).lines().last().unwrap()).unwrap();
-    assert_eq!((total["mode"].as_str(), total["bytes"].as_u64()), (Some("read"), Some(8 * 8192)));
-    let mut longer = read.clone();
-    longer[7] = "8";
-    assert!(env.fails(&longer).contains("failed"), "reading more segments than were written fails");
+    for pool in object_pools(&env, "ior") {
+        let mut base: Vec<&str> = vec!["bench", "ior", "--procs", "2", "-s", "4", "-t", "8192", "--json"];
+        base.extend(pool.iter().map(String::as_str));
+        let write = env.ok(&base);
+        let total: serde_json::Value = serde_json::from_str(write.lines().last().unwrap()).unwrap();
+        assert_eq!((total["fields"].as_u64(), total["bytes"].as_u64()), (Some(8), Some(8 * 8192)), "{pool:?}");
+        let mut read = base.to_vec();
+        read.extend_from_slice(&["--read", "--reorder"]);
+        let total: serde_json::Value = serde_json::from_str(env.ok(&read).lines().last().unwrap()).unwrap();
+        assert_eq!((total["mode"].as_str(), total["bytes"].as_u64()), (Some("read"), Some(8 * 8192)), "{pool:?}");
+        let mut longer = read.clone();
+        longer[5] = "8";
+        assert!(env.fails(&longer).contains("failed"), "{pool:?}: reading more segments than were written fails");
+    }
 }
 
 #[test]
 fn bench_field_io_in_every_mode_and_pattern_b() {
     let env = Env::new();
     for mode in ["full", "no-containers", "no-index"] {
-        let pool = env.path(mode);
-        let base = ["bench", "field-io", "--pool", &pool, "--mode", mode, "--procs", "2", "--iterations", "5", "--size", "4096", "--json"];
-        let write = env.ok(&base);
-        let total: serde_json::Value = serde_json::from_str(write.lines().last().unwrap()).unwrap();
-        assert_eq!((total["mode"].as_str(), total["fields"].as_u64()), (Some("write"), Some(10)), "{mode}");
-        let mut read = base.to_vec();
-        read.extend_from_slice(&["--read", "--reorder"]);
-        let total: serde_json::Value = serde_json::from_str(env.ok(&read).lines().last().unwrap()).unwrap();
-        assert_eq!((total["mode"].as_str(), total["bytes"].as_u64()), (Some("read"), Some(10 * 4096)), "{mode}");
-        let mut contention = base.to_vec();
-        contention.extend_from_slice(&["--pattern", "B"]);
-        let modes: Vec<String> = env
-            .ok(&contention)
-            .lines()
-            .rev()
-            .take(2)
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["mode"].as_str().unwrap().to_string())
-            .collect();
-        assert_eq!(modes, ["write", "read"], "{mode}: one aggregate per mode");
+        for pool in object_pools(&env, mode) {
+            let mut base: Vec<&str> =
+                vec!["bench", "field-io", "--mode", mode, "--procs", "2", "--iterations", "5", "--size", "4096", "--json"];
+            base.extend(pool.iter().map(String::as_str));
+            let write = env.ok(&base);
+            let total: serde_json::Value = serde_json::from_str(write.lines().last().unwrap()).unwrap();
+            assert_eq!((total["mode"].as_str(), total["fields"].as_u64()), (Some("write"), Some(10)), "{mode} {pool:?}");
+            let mut read = base.to_vec();
+            read.extend_from_slice(&["--read", "--reorder"]);
+            let total: serde_json::Value = serde_json::from_str(env.ok(&read).lines().last().unwrap()).unwrap();
+            assert_eq!((total["mode"].as_str(), total["bytes"].as_u64()), (Some("read"), Some(10 * 4096)), "{mode} {pool:?}");
+            let mut contention = base.to_vec();
+            contention.extend_from_slice(&["--pattern", "B"]);
+            let modes: Vec<String> = env
+                .ok(&contention)
+                .lines()
+                .rev()
+                .take(2)
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["mode"].as_str().unwrap().to_string())
+                .collect();
+            assert_eq!(modes, ["write", "read"], "{mode} {pool:?}: one aggregate per mode");
+        }
     }
     assert!(env.fails(&["bench", "field-io", "--mode", "fast"]).contains("use full, no-containers or no-index"));
+    let missing = env.fails(&[
+        "bench",
+        "field-io",
+        "--pool",
+        "rados:no-such-pool",
+        "--ceph-conf",
+        &std::env::var("FIELDSTORE_TEST_CEPH_CONF").unwrap(),
+    ]);
+    assert!(missing.contains("pool 'no-such-pool' does not exist"), "{missing}");
 }
 
 /// Renders a page in headless Chromium (installed by scripts/test.sh) and returns the DOM

@@ -16,6 +16,8 @@ pub use fieldstore_core::api;
 pub use fieldstore_core::api::{DataReader, PurgeReport, StatsReport, WhereReport, WipeReport};
 pub use fieldstore_core::*;
 pub use fieldstore_grib as grib;
+pub use fieldstore_objects as objects;
+pub use fieldstore_rados as rados;
 
 use fieldstore_core::config::BackendConfig;
 use fieldstore_posix::{PosixCatalogue, PosixStore};
@@ -55,6 +57,19 @@ fn open_store(backend: &BackendConfig, source: &str) -> Result<Box<dyn Store>> {
     match backend.kind.as_str() {
         "posix" => Ok(Box::new(PosixStore::new(posix_root("store", backend, source)?))),
         _ => Err(unknown_type("store", backend, source)),
+    }
+}
+
+/// The object pool the field-io and ior benchmarks run on, named by `spec`: `rados:POOL` or
+/// `rados:POOL/PREFIX` (a pool of the Ceph cluster `ceph` describes; PREFIX starts every
+/// container's namespace), or a directory (the POSIX form).
+pub fn open_object_pool(spec: &str, ceph: &rados::ClusterConfig) -> Result<Box<dyn objects::Pool>> {
+    match spec.strip_prefix("rados:") {
+        Some(rest) => {
+            let (pool, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            Ok(Box::new(rados::objects::RadosPool::new(rados::Cluster::connect(ceph)?, pool, prefix)?))
+        }
+        None => Ok(Box::new(objects::posix::PosixPool::new(spec)?)),
     }
 }
 

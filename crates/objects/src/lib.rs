@@ -6,6 +6,7 @@
 //! comparison did: pool = directory, container = sub-directory, key-value = directory with one
 //! file per key, array = file.
 
+pub mod conformance;
 pub mod posix;
 
 use fieldstore_core::Result;

@@ -7,6 +7,7 @@
 //! not a hang.
 
 pub mod ffi;
+pub mod objects;
 mod ops;
 
 pub use ops::{Outcome, Pairs, WriteOp};
@@ -75,16 +76,7 @@ impl Cluster {
         })?;
         // From here on, dropping `cluster` shuts the handle down.
         let cluster = Cluster { handle, description };
-        if let Some(path) = &config.ceph_conf {
-            let text = path.display().to_string();
-            if text.contains(|c: char| c == ',' || c.is_whitespace()) {
-                // librados would read it as a list of several paths.
-                return Err(Error::Invalid(format!("ceph.conf path {text:?}: librados cannot read paths that contain spaces or commas")));
-            }
-            let path_c = c_string(&text, "ceph.conf path")?;
-            // SAFETY: live handle, NUL-terminated path.
-            check(unsafe { (lib.conf_read_file)(cluster.handle, path_c.as_ptr()) }, "read", || path.display().to_string())?;
-        }
+        cluster.read_conf(config.ceph_conf.as_deref())?;
         let timeout = config.timeout_seconds.to_string();
         for option in ["client_mount_timeout", "rados_mon_op_timeout", "rados_osd_op_timeout"] {
             cluster.set(option, &timeout)?;
@@ -94,6 +86,29 @@ impl Cluster {
             format!("{} (is the cluster up and its monitors reachable? gave up after {timeout} s)", cluster.description)
         })?;
         Ok(Arc::new(cluster))
+    }
+
+    /// Reads a ceph.conf, or without one librados' default search (`$CEPH_CONF`,
+    /// `/etc/ceph/ceph.conf`, `~/.ceph/config`, `./ceph.conf`).
+    fn read_conf(&self, path: Option<&std::path::Path>) -> Result<()> {
+        let lib = librados()?;
+        let Some(path) = path else {
+            // SAFETY: live handle; NULL asks for the default search.
+            let rc = unsafe { (lib.conf_read_file)(self.handle, std::ptr::null()) };
+            return check(rc, "find a ceph.conf ($CEPH_CONF, /etc/ceph/ceph.conf, ~/.ceph/config, ./ceph.conf) for", || {
+                self.description.clone()
+            })
+            .map(|_| ());
+        };
+        let text = path.display().to_string();
+        if text.contains(|c: char| c == ',' || c.is_whitespace()) {
+            // librados would read it as a list of several paths.
+            return Err(Error::Invalid(format!("ceph.conf path {text:?}: librados cannot read paths that contain spaces or commas")));
+        }
+        let path_c = c_string(&text, "ceph.conf path")?;
+        // SAFETY: live handle, NUL-terminated path.
+        check(unsafe { (lib.conf_read_file)(self.handle, path_c.as_ptr()) }, "read", || text.clone())?;
+        Ok(())
     }
 
     fn set(&self, option: &str, value: &str) -> Result<()> {

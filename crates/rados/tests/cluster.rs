@@ -141,3 +141,10 @@ fn writes_at_offsets_and_listing_a_namespace() {
     names.sort();
     assert_eq!(names, ["array", "other"], "only this namespace's objects");
 }
+
+#[test]
+fn the_object_api_on_rados_passes_the_conformance_checks() {
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let pool = fieldstore_rados::objects::RadosPool::new(cluster, &pool(), &unique("run")).unwrap();
+    fieldstore_objects::conformance::check_pool(&pool, "forecast/../x");
+}
