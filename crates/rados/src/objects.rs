@@ -38,8 +38,9 @@ impl Pool for RadosPool {
     fn container(&self, name: &str, create: bool) -> Result<Box<dyn Container>> {
         let io = self.namespace(name)?;
         if create {
-            // Creation is idempotent, so racing creators end with the same container.
-            io.apply(CONTAINER_MARKER, &WriteOp::new().set("name", name.as_bytes()))?;
+            // Creation is idempotent, so racing creators end with the same container. (Data,
+            // not an omap: erasure-coded pools have no omaps.)
+            io.write_full(CONTAINER_MARKER, name.as_bytes())?;
         } else if io.size(CONTAINER_MARKER)?.is_none() {
             return Err(Error::Invalid(format!("container {name:?} does not exist ({})", io.describe(""))));
         }

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_char, c_int};
 
-use fieldstore_core::error::Result;
+use fieldstore_core::error::{Error, Result};
 
 use crate::ffi::{librados, Librados, ListCtxT, OmapIterT, ReadOpT, COMPARE_EQUAL, CREATE_EXCLUSIVE};
 use crate::{c_string, check, IoCtx};
@@ -114,7 +114,9 @@ impl IoCtx {
             (lib.release_write_op)(handle);
             rc
         };
+        let uses_omap = !(op.compare.is_empty() && op.set.is_empty() && op.remove.is_empty());
         match rc {
+            rc if rc == -libc::EOPNOTSUPP && uses_omap => Err(no_omaps(self, oid)),
             rc if rc == -libc::EEXIST && op.create_exclusive => Ok(Outcome::Exists),
             rc if rc == -libc::ECANCELED && !op.compare.is_empty() => Ok(Outcome::ComparisonFailed),
             rc => check(rc, "update", || self.describe(oid)).map(|_| Outcome::Applied),
@@ -126,6 +128,14 @@ impl IoCtx {
         let oid_c = c_string(oid, "object name")?;
         // SAFETY: live context; `data` is valid for `data.len()` bytes.
         let rc = unsafe { (librados()?.write)(self.handle, oid_c.as_ptr(), data.as_ptr().cast(), data.len(), offset) };
+        if rc == -libc::EOPNOTSUPP {
+            return Err(Error::Invalid(format!(
+                "{}: this pool refuses a write of {} bytes at offset {offset} (erasure-coded pools take whole objects and \
+                 appends of whole stripes only)",
+                self.describe(oid),
+                data.len()
+            )));
+        }
         check(rc, "write", || self.describe(oid))?;
         Ok(())
     }
@@ -187,6 +197,9 @@ impl IoCtx {
         if rc == -libc::ENOENT {
             return Ok(None);
         }
+        if rc == -libc::EOPNOTSUPP {
+            return Err(no_omaps(self, oid));
+        }
         check(rc, "read the omap of", || self.describe(oid))?;
         check(result, "read the omap of", || self.describe(oid))?;
         Ok(Some((pairs, more != 0)))
@@ -220,6 +233,14 @@ impl IoCtx {
         unsafe { (lib.nobjects_list_close)(ctx) };
         result
     }
+}
+
+/// The error for an omap operation on a pool without omaps.
+fn no_omaps(io: &IoCtx, oid: &str) -> Error {
+    Error::Invalid(format!(
+        "{}: this pool does not support omaps (erasure-coded pools do not): put indexes and key-values in a replicated pool",
+        io.describe(oid)
+    ))
 }
 
 /// Copies the pairs out of an omap iterator and ends it.
