@@ -4,15 +4,18 @@
 //! - [`types`] and [`schema`]: FDB5's schema language;
 //! - [`request`]: the MARS request language;
 //! - [`config`]: the YAML configuration;
-//! - [`backend`]: the `Catalogue` and `Store` traits each backend implements;
+//! - [`backend`]: the `Catalogue` and `Store` traits each backend implements; [`indexing`]
+//!   and [`codec`]: what catalogues share (pending entries, index summaries, binary records);
 //! - [`api`]: `FieldStore`, which archives, flushes, retrieves, lists and administers fields
 //!   through any catalogue and store.
 
 pub mod api;
 pub mod axis;
 pub mod backend;
+pub mod codec;
 pub mod config;
 pub mod error;
+pub mod indexing;
 pub mod key;
 pub mod recent;
 pub mod request;

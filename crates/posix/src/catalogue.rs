@@ -6,7 +6,7 @@
 //! written to private temporary files and published with `link`, which fails if another
 //! process got there first.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
-use fieldstore_core::{AxisValues, Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::naming::{collocation_name, dataset_dir_name, unique_suffix};
-use crate::toc::{encode_segment, identity_frame, mask_frame, IndexRecord, Segment, TocReader};
+use crate::toc::{encode_segment, identity_frame, index_frame, mask_frame, Segment, SegmentPlace, TocReader};
 
 const KEY_FILE: &str = "key";
 const SCHEMA_FILE: &str = "schema";
@@ -32,23 +33,6 @@ pub struct PosixCatalogue {
     /// dataset wiped and re-created under another key whose escaped values are the same
     /// would be misnamed, until the handle is reopened.)
     known: Mutex<HashMap<std::ffi::OsString, Key>>,
-}
-
-/// Entries not yet published, by (collocation key, element keywords), then element values.
-type PendingIndexes = RecentList<PendingIndex>;
-
-/// The entries of one future index segment.
-struct PendingIndex {
-    collocation: Key,
-    element_keywords: Vec<String>,
-    /// Element values joined by `,` -> location; a later archive of the same element wins.
-    entries: BTreeMap<String, FieldLocation>,
-}
-
-impl PendingIndex {
-    fn holds(&self, collocation: &Key, element: &Key) -> bool {
-        self.collocation == *collocation && element.keywords().eq(self.element_keywords.iter().map(String::as_str))
-    }
 }
 
 /// What one writer has archived into one dataset since its last flush.
@@ -95,7 +79,7 @@ impl PosixCatalogue {
                     dataset,
                     dir,
                     toc,
-                    pending: RecentList::default(),
+                    pending: PendingIndexes::default(),
                     index_files: HashMap::new(),
                     staged: None,
                 })
@@ -144,18 +128,6 @@ fn read_key(dir: &Path) -> Result<Key> {
 }
 
 impl DatasetWriter {
-    /// The pending index for a collocation and element keyword list, created on first use.
-    fn pending_index(&mut self, collocation: &Key, element: &Key) -> &mut PendingIndex {
-        let i = match self.pending.find(|p| p.holds(collocation, element)) {
-            Some(i) => i,
-            None => {
-                let element_keywords = element.keywords().map(String::from).collect();
-                self.pending.push(PendingIndex { collocation: collocation.clone(), element_keywords, entries: BTreeMap::new() })
-            }
-        };
-        &mut self.pending[i]
-    }
-
     /// Writes the pending index segments without syncing or publishing them (readers cannot
     /// reach a segment before its TOC record), so their write-back can share the store's
     /// sync. Does nothing if they are already staged.
@@ -202,23 +174,15 @@ impl DatasetWriter {
     fn write_segments(&mut self, pending: &PendingIndexes) -> Result<StagedSegments> {
         let mut records = Vec::new();
         let mut touched = BTreeSet::new();
-        for PendingIndex { collocation, element_keywords, entries } in pending {
-            let segment = encode_segment(entries);
+        for index in pending.iter() {
+            let segment = encode_segment(&index.entries);
             let dir = self.dir.clone();
-            let (file, name, size) = self.index_file(collocation)?;
+            let (file, name, size) = self.index_file(&index.collocation)?;
             file.write_all(&segment).ctx("write index file", dir.join(name.as_str()))?;
-            let record = IndexRecord {
-                file: name.clone(),
-                offset: *size,
-                length: segment.len() as u64,
-                fields: entries.len() as u64,
-                axes: axes_of(element_keywords, entries.keys()),
-                collocation: collocation.clone(),
-                element_keywords: element_keywords.clone(),
-            };
+            let place = SegmentPlace { file: name.clone(), offset: *size, length: segment.len() as u64 };
             *size += segment.len() as u64;
-            touched.insert(collocation.clone());
-            records.extend_from_slice(&record.to_frame());
+            touched.insert(index.collocation.clone());
+            records.extend_from_slice(&index_frame(&place, index));
         }
         for collocation in &touched {
             let (file, _, _) = &self.index_files[collocation];
@@ -249,26 +213,11 @@ impl DatasetWriter {
     }
 }
 
-/// The values present per element keyword, from the entries' value strings.
-fn axes_of<'a>(keywords: &[String], values: impl Iterator<Item = &'a String>) -> BTreeMap<String, AxisValues> {
-    let mut axes: BTreeMap<String, BTreeSet<String>> = keywords.iter().map(|k| (k.clone(), BTreeSet::new())).collect();
-    for v in values {
-        for (k, part) in keywords.iter().zip(v.split(',')) {
-            if let Some(set) = axes.get_mut(k) {
-                if !set.contains(part) {
-                    set.insert(part.to_string());
-                }
-            }
-        }
-    }
-    axes.into_iter().map(|(k, values)| (k, AxisValues::new(values.iter().map(String::as_str)))).collect()
-}
-
 impl Catalogue for PosixCatalogue {
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
         let writer = self.writer(dataset, schema_text)?;
         writer.staged = None;
-        writer.pending_index(collocation, element).entries.insert(element.values_string(), location);
+        writer.pending.insert(collocation, element, location);
         Ok(())
     }
 

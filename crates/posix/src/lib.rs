@@ -4,7 +4,6 @@
 //! why they keep fieldstore's guarantees.
 
 mod catalogue;
-mod codec;
 mod naming;
 mod store;
 mod toc;

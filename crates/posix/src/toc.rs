@@ -5,7 +5,7 @@
 //! collocation key it wrote since its last flush; a record names an index segment (file,
 //! offset, length) already durable on disk and summarises it (element keywords, the values
 //! of each element keyword: its axes, and the field count). **Mask records** hide index
-//! records (purge, partial wipe). Records are framed and checksummed ([`crate::codec`]): a
+//! records (purge, partial wipe). Records are framed and checksummed ([`fieldstore_core::codec`]): a
 //! reader skips a torn or corrupt record and resynchronises on the next one.
 //!
 //! An index segment is one frame in a writer's own index file: the URI table of the data
@@ -19,9 +19,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, IoContext, Result};
-use fieldstore_core::{AxisValues, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{FieldLocation, IndexInfo};
 
-use crate::codec::{frame, next_magic, parse_frame, Decoder, Encoder, Frame};
+use fieldstore_core::codec::{frame, next_magic, parse_frame, Decoder, Encoder, Frame};
+use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, PendingIndex};
 
 pub const TOC_MAGIC: &[u8; 4] = b"FSTC";
 pub const INDEX_MAGIC: &[u8; 4] = b"FSIX";
@@ -30,101 +31,24 @@ const KIND_MASK: u8 = 2;
 const KIND_IDENTITY: u8 = 3;
 const KIND_SEGMENT: u8 = 1;
 
-/// One TOC index record.
-#[derive(Clone, Debug, PartialEq)]
-pub struct IndexRecord {
-    pub collocation: Key,
-    pub element_keywords: Vec<String>,
-    /// Index file name inside the dataset directory.
-    pub file: String,
-    pub offset: u64,
-    pub length: u64,
-    pub fields: u64,
-    pub axes: BTreeMap<String, AxisValues>,
+/// The TOC record of an index: where its segment is, then its summary
+/// ([`fieldstore_core::indexing::encode_summary`]).
+pub fn index_frame(place: &SegmentPlace, index: &PendingIndex) -> Vec<u8> {
+    let mut e = Encoder::new();
+    e.str(&place.file);
+    e.u64(place.offset);
+    e.u64(place.length);
+    encode_summary(&mut e, index);
+    frame(TOC_MAGIC, KIND_INDEX, &e.buf)
 }
 
-impl IndexRecord {
-    pub fn to_frame(&self) -> Vec<u8> {
-        let mut e = Encoder::new();
-        e.strs(self.collocation.keywords());
-        e.strs(self.collocation.values());
-        e.strs(self.element_keywords.iter().map(String::as_str));
-        e.str(&self.file);
-        e.u64(self.offset);
-        e.u64(self.length);
-        e.u64(self.fields);
-        e.u32(self.axes.len() as u32);
-        for (k, values) in &self.axes {
-            e.str(k);
-            e.axis_values(values);
-        }
-        frame(TOC_MAGIC, KIND_INDEX, &e.buf)
-    }
-
-    /// Decodes a record straight into the summary readers share and the place of its segment
-    /// (nothing is decoded twice).
-    fn decode(payload: &[u8], shared: &mut Interner) -> Option<(SegmentPlace, IndexInfo)> {
-        let mut d = Decoder::new(payload);
-        let keywords = d.str_slices()?;
-        let values = d.str_slices()?;
-        if keywords.len() != values.len() {
-            return None;
-        }
-        let collocation = shared.key(&keywords, &values);
-        let element_keywords = shared.keyword_list(&d.str_slices()?);
-        let file = d.str()?.to_string();
-        let (offset, length, fields) = (d.u64()?, d.u64()?, d.u64()?);
-        let mut axes = BTreeMap::new();
-        for _ in 0..d.u32()? {
-            let k = shared.name(d.str()?);
-            axes.insert(k, d.axis_values()?);
-        }
-        let place = SegmentPlace { file, offset, length };
-        let info = IndexInfo { id: place.id(), collocation, element_keywords, axes, fields };
-        d.finished().then_some((place, info))
-    }
-}
-
-/// What the records of one TOC share (collocation keys, element keyword lists, axis names),
-/// held once: a dataset's thousands of records usually repeat a handful of them.
-#[derive(Default)]
-struct Interner {
-    keys: Vec<Arc<Key>>,
-    keyword_lists: Vec<Arc<[String]>>,
-    names: Vec<Arc<str>>,
-}
-
-impl Interner {
-    fn key(&mut self, keywords: &[&str], values: &[&str]) -> Arc<Key> {
-        let same = |k: &&Arc<Key>| {
-            k.len() == keywords.len() && k.iter().zip(keywords.iter().zip(values)).all(|((a, b), (c, d))| a == *c && b == *d)
-        };
-        // The record before usually has the same collocation: look at the newest first.
-        if let Some(k) = self.keys.iter().rev().find(same) {
-            return k.clone();
-        }
-        let key = Arc::new(Key::from_pairs(keywords.iter().zip(values).map(|(k, v)| (k.to_string(), v.to_string()))));
-        self.keys.push(key.clone());
-        key
-    }
-
-    fn keyword_list(&mut self, keywords: &[&str]) -> Arc<[String]> {
-        if let Some(l) = self.keyword_lists.iter().rev().find(|l| l.iter().map(String::as_str).eq(keywords.iter().copied())) {
-            return l.clone();
-        }
-        let list: Arc<[String]> = keywords.iter().map(|k| k.to_string()).collect();
-        self.keyword_lists.push(list.clone());
-        list
-    }
-
-    fn name(&mut self, name: &str) -> Arc<str> {
-        if let Some(n) = self.names.iter().find(|n| &***n == name) {
-            return n.clone();
-        }
-        let n: Arc<str> = name.into();
-        self.names.push(n.clone());
-        n
-    }
+/// Decodes an index record straight into the summary readers share and the place of its
+/// segment (nothing is decoded twice).
+fn decode_index(payload: &[u8], shared: &mut Interner) -> Option<(SegmentPlace, IndexInfo)> {
+    let mut d = Decoder::new(payload);
+    let place = SegmentPlace { file: d.str()?.to_string(), offset: d.u64()?, length: d.u64()? };
+    let info = decode_summary(&mut d, shared, place.id())?;
+    d.finished().then_some((place, info))
 }
 
 /// Where an index segment is: a file of the dataset directory and a byte range.
@@ -248,7 +172,7 @@ impl TocReader {
 
     fn apply(&mut self, kind: u8, payload: &[u8]) {
         match kind {
-            KIND_INDEX => match IndexRecord::decode(payload, &mut self.shared) {
+            KIND_INDEX => match decode_index(payload, &mut self.shared) {
                 Some((place, info)) => {
                     self.places.insert(info.id.clone(), place);
                     self.infos.push(Arc::new(info));
@@ -357,24 +281,25 @@ impl Segment {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fieldstore_core::indexing::PendingIndexes;
+    use fieldstore_core::Key;
 
-    fn record(file: &str, offset: u64) -> IndexRecord {
-        IndexRecord {
-            collocation: Key::from_pairs([("type", "fc"), ("levtype", "sfc")]),
-            element_keywords: vec!["step".into(), "param".into()],
-            file: file.into(),
-            offset,
-            length: 10,
-            fields: 2,
-            axes: [("step".to_string(), AxisValues::new(["0", "6"]))].into(),
-        }
+    /// The TOC record of an index file's segment (two fields).
+    fn record(file: &str, offset: u64) -> Vec<u8> {
+        let mut index = PendingIndexes::default();
+        let colloc = Key::from_pairs([("type", "fc"), ("levtype", "sfc")]);
+        let location = FieldLocation { uri: "d".into(), offset: 0, length: 1, crc32c: 0 };
+        index.insert(&colloc, &Key::from_pairs([("step", "0"), ("param", "130")]), location.clone());
+        index.insert(&colloc, &Key::from_pairs([("step", "6"), ("param", "130")]), location);
+        let frame = index_frame(&SegmentPlace { file: file.into(), offset, length: 10 }, index.iter().next().unwrap());
+        frame
     }
 
     #[test]
     fn torn_and_corrupt_records_are_skipped_and_later_ones_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("toc");
-        let (a, b, c) = (record("a", 0).to_frame(), record("b", 5).to_frame(), record("c", 9).to_frame());
+        let (a, b, c) = (record("a", 0), record("b", 5), record("c", 9));
         let mut bytes = a.clone();
         bytes.extend_from_slice(&b[..b.len() / 2]); // torn by a crash mid-write
         let mut corrupt = c.clone();
@@ -390,7 +315,7 @@ mod tests {
         assert_eq!(toc.bad_frames, 2);
         // Appends after the first read are picked up incrementally.
         let mut more = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-        std::io::Write::write_all(&mut more, &record("d", 1).to_frame()).unwrap();
+        std::io::Write::write_all(&mut more, &record("d", 1)).unwrap();
         toc.refresh().unwrap();
         assert_eq!(toc.visible().next().unwrap().id, "d@1");
         assert_eq!(toc.place("c@9").unwrap(), &SegmentPlace { file: "c".into(), offset: 9, length: 10 });
@@ -401,17 +326,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("toc");
         let mut first = identity_frame("one");
-        first.extend_from_slice(&record("a", 0).to_frame());
-        first.extend_from_slice(&record("b", 0).to_frame());
+        first.extend_from_slice(&record("a", 0));
+        first.extend_from_slice(&record("b", 0));
         std::fs::write(&path, &first).unwrap();
         let mut toc = TocReader::new(path.clone());
         toc.refresh().unwrap();
         assert_eq!(toc.visible().count(), 2);
         // Same length prefix, different identity: must not be parsed from the old offset.
         let mut second = identity_frame("two");
-        second.extend_from_slice(&record("c", 0).to_frame());
-        second.extend_from_slice(&record("d", 0).to_frame());
-        second.extend_from_slice(&record("e", 0).to_frame());
+        second.extend_from_slice(&record("c", 0));
+        second.extend_from_slice(&record("d", 0));
+        second.extend_from_slice(&record("e", 0));
         std::fs::write(&path, &second).unwrap();
         toc.refresh().unwrap();
         let ids: Vec<String> = toc.visible().map(|i| i.id.clone()).collect();
@@ -423,7 +348,7 @@ mod tests {
     fn an_incomplete_tail_waits_for_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("toc");
-        let a = record("a", 0).to_frame();
+        let a = record("a", 0);
         std::fs::write(&path, &a[..a.len() - 4]).unwrap();
         let mut toc = TocReader::new(path.clone());
         toc.refresh().unwrap();

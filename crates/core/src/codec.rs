@@ -1,4 +1,4 @@
-//! Binary framing shared by the TOC and index files: length-prefixed little-endian fields,
+//! Binary encoding shared by catalogues (the POSIX TOC and index files, RADOS omap values): length-prefixed little-endian fields,
 //! and self-delimiting, checksummed frames.
 //!
 //! A frame is `magic(4) | payload length u32 | CRC-32C u32 of kind+payload | kind u8 | payload`.
@@ -10,6 +10,12 @@ pub const HEADER: usize = 13;
 
 pub struct Encoder {
     pub buf: Vec<u8>,
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Encoder::new()
+    }
 }
 
 impl Encoder {
@@ -31,7 +37,7 @@ impl Encoder {
     }
 
     /// An axis as its values concatenated, then the count and the end of each value.
-    pub fn axis_values(&mut self, axis: &fieldstore_core::AxisValues) {
+    pub fn axis_values(&mut self, axis: &crate::AxisValues) {
         let (buffer, ends) = axis.parts();
         self.str(buffer);
         self.u32(ends.len() as u32);
@@ -89,11 +95,11 @@ impl<'a> Decoder<'a> {
     }
 
     /// An axis in its stored form (see [`Encoder::axis_values`]): no work per value.
-    pub fn axis_values(&mut self) -> Option<fieldstore_core::AxisValues> {
+    pub fn axis_values(&mut self) -> Option<crate::AxisValues> {
         let buffer = self.str()?;
         let n = self.u32()? as usize;
         let ends = self.take(n.checked_mul(4)?)?.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
-        fieldstore_core::AxisValues::from_parts(buffer, ends)
+        crate::AxisValues::from_parts(buffer, ends)
     }
 
     /// A string list as slices of the input (no allocation per string).
