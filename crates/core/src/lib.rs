@@ -21,6 +21,7 @@ pub mod recent;
 pub mod request;
 pub mod schema;
 pub mod types;
+pub mod unique;
 
 pub use api::{FieldEntry, FieldStore, ListOptions};
 pub use axis::AxisValues;

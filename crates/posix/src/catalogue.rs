@@ -16,9 +16,10 @@ use std::sync::{Arc, Mutex};
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
+use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
-use crate::naming::{collocation_name, dataset_dir_name, unique_suffix};
+use crate::naming::{collocation_name, dataset_dir_name};
 use crate::toc::{encode_segment, identity_frame, index_frame, mask_frame, Segment, SegmentPlace, TocReader};
 
 const KEY_FILE: &str = "key";

@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::recent::RecentList;
+use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{FieldLocation, Key, Store};
 
-use crate::naming::{collocation_name, dataset_dir_name, resolve_relative, unique_suffix};
+use crate::naming::{collocation_name, dataset_dir_name, resolve_relative};
 
 /// Bytes buffered per data file before they are written and their write-back is started:
 /// small enough that the disk works while the next fields are archived (on ext4, 10,000 x
