@@ -61,6 +61,27 @@ impl BackendConfig {
         }
     }
 
+    /// An optional string option.
+    pub fn optional_string(&self, section: &str, key: &str, source: &str) -> Result<Option<String>> {
+        match self.options.get(key) {
+            None => Ok(None),
+            Some(_) => self.string(section, key, source).map(Some),
+        }
+    }
+
+    /// An optional positive whole-number option.
+    pub fn optional_u32(&self, section: &str, key: &str, source: &str) -> Result<Option<u32>> {
+        match self.options.get(key) {
+            None => Ok(None),
+            Some(serde_yaml::Value::Number(n)) if n.as_u64().is_some_and(|v| v > 0 && v <= u64::from(u32::MAX)) => {
+                Ok(n.as_u64().map(|v| v as u32))
+            }
+            Some(_) => {
+                Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} must be a positive whole number") })
+            }
+        }
+    }
+
     /// Fails on keys this backend does not know, so typos do not pass silently.
     pub fn only_keys(&self, section: &str, known: &[&str], source: &str) -> Result<()> {
         for k in self.options.keys() {

@@ -23,7 +23,7 @@ use fieldstore_core::config::BackendConfig;
 use fieldstore_posix::{PosixCatalogue, PosixStore};
 
 /// Catalogue and store types this build knows.
-pub const BACKENDS: &[&str] = &["posix"];
+pub const BACKENDS: &[&str] = &["posix", "rados"];
 
 /// Opens the catalogue and store a config names, with its schema.
 pub fn open(config: &Config) -> Result<FieldStore> {
@@ -39,6 +39,20 @@ fn posix_root(section: &str, backend: &BackendConfig, source: &str) -> Result<Pa
     Ok(PathBuf::from(backend.string(section, "root", source)?))
 }
 
+/// The cluster, pool and namespace prefix of a `type: rados` section.
+fn rados_pool(section: &str, backend: &BackendConfig, source: &str) -> Result<(std::sync::Arc<rados::Cluster>, String, String)> {
+    backend.only_keys(section, &["pool", "namespace_prefix", "ceph_conf", "user", "timeout_seconds"], source)?;
+    let pool = backend.string(section, "pool", source)?;
+    let prefix = backend.optional_string(section, "namespace_prefix", source)?.unwrap_or_default();
+    let defaults = rados::ClusterConfig::default();
+    let cluster = rados::ClusterConfig {
+        ceph_conf: backend.optional_string(section, "ceph_conf", source)?.map(PathBuf::from),
+        user: backend.optional_string(section, "user", source)?.unwrap_or(defaults.user),
+        timeout_seconds: backend.optional_u32(section, "timeout_seconds", source)?.unwrap_or(defaults.timeout_seconds),
+    };
+    Ok((rados::Cluster::connect(&cluster)?, pool, prefix))
+}
+
 fn unknown_type(section: &str, backend: &BackendConfig, source: &str) -> Error {
     Error::Config {
         source_name: source.into(),
@@ -49,6 +63,10 @@ fn unknown_type(section: &str, backend: &BackendConfig, source: &str) -> Error {
 fn open_catalogue(backend: &BackendConfig, source: &str) -> Result<Box<dyn Catalogue>> {
     match backend.kind.as_str() {
         "posix" => Ok(Box::new(PosixCatalogue::new(posix_root("catalogue", backend, source)?))),
+        "rados" => {
+            let (cluster, pool, prefix) = rados_pool("catalogue", backend, source)?;
+            Ok(Box::new(rados::catalogue::RadosCatalogue::new(cluster, &pool, &prefix)?))
+        }
         _ => Err(unknown_type("catalogue", backend, source)),
     }
 }
@@ -56,6 +74,10 @@ fn open_catalogue(backend: &BackendConfig, source: &str) -> Result<Box<dyn Catal
 fn open_store(backend: &BackendConfig, source: &str) -> Result<Box<dyn Store>> {
     match backend.kind.as_str() {
         "posix" => Ok(Box::new(PosixStore::new(posix_root("store", backend, source)?))),
+        "rados" => {
+            let (cluster, pool, prefix) = rados_pool("store", backend, source)?;
+            Ok(Box::new(rados::store::RadosStore::new(cluster, &pool, &prefix)?))
+        }
         _ => Err(unknown_type("store", backend, source)),
     }
 }

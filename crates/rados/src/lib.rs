@@ -6,9 +6,12 @@
 //! timeouts, so an unreachable cluster is an error after [`ClusterConfig::timeout_seconds`],
 //! not a hang.
 
+pub mod catalogue;
 pub mod ffi;
+mod naming;
 pub mod objects;
 mod ops;
+pub mod store;
 
 pub use ops::{Outcome, Pairs, WriteOp};
 

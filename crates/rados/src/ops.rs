@@ -144,56 +144,90 @@ impl IoCtx {
     /// not exist.
     pub fn omap_get(&self, oid: &str, keys: &[&str]) -> Result<Option<Pairs>> {
         let (key_pointers, key_lens) = pointers(keys.iter().map(|k| k.as_bytes()));
-        let page = self.omap_read(oid, |lib, op, iter, _more, result| {
+        let read = self.omap_read(oid, |lib, op, [iter], [result], _more| {
             // SAFETY: the key arrays outlive the operation (they live until `omap_read` returns).
             unsafe { (lib.read_op_omap_get_vals_by_keys2)(op, key_pointers.as_ptr(), keys.len(), key_lens.as_ptr(), iter, result) }
         })?;
-        Ok(page.map(|(pairs, _)| pairs))
+        Ok(read.map(|([pairs], _)| pairs))
     }
 
     /// Every omap pair whose key starts with `prefix` and sorts after `start_after`, in key
     /// order, or `None` if the object does not exist. Reads pages of [`PAGE`] pairs.
     pub fn omap_scan(&self, oid: &str, start_after: &str, prefix: &str) -> Result<Option<Pairs>> {
-        let prefix_c = c_string(prefix, "omap key prefix")?;
-        let mut all: Option<Pairs> = None;
-        let mut after = c_string(start_after, "omap key")?;
-        loop {
-            let page = self.omap_read(oid, |lib, op, iter, more, result| {
-                // SAFETY: the strings outlive the operation (they live until `omap_read` returns).
-                unsafe { (lib.read_op_omap_get_vals2)(op, after.as_ptr(), prefix_c.as_ptr(), PAGE, iter, more, result) }
-            })?;
-            // A missing object (also one removed between pages) ends the scan.
-            let Some((pairs, more)) = page else { return Ok(all) };
-            let last = pairs.last().map(|(k, _)| k.clone());
-            all.get_or_insert_with(Pairs::new).extend(pairs);
-            match last {
-                Some(last) if more => after = c_string(&last, "omap key")?,
-                _ => return Ok(all),
-            }
-        }
+        let Some(([], first, more)) = self.omap_get_and_scan_page(oid, &[], start_after, prefix)? else { return Ok(None) };
+        self.scan_on(oid, first, more, prefix).map(Some)
     }
 
-    /// Runs one omap read that `add` puts into a read op (given the op, the iterator, the
-    /// "more pairs" flag and the result slot); returns the pairs and the flag, or `None` if the
-    /// object does not exist.
-    fn omap_read(
+    /// The value of omap key `key` (empty if missing) and [`IoCtx::omap_scan`]'s pairs, the
+    /// first page read in the same operation (one round trip for a reader that polls).
+    pub fn omap_get_and_scan(&self, oid: &str, key: &str, start_after: &str, prefix: &str) -> Result<Option<(Vec<u8>, Pairs)>> {
+        let Some(([got], first, more)) = self.omap_get_and_scan_page(oid, &[key], start_after, prefix)? else { return Ok(None) };
+        let value = got.into_iter().next().map(|(_, v)| v).unwrap_or_default();
+        Ok(Some((value, self.scan_on(oid, first, more, prefix)?)))
+    }
+
+    /// Reads the pages after `pairs` while the OSD says there are more.
+    fn scan_on(&self, oid: &str, mut pairs: Pairs, mut more: bool, prefix: &str) -> Result<Pairs> {
+        while more {
+            let Some((last, _)) = pairs.last() else { break };
+            let after = last.clone();
+            // An object removed between pages ends the scan.
+            let Some(([], page, more_after)) = self.omap_get_and_scan_page(oid, &[], &after, prefix)? else { break };
+            pairs.extend(page);
+            more = more_after;
+        }
+        Ok(pairs)
+    }
+
+    /// One read op: the values of `keys` (when there are any, N = 1) and one page of a scan.
+    fn omap_get_and_scan_page<const N: usize>(
         &self,
         oid: &str,
-        add: impl FnOnce(&Librados, ReadOpT, *mut OmapIterT, *mut u8, *mut c_int),
-    ) -> Result<Option<(Pairs, bool)>> {
+        keys: &[&str; N],
+        start_after: &str,
+        prefix: &str,
+    ) -> Result<Option<([Pairs; N], Pairs, bool)>> {
+        let (after_c, prefix_c) = (c_string(start_after, "omap key")?, c_string(prefix, "omap key prefix")?);
+        let (key_pointers, key_lens) = pointers(keys.iter().map(|k| k.as_bytes()));
+        let read = self.omap_read(oid, |lib, op, iters: &mut [OmapIterT; 2], results: &mut [c_int; 2], more| {
+            // SAFETY: the strings and key arrays outlive the operation (they live until
+            // `omap_read` returns).
+            unsafe {
+                (lib.read_op_omap_get_vals2)(op, after_c.as_ptr(), prefix_c.as_ptr(), PAGE, &mut iters[0], more, &mut results[0]);
+                if N > 0 {
+                    let (iter, result) = (&mut iters[1], &mut results[1]);
+                    (lib.read_op_omap_get_vals_by_keys2)(op, key_pointers.as_ptr(), N, key_lens.as_ptr(), iter, result);
+                }
+            }
+        })?;
+        Ok(read.map(|([scan, got], more)| {
+            let got: [Pairs; N] = std::array::from_fn(|_| got.clone());
+            (got, scan, more)
+        }))
+    }
+
+    /// Runs one read op that `add` fills with up to `M` omap reads (given the op, an iterator
+    /// and a result slot per read, and the "more pairs" flag); returns each read's pairs and
+    /// the flag, or `None` if the object does not exist.
+    fn omap_read<const M: usize>(
+        &self,
+        oid: &str,
+        add: impl FnOnce(&Librados, ReadOpT, &mut [OmapIterT; M], &mut [c_int; M], *mut u8),
+    ) -> Result<Option<([Pairs; M], bool)>> {
         let lib = librados()?;
         let oid_c = c_string(oid, "object name")?;
-        let mut iter: OmapIterT = std::ptr::null_mut();
-        let (mut more, mut result): (u8, c_int) = (0, 0);
-        // SAFETY: the op is released on every path; `iter`, `more` and `result` outlive it.
+        let mut iters: [OmapIterT; M] = [std::ptr::null_mut(); M];
+        let mut results: [c_int; M] = [0; M];
+        let mut more = 0u8;
+        // SAFETY: the op is released on every path; `iters`, `results` and `more` outlive it.
         let rc = unsafe {
             let op = (lib.create_read_op)();
-            add(lib, op, &mut iter, &mut more, &mut result);
+            add(lib, op, &mut iters, &mut results, &mut more);
             let rc = (lib.read_op_operate)(op, self.handle, oid_c.as_ptr(), 0);
             (lib.release_read_op)(op);
             rc
         };
-        let pairs = drain(lib, iter);
+        let pairs = iters.map(|iter| drain(lib, iter));
         if rc == -libc::ENOENT {
             return Ok(None);
         }
@@ -201,7 +235,9 @@ impl IoCtx {
             return Err(no_omaps(self, oid));
         }
         check(rc, "read the omap of", || self.describe(oid))?;
-        check(result, "read the omap of", || self.describe(oid))?;
+        for result in results {
+            check(result, "read the omap of", || self.describe(oid))?;
+        }
         Ok(Some((pairs, more != 0)))
     }
 

@@ -1,0 +1,408 @@
+//! The RADOS catalogue: omaps in the catalogue pool, one namespace per dataset.
+//!
+//! ```text
+//! namespace <prefix>              fieldstore.datasets   omap: dataset key -> ""  (the datasets)
+//! namespace <prefix><dataset key> dataset               omap: key, schema, identity, seq,
+//!                                                       log/<seq, 20 digits> -> record,
+//!                                                       lock/<action> -> ""
+//!                                 <md5>                 an index: omap element values -> location
+//! ```
+//!
+//! Invariants (the consistency argument of docs/rados-layout.md):
+//! - An index object is written whole, by one exclusive create, before any record names it;
+//!   it never changes afterwards, so readers cache it forever.
+//! - `seq` counts the records of `log/`. A flush publishes all its index records in one
+//!   atomic operation guarded by `seq` having the value the writer read: concurrent writers
+//!   get distinct, gap-free sequence numbers, and a reader that has seen records up to N only
+//!   ever needs those after N.
+//! - Records are never changed; hiding indexes (purge, partial wipe) appends a mask record.
+//! - `identity` is unique per creation of the dataset: a reader that finds another one knows
+//!   the dataset was wiped and created again, and starts over.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fieldstore_core::codec::{Decoder, Encoder};
+use fieldstore_core::error::{Error, Result};
+use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, PendingIndexes};
+use fieldstore_core::recent::RecentList;
+use fieldstore_core::unique::unique_suffix;
+use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+
+use crate::naming::{check_prefix, dataset_namespace, unique_object_name};
+use crate::{Cluster, IoCtx, Outcome, WriteOp};
+
+/// The object listing the datasets, in the pool's default namespace.
+const DATASETS: &str = "fieldstore.datasets";
+/// Each dataset's own object.
+const DATASET: &str = "dataset";
+const LOG_PREFIX: &str = "log/";
+const KIND_INDEX: u8 = 1;
+const KIND_MASK: u8 = 2;
+/// How long a flush keeps retrying when other writers publish at the same moment.
+const PUBLISH_PATIENCE: Duration = Duration::from_secs(60);
+
+fn log_key(seq: u64) -> String {
+    format!("{LOG_PREFIX}{seq:020}")
+}
+
+fn lock_key(action: ControlAction) -> String {
+    format!("lock/{}", action.name())
+}
+
+pub struct RadosCatalogue {
+    cluster: Arc<Cluster>,
+    pool: String,
+    /// Starts every namespace of this instance; its dataset list is in namespace `prefix`.
+    prefix: String,
+    contexts: Mutex<HashMap<String, Arc<IoCtx>>>,
+    writers: RecentList<DatasetWriter>,
+}
+
+/// What this handle archived into one dataset since its last flush.
+struct DatasetWriter {
+    dataset: Key,
+    io: Arc<IoCtx>,
+    pending: PendingIndexes,
+    /// The last `seq` this writer saw: right unless another writer published since.
+    seq: u64,
+}
+
+impl RadosCatalogue {
+    /// A catalogue in `pool` whose namespaces start with `prefix`; fails now if the pool does
+    /// not exist.
+    pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str) -> Result<Self> {
+        check_prefix(prefix)?;
+        cluster.io(pool, "")?;
+        Ok(RadosCatalogue {
+            cluster,
+            pool: pool.into(),
+            prefix: prefix.into(),
+            contexts: Mutex::new(HashMap::new()),
+            writers: RecentList::default(),
+        })
+    }
+
+    fn context(&self, namespace: &str) -> Result<Arc<IoCtx>> {
+        let mut contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(io) = contexts.get(namespace) {
+            return Ok(io.clone());
+        }
+        let io = Arc::new(self.cluster.io(&self.pool, namespace)?);
+        contexts.insert(namespace.to_string(), io.clone());
+        Ok(io)
+    }
+
+    fn dataset_context(&self, dataset: &Key) -> Result<Arc<IoCtx>> {
+        self.context(&dataset_namespace(&self.prefix, dataset))
+    }
+
+    fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
+        let i = match self.writers.find(|w| w.dataset == *dataset) {
+            Some(i) => i,
+            None => {
+                let io = self.dataset_context(dataset)?;
+                self.create_dataset(&io, dataset, schema_text)?;
+                self.writers.push(DatasetWriter { dataset: dataset.clone(), io, pending: PendingIndexes::default(), seq: 0 })
+            }
+        };
+        Ok(&mut self.writers[i])
+    }
+
+    /// Creates the dataset object (racing creators: one wins, the others find it) and lists
+    /// the dataset.
+    fn create_dataset(&self, io: &IoCtx, dataset: &Key, schema_text: &str) -> Result<()> {
+        let key = dataset.to_string();
+        let identity = unique_suffix();
+        let create = WriteOp::new()
+            .create_exclusive()
+            .set("key", key.as_bytes())
+            .set("schema", schema_text.as_bytes())
+            .set("identity", identity.as_bytes())
+            .set("seq", b"0");
+        if io.apply(DATASET, &create)? == Outcome::Exists {
+            let stored = io.omap_get(DATASET, &["key"])?.unwrap_or_default();
+            if stored.first().map(|(_, v)| v.as_slice()) != Some(key.as_bytes()) {
+                return Err(Error::corrupt("dataset object", io.describe(DATASET), format!("it does not hold data set {dataset}")));
+            }
+        }
+        self.context(&self.prefix)?.apply(DATASETS, &WriteOp::new().set(&key, b""))?;
+        Ok(())
+    }
+}
+
+/// An omap value that holds a location.
+fn encode_location(location: &FieldLocation) -> Vec<u8> {
+    let mut e = Encoder::new();
+    e.str(&location.uri);
+    e.u64(location.offset);
+    e.u64(location.length);
+    e.u32(location.crc32c);
+    e.buf
+}
+
+fn decode_location(value: &[u8]) -> Option<FieldLocation> {
+    let mut d = Decoder::new(value);
+    let location = FieldLocation { uri: d.str()?.into(), offset: d.u64()?, length: d.u64()?, crc32c: d.u32()? };
+    d.finished().then_some(location)
+}
+
+/// Appends `records` to a dataset's log in one atomic operation, retrying while other
+/// writers publish first. `seq` is the caller's guess of the current count, updated.
+fn publish(io: &IoCtx, records: &[Vec<u8>], seq: &mut u64) -> Result<()> {
+    let started = Instant::now();
+    let mut attempt = 0u32;
+    loop {
+        let keys: Vec<String> = (1..=records.len() as u64).map(|i| log_key(*seq + i)).collect();
+        let (current, next) = (seq.to_string(), (*seq + records.len() as u64).to_string());
+        let op = WriteOp::new()
+            .compare_equal("seq", current.as_bytes())
+            .set("seq", next.as_bytes())
+            .set_all(keys.iter().map(String::as_str).zip(records.iter().map(Vec::as_slice)));
+        match io.apply(DATASET, &op)? {
+            Outcome::Applied => {
+                *seq += records.len() as u64;
+                return Ok(());
+            }
+            Outcome::Exists => unreachable!("publishing does not create"),
+            Outcome::ComparisonFailed => {
+                *seq = read_seq(io)?;
+                attempt += 1;
+                if started.elapsed() > PUBLISH_PATIENCE {
+                    return Err(Error::Invalid(format!(
+                        "{}: could not publish after {attempt} attempts in {:?}: other writers kept publishing first",
+                        io.describe(DATASET),
+                        PUBLISH_PATIENCE
+                    )));
+                }
+                // Spread the retries of writers that collided.
+                std::thread::sleep(Duration::from_micros(u64::from(attempt.min(20)) * (std::process::id() as u64 % 97 + 10)));
+            }
+        }
+    }
+}
+
+fn read_seq(io: &IoCtx) -> Result<u64> {
+    let pairs = io.omap_get(DATASET, &["seq"])?.ok_or_else(|| Error::Invalid(format!("{} was wiped", io.describe(DATASET))))?;
+    let text = pairs.first().map(|(_, v)| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
+    text.parse().map_err(|_| Error::corrupt("dataset object", io.describe(DATASET), format!("seq is {text:?}")))
+}
+
+impl DatasetWriter {
+    /// Writes one index object per pending index, then publishes them all.
+    fn flush(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut records = Vec::new();
+        for index in self.pending.iter() {
+            let name = unique_object_name(&format!("index/{}", unique_suffix()));
+            let values: Vec<Vec<u8>> = index.entries.values().map(encode_location).collect();
+            let pairs = index.entries.keys().map(String::as_str).zip(values.iter().map(Vec::as_slice));
+            if self.io.apply(&name, &WriteOp::new().create_exclusive().set_all(pairs))? != Outcome::Applied {
+                return Err(Error::Invalid(format!("{}: a new index object already exists", self.io.describe(&name))));
+            }
+            let mut e = Encoder::new();
+            e.buf.push(KIND_INDEX);
+            e.str(&name);
+            encode_summary(&mut e, index);
+            records.push(e.buf);
+        }
+        publish(&self.io, &records, &mut self.seq)?;
+        self.pending.clear();
+        Ok(())
+    }
+}
+
+impl Catalogue for RadosCatalogue {
+    fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
+        self.writer(dataset, schema_text)?.pending.insert(collocation, element, location);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        for writer in &mut self.writers {
+            writer.flush()?;
+        }
+        Ok(())
+    }
+
+    fn discard(&mut self) {
+        for writer in &mut self.writers {
+            writer.pending.clear();
+        }
+    }
+
+    fn datasets(&self) -> Result<Vec<Key>> {
+        let io = self.context(&self.prefix)?;
+        let pairs = io.omap_scan(DATASETS, "", "")?.unwrap_or_default();
+        let mut keys = pairs
+            .into_iter()
+            .map(|(k, _)| Key::parse(&k).map_err(|e| Error::corrupt("dataset list", io.describe(DATASETS), e.to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
+        let io = self.dataset_context(dataset)?;
+        let Some(pairs) = io.omap_get(DATASET, &["schema", "identity"])? else { return Ok(None) };
+        let value = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| String::from_utf8_lossy(v).into_owned());
+        let (Some(schema_text), Some(identity)) = (value("schema"), value("identity")) else { return Ok(None) };
+        Ok(Some(Box::new(RadosView::new(io, schema_text, identity))))
+    }
+
+    /// Unlists the dataset first (so it is not found half-removed), then removes its index
+    /// objects, and its dataset object last.
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        self.context(&self.prefix)?.apply(DATASETS, &WriteOp::new().remove(&dataset.to_string()))?;
+        let io = self.dataset_context(dataset)?;
+        let mut names = io.object_names()?;
+        names.sort_by_key(|n| n == DATASET);
+        for name in names {
+            io.remove(&name)?;
+        }
+        Ok(())
+    }
+
+    fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
+        let pairs = self.dataset_context(dataset)?.omap_scan(DATASET, "", "lock/")?.unwrap_or_default();
+        Ok(pairs.iter().filter_map(|(k, _)| ControlAction::from_name(&k["lock/".len()..])).collect())
+    }
+
+    fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
+        let io = self.dataset_context(dataset)?;
+        if io.size(DATASET)?.is_none() {
+            return Err(Error::Invalid(format!("no data set {dataset} to lock or unlock")));
+        }
+        let key = lock_key(action);
+        let op = if locked { WriteOp::new().set(&key, b"") } else { WriteOp::new().remove(&key) };
+        io.apply(DATASET, &op)?;
+        Ok(())
+    }
+
+    fn describe(&self, dataset: &Key) -> String {
+        format!("rados pool {} namespace {}", self.pool, dataset_namespace(&self.prefix, dataset))
+    }
+}
+
+/// A reader's view of one dataset: the log read so far, and the index objects loaded.
+struct RadosView {
+    io: Arc<IoCtx>,
+    schema_text: String,
+    identity: String,
+    /// The last log key read.
+    last: String,
+    /// Visible indexes, oldest first.
+    visible: Vec<Arc<IndexInfo>>,
+    masked: HashSet<String>,
+    shared: Interner,
+    /// Loaded index objects: entries sorted by element values.
+    loaded: HashMap<String, Arc<Vec<(String, FieldLocation)>>>,
+}
+
+impl RadosView {
+    fn new(io: Arc<IoCtx>, schema_text: String, identity: String) -> Self {
+        RadosView {
+            io,
+            schema_text,
+            identity,
+            last: String::new(),
+            visible: Vec::new(),
+            masked: HashSet::new(),
+            shared: Interner::default(),
+            loaded: HashMap::new(),
+        }
+    }
+
+    /// Applies one log record.
+    fn apply(&mut self, key: &str, record: &[u8]) -> Result<()> {
+        let corrupt = || Error::corrupt("log record", format!("{} {key}", self.io.describe(DATASET)), "undecodable");
+        let (&kind, payload) = record.split_first().ok_or_else(corrupt)?;
+        let mut d = Decoder::new(payload);
+        match kind {
+            KIND_INDEX => {
+                let name = d.str().ok_or_else(corrupt)?.to_string();
+                let info = decode_summary(&mut d, &mut self.shared, name).filter(|_| d.finished()).ok_or_else(corrupt)?;
+                if !self.masked.contains(&info.id) {
+                    self.visible.push(Arc::new(info));
+                }
+            }
+            KIND_MASK => {
+                let ids = d.strs().filter(|_| d.finished()).ok_or_else(corrupt)?;
+                self.visible.retain(|i| !ids.contains(&i.id));
+                self.masked.extend(ids);
+            }
+            _ => return Err(corrupt()),
+        }
+        Ok(())
+    }
+
+    fn load(&mut self, index: &IndexInfo) -> Result<Arc<Vec<(String, FieldLocation)>>> {
+        if let Some(entries) = self.loaded.get(&index.id) {
+            return Ok(entries.clone());
+        }
+        let pairs = self.io.omap_scan(&index.id, "", "")?.ok_or_else(|| {
+            Error::corrupt("index object", self.io.describe(&index.id), "missing (the data set was wiped while it was read?)")
+        })?;
+        let entries = pairs
+            .into_iter()
+            .map(|(k, v)| {
+                let location = decode_location(&v)
+                    .ok_or_else(|| Error::corrupt("index entry", format!("{} {k}", self.io.describe(&index.id)), "undecodable"))?;
+                Ok((k, location))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let entries = Arc::new(entries);
+        self.loaded.insert(index.id.clone(), entries.clone());
+        Ok(entries)
+    }
+}
+
+impl DatasetView for RadosView {
+    fn schema_text(&self) -> &str {
+        &self.schema_text
+    }
+
+    fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
+        let Some((identity, records)) = self.io.omap_get_and_scan(DATASET, "identity", &self.last, LOG_PREFIX)? else {
+            // Wiped: nothing is visible any more.
+            self.visible.clear();
+            return Ok(Vec::new());
+        };
+        if identity != self.identity.as_bytes() {
+            // Wiped and created again: read the new log from its start.
+            let identity = String::from_utf8_lossy(&identity).into_owned();
+            *self = RadosView::new(self.io.clone(), std::mem::take(&mut self.schema_text), identity);
+            return self.indexes();
+        }
+        for (key, record) in records {
+            self.apply(&key, &record)?;
+            self.last = key;
+        }
+        Ok(self.visible.iter().rev().cloned().collect())
+    }
+
+    fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
+        let entries = self.load(index)?;
+        let values = element.values_string();
+        Ok(entries.binary_search_by(|(k, _)| k.as_str().cmp(&values)).ok().map(|i| entries[i].1.clone()))
+    }
+
+    fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
+        let entries = self.load(index)?;
+        entries.iter().map(|(values, loc)| Ok((Key::from_values_string(&index.element_keywords, values)?, loc.clone()))).collect()
+    }
+
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
+        if indexes.is_empty() {
+            return Ok(());
+        }
+        let mut e = Encoder::new();
+        e.buf.push(KIND_MASK);
+        e.strs(indexes.iter().map(|i| i.id.as_str()));
+        let mut seq = read_seq(&self.io)?;
+        publish(&self.io, &[e.buf], &mut seq)
+    }
+}
