@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fieldstore::{Config, FieldStore, Key, Request};
 
@@ -12,6 +12,80 @@ use fieldstore::{Config, FieldStore, Key, Request};
 pub fn open_at(root: &Path) -> FieldStore {
     let yaml = format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display());
     fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap()
+}
+
+/// The store a config file describes.
+pub fn open_config(path: &Path) -> FieldStore {
+    fieldstore::open(&Config::from_file(path).unwrap()).unwrap()
+}
+
+/// Fresh, empty storage for one catalogue/store pairing: a temporary directory for POSIX
+/// parts, a namespace prefix of its own in the test cluster's pool for RADOS parts.
+pub struct Site {
+    /// "catalogue+store", for messages.
+    pub name: String,
+    dir: tempfile::TempDir,
+    /// The `catalogue:` and `store:` sections.
+    sections: String,
+    config: PathBuf,
+    /// Whether the store keeps each field in an object of its own (so purge can remove
+    /// superseded fields one by one) rather than appending a writer's fields to one file.
+    pub object_per_field: bool,
+}
+
+/// The backend types the conformance tests pair (each catalogue with each store).
+pub const BACKENDS: [&str; 2] = ["posix", "rados"];
+
+impl Site {
+    pub fn new(catalogue: &str, store: &str) -> Site {
+        let dir = tempfile::tempdir().unwrap();
+        let sections = format!("catalogue: {}\nstore: {}\n", section(catalogue, dir.path()), section(store, dir.path()));
+        let config = dir.path().join("config.yaml");
+        std::fs::write(&config, &sections).unwrap();
+        eprintln!("pairing {catalogue}+{store}");
+        Site { name: format!("{catalogue}+{store}"), dir, sections, config, object_per_field: store == "rados" }
+    }
+
+    pub fn open(&self) -> FieldStore {
+        open_config(&self.config)
+    }
+
+    /// Opens the site with a config that names a schema file.
+    pub fn open_with_schema(&self, schema: &Path) -> FieldStore {
+        let yaml = format!("schema: {}\n{}", schema.display(), self.sections);
+        fieldstore::open(&Config::parse(&self.name, &yaml).unwrap()).unwrap()
+    }
+
+    /// The config file (for child processes).
+    pub fn config(&self) -> &Path {
+        &self.config
+    }
+
+    /// The temporary directory (POSIX parts live under `root/`).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// A backend's config section for a site in `dir`.
+fn section(kind: &str, dir: &Path) -> String {
+    match kind {
+        "posix" => format!("{{type: posix, root: {}}}", dir.join("root").display()),
+        "rados" => {
+            let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF").expect(
+                "the conformance tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env",
+            );
+            let pool = std::env::var("FIELDSTORE_TEST_RADOS_POOL").unwrap_or_else(|_| "fieldstore".into());
+            let unique = dir.file_name().unwrap().to_string_lossy();
+            format!("{{type: rados, pool: {pool}, ceph_conf: {conf}, namespace_prefix: 'test-{}-{unique}-'}}", std::process::id())
+        }
+        other => panic!("no test site for backend {other}"),
+    }
+}
+
+/// Every catalogue/store pairing, each on fresh storage.
+pub fn sites() -> Vec<Site> {
+    BACKENDS.iter().flat_map(|c| BACKENDS.iter().map(move |s| Site::new(c, s))).collect()
 }
 
 /// Bytes derived from an identifier, so a reader can check what it got.
