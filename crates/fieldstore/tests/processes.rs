@@ -1,5 +1,6 @@
-//! Several processes on one data set: concurrent writers and readers, and writers killed with
-//! SIGKILL at random moments. The test binary re-runs itself as the child process (selected
+//! Several processes on one data set, on every catalogue/store pairing: concurrent writers
+//! and readers, and writers killed with SIGKILL at random moments (part of the conformance
+//! suite). The test binary re-runs itself as the child process (selected
 //! by `FIELDSTORE_TEST_CHILD`), so children use exactly the library under test.
 
 mod common;
@@ -35,8 +36,8 @@ fn size_of(step: usize, param: usize) -> usize {
 fn child_writer() {
     let Ok(spec) = std::env::var(CHILD_ENV) else { return };
     let parts: Vec<&str> = spec.split(':').collect();
-    let (root, member, steps): (&str, usize, usize) = (parts[0], parts[1].parse().unwrap(), parts[2].parse().unwrap());
-    let mut fs = open_at(Path::new(root));
+    let (config, member, steps): (&str, usize, usize) = (parts[0], parts[1].parse().unwrap(), parts[2].parse().unwrap());
+    let mut fs = open_config(Path::new(config));
     for step in 0..steps {
         for param in 0..FIELDS_PER_STEP {
             let id = identifier(member, step, param);
@@ -47,10 +48,11 @@ fn child_writer() {
     }
 }
 
-fn spawn_writer(root: &Path, member: usize, steps: usize) -> Child {
+/// A child writer on the storage of a config file.
+fn spawn_writer(config: &Path, member: usize, steps: usize) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["child_writer", "--exact", "--nocapture", "--test-threads=1", "--quiet"])
-        .env(CHILD_ENV, format!("{}:{member}:{steps}", root.display()))
+        .env(CHILD_ENV, format!("{}:{member}:{steps}", config.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -85,17 +87,22 @@ fn check_visible(fs: &mut FieldStore, member: usize) -> BTreeSet<usize> {
 
 #[test]
 fn concurrent_writers_and_readers_see_every_flushed_field_and_nothing_else() {
-    let dir = tempfile::tempdir().unwrap();
+    for site in sites() {
+        concurrent_writers_and_readers(&site);
+    }
+}
+
+fn concurrent_writers_and_readers(site: &Site) {
     let (members, steps) = (4, 15);
-    let mut writers: Vec<Child> = (0..members).map(|m| spawn_writer(dir.path(), m, steps)).collect();
+    let mut writers: Vec<Child> = (0..members).map(|m| spawn_writer(site.config(), m, steps)).collect();
     let outputs: Vec<_> = writers.iter_mut().map(|c| BufReader::new(c.stdout.take().unwrap())).collect();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let readers: Vec<_> = (0..2)
         .map(|r| {
-            let root = dir.path().to_path_buf();
+            let config = site.config().to_path_buf();
             let done = done.clone();
             std::thread::spawn(move || {
-                let mut fs = open_at(&root);
+                let mut fs = open_config(&config);
                 let mut seen = vec![0usize; members];
                 let deadline = Instant::now() + Duration::from_secs(60);
                 let mut rounds = 0;
@@ -114,22 +121,26 @@ fn concurrent_writers_and_readers_see_every_flushed_field_and_nothing_else() {
     for (mut child, out) in writers.into_iter().zip(outputs) {
         let flushed = out.lines().map_while(Result::ok).filter(|l| l.starts_with("flushed")).count();
         assert!(child.wait().unwrap().success());
-        assert_eq!(flushed, steps);
+        assert_eq!(flushed, steps, "{}", site.name);
     }
     done.store(true, std::sync::atomic::Ordering::SeqCst);
     for r in readers {
         assert!(r.join().unwrap() > 0);
     }
-    let mut fs = open_at(dir.path());
+    let mut fs = site.open();
     for m in 0..members {
-        assert_eq!(check_visible(&mut fs, m).len(), steps, "member {m}");
+        assert_eq!(check_visible(&mut fs, m).len(), steps, "{}: member {m}", site.name);
     }
 }
 
 #[test]
 fn writers_killed_at_random_moments_lose_nothing_flushed_and_leave_no_partial_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let trials = 30;
+    for site in sites() {
+        writers_killed_at_random_moments(&site, 20);
+    }
+}
+
+fn writers_killed_at_random_moments(site: &Site, trials: usize) {
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = || {
         seed ^= seed << 13;
@@ -139,9 +150,9 @@ fn writers_killed_at_random_moments_lose_nothing_flushed_and_leave_no_partial_fi
     };
     let mut killed_mid_run = 0;
     // One reader for all trials, as a post-processing job would keep one.
-    let mut fs = open_at(dir.path());
+    let mut fs = site.open();
     for trial in 0..trials {
-        let mut child = spawn_writer(dir.path(), 100 + trial, 1000);
+        let mut child = spawn_writer(site.config(), 100 + trial, 1000);
         let out = BufReader::new(child.stdout.take().unwrap());
         let delay = Duration::from_micros(next() % 300_000);
         let collector = std::thread::spawn(move || out.lines().map_while(Result::ok).filter(|l| l.starts_with("flushed")).count());
@@ -155,11 +166,16 @@ fn writers_killed_at_random_moments_lose_nothing_flushed_and_leave_no_partial_fi
         let visible = check_visible(&mut fs, 100 + trial);
         // Every step the writer reported flushed is visible; at most the one being flushed
         // when it died may be visible beyond that, and only complete.
-        assert!(visible.len() >= flushed && visible.len() <= flushed + 1, "trial {trial}: {flushed} flushed, {} visible", visible.len());
+        assert!(
+            visible.len() >= flushed && visible.len() <= flushed + 1,
+            "{}: trial {trial}: {flushed} flushed, {} visible",
+            site.name,
+            visible.len()
+        );
     }
-    assert!(killed_mid_run >= trials / 2, "most trials must kill the writer mid-run ({killed_mid_run}/{trials})");
+    assert!(killed_mid_run >= trials / 2, "{}: most trials must kill the writer mid-run ({killed_mid_run}/{trials})", site.name);
     // The store is still usable: a new writer archives and flushes, and everything reads.
-    let mut fs = open_at(dir.path());
+    let mut fs = site.open();
     let id = identifier(999, 0, 0);
     fs.archive(&id, &payload(&id, 100)).unwrap();
     fs.flush().unwrap();
