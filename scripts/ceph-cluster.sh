@@ -147,6 +147,7 @@ start() {
 
   {
     echo "FIELDSTORE_TEST_CEPH_CONF=$dir/ceph.conf"
+    echo "CEPH_CONF=$dir/ceph.conf"
     echo "FIELDSTORE_TEST_RADOS_POOL=fieldstore"
     ((osds >= 2)) && echo "FIELDSTORE_TEST_RADOS_POOL_REP2=fieldstore-rep2"
     ((osds >= 3)) && echo "FIELDSTORE_TEST_RADOS_POOL_EC=fieldstore-ec21"
