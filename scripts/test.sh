@@ -14,7 +14,9 @@ fi
 ceph_dir=$(mktemp -d /tmp/fieldstore-ceph.XXXXXX)
 trap 'bash "$here/scripts/ceph-cluster.sh" stop "$ceph_dir"' EXIT
 rmdir "$ceph_dir"
-bash "$here/scripts/ceph-cluster.sh" start "$ceph_dir" 2> >(grep -v -e "Falling back to public interface" -e "log_to_monitors" >&2)
+# A free monitor port, so a cluster someone left running does not stop the tests.
+mon_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+bash "$here/scripts/ceph-cluster.sh" start "$ceph_dir" --port "$mon_port" 2> >(grep -v -e "Falling back to public interface" -e "log_to_monitors" >&2)
 set -a
 source "$ceph_dir/env"
 set +a
