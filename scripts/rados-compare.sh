@@ -9,7 +9,7 @@ pool=${1:-fieldstore} index_pool=${2:-${1:-fieldstore}} seconds=${3:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
 fs=$here/target/release/fieldstore
 [[ -x $fs ]] || (cd "$here" && cargo build --release -q -p fieldstore-cli)
-: "${CEPH_CONF:?set CEPH_CONF to the cluster's ceph.conf}"
+: "${CEPH_CONF:?set CEPH_CONF to the ceph.conf of the cluster}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -18,7 +18,7 @@ rados_bench() { rados -p "$pool" bench "$@" 2>/dev/null | awk '/^Bandwidth \(MB\
 # MiB/s of hammer's aggregate phase (the last JSON line).
 hammer_mibs() {
   "$fs" --config "$scratch/config.yaml" bench hammer "$@" --json |
-    tail -1 | python3 -c 'import json,sys; p=json.load(sys.stdin); print(f"{p[\"bytes\"]/p[\"seconds\"]/2**20:.1f}")'
+    tail -1 | python3 -c 'import json,sys; p=json.load(sys.stdin); print(round(p["bytes"]/p["seconds"]/2**20, 1))'
 }
 
 echo "| object size | concurrency | rados bench write MiB/s | hammer write MiB/s | % | rados bench read MiB/s | hammer read MiB/s | % |"

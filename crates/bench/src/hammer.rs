@@ -285,8 +285,11 @@ impl Hammer {
                     // The bytes are known once read; the event is corrected below.
                     let fields = phase.io("retrieve", step - self.step, 0, || -> fieldstore::Result<Vec<fieldstore::FieldEntry>> {
                         let (mut reader, _) = fs.retrieve(&request)?;
-                        buffer.clear();
-                        reader.read_to_end(&mut buffer).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
+                        // Sized from the index and kept between steps: `read_to_end` would
+                        // zero its spare room again at every step.
+                        let total: u64 = reader.fields().iter().map(|f| f.location.length).sum();
+                        buffer.resize(total as usize, 0);
+                        reader.read_exact(&mut buffer).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
                         Ok(reader.fields().to_vec())
                     })?;
                     if let Some(last) = phase.events.last_mut() {
