@@ -12,6 +12,7 @@
 #   fieldstore      replicated, size 1 (the default test pool)
 #   fieldstore-rep2 replicated, size 2
 #   fieldstore-ec21 erasure-coded 2+1 (data only: omaps need a replicated pool)
+#   fieldstore-quota replicated, size 1, at most 4 MiB (a pool that fills up)
 # Memory: memstore keeps objects in RAM, at most --osd-bytes per OSD (default 2 GiB).
 set -euo pipefail
 
@@ -123,6 +124,9 @@ start() {
 
   ceph_cmd osd pool create fieldstore 16 16 replicated >/dev/null 2>&1
   ceph_cmd osd pool set fieldstore size 1 --yes-i-really-mean-it >/dev/null 2>&1
+  ceph_cmd osd pool create fieldstore-quota 8 8 replicated >/dev/null 2>&1
+  ceph_cmd osd pool set fieldstore-quota size 1 --yes-i-really-mean-it >/dev/null 2>&1
+  ceph_cmd osd pool set-quota fieldstore-quota max_bytes $((4 << 20)) >/dev/null 2>&1
   if ((osds >= 2)); then
     ceph_cmd osd pool create fieldstore-rep2 16 16 replicated >/dev/null 2>&1
     ceph_cmd osd pool set fieldstore-rep2 size 2 >/dev/null 2>&1
@@ -149,6 +153,7 @@ start() {
     echo "FIELDSTORE_TEST_CEPH_CONF=$dir/ceph.conf"
     echo "CEPH_CONF=$dir/ceph.conf"
     echo "FIELDSTORE_TEST_RADOS_POOL=fieldstore"
+    echo "FIELDSTORE_TEST_RADOS_POOL_QUOTA=fieldstore-quota"
     ((osds >= 2)) && echo "FIELDSTORE_TEST_RADOS_POOL_REP2=fieldstore-rep2"
     ((osds >= 3)) && echo "FIELDSTORE_TEST_RADOS_POOL_EC=fieldstore-ec21"
     if ((rgw)); then

@@ -29,9 +29,9 @@ for size in 1048576 65536; do
     write=$(rados_bench "$seconds" write -b "$size" -t "$conc" --no-cleanup --run-name "$run")
     read=$(rados_bench "$seconds" seq -t "$conc" --run-name "$run")
     rados -p "$pool" cleanup --run-name "$run" >/dev/null 2>&1
-    # 400 MiB or 2,000 fields of 64 KiB in all, 100 fields per flush (hammer's steps).
-    if ((size >= 1048576)); then steps=$((4 / conc)); else steps=$((20 / conc)); fi
-    ((steps > 0)) || steps=1
+    # About as long as rados bench runs: 2,000 fields of 1 MiB or 20,000 of 64 KiB in all,
+    # 100 fields per flush (hammer's steps).
+    if ((size >= 1048576)); then steps=$((20 / conc)); else steps=$((200 / conc)); fi
     printf 'catalogue: {type: rados, pool: %s, namespace_prefix: %s-}\nstore: {type: rados, pool: %s, namespace_prefix: %s-}\n' \
       "$index_pool" "$run" "$pool" "$run" >"$scratch/config.yaml"
     shape=(--procs "$conc" --nsteps "$steps" --nlevels 10 --nparams 10 --field-size "$size")

@@ -165,7 +165,7 @@ fn publish(io: &IoCtx, records: &[Vec<u8>], seq: &mut u64) -> Result<()> {
                 *seq += records.len() as u64;
                 return Ok(());
             }
-            Outcome::Exists => unreachable!("publishing does not create"),
+            Outcome::Exists | Outcome::Missing => unreachable!("publishing neither creates nor removes"),
             Outcome::ComparisonFailed => {
                 *seq = read_seq(io)?;
                 attempt += 1;

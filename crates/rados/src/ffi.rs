@@ -22,6 +22,12 @@ pub type ListCtxT = *mut c_void;
 
 /// `LIBRADOS_CREATE_EXCLUSIVE`: creating an existing object fails with `EEXIST`.
 pub const CREATE_EXCLUSIVE: c_int = 1;
+/// `LIBRADOS_OPERATION_FULL_TRY`: on a full cluster or pool, fail (`ENOSPC`, `EDQUOT`)
+/// instead of waiting for space.
+pub const OPERATION_FULL_TRY: c_int = 64;
+/// `LIBRADOS_OPERATION_FULL_FORCE`: allowed on a full cluster or pool (for deletions, which
+/// free space).
+pub const OPERATION_FULL_FORCE: c_int = 128;
 /// `LIBRADOS_CMPXATTR_OP_EQ`: an omap comparison that holds when the values are equal.
 pub const COMPARE_EQUAL: u8 = 1;
 
@@ -38,15 +44,14 @@ pub struct Librados {
     pub ioctx_create: unsafe extern "C" fn(RadosT, *const c_char, *mut IoCtxT) -> c_int,
     pub ioctx_destroy: unsafe extern "C" fn(IoCtxT),
     pub ioctx_set_namespace: unsafe extern "C" fn(IoCtxT, *const c_char),
-    pub write_full: unsafe extern "C" fn(IoCtxT, *const c_char, *const c_char, usize) -> c_int,
     pub read: unsafe extern "C" fn(IoCtxT, *const c_char, *mut c_char, usize, u64) -> c_int,
-    pub remove: unsafe extern "C" fn(IoCtxT, *const c_char) -> c_int,
     pub stat: unsafe extern "C" fn(IoCtxT, *const c_char, *mut u64, *mut libc::time_t) -> c_int,
     pub write: unsafe extern "C" fn(IoCtxT, *const c_char, *const c_char, usize, u64) -> c_int,
     pub create_write_op: unsafe extern "C" fn() -> WriteOpT,
     pub release_write_op: unsafe extern "C" fn(WriteOpT),
     pub write_op_create: unsafe extern "C" fn(WriteOpT, c_int, *const c_char),
     pub write_op_write_full: unsafe extern "C" fn(WriteOpT, *const c_char, usize),
+    pub write_op_remove: unsafe extern "C" fn(WriteOpT),
     pub write_op_omap_set2: unsafe extern "C" fn(WriteOpT, *const *const c_char, *const *const c_char, *const usize, *const usize, usize),
     pub write_op_omap_rm_keys2: unsafe extern "C" fn(WriteOpT, *const *const c_char, *const usize, usize),
     pub write_op_omap_cmp2: unsafe extern "C" fn(WriteOpT, *const c_char, u8, *const c_char, usize, usize, *mut c_int),
@@ -101,15 +106,14 @@ fn load() -> std::result::Result<Librados, String> {
         ioctx_create: symbol!("rados_ioctx_create"),
         ioctx_destroy: symbol!("rados_ioctx_destroy"),
         ioctx_set_namespace: symbol!("rados_ioctx_set_namespace"),
-        write_full: symbol!("rados_write_full"),
         read: symbol!("rados_read"),
-        remove: symbol!("rados_remove"),
         stat: symbol!("rados_stat"),
         write: symbol!("rados_write"),
         create_write_op: symbol!("rados_create_write_op"),
         release_write_op: symbol!("rados_release_write_op"),
         write_op_create: symbol!("rados_write_op_create"),
         write_op_write_full: symbol!("rados_write_op_write_full"),
+        write_op_remove: symbol!("rados_write_op_remove"),
         write_op_omap_set2: symbol!("rados_write_op_omap_set2"),
         write_op_omap_rm_keys2: symbol!("rados_write_op_omap_rm_keys2"),
         write_op_omap_cmp2: symbol!("rados_write_op_omap_cmp2"),

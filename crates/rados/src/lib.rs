@@ -53,6 +53,12 @@ unsafe impl Sync for Cluster {}
 
 /// Turns a negative librados return code into an error about `what`.
 fn check(rc: i32, action: &'static str, what: impl FnOnce() -> String) -> Result<i32> {
+    if rc == -libc::ETIMEDOUT {
+        return Err(Error::Invalid(format!(
+            "{action} {}: no answer within the operation timeout (is the cluster unhealthy? `ceph health detail` says)",
+            what()
+        )));
+    }
     if rc < 0 {
         Err(Error::io(action, what(), std::io::Error::from_raw_os_error(-rc)))
     } else {
@@ -169,12 +175,10 @@ impl IoCtx {
         format!("rados://{}/{}/{oid}", self.pool, self.namespace)
     }
 
-    /// Replaces an object's contents (creating it), durably, in one operation.
+    /// Replaces an object's contents (creating it), durably, in one operation; fails at once
+    /// on a full pool.
     pub fn write_full(&self, oid: &str, data: &[u8]) -> Result<()> {
-        let oid_c = c_string(oid, "object name")?;
-        // SAFETY: live context; `data` is valid for `data.len()` bytes.
-        let rc = unsafe { (librados()?.write_full)(self.handle, oid_c.as_ptr(), data.as_ptr().cast(), data.len()) };
-        check(rc, "write", || self.describe(oid))?;
+        self.apply(oid, &WriteOp::new().write_full(data))?;
         Ok(())
     }
 
@@ -215,16 +219,9 @@ impl IoCtx {
         Ok(Some(size))
     }
 
-    /// Deletes an object; returns whether it existed.
+    /// Deletes an object, also from a full pool; returns whether it existed.
     pub fn remove(&self, oid: &str) -> Result<bool> {
-        let oid_c = c_string(oid, "object name")?;
-        // SAFETY: live context.
-        let rc = unsafe { (librados()?.remove)(self.handle, oid_c.as_ptr()) };
-        if rc == -libc::ENOENT {
-            return Ok(false);
-        }
-        check(rc, "remove", || self.describe(oid))?;
-        Ok(true)
+        Ok(self.apply(oid, &WriteOp::new().remove_object())? == Outcome::Applied)
     }
 }
 

@@ -5,7 +5,9 @@ use std::ffi::{c_char, c_int};
 
 use fieldstore_core::error::{Error, Result};
 
-use crate::ffi::{librados, Librados, ListCtxT, OmapIterT, ReadOpT, COMPARE_EQUAL, CREATE_EXCLUSIVE};
+use crate::ffi::{
+    librados, Librados, ListCtxT, OmapIterT, ReadOpT, COMPARE_EQUAL, CREATE_EXCLUSIVE, OPERATION_FULL_FORCE, OPERATION_FULL_TRY,
+};
 use crate::{c_string, check, IoCtx};
 
 /// Omap pairs as read: key, value.
@@ -22,6 +24,7 @@ pub struct WriteOp<'a> {
     compare: Vec<(&'a str, &'a [u8])>,
     set: Vec<(&'a str, &'a [u8])>,
     remove: Vec<&'a str>,
+    remove_object: bool,
 }
 
 /// What became of a [`WriteOp`] that the cluster answered.
@@ -32,6 +35,8 @@ pub enum Outcome {
     Exists,
     /// A guarded omap value differed: nothing was changed.
     ComparisonFailed,
+    /// It asked to remove the object, which does not exist.
+    Missing,
 }
 
 impl<'a> WriteOp<'a> {
@@ -72,6 +77,12 @@ impl<'a> WriteOp<'a> {
         self.remove.push(key);
         self
     }
+
+    /// Deletes the object (allowed on a full pool: it frees space).
+    pub fn remove_object(mut self) -> Self {
+        self.remove_object = true;
+        self
+    }
 }
 
 /// Pointers and lengths of byte strings, as librados' `*2` functions take them.
@@ -80,7 +91,8 @@ fn pointers<'s>(items: impl Iterator<Item = &'s [u8]>) -> (Vec<*const c_char>, V
 }
 
 impl IoCtx {
-    /// Applies a compound write to `oid`.
+    /// Applies a compound write to `oid`; on a full pool it fails with `ENOSPC` or `EDQUOT`
+    /// (over its quota) rather than waiting.
     pub fn apply(&self, oid: &str, op: &WriteOp) -> Result<Outcome> {
         let lib = librados()?;
         let oid_c = c_string(oid, "object name")?;
@@ -110,12 +122,19 @@ impl IoCtx {
             if !op.remove.is_empty() {
                 (lib.write_op_omap_rm_keys2)(handle, remove_keys.as_ptr(), remove_key_lens.as_ptr(), op.remove.len());
             }
-            let rc = (lib.write_op_operate)(handle, self.handle, oid_c.as_ptr(), std::ptr::null_mut(), 0);
+            if op.remove_object {
+                (lib.write_op_remove)(handle);
+            }
+            // A full pool fails a write at once rather than blocking it until space is freed;
+            // deletions go ahead.
+            let flags = if op.remove_object { OPERATION_FULL_FORCE } else { OPERATION_FULL_TRY };
+            let rc = (lib.write_op_operate)(handle, self.handle, oid_c.as_ptr(), std::ptr::null_mut(), flags);
             (lib.release_write_op)(handle);
             rc
         };
         let uses_omap = !(op.compare.is_empty() && op.set.is_empty() && op.remove.is_empty());
         match rc {
+            rc if rc == -libc::ENOENT && op.remove_object => Ok(Outcome::Missing),
             rc if rc == -libc::EOPNOTSUPP && uses_omap => Err(no_omaps(self, oid)),
             rc if rc == -libc::EEXIST && op.create_exclusive => Ok(Outcome::Exists),
             rc if rc == -libc::ECANCELED && !op.compare.is_empty() => Ok(Outcome::ComparisonFailed),

@@ -148,3 +148,32 @@ fn the_object_api_on_rados_passes_the_conformance_checks() {
     let pool = fieldstore_rados::objects::RadosPool::new(cluster, &pool(), &unique("run")).unwrap();
     fieldstore_objects::conformance::check_pool(&pool, "forecast/../x");
 }
+
+#[test]
+fn a_full_pool_fails_writes_at_once_and_keeps_what_it_holds() {
+    let pool = std::env::var("FIELDSTORE_TEST_RADOS_POOL_QUOTA").expect("scripts/ceph-cluster.sh makes a pool with a quota");
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let io = cluster.io(&pool, &unique("full")).unwrap();
+    let data = vec![7u8; 1 << 20];
+    // The monitors mark the pool full a few seconds after it passes its 4 MiB quota; writes
+    // are paced so that little lands beyond it meanwhile.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut written = 0;
+    let err = loop {
+        let started = Instant::now();
+        match io.write_full(&format!("o{written}"), &data) {
+            Ok(()) => written += 1,
+            Err(e) => break e.to_string(),
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "a write waited for space");
+        assert!(Instant::now() < deadline, "the pool never filled ({written} MiB written)");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(err.contains("quota exceeded") && err.contains(&format!("rados://{pool}/")), "{err}");
+    let mut back = vec![0u8; data.len()];
+    for i in 0..written {
+        io.read_exact(&format!("o{i}"), 0, &mut back).unwrap();
+        assert!(back == data, "object {i} intact");
+        assert!(io.remove(&format!("o{i}")).unwrap(), "removal goes ahead on a full pool");
+    }
+}
