@@ -20,7 +20,7 @@
 //!   the dataset was wiped and created again, and starts over.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fieldstore_core::codec::{Decoder, Encoder};
@@ -31,7 +31,7 @@ use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::naming::{check_prefix, dataset_namespace, unique_object_name};
-use crate::{Cluster, IoCtx, Outcome, WriteOp};
+use crate::{Cluster, IoCtx, Namespaces, Outcome, WriteOp};
 
 /// The object listing the datasets, in the pool's default namespace.
 const DATASETS: &str = "fieldstore.datasets";
@@ -52,11 +52,9 @@ fn lock_key(action: ControlAction) -> String {
 }
 
 pub struct RadosCatalogue {
-    cluster: Arc<Cluster>,
-    pool: String,
+    namespaces: Namespaces,
     /// Starts every namespace of this instance; its dataset list is in namespace `prefix`.
     prefix: String,
-    contexts: Mutex<HashMap<String, Arc<IoCtx>>>,
     writers: RecentList<DatasetWriter>,
 }
 
@@ -74,28 +72,11 @@ impl RadosCatalogue {
     /// not exist.
     pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str) -> Result<Self> {
         check_prefix(prefix)?;
-        cluster.io(pool, "")?;
-        Ok(RadosCatalogue {
-            cluster,
-            pool: pool.into(),
-            prefix: prefix.into(),
-            contexts: Mutex::new(HashMap::new()),
-            writers: RecentList::default(),
-        })
-    }
-
-    fn context(&self, namespace: &str) -> Result<Arc<IoCtx>> {
-        let mut contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(io) = contexts.get(namespace) {
-            return Ok(io.clone());
-        }
-        let io = Arc::new(self.cluster.io(&self.pool, namespace)?);
-        contexts.insert(namespace.to_string(), io.clone());
-        Ok(io)
+        Ok(RadosCatalogue { namespaces: Namespaces::new(cluster, pool)?, prefix: prefix.into(), writers: RecentList::default() })
     }
 
     fn dataset_context(&self, dataset: &Key) -> Result<Arc<IoCtx>> {
-        self.context(&dataset_namespace(&self.prefix, dataset))
+        self.namespaces.get(&dataset_namespace(&self.prefix, dataset))
     }
 
     fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
@@ -127,7 +108,7 @@ impl RadosCatalogue {
                 return Err(Error::corrupt("dataset object", io.describe(DATASET), format!("it does not hold data set {dataset}")));
             }
         }
-        self.context(&self.prefix)?.apply(DATASETS, &WriteOp::new().set(&key, b""))?;
+        self.namespaces.get(&self.prefix)?.apply(DATASETS, &WriteOp::new().set(&key, b""))?;
         Ok(())
     }
 }
@@ -235,7 +216,7 @@ impl Catalogue for RadosCatalogue {
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {
-        let io = self.context(&self.prefix)?;
+        let io = self.namespaces.get(&self.prefix)?;
         let pairs = io.omap_scan(DATASETS, "", "")?.unwrap_or_default();
         let mut keys = pairs
             .into_iter()
@@ -256,14 +237,8 @@ impl Catalogue for RadosCatalogue {
     /// Unlists the dataset first (so it is not found half-removed), then removes its index
     /// objects, and its dataset object last.
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        self.context(&self.prefix)?.apply(DATASETS, &WriteOp::new().remove(&dataset.to_string()))?;
-        let io = self.dataset_context(dataset)?;
-        let mut names = io.object_names()?;
-        names.sort_by_key(|n| n == DATASET);
-        for name in names {
-            io.remove(&name)?;
-        }
-        Ok(())
+        self.namespaces.get(&self.prefix)?.apply(DATASETS, &WriteOp::new().remove(&dataset.to_string()))?;
+        self.dataset_context(dataset)?.remove_all_objects(DATASET)
     }
 
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
@@ -283,7 +258,7 @@ impl Catalogue for RadosCatalogue {
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        format!("rados pool {} namespace {}", self.pool, dataset_namespace(&self.prefix, dataset))
+        format!("rados pool {} namespace {}", self.namespaces.pool(), dataset_namespace(&self.prefix, dataset))
     }
 }
 

@@ -155,6 +155,36 @@ impl Drop for Cluster {
     }
 }
 
+/// I/O contexts of one pool by namespace, opened on first use (librados fixes a context's
+/// namespace, and backends address one namespace per dataset).
+pub struct Namespaces {
+    cluster: Arc<Cluster>,
+    pool: String,
+    open: std::sync::Mutex<std::collections::HashMap<String, Arc<IoCtx>>>,
+}
+
+impl Namespaces {
+    /// The namespaces of `pool`; fails now if the pool does not exist.
+    pub fn new(cluster: Arc<Cluster>, pool: &str) -> Result<Self> {
+        cluster.io(pool, "")?;
+        Ok(Namespaces { cluster, pool: pool.into(), open: Default::default() })
+    }
+
+    pub fn pool(&self) -> &str {
+        &self.pool
+    }
+
+    pub fn get(&self, namespace: &str) -> Result<Arc<IoCtx>> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(io) = open.get(namespace) {
+            return Ok(io.clone());
+        }
+        let io = Arc::new(self.cluster.io(&self.pool, namespace)?);
+        open.insert(namespace.to_string(), io.clone());
+        Ok(io)
+    }
+}
+
 /// Objects of one pool and namespace.
 pub struct IoCtx {
     /// Keeps the cluster connected while this context exists.

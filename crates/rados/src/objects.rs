@@ -48,15 +48,9 @@ impl Pool for RadosPool {
     }
 
     fn remove_container(&self, name: &str) -> Result<()> {
-        let io = self.namespace(name)?;
         // The marker goes last, so an interrupted removal leaves a container that can be
         // removed again.
-        let mut names = io.object_names()?;
-        names.sort_by_key(|n| n == CONTAINER_MARKER);
-        for object in names {
-            io.remove(&object)?;
-        }
-        Ok(())
+        self.namespace(name)?.remove_all_objects(CONTAINER_MARKER)
     }
 }
 

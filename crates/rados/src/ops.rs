@@ -260,6 +260,17 @@ impl IoCtx {
         Ok(Some((pairs, more != 0)))
     }
 
+    /// Removes every object of this context's namespace, `last` (if there) after the others,
+    /// so that an interrupted removal leaves `last` to show what is left to remove.
+    pub fn remove_all_objects(&self, last: &str) -> Result<()> {
+        let mut names = self.object_names()?;
+        names.sort_by_key(|n| n == last);
+        for name in names {
+            self.remove(&name)?;
+        }
+        Ok(())
+    }
+
     /// The names of every object in this context's namespace.
     pub fn object_names(&self) -> Result<Vec<String>> {
         let lib = librados()?;

@@ -5,22 +5,18 @@
 //! Object names are MD5s of a unique string (SYSTEM.md section 4.3) and locations are
 //! `rados:POOL/NAMESPACE/NAME` with offset 0 and the field's length.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use fieldstore_core::error::{Error, Result};
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{FieldLocation, Key, Store};
 
 use crate::naming::{check_prefix, dataset_namespace, is_object_name, unique_object_name};
-use crate::{Cluster, IoCtx};
+use crate::{Cluster, Namespaces};
 
 pub struct RadosStore {
-    cluster: Arc<Cluster>,
-    pool: String,
+    namespaces: Namespaces,
     prefix: String,
-    /// I/O contexts by namespace (librados fixes the namespace per context).
-    contexts: Mutex<HashMap<String, Arc<IoCtx>>>,
     /// Unique to this handle, so its object names are unique across processes and hosts.
     writer: String,
     written: u64,
@@ -31,25 +27,7 @@ impl RadosStore {
     /// exist.
     pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str) -> Result<Self> {
         check_prefix(prefix)?;
-        cluster.io(pool, "")?;
-        Ok(RadosStore {
-            cluster,
-            pool: pool.into(),
-            prefix: prefix.into(),
-            contexts: Mutex::new(HashMap::new()),
-            writer: unique_suffix(),
-            written: 0,
-        })
-    }
-
-    fn context(&self, namespace: &str) -> Result<Arc<IoCtx>> {
-        let mut contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(io) = contexts.get(namespace) {
-            return Ok(io.clone());
-        }
-        let io = Arc::new(self.cluster.io(&self.pool, namespace)?);
-        contexts.insert(namespace.to_string(), io.clone());
-        Ok(io)
+        Ok(RadosStore { namespaces: Namespaces::new(cluster, pool)?, prefix: prefix.into(), writer: unique_suffix(), written: 0 })
     }
 
     /// The namespace and object of a location this store wrote; anything else is refused.
@@ -57,8 +35,8 @@ impl RadosStore {
         let refuse = |why: &str| Error::Invalid(format!("refusing location {uri:?}: {why}"));
         let rest = uri.strip_prefix("rados:").ok_or_else(|| refuse("not a RADOS location"))?;
         let (pool, rest) = rest.split_once('/').ok_or_else(|| refuse("no namespace"))?;
-        if pool != self.pool {
-            return Err(refuse(&format!("it is in pool '{pool}', this store uses pool '{}'", self.pool)));
+        if pool != self.namespaces.pool() {
+            return Err(refuse(&format!("it is in pool '{pool}', this store uses pool '{}'", self.namespaces.pool())));
         }
         let (namespace, object) = rest.rsplit_once('/').ok_or_else(|| refuse("no object name"))?;
         if !is_object_name(object) {
@@ -73,8 +51,8 @@ impl Store for RadosStore {
         let namespace = dataset_namespace(&self.prefix, dataset);
         let object = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
         self.written += 1;
-        self.context(&namespace)?.write_full(&object, data)?;
-        let uri = format!("rados:{}/{namespace}/{object}", self.pool);
+        self.namespaces.get(&namespace)?.write_full(&object, data)?;
+        let uri = format!("rados:{}/{namespace}/{object}", self.namespaces.pool());
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: crc32c::crc32c(data) })
     }
 
@@ -88,24 +66,20 @@ impl Store for RadosStore {
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
         let (namespace, object) = self.parse(uri)?;
-        self.context(namespace)?.read_exact(object, offset, buf)
+        self.namespaces.get(namespace)?.read_exact(object, offset, buf)
     }
 
     fn remove(&self, uri: &str) -> Result<()> {
         let (namespace, object) = self.parse(uri)?;
-        self.context(namespace)?.remove(object)?;
+        self.namespaces.get(namespace)?.remove(object)?;
         Ok(())
     }
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        let io = self.context(&dataset_namespace(&self.prefix, dataset))?;
-        for object in io.object_names()? {
-            io.remove(&object)?;
-        }
-        Ok(())
+        self.namespaces.get(&dataset_namespace(&self.prefix, dataset))?.remove_all_objects("")
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        format!("rados pool {} namespace {}", self.pool, dataset_namespace(&self.prefix, dataset))
+        format!("rados pool {} namespace {}", self.namespaces.pool(), dataset_namespace(&self.prefix, dataset))
     }
 }
