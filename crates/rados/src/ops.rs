@@ -173,14 +173,14 @@ impl IoCtx {
     /// Every omap pair whose key starts with `prefix` and sorts after `start_after`, in key
     /// order, or `None` if the object does not exist. Reads pages of [`PAGE`] pairs.
     pub fn omap_scan(&self, oid: &str, start_after: &str, prefix: &str) -> Result<Option<Pairs>> {
-        let Some(([], first, more)) = self.omap_get_and_scan_page(oid, &[], start_after, prefix)? else { return Ok(None) };
+        let Some((_, first, more)) = self.omap_get_and_scan_page(oid, &[], start_after, prefix)? else { return Ok(None) };
         self.scan_on(oid, first, more, prefix).map(Some)
     }
 
     /// The value of omap key `key` (empty if missing) and [`IoCtx::omap_scan`]'s pairs, the
     /// first page read in the same operation (one round trip for a reader that polls).
     pub fn omap_get_and_scan(&self, oid: &str, key: &str, start_after: &str, prefix: &str) -> Result<Option<(Vec<u8>, Pairs)>> {
-        let Some(([got], first, more)) = self.omap_get_and_scan_page(oid, &[key], start_after, prefix)? else { return Ok(None) };
+        let Some((got, first, more)) = self.omap_get_and_scan_page(oid, &[key], start_after, prefix)? else { return Ok(None) };
         let value = got.into_iter().next().map(|(_, v)| v).unwrap_or_default();
         Ok(Some((value, self.scan_on(oid, first, more, prefix)?)))
     }
@@ -191,38 +191,28 @@ impl IoCtx {
             let Some((last, _)) = pairs.last() else { break };
             let after = last.clone();
             // An object removed between pages ends the scan.
-            let Some(([], page, more_after)) = self.omap_get_and_scan_page(oid, &[], &after, prefix)? else { break };
+            let Some((_, page, more_after)) = self.omap_get_and_scan_page(oid, &[], &after, prefix)? else { break };
             pairs.extend(page);
             more = more_after;
         }
         Ok(pairs)
     }
 
-    /// One read op: the values of `keys` (when there are any, N = 1) and one page of a scan.
-    fn omap_get_and_scan_page<const N: usize>(
-        &self,
-        oid: &str,
-        keys: &[&str; N],
-        start_after: &str,
-        prefix: &str,
-    ) -> Result<Option<([Pairs; N], Pairs, bool)>> {
+    /// One read op: the values of `keys` (none: no such read) and one page of a scan.
+    fn omap_get_and_scan_page(&self, oid: &str, keys: &[&str], start_after: &str, prefix: &str) -> Result<Option<(Pairs, Pairs, bool)>> {
         let (after_c, prefix_c) = (c_string(start_after, "omap key")?, c_string(prefix, "omap key prefix")?);
         let (key_pointers, key_lens) = pointers(keys.iter().map(|k| k.as_bytes()));
-        let read = self.omap_read(oid, |lib, op, iters: &mut [OmapIterT; 2], results: &mut [c_int; 2], more| {
+        let read = self.omap_read(oid, |lib, op, [scan, got]: &mut [OmapIterT; 2], [scan_result, got_result]: &mut [c_int; 2], more| {
             // SAFETY: the strings and key arrays outlive the operation (they live until
             // `omap_read` returns).
             unsafe {
-                (lib.read_op_omap_get_vals2)(op, after_c.as_ptr(), prefix_c.as_ptr(), PAGE, &mut iters[0], more, &mut results[0]);
-                if N > 0 {
-                    let (iter, result) = (&mut iters[1], &mut results[1]);
-                    (lib.read_op_omap_get_vals_by_keys2)(op, key_pointers.as_ptr(), N, key_lens.as_ptr(), iter, result);
+                (lib.read_op_omap_get_vals2)(op, after_c.as_ptr(), prefix_c.as_ptr(), PAGE, scan, more, scan_result);
+                if !keys.is_empty() {
+                    (lib.read_op_omap_get_vals_by_keys2)(op, key_pointers.as_ptr(), keys.len(), key_lens.as_ptr(), got, got_result);
                 }
             }
         })?;
-        Ok(read.map(|([scan, got], more)| {
-            let got: [Pairs; N] = std::array::from_fn(|_| got.clone());
-            (got, scan, more)
-        }))
+        Ok(read.map(|([scan, got], more)| (got, scan, more)))
     }
 
     /// Runs one read op that `add` fills with up to `M` omap reads (given the op, an iterator

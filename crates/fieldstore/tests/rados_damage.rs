@@ -1,0 +1,65 @@
+//! Damage on the RADOS backends is detected and named: a field object whose bytes changed, an
+//! undecodable log record; and a cluster that cannot be reached fails the open within the
+//! configured timeout.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use fieldstore::{Key, ListOptions};
+
+fn cluster() -> std::sync::Arc<fieldstore::rados::Cluster> {
+    let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF").expect("a Ceph cluster: scripts/ceph-cluster.sh start DIR, then DIR/env");
+    let config = fieldstore::rados::ClusterConfig { ceph_conf: Some(conf.into()), ..Default::default() };
+    fieldstore::rados::Cluster::connect(&config).unwrap()
+}
+
+#[test]
+fn damaged_objects_and_records_are_reported() {
+    let site = Site::new("rados", "rados");
+    let mut fs = site.open();
+    for step in 0..3 {
+        let id =
+            Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
+        fs.archive(&id, &payload(&id, 1000)).unwrap();
+    }
+    fs.flush().unwrap();
+    let listed = fs.list(&request("class=od,step=1"), ListOptions::default()).unwrap();
+    let uri = listed.fields[0].location.uri.to_string();
+    let (pool, rest) = uri.strip_prefix("rados:").unwrap().split_once('/').unwrap();
+    let (namespace, object) = rest.rsplit_once('/').unwrap();
+    let cluster = cluster();
+    let data = cluster.io(pool, namespace).unwrap();
+    data.write(object, 500, b"flipped").unwrap();
+    let mut reader = site.open();
+    let err = retrieve(&mut reader, "class=od,step=1").unwrap_err();
+    assert!(err.contains("checksum mismatch") && err.contains("step=1") && err.contains(object), "{err}");
+    assert_eq!(retrieve(&mut reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
+
+    // A record no writer could have made, after the real ones.
+    let index = cluster.io(pool, namespace).unwrap();
+    let bad = fieldstore::rados::WriteOp::new().set("log/99999999999999999999", b"\x01not a record");
+    index.apply("dataset", &bad).unwrap();
+    let err = fs.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("log record") && err.contains("log/99999999999999999999"), "{err}");
+}
+
+#[test]
+fn an_unreachable_cluster_fails_the_open_within_its_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("ceph.conf");
+    std::fs::write(&conf, "[global]\nmon host = 127.0.0.1:1\nauth client required = none\n").unwrap();
+    let yaml = format!(
+        "catalogue: {{type: posix, root: {}}}\nstore: {{type: rados, pool: fieldstore, ceph_conf: {}, timeout_seconds: 2}}\n",
+        dir.path().join("root").display(),
+        conf.display()
+    );
+    let started = Instant::now();
+    let err = fieldstore::open(&fieldstore::Config::parse("unreachable.yaml", &yaml).unwrap()).err().unwrap().to_string();
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(err.contains("connect to Ceph cluster of") && err.contains("ceph.conf"), "{err}");
+    let bad = yaml.replace("timeout_seconds: 2", "timeout_seconds: soon");
+    let err = fieldstore::open(&fieldstore::Config::parse("bad.yaml", &bad).unwrap()).err().unwrap().to_string();
+    assert!(err.contains("store.timeout_seconds must be a positive whole number"), "{err}");
+}
