@@ -282,38 +282,40 @@ impl Hammer {
                         levels.join("/"),
                         params.join("/")
                     ))?;
-                    // The bytes are known once read; the event is corrected below.
-                    let fields = phase.io("retrieve", step - self.step, 0, || -> fieldstore::Result<Vec<fieldstore::FieldEntry>> {
+                    // Read and checked field by field into one field-sized buffer, as
+                    // fdb-hammer does: memory stays bounded by the largest field, and the
+                    // buffer stays in cache. The checks run between the reads; their time is
+                    // moved from "retrieve" to "check" below. The bytes are known once read;
+                    // the event is corrected below.
+                    let mut check_seconds = 0.0;
+                    let (fields, bytes) = phase.io("retrieve", step - self.step, 0, || -> fieldstore::Result<(usize, u64)> {
                         let (mut reader, _) = fs.retrieve(&request)?;
-                        // Sized from the index and kept between steps: `read_to_end` would
-                        // zero its spare room again at every step.
-                        let total: u64 = reader.fields().iter().map(|f| f.location.length).sum();
-                        buffer.resize(total as usize, 0);
-                        reader.read_exact(&mut buffer).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
-                        Ok(reader.fields().to_vec())
-                    })?;
-                    if let Some(last) = phase.events.last_mut() {
-                        last.2 = buffer.len() as u64;
-                    }
-                    let expected = levels.len() * params.len();
-                    if fields.len() != expected {
-                        return Err(fieldstore::Error::Invalid(format!(
-                            "step {step} member {member}: {} of {expected} fields found",
-                            fields.len()
-                        )));
-                    }
-                    phase.time("check", || -> fieldstore::Result<()> {
-                        let mut offset = 0;
+                        let fields = reader.fields().to_vec();
+                        let mut bytes = 0;
                         for f in &fields {
                             let len = f.location.length as usize;
-                            payload::verify(&buffer[offset..offset + len], &f.identifier(), self.check)
-                                .map_err(fieldstore::Error::Invalid)?;
-                            offset += len;
+                            if buffer.len() < len {
+                                buffer.resize(len, 0);
+                            }
+                            reader.read_exact(&mut buffer[..len]).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
+                            let checked = Instant::now();
+                            payload::verify(&buffer[..len], &f.identifier(), self.check).map_err(fieldstore::Error::Invalid)?;
+                            check_seconds += checked.elapsed().as_secs_f64();
+                            bytes += len as u64;
                         }
-                        Ok(())
+                        Ok((fields.len(), bytes))
                     })?;
-                    phase.fields += fields.len() as u64;
-                    phase.bytes += buffer.len() as u64;
+                    *phase.breakdown.entry("retrieve").or_default() -= check_seconds;
+                    *phase.breakdown.entry("check").or_default() += check_seconds;
+                    if let Some(last) = phase.events.last_mut() {
+                        last.2 = bytes;
+                    }
+                    let expected = levels.len() * params.len();
+                    if fields != expected {
+                        return Err(fieldstore::Error::Invalid(format!("step {step} member {member}: {fields} of {expected} fields found")));
+                    }
+                    phase.fields += fields as u64;
+                    phase.bytes += bytes;
                 }
             }
             Ok(())
