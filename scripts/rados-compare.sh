@@ -3,7 +3,9 @@
 # and concurrency, then list() against one omap get per entry; prints Markdown tables.
 #   CEPH_CONF=/path/ceph.conf scripts/rados-compare.sh [POOL [INDEX_POOL]] [SECONDS]
 # POOL holds the data (and `rados bench`'s objects); INDEX_POOL the catalogue (default POOL).
-# Each fieldstore run uses a namespace prefix of its own and is wiped afterwards.
+# Each fieldstore run uses a namespace prefix of its own and is wiped afterwards. memstore
+# OSDs may keep the memory of deleted objects: give each pool configuration a fresh test
+# cluster (scripts/ceph-cluster.sh stop/start) with room for a few GiB.
 set -euo pipefail
 pool=${1:-fieldstore} index_pool=${2:-${1:-fieldstore}} seconds=${3:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,8 +15,12 @@ fs=$here/target/release/fieldstore
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# MiB/s of a `rados bench` run (its "Bandwidth (MB/sec)" is bytes / 2^20 / s).
-rados_bench() { rados -p "$pool" bench "$@" 2>/dev/null | awk '/^Bandwidth \(MB\/sec\)/ {print $3}'; }
+# MiB/s of a `rados bench` run (its "Bandwidth (MB/sec)" is bytes / 2^20 / s). rados bench
+# waits for space on a full cluster: give up after a minute and say so.
+rados_bench() {
+  timeout 60 rados -p "$pool" bench "$@" 2>/dev/null | awk '/^Bandwidth \(MB\/sec\)/ {print $3}' | grep . ||
+    { echo "rados bench $* did not finish (is the cluster full? ceph health detail)" >&2; exit 1; }
+}
 # MiB/s of hammer's aggregate phase (the last JSON line).
 hammer_mibs() {
   "$fs" --config "$scratch/config.yaml" bench hammer "$@" --json |
