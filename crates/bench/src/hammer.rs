@@ -312,7 +312,9 @@ impl Hammer {
                     }
                     let expected = levels.len() * params.len();
                     if fields != expected {
-                        return Err(fieldstore::Error::Invalid(format!("step {step} member {member}: {fields} of {expected} fields found")));
+                        return Err(fieldstore::Error::Invalid(format!(
+                            "step {step} member {member}: {fields} of {expected} fields found"
+                        )));
                     }
                     phase.fields += fields as u64;
                     phase.bytes += bytes;
