@@ -8,7 +8,7 @@
 //!                                 <md5>                 an index: omap element values -> location
 //! ```
 //!
-//! Invariants (the consistency argument of docs/rados-layout.md):
+//! Invariants (the consistency argument of docs/rados.md):
 //! - An index object is written whole, by one exclusive create, before any record names it;
 //!   it never changes afterwards, so readers cache it forever.
 //! - `seq` counts the records of `log/`. A flush publishes all its index records in one
@@ -33,7 +33,7 @@ use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, Inde
 use crate::naming::{check_prefix, dataset_namespace, unique_object_name};
 use crate::{Cluster, IoCtx, Namespaces, Outcome, WriteOp};
 
-/// The object listing the datasets, in the pool's default namespace.
+/// The object listing the datasets, in the namespace named by the instance's prefix.
 const DATASETS: &str = "fieldstore.datasets";
 /// Each dataset's own object.
 const DATASET: &str = "dataset";

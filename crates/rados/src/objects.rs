@@ -9,14 +9,13 @@ use std::sync::Arc;
 use fieldstore_core::error::{Error, Result};
 use fieldstore_objects::{escape_name, Array, Container, KeyValue, Pool};
 
-use crate::{Cluster, IoCtx, WriteOp};
+use crate::{Cluster, IoCtx, Namespaces, WriteOp};
 
 /// The object marking a container as created (escaped names never start with `.`).
 const CONTAINER_MARKER: &str = ".container";
 
 pub struct RadosPool {
-    cluster: Arc<Cluster>,
-    pool: String,
+    namespaces: Namespaces,
     /// Put before every container's name, so runs can share a RADOS pool without meeting.
     prefix: String,
 }
@@ -25,12 +24,11 @@ impl RadosPool {
     /// A pool of `cluster` whose containers' names start with `prefix`; fails now if the
     /// RADOS pool does not exist.
     pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str) -> Result<Self> {
-        cluster.io(pool, "")?;
-        Ok(RadosPool { cluster, pool: pool.into(), prefix: prefix.into() })
+        Ok(RadosPool { namespaces: Namespaces::new(cluster, pool)?, prefix: prefix.into() })
     }
 
-    fn namespace(&self, container: &str) -> Result<IoCtx> {
-        self.cluster.io(&self.pool, &format!("{}{}", self.prefix, escape_name(container)))
+    fn namespace(&self, container: &str) -> Result<Arc<IoCtx>> {
+        self.namespaces.get(&format!("{}{}", self.prefix, escape_name(container)))
     }
 }
 
@@ -44,7 +42,7 @@ impl Pool for RadosPool {
         } else if io.size(CONTAINER_MARKER)?.is_none() {
             return Err(Error::Invalid(format!("container {name:?} does not exist ({})", io.describe(""))));
         }
-        Ok(Box::new(RadosContainer { io: Arc::new(io) }))
+        Ok(Box::new(RadosContainer { io }))
     }
 
     fn remove_container(&self, name: &str) -> Result<()> {

@@ -78,6 +78,17 @@ impl<'a> WriteOp<'a> {
         self
     }
 
+    /// The verb for messages about this operation.
+    fn action(&self) -> &'static str {
+        if self.remove_object {
+            "remove"
+        } else if self.full.is_some() {
+            "write"
+        } else {
+            "update"
+        }
+    }
+
     /// Deletes the object (allowed on a full pool: it frees space).
     pub fn remove_object(mut self) -> Self {
         self.remove_object = true;
@@ -138,7 +149,7 @@ impl IoCtx {
             rc if rc == -libc::EOPNOTSUPP && uses_omap => Err(no_omaps(self, oid)),
             rc if rc == -libc::EEXIST && op.create_exclusive => Ok(Outcome::Exists),
             rc if rc == -libc::ECANCELED && !op.compare.is_empty() => Ok(Outcome::ComparisonFailed),
-            rc => check(rc, "update", || self.describe(oid)).map(|_| Outcome::Applied),
+            rc => check(rc, op.action(), || self.describe(oid)).map(|_| Outcome::Applied),
         }
     }
 
