@@ -65,6 +65,11 @@ impl<'a> Decoder<'a> {
         Decoder { data, pos: 0 }
     }
 
+    /// The next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        self.take(n)
+    }
+
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
         let s = self.data.get(self.pos..end)?;

@@ -5,7 +5,8 @@
 //! - [`request`]: the MARS request language;
 //! - [`config`]: the YAML configuration;
 //! - [`backend`]: the `Catalogue` and `Store` traits each backend implements; [`indexing`]
-//!   and [`codec`]: what catalogues share (pending entries, index summaries, binary records);
+//!   [`index_log`] and [`codec`]: what catalogues share (pending entries, index summaries,
+//!   the log records of the object-store catalogues, binary records);
 //! - [`api`]: `FieldStore`, which archives, flushes, retrieves, lists and administers fields
 //!   through any catalogue and store.
 
@@ -15,6 +16,7 @@ pub mod backend;
 pub mod codec;
 pub mod config;
 pub mod error;
+pub mod index_log;
 pub mod indexing;
 pub mod key;
 pub mod recent;

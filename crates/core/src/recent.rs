@@ -36,6 +36,12 @@ impl<T> RecentList<T> {
         self.items.clear();
         self.last = 0;
     }
+
+    /// Keeps only the items that `keep`.
+    pub fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
+        self.items.retain(keep);
+        self.last = 0;
+    }
 }
 
 impl<T> Deref for RecentList<T> {

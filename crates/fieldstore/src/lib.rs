@@ -15,6 +15,7 @@ use std::path::PathBuf;
 pub use fieldstore_core::api;
 pub use fieldstore_core::api::{DataReader, PurgeReport, StatsReport, WhereReport, WipeReport};
 pub use fieldstore_core::*;
+pub use fieldstore_daos as daos;
 pub use fieldstore_grib as grib;
 pub use fieldstore_objects as objects;
 pub use fieldstore_rados as rados;
@@ -23,7 +24,7 @@ use fieldstore_core::config::BackendConfig;
 use fieldstore_posix::{PosixCatalogue, PosixStore};
 
 /// Catalogue and store types this build knows.
-pub const BACKENDS: &[&str] = &["posix", "rados"];
+pub const BACKENDS: &[&str] = &["posix", "rados", "daos"];
 
 /// Opens the catalogue and store a config names, with its schema.
 pub fn open(config: &Config) -> Result<FieldStore> {
@@ -53,6 +54,43 @@ fn rados_pool(section: &str, backend: &BackendConfig, source: &str) -> Result<(s
     Ok((rados::Cluster::connect(&cluster)?, pool, prefix))
 }
 
+/// The libdaos to load when a configuration names none: `$FIELDSTORE_DAOS_LIBRARY`, else
+/// DAOS' own client library.
+pub fn default_daos_library() -> String {
+    std::env::var("FIELDSTORE_DAOS_LIBRARY").unwrap_or_else(|_| daos::ffi::DEFAULT_LIBRARY.into())
+}
+
+/// What a `type: daos` section names: the pool, the root container label, and its object
+/// classes and id batch size.
+struct DaosSection {
+    pool: std::sync::Arc<daos::Pool>,
+    root: String,
+    kv_class: u32,
+    array_class: u32,
+    oid_batch: u64,
+}
+
+fn daos_section(section: &str, backend: &BackendConfig, source: &str) -> Result<DaosSection> {
+    backend.only_keys(section, &["pool", "root_container", "library", "system", "kv_class", "array_class", "oid_batch"], source)?;
+    let class = |key: &str| -> Result<u32> {
+        let name = backend.optional_string(section, key, source)?.unwrap_or_else(|| "OC_S1".into());
+        daos::object_class(&name).map_err(|e| Error::Config { source_name: source.into(), message: format!("{section}.{key}: {e}") })
+    };
+    let (kv_class, array_class) = (class("kv_class")?, class("array_class")?);
+    let pool = daos::PoolConfig {
+        library: backend.optional_string(section, "library", source)?.unwrap_or_else(default_daos_library),
+        pool: backend.string(section, "pool", source)?,
+        system: backend.optional_string(section, "system", source)?,
+    };
+    Ok(DaosSection {
+        pool: daos::Pool::connect(&pool)?,
+        root: backend.optional_string(section, "root_container", source)?.unwrap_or_else(|| "fieldstore".into()),
+        kv_class,
+        array_class,
+        oid_batch: u64::from(backend.optional_u32(section, "oid_batch", source)?.unwrap_or(8192)),
+    })
+}
+
 fn unknown_type(section: &str, backend: &BackendConfig, source: &str) -> Error {
     Error::Config {
         source_name: source.into(),
@@ -67,6 +105,11 @@ fn open_catalogue(backend: &BackendConfig, source: &str) -> Result<Box<dyn Catal
             let (cluster, pool, prefix) = rados_pool("catalogue", backend, source)?;
             Ok(Box::new(rados::catalogue::RadosCatalogue::new(cluster, &pool, &prefix)?))
         }
+        "daos" => {
+            let d = daos_section("catalogue", backend, source)?;
+            let layout = daos::catalogue::Layout { kv_class: d.kv_class, oid_batch: d.oid_batch };
+            Ok(Box::new(daos::catalogue::DaosCatalogue::new(d.pool, &d.root, layout)?))
+        }
         _ => Err(unknown_type("catalogue", backend, source)),
     }
 }
@@ -78,21 +121,31 @@ fn open_store(backend: &BackendConfig, source: &str) -> Result<Box<dyn Store>> {
             let (cluster, pool, prefix) = rados_pool("store", backend, source)?;
             Ok(Box::new(rados::store::RadosStore::new(cluster, &pool, &prefix)?))
         }
+        "daos" => {
+            let d = daos_section("store", backend, source)?;
+            Ok(Box::new(daos::store::DaosStore::new(d.pool, &d.root, d.array_class, d.oid_batch)?))
+        }
         _ => Err(unknown_type("store", backend, source)),
     }
 }
 
-/// The object pool the field-io and ior benchmarks run on, named by `spec`: `rados:POOL` or
-/// `rados:POOL/PREFIX` (a pool of the Ceph cluster `ceph` describes; PREFIX starts every
-/// container's namespace), or a directory (the POSIX form).
+/// The object pool the field-io and ior benchmarks run on, named by `spec`:
+/// - `rados:POOL` or `rados:POOL/PREFIX`: a pool of the Ceph cluster `ceph` describes
+///   (PREFIX starts every container's namespace);
+/// - `daos:POOL` or `daos:POOL/PREFIX`: a DAOS pool, through [`default_daos_library`]
+///   (container labels start with PREFIX, default `fieldio`; objects of class OC_S1);
+/// - anything else: a directory (the POSIX form).
 pub fn open_object_pool(spec: &str, ceph: &rados::ClusterConfig) -> Result<Box<dyn objects::Pool>> {
-    match spec.strip_prefix("rados:") {
-        Some(rest) => {
-            let (pool, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-            Ok(Box::new(rados::objects::RadosPool::new(rados::Cluster::connect(ceph)?, pool, prefix)?))
-        }
-        None => Ok(Box::new(objects::posix::PosixPool::new(spec)?)),
+    if let Some(rest) = spec.strip_prefix("rados:") {
+        let (pool, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        return Ok(Box::new(rados::objects::RadosPool::new(rados::Cluster::connect(ceph)?, pool, prefix)?));
     }
+    if let Some(rest) = spec.strip_prefix("daos:") {
+        let (pool, prefix) = rest.split_once('/').unwrap_or((rest, "fieldio"));
+        let config = daos::PoolConfig { library: default_daos_library(), pool: pool.into(), system: None };
+        return Ok(Box::new(daos::objects::DaosPool::new(daos::Pool::connect(&config)?, prefix, daos::object_class("OC_S1")?)?));
+    }
+    Ok(Box::new(objects::posix::PosixPool::new(spec)?))
 }
 
 /// One GRIB message ready to archive.

@@ -20,7 +20,8 @@ pub fn open_config(path: &Path) -> FieldStore {
 }
 
 /// Fresh, empty storage for one catalogue/store pairing: a temporary directory for POSIX
-/// parts, a namespace prefix of its own in the test cluster's pool for RADOS parts.
+/// parts, a namespace prefix of its own in the test cluster's pool for RADOS parts, a root
+/// container label of its own in the emulated DAOS pool for DAOS parts.
 pub struct Site {
     /// "catalogue+store", for messages.
     pub name: String,
@@ -34,7 +35,7 @@ pub struct Site {
 }
 
 /// The backend types the conformance tests pair (each catalogue with each store).
-pub const BACKENDS: [&str; 2] = ["posix", "rados"];
+pub const BACKENDS: [&str; 3] = ["posix", "rados", "daos"];
 
 impl Site {
     pub fn new(catalogue: &str, store: &str) -> Site {
@@ -43,7 +44,7 @@ impl Site {
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, &sections).unwrap();
         eprintln!("pairing {catalogue}+{store}");
-        Site { name: format!("{catalogue}+{store}"), dir, sections, config, object_per_field: store == "rados" }
+        Site { name: format!("{catalogue}+{store}"), dir, sections, config, object_per_field: store != "posix" }
     }
 
     pub fn open(&self) -> FieldStore {
@@ -79,8 +80,26 @@ fn section(kind: &str, dir: &Path) -> String {
             let unique = dir.file_name().unwrap().to_string_lossy();
             format!("{{type: rados, pool: {pool}, ceph_conf: {conf}, namespace_prefix: 'test-{}-{unique}-'}}", std::process::id())
         }
+        "daos" => {
+            let (library, pool) = emulated_daos_pool();
+            let unique = dir.file_name().unwrap().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "");
+            format!("{{type: daos, pool: {pool}, library: {library}, root_container: 't{}{unique}'}}", std::process::id())
+        }
         other => panic!("no test site for backend {other}"),
     }
+}
+
+/// The libdaos emulation and the pool the tests use in it (created if missing), from the
+/// environment scripts/test.sh sets.
+pub fn emulated_daos_pool() -> (String, &'static str) {
+    let need = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| {
+            panic!("the DAOS tests need {name}: run scripts/test.sh, or build fieldstore-daos-emulation and export FIELDSTORE_TEST_DAOS_LIBRARY (its libdaos.so) and DAOS_EMULATION_ROOT (a directory)")
+        })
+    };
+    let (library, root) = (need("FIELDSTORE_TEST_DAOS_LIBRARY"), need("DAOS_EMULATION_ROOT"));
+    std::fs::create_dir_all(Path::new(&root).join("tests")).unwrap();
+    (library, "tests")
 }
 
 /// Every catalogue/store pairing, each on fresh storage.

@@ -19,13 +19,13 @@
 //! - `identity` is unique per creation of the dataset: a reader that finds another one knows
 //!   the dataset was wiped and created again, and starts over.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fieldstore_core::codec::{Decoder, Encoder};
 use fieldstore_core::error::{Error, Result};
-use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, PendingIndexes};
+use fieldstore_core::index_log::{decode_location, encode_location, index_record, mask_record, IndexEntries, LogReplay};
+use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
@@ -38,8 +38,6 @@ const DATASETS: &str = "fieldstore.datasets";
 /// Each dataset's own object.
 const DATASET: &str = "dataset";
 const LOG_PREFIX: &str = "log/";
-const KIND_INDEX: u8 = 1;
-const KIND_MASK: u8 = 2;
 /// How long a flush keeps retrying when other writers publish at the same moment.
 const PUBLISH_PATIENCE: Duration = Duration::from_secs(60);
 
@@ -113,22 +111,6 @@ impl RadosCatalogue {
     }
 }
 
-/// An omap value that holds a location.
-fn encode_location(location: &FieldLocation) -> Vec<u8> {
-    let mut e = Encoder::new();
-    e.str(&location.uri);
-    e.u64(location.offset);
-    e.u64(location.length);
-    e.u32(location.crc32c);
-    e.buf
-}
-
-fn decode_location(value: &[u8]) -> Option<FieldLocation> {
-    let mut d = Decoder::new(value);
-    let location = FieldLocation { uri: d.str()?.into(), offset: d.u64()?, length: d.u64()?, crc32c: d.u32()? };
-    d.finished().then_some(location)
-}
-
 /// Appends `records` to a dataset's log in one atomic operation, retrying while other
 /// writers publish first. `seq` is the caller's guess of the current count, updated.
 fn publish(io: &IoCtx, records: &[Vec<u8>], seq: &mut u64) -> Result<()> {
@@ -184,11 +166,7 @@ impl DatasetWriter {
             if self.io.apply(&name, &WriteOp::new().create_exclusive().set_all(pairs))? != Outcome::Applied {
                 return Err(Error::Invalid(format!("{}: a new index object already exists", self.io.describe(&name))));
             }
-            let mut e = Encoder::new();
-            e.buf.push(KIND_INDEX);
-            e.str(&name);
-            encode_summary(&mut e, index);
-            records.push(e.buf);
+            records.push(index_record(&name, index));
         }
         publish(&self.io, &records, &mut self.seq)?;
         self.pending.clear();
@@ -269,52 +247,17 @@ struct RadosView {
     identity: String,
     /// The last log key read.
     last: String,
-    /// Visible indexes, oldest first.
-    visible: Vec<Arc<IndexInfo>>,
-    masked: HashSet<String>,
-    shared: Interner,
+    replay: LogReplay,
     /// Loaded index objects: entries sorted by element values.
-    loaded: HashMap<String, Arc<Vec<(String, FieldLocation)>>>,
+    loaded: HashMap<String, Arc<IndexEntries>>,
 }
 
 impl RadosView {
     fn new(io: Arc<IoCtx>, schema_text: String, identity: String) -> Self {
-        RadosView {
-            io,
-            schema_text,
-            identity,
-            last: String::new(),
-            visible: Vec::new(),
-            masked: HashSet::new(),
-            shared: Interner::default(),
-            loaded: HashMap::new(),
-        }
+        RadosView { io, schema_text, identity, last: String::new(), replay: LogReplay::default(), loaded: HashMap::new() }
     }
 
-    /// Applies one log record.
-    fn apply(&mut self, key: &str, record: &[u8]) -> Result<()> {
-        let corrupt = || Error::corrupt("log record", format!("{} {key}", self.io.describe(DATASET)), "undecodable");
-        let (&kind, payload) = record.split_first().ok_or_else(corrupt)?;
-        let mut d = Decoder::new(payload);
-        match kind {
-            KIND_INDEX => {
-                let name = d.str().ok_or_else(corrupt)?.to_string();
-                let info = decode_summary(&mut d, &mut self.shared, name).filter(|_| d.finished()).ok_or_else(corrupt)?;
-                if !self.masked.contains(&info.id) {
-                    self.visible.push(Arc::new(info));
-                }
-            }
-            KIND_MASK => {
-                let ids = d.strs().filter(|_| d.finished()).ok_or_else(corrupt)?;
-                self.visible.retain(|i| !ids.contains(&i.id));
-                self.masked.extend(ids);
-            }
-            _ => return Err(corrupt()),
-        }
-        Ok(())
-    }
-
-    fn load(&mut self, index: &IndexInfo) -> Result<Arc<Vec<(String, FieldLocation)>>> {
+    fn load(&mut self, index: &IndexInfo) -> Result<Arc<IndexEntries>> {
         if let Some(entries) = self.loaded.get(&index.id) {
             return Ok(entries.clone());
         }
@@ -329,7 +272,7 @@ impl RadosView {
                 Ok((k, location))
             })
             .collect::<Result<Vec<_>>>()?;
-        let entries = Arc::new(entries);
+        let entries = Arc::new(IndexEntries::from_sorted(entries));
         self.loaded.insert(index.id.clone(), entries.clone());
         Ok(entries)
     }
@@ -343,7 +286,7 @@ impl DatasetView for RadosView {
     fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
         let Some((identity, records)) = self.io.omap_get_and_scan(DATASET, "identity", &self.last, LOG_PREFIX)? else {
             // Wiped: nothing is visible any more.
-            self.visible.clear();
+            self.replay = LogReplay::default();
             return Ok(Vec::new());
         };
         if identity != self.identity.as_bytes() {
@@ -353,31 +296,27 @@ impl DatasetView for RadosView {
             return self.indexes();
         }
         for (key, record) in records {
-            self.apply(&key, &record)?;
+            self.replay
+                .apply(&record)
+                .ok_or_else(|| Error::corrupt("log record", format!("{} {key}", self.io.describe(DATASET)), "undecodable"))?;
             self.last = key;
         }
-        Ok(self.visible.iter().rev().cloned().collect())
+        Ok(self.replay.indexes())
     }
 
     fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
-        let entries = self.load(index)?;
-        let values = element.values_string();
-        Ok(entries.binary_search_by(|(k, _)| k.as_str().cmp(&values)).ok().map(|i| entries[i].1.clone()))
+        Ok(self.load(index)?.lookup(element))
     }
 
     fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
-        let entries = self.load(index)?;
-        entries.iter().map(|(values, loc)| Ok((Key::from_values_string(&index.element_keywords, values)?, loc.clone()))).collect()
+        self.load(index)?.keyed(index)
     }
 
     fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
         if indexes.is_empty() {
             return Ok(());
         }
-        let mut e = Encoder::new();
-        e.buf.push(KIND_MASK);
-        e.strs(indexes.iter().map(|i| i.id.as_str()));
         let mut seq = read_seq(&self.io)?;
-        publish(&self.io, &[e.buf], &mut seq)
+        publish(&self.io, &[mask_record(indexes.iter().map(|i| i.id.as_str()))], &mut seq)
     }
 }
