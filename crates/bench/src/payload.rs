@@ -58,6 +58,9 @@ pub fn verify(data: &[u8], identifier: &Key, check: Check) -> Result<(), String>
         return Err(format!("{identifier}: {n} bytes, too short for checked payloads"));
     }
     let (head, tail) = (&data[..STAMP], &data[n - STAMP..]);
+    if &head[..4] != MAGIC && &tail[..4] != MAGIC {
+        return Err(format!("{identifier}: carries no check stamp (written without --md-check or --full-check?)"));
+    }
     if &head[..4] != MAGIC || head != tail {
         return Err(format!("{identifier}: the stamps at both ends differ (torn or mixed field)"));
     }
@@ -101,5 +104,6 @@ mod tests {
         assert!(verify(&corrupt, &key(1), Check::Metadata).is_ok(), "metadata check does not read the body");
         assert!(verify(&corrupt, &key(1), Check::Full).unwrap_err().contains("corrupt"));
         assert_eq!(make(&template, &key(1), 7, Check::None), template);
+        assert!(verify(&template, &key(1), Check::Metadata).unwrap_err().contains("no check stamp"));
     }
 }

@@ -192,7 +192,7 @@ pub struct ObjectRunArgs {
     /// Read the next rank's data rather than one's own (IOR's -C), to defeat caches
     #[arg(long)]
     reorder: bool,
-    /// The pool: a directory, or rados:POOL[/PREFIX] for a Ceph pool (PREFIX starts each container's namespace; default: objects/ under $FIELDSTORE_ROOT)
+    /// The pool: a directory, rados:POOL[/PREFIX] for a Ceph pool (PREFIX starts each container's namespace), or daos:POOL[/PREFIX] for a DAOS pool (PREFIX starts each container's label; default fieldio) (default: objects/ under $FIELDSTORE_ROOT)
     #[arg(long)]
     pool: Option<String>,
     /// The ceph.conf of a rados: pool (default: librados' search, $CEPH_CONF first)
@@ -201,6 +201,12 @@ pub struct ObjectRunArgs {
     /// The Ceph user of a rados: pool, without "client."
     #[arg(long, default_value = "admin")]
     ceph_user: String,
+    /// The libdaos of a daos: pool (default: $FIELDSTORE_DAOS_LIBRARY, else libdaos.so.2)
+    #[arg(long, value_name = "FILE")]
+    daos_library: Option<String>,
+    /// The object class of a daos: pool's key-values and arrays (OC_S1, OC_S2, OC_SX, OC_RP_2G1, OC_EC_2P1G1)
+    #[arg(long, default_value = "OC_S1")]
+    daos_class: String,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -521,7 +527,9 @@ fn object_pool(o: &ObjectRunArgs) -> anyhow::Result<Box<dyn fieldstore::objects:
     let default = || fieldstore::config::default_root().join("objects").display().to_string();
     let spec = o.pool.clone().unwrap_or_else(default);
     let ceph = fieldstore::rados::ClusterConfig { ceph_conf: o.ceph_conf.clone(), user: o.ceph_user.clone(), ..Default::default() };
-    Ok(fieldstore::open_object_pool(&spec, &ceph)?)
+    let daos_library = o.daos_library.clone().unwrap_or_else(fieldstore::default_daos_library);
+    let options = fieldstore::ObjectPoolOptions { ceph, daos_library, daos_class: o.daos_class.clone() };
+    Ok(fieldstore::open_object_pool(&spec, &options)?)
 }
 
 fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {

@@ -241,6 +241,30 @@ fn bench_hammer_writes_reads_and_lists_with_json_phases() {
 }
 
 #[test]
+fn bench_hammer_runs_on_daos_with_several_processes() {
+    let env = Env::new();
+    let library = std::env::var("FIELDSTORE_TEST_DAOS_LIBRARY").expect("the libdaos emulation: run scripts/test.sh");
+    let root = std::env::var("DAOS_EMULATION_ROOT").expect("the libdaos emulation's root: run scripts/test.sh");
+    std::fs::create_dir_all(Path::new(&root).join("cli")).unwrap();
+    let label = format!("hammer{}", std::process::id());
+    let config = env.path("daos.yaml");
+    let section = format!("{{type: daos, pool: cli, root_container: {label}, library: {library}}}");
+    std::fs::write(&config, format!("catalogue: {section}\nstore: {section}\n")).unwrap();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["--config", &config, "bench", "hammer", "--procs", "2", "--nsteps", "2", "--nlevels", "2", "--nparams", "2"];
+        args.extend_from_slice(&["--nensembles", "2", "--field-size", "4096", "--full-check", "--json"]);
+        args.extend_from_slice(extra);
+        serde_json::from_str(env.ok(&args).lines().last().unwrap()).unwrap()
+    };
+    // Each process writes its own ensemble members: 2 processes x 2 members x 2 steps x 2
+    // levels x 2 parameters.
+    assert_eq!(run(&[])["fields"].as_u64(), Some(32));
+    let read = run(&["--read"]);
+    assert_eq!((read["mode"].as_str(), read["bytes"].as_u64()), (Some("read"), Some(32 * 4096)));
+    assert_eq!(run(&["--list"])["fields"].as_u64(), Some(32));
+}
+
+#[test]
 fn hammer_logs_merge_into_per_phase_metrics() {
     let env = Env::new();
     let log = env.path("events.jsonl");
@@ -305,15 +329,30 @@ fn hammer_starts_processes_behind_a_barrier() {
     assert_eq!(report["phases"][0]["processes"].as_u64(), Some(3));
 }
 
-/// The object pools the field-io and ior tests run on: a directory, and a Ceph pool of the
-/// test cluster (a namespace prefix of its own per call).
+/// The object pools the field-io and ior tests run on: a directory, a Ceph pool of the test
+/// cluster (a namespace prefix of its own per call), and a pool of the libdaos emulation.
 fn object_pools(env: &Env, name: &str) -> Vec<Vec<String>> {
     let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF")
         .expect("these tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env");
     let rados_pool = std::env::var("FIELDSTORE_TEST_RADOS_POOL").unwrap_or_else(|_| "fieldstore".into());
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let prefix = format!("{name}-{}-{nanos}-", std::process::id());
-    vec![vec!["--pool".into(), env.path(name)], vec!["--pool".into(), format!("rados:{rados_pool}/{prefix}"), "--ceph-conf".into(), conf]]
+    let daos_library = std::env::var("FIELDSTORE_TEST_DAOS_LIBRARY").expect("the libdaos emulation: run scripts/test.sh");
+    let daos_root = std::env::var("DAOS_EMULATION_ROOT").expect("the libdaos emulation's root: run scripts/test.sh");
+    std::fs::create_dir_all(Path::new(&daos_root).join("cli")).unwrap();
+    let daos_prefix = prefix.replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    vec![
+        vec!["--pool".into(), env.path(name)],
+        vec!["--pool".into(), format!("rados:{rados_pool}/{prefix}"), "--ceph-conf".into(), conf],
+        vec![
+            "--pool".into(),
+            format!("daos:cli/{daos_prefix}"),
+            "--daos-library".into(),
+            daos_library,
+            "--daos-class".into(),
+            "OC_S2".into(),
+        ],
+    ]
 }
 
 #[test]
@@ -372,6 +411,11 @@ fn bench_field_io_in_every_mode_and_pattern_b() {
         &std::env::var("FIELDSTORE_TEST_CEPH_CONF").unwrap(),
     ]);
     assert!(missing.contains("pool 'no-such-pool' does not exist"), "{missing}");
+    let library = std::env::var("FIELDSTORE_TEST_DAOS_LIBRARY").unwrap();
+    let missing = env.fails(&["bench", "field-io", "--pool", "daos:no-such-pool", "--daos-library", &library]);
+    assert!(missing.contains("pool 'no-such-pool'") && missing.contains("DER_NONEXIST"), "{missing}");
+    let class = env.fails(&["bench", "ior", "--pool", "daos:cli", "--daos-library", &library, "--daos-class", "OC_S3"]);
+    assert!(class.contains("unknown DAOS object class 'OC_S3'"), "{class}");
 }
 
 /// Renders a page in headless Chromium (installed by scripts/test.sh) and returns the DOM

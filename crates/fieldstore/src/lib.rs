@@ -129,21 +129,38 @@ fn open_store(backend: &BackendConfig, source: &str) -> Result<Box<dyn Store>> {
     }
 }
 
+/// How to reach the pools [`open_object_pool`] names.
+pub struct ObjectPoolOptions {
+    /// The Ceph cluster of `rados:` pools.
+    pub ceph: rados::ClusterConfig,
+    /// The libdaos of `daos:` pools.
+    pub daos_library: String,
+    /// The object class of `daos:` pools' key-values and arrays.
+    pub daos_class: String,
+}
+
+impl Default for ObjectPoolOptions {
+    fn default() -> Self {
+        ObjectPoolOptions { ceph: rados::ClusterConfig::default(), daos_library: default_daos_library(), daos_class: "OC_S1".into() }
+    }
+}
+
 /// The object pool the field-io and ior benchmarks run on, named by `spec`:
-/// - `rados:POOL` or `rados:POOL/PREFIX`: a pool of the Ceph cluster `ceph` describes
-///   (PREFIX starts every container's namespace);
-/// - `daos:POOL` or `daos:POOL/PREFIX`: a DAOS pool, through [`default_daos_library`]
-///   (container labels start with PREFIX, default `fieldio`; objects of class OC_S1);
+/// - `rados:POOL` or `rados:POOL/PREFIX`: a pool of the Ceph cluster (PREFIX starts every
+///   container's namespace);
+/// - `daos:POOL` or `daos:POOL/PREFIX`: a DAOS pool (container labels start with PREFIX,
+///   default `fieldio`);
 /// - anything else: a directory (the POSIX form).
-pub fn open_object_pool(spec: &str, ceph: &rados::ClusterConfig) -> Result<Box<dyn objects::Pool>> {
+pub fn open_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<dyn objects::Pool>> {
     if let Some(rest) = spec.strip_prefix("rados:") {
         let (pool, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        return Ok(Box::new(rados::objects::RadosPool::new(rados::Cluster::connect(ceph)?, pool, prefix)?));
+        return Ok(Box::new(rados::objects::RadosPool::new(rados::Cluster::connect(&options.ceph)?, pool, prefix)?));
     }
     if let Some(rest) = spec.strip_prefix("daos:") {
         let (pool, prefix) = rest.split_once('/').unwrap_or((rest, "fieldio"));
-        let config = daos::PoolConfig { library: default_daos_library(), pool: pool.into(), system: None };
-        return Ok(Box::new(daos::objects::DaosPool::new(daos::Pool::connect(&config)?, prefix, daos::object_class("OC_S1")?)?));
+        let class = daos::object_class(&options.daos_class)?;
+        let config = daos::PoolConfig { library: options.daos_library.clone(), pool: pool.into(), system: None };
+        return Ok(Box::new(daos::objects::DaosPool::new(daos::Pool::connect(&config)?, prefix, class)?));
     }
     Ok(Box::new(objects::posix::PosixPool::new(spec)?))
 }
