@@ -27,7 +27,7 @@ wait_for() {
   local what=$1 seconds=$2; shift 2
   local deadline=$((SECONDS + seconds))
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || die "$what not ready after ${seconds}s (logs: $dir/*.log)"
+    ((SECONDS < deadline)) || start_failed "$(caller | cut -d' ' -f1)" "$what not ready after ${seconds}s"
     sleep 0.5
   done
 }
@@ -101,6 +101,7 @@ start() {
   ensure_packages ceph-mon ceph-osd ceph-mgr ceph-common librados2 python3-rados
   ((rgw)) && ensure_packages radosgw
   mkdir -p "$dir/run"
+  trap 'start_failed $LINENO "$BASH_COMMAND"' ERR
   local fsid
   fsid=$(python3 -c 'import uuid; print(uuid.uuid4())')
   write_conf "$fsid"
@@ -162,11 +163,27 @@ start() {
       echo "FIELDSTORE_TEST_S3_SECRET_KEY=fieldstore-test-secret"
     fi
   } >"$dir/env"
+  trap - ERR
   echo "ceph-cluster: healthy: 1 mon, 1 mgr, $osds OSDs$( ((rgw)) && echo ", radosgw on 127.0.0.1:$rgw_port"); config $dir/ceph.conf" >&2
+}
+
+# A start that fails part-way says which step failed, stops the daemons it had started and
+# keeps DIR's logs for a look (`stop` removes them).
+start_failed() {
+  local line=$1 command=$2
+  trap - ERR
+  kill_daemons
+  die "start failed at line $line ($command); daemons stopped, logs kept in $dir/*.log; run '$0 stop $dir' before starting again"
 }
 
 stop() {
   [[ -d $dir ]] || return 0
+  kill_daemons
+  rm -rf "$dir"
+}
+
+# Every daemon of the cluster in DIR: TERM, a bounded wait, then KILL.
+kill_daemons() {
   local pidfile pid
   for pidfile in "$dir"/run/*.pid; do
     [[ -e $pidfile ]] || continue
@@ -181,7 +198,6 @@ stop() {
     while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
     kill -9 "$pid" 2>/dev/null || true
   done
-  rm -rf "$dir"
 }
 
 (($# >= 2)) || usage

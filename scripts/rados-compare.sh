@@ -3,12 +3,12 @@
 # and concurrency, then list() against one omap get per entry; prints Markdown tables.
 #   CEPH_CONF=/path/ceph.conf [REPS=N] scripts/rados-compare.sh [POOL [INDEX_POOL]] [SECONDS]
 # POOL holds the data (and `rados bench`'s objects); INDEX_POOL the catalogue (default POOL).
-# With REPS=N (default 1) each pair of runs is repeated N times, rados bench and hammer
-# alternating so that both see the same drift of a shared host; the table gives the medians,
-# their ratio, and the range of the N per-repetition ratios.
-# Each fieldstore run uses a namespace prefix of its own and is wiped afterwards. memstore
-# OSDs may keep the memory of deleted objects: give each pool configuration a fresh test
-# cluster (scripts/ceph-cluster.sh stop/start) with room for a few GiB.
+# With REPS=N (default 1) each pair of runs is repeated N times, rados bench and hammer back
+# to back (alternating which goes first) so that both see the same drift of a shared host;
+# the table gives the medians, their ratio, and the range of the N per-repetition ratios.
+# Each fieldstore run uses a namespace prefix of its own and is wiped afterwards; each run
+# waits until the OSDs have room again. Give each pool configuration a fresh test cluster
+# (scripts/ceph-cluster.sh stop/start) with room for a few GiB (--osd-bytes).
 set -euo pipefail
 pool=${1:-fieldstore} index_pool=${2:-${1:-fieldstore}} seconds=${3:-5} reps=${REPS:-1}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,29 +30,77 @@ hammer_mibs() {
     tail -1 | python3 -c 'import json,sys; p=json.load(sys.stdin); print(round(p["bytes"]/p["seconds"]/2**20, 1))'
 }
 
+# memstore OSDs give back the memory of deleted objects some seconds later, and the monitor
+# learns of it later still: wait (bounded) until every OSD is under a quarter full and the
+# cluster is healthy, so that no run meets a pool that is (still) full.
+# An OSD over 100% used has a usage counter that wrapped below zero (memstore miscounts some
+# deletions) and stays "full" until restarted: say so rather than wait.
+wait_for_room() {
+  local deadline=$((SECONDS + 120)) most_used
+  until most_used=$(ceph osd df -f json 2>/dev/null | python3 -c 'import json,sys; print(int(max(n["utilization"] for n in json.load(sys.stdin)["nodes"])))' 2>/dev/null) &&
+    ((most_used < 25)) && [[ $(ceph health 2>/dev/null) == HEALTH_OK* ]]; do
+    if ((${most_used:-0} > 100)); then
+      echo "an OSD reports ${most_used}% used: memstore's usage counter wrapped below zero; restart the test cluster" >&2
+      exit 1
+    fi
+    ((SECONDS < deadline)) || { echo "the cluster stays full or unhealthy after cleanup: ceph osd df; ceph health detail" >&2; exit 1; }
+    sleep 1
+  done
+}
+# rados bench's write and sequential read of one repetition ($conc operations in flight),
+# its objects removed afterwards; with one process keeping several writes in flight there is
+# no read to compare (a process reads one field at a time).
+bench_rados() {
+  wait_for_room
+  write=$(rados_bench "$seconds" write -b "$size" -t "$conc" --no-cleanup --run-name "$run")
+  read=0
+  ((writes > 1)) || read=$(rados_bench "$seconds" seq -t "$conc" --run-name "$run")
+  rados -p "$pool" cleanup --run-name "$run" >/dev/null 2>&1
+}
+# hammer's write and read of the same shape ($procs processes, each with $writes writes in
+# flight) in a namespace prefix of its own, then wiped. memstore OSDs now and then refuse
+# writes as full for a while after mass deletions although they have room: a failed run is
+# wiped and retried once, 15 s later, and says so.
+bench_hammer() {
+  local attempt
+  printf 'catalogue: {type: rados, pool: %s, namespace_prefix: %s-}\nstore: {type: rados, pool: %s, namespace_prefix: %s-, writes_in_flight: %d}\n' \
+    "$index_pool" "$run" "$pool" "$run" "$writes" >"$scratch/config.yaml"
+  for attempt in 1 2; do
+    wait_for_room
+    hr=0
+    if hw=$(hammer_mibs "${shape[@]}") && { ((writes > 1)) || hr=$(hammer_mibs "${shape[@]}" --read); }; then
+      "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001 --doit >/dev/null
+      return
+    fi
+    "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001 --doit >/dev/null 2>&1 || true
+    ((attempt == 2)) || { echo "hammer run $run failed: retrying once in 15 s" >&2; sleep 15; }
+  done
+  echo "hammer run $run failed twice" >&2
+  exit 1
+}
+
 # The list comparison runs first: memstore OSDs fill up with the bandwidth runs' objects.
 echo "list of 10,000 fields (100 flushes of 100): bulk omap reads vs one omap get per entry"
 (cd "$here" && cargo run --release -q --example rados_list_vs_gets -- "$index_pool" 100)
 echo
-echo "| object size | concurrency | rados bench write MiB/s | hammer write MiB/s | % (range) | rados bench read MiB/s | hammer read MiB/s | % (range) |"
+echo "| object size | in flight (hammer processes x writes each) | rados bench write MiB/s | hammer write MiB/s | % (range) | rados bench read MiB/s | hammer read MiB/s | % (range) |"
 echo "|---|---|---|---|---|---|---|---|"
 for size in 1048576 65536; do
-  for conc in 1 4; do
+  # "PROCESSES WRITES": one operation in flight; four processes with one each (rados bench
+  # -t 4); one process keeping four writes in flight (store.writes_in_flight).
+  for layout in "1 1" "4 1" "1 4"; do
+    read -r procs writes <<<"$layout"
+    conc=$((procs * writes))
     # About as long as rados bench runs: 2,000 fields of 1 MiB or 20,000 of 64 KiB in all,
     # 100 fields per flush (hammer's steps).
-    if ((size >= 1048576)); then steps=$((20 / conc)); else steps=$((200 / conc)); fi
-    shape=(--procs "$conc" --nsteps "$steps" --nlevels 10 --nparams 10 --field-size "$size")
+    if ((size >= 1048576)); then steps=$((20 / procs)); else steps=$((200 / procs)); fi
+    shape=(--procs "$procs" --nsteps "$steps" --nlevels 10 --nparams 10 --field-size "$size")
     results=()
     for ((rep = 1; rep <= reps; rep++)); do
-      run=cmp-$$-$size-$conc-$rep
-      write=$(rados_bench "$seconds" write -b "$size" -t "$conc" --no-cleanup --run-name "$run")
-      read=$(rados_bench "$seconds" seq -t "$conc" --run-name "$run")
-      rados -p "$pool" cleanup --run-name "$run" >/dev/null 2>&1
-      printf 'catalogue: {type: rados, pool: %s, namespace_prefix: %s-}\nstore: {type: rados, pool: %s, namespace_prefix: %s-}\n' \
-        "$index_pool" "$run" "$pool" "$run" >"$scratch/config.yaml"
-      hw=$(hammer_mibs "${shape[@]}")
-      hr=$(hammer_mibs "${shape[@]}" --read)
-      "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001 --doit >/dev/null
+      run=cmp-$$-$size-$procs-$writes-$rep
+      # Odd repetitions run rados bench first, even ones hammer first: neither always meets
+      # the cluster right after the other's deletions.
+      if ((rep % 2)); then bench_rados; bench_hammer; else bench_hammer; bench_rados; fi
       results+=("$write,$hw,$read,$hr")
     done
     python3 -c "
@@ -60,10 +108,12 @@ from statistics import median
 runs = [tuple(map(float, r.split(','))) for r in '${results[*]}'.split()]
 def column(i): return median(r[i] for r in runs)
 def ratios(a, b):
+    if column(a) == 0: return 'n/a'
     per = [100 * r[b] / r[a] for r in runs]
     spread = f' ({min(per):.0f}-{max(per):.0f}%)' if len(per) > 1 else ''
     return f'{100 * column(b) / column(a):.0f}%{spread}'
-w, hw, r, hr = (column(i) for i in range(4))
-print(f'| {$size // 1024} KiB | $conc | {w:.1f} | {hw:.1f} | {ratios(0, 1)} | {r:.1f} | {hr:.1f} | {ratios(2, 3)} |')"
+def mibs(i): return f'{column(i):.1f}' if column(i) else '-'
+size = f'{$size >> 20} MiB' if $size >= 1 << 20 else f'{$size >> 10} KiB'
+print(f'| {size} | $conc ($procs x $writes) | {mibs(0)} | {mibs(1)} | {ratios(0, 1)} | {mibs(2)} | {mibs(3)} | {ratios(2, 3)} |')"
   done
 done

@@ -40,9 +40,12 @@ fn posix_root(section: &str, backend: &BackendConfig, source: &str) -> Result<Pa
     Ok(PathBuf::from(backend.string(section, "root", source)?))
 }
 
-/// The cluster, pool and namespace prefix of a `type: rados` section.
+/// The keys of every `type: rados` section.
+const RADOS_KEYS: &[&str] = &["pool", "namespace_prefix", "ceph_conf", "user", "timeout_seconds"];
+
+/// The cluster, pool and namespace prefix of a `type: rados` section (whose keys
+/// [`BackendConfig::only_keys`] has checked).
 fn rados_pool(section: &str, backend: &BackendConfig, source: &str) -> Result<(std::sync::Arc<rados::Cluster>, String, String)> {
-    backend.only_keys(section, &["pool", "namespace_prefix", "ceph_conf", "user", "timeout_seconds"], source)?;
     let pool = backend.string(section, "pool", source)?;
     let prefix = backend.optional_string(section, "namespace_prefix", source)?.unwrap_or_default();
     let defaults = rados::ClusterConfig::default();
@@ -102,6 +105,7 @@ fn open_catalogue(backend: &BackendConfig, source: &str) -> Result<Box<dyn Catal
     match backend.kind.as_str() {
         "posix" => Ok(Box::new(PosixCatalogue::new(posix_root("catalogue", backend, source)?))),
         "rados" => {
+            backend.only_keys("catalogue", RADOS_KEYS, source)?;
             let (cluster, pool, prefix) = rados_pool("catalogue", backend, source)?;
             Ok(Box::new(rados::catalogue::RadosCatalogue::new(cluster, &pool, &prefix)?))
         }
@@ -118,8 +122,11 @@ fn open_store(backend: &BackendConfig, source: &str) -> Result<Box<dyn Store>> {
     match backend.kind.as_str() {
         "posix" => Ok(Box::new(PosixStore::new(posix_root("store", backend, source)?))),
         "rados" => {
+            backend.only_keys("store", &[RADOS_KEYS, &["writes_in_flight"]].concat(), source)?;
+            let writes_in_flight = backend.optional_u32("store", "writes_in_flight", source)?;
+            let writes_in_flight = writes_in_flight.map_or(rados::store::DEFAULT_WRITES_IN_FLIGHT, |n| n as usize);
             let (cluster, pool, prefix) = rados_pool("store", backend, source)?;
-            Ok(Box::new(rados::store::RadosStore::new(cluster, &pool, &prefix)?))
+            Ok(Box::new(rados::store::RadosStore::new(cluster, &pool, &prefix, writes_in_flight)?))
         }
         "daos" => {
             let d = daos_section("store", backend, source)?;

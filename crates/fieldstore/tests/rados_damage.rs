@@ -1,6 +1,7 @@
-//! Damage on the RADOS backends is detected and named: a field object whose bytes changed, an
-//! undecodable log record; and a cluster that cannot be reached fails the open within the
-//! configured timeout.
+//! Damage and failures on the RADOS backends are detected and named: a field object whose
+//! bytes changed, an undecodable log record, a cluster that cannot be reached (the open fails
+//! within the configured timeout), a write refused while in flight (the flush fails and
+//! publishes nothing).
 
 mod common;
 
@@ -62,4 +63,42 @@ fn an_unreachable_cluster_fails_the_open_within_its_timeout() {
     let bad = yaml.replace("timeout_seconds: 2", "timeout_seconds: soon");
     let err = fieldstore::open(&fieldstore::Config::parse("bad.yaml", &bad).unwrap()).err().unwrap().to_string();
     assert!(err.contains("store.timeout_seconds must be a positive whole number"), "{err}");
+}
+
+#[test]
+fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
+    let site = Site::new("rados", "rados");
+    let sections = std::fs::read_to_string(site.config()).unwrap();
+    let yaml = sections.replace("store: {type: rados,", "store: {type: rados, writes_in_flight: 4,");
+    let mut fs = fieldstore::open(&fieldstore::Config::parse("in-flight.yaml", &yaml).unwrap()).unwrap();
+    let id = |step: u32| {
+        Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
+    };
+    fs.archive(&id(0), &payload(&id(0), 1000)).unwrap();
+    // Larger than the OSDs take in one write (osd_max_write_size, 90 MiB by default): sent,
+    // and refused while the writer goes on.
+    fs.archive(&id(1), &vec![1u8; 100 << 20]).expect("in flight: the refusal comes later");
+    let err = fs.flush().unwrap_err().to_string();
+    assert!(err.contains("write rados://") && err.contains("the 2 field(s) archived since the last flush were not stored"), "{err}");
+    // The handle goes on; only what was flushed after the failure is visible.
+    fs.archive(&id(2), &payload(&id(2), 1000)).unwrap();
+    fs.flush().unwrap();
+    let listed = fs.list(&request("class=od"), ListOptions::default()).unwrap();
+    let steps: Vec<String> = listed.fields.iter().map(|f| f.element.get("step").unwrap().to_string()).collect();
+    assert_eq!(steps, ["2"]);
+    assert_eq!(retrieve(&mut site.open(), "class=od,step=2").unwrap(), payload(&id(2), 1000));
+
+    for (bad, why) in [
+        (
+            sections.replace("store: {type: rados,", "store: {type: rados, writes_in_flight: 0,"),
+            "store.writes_in_flight must be a positive whole number",
+        ),
+        (
+            sections.replace("catalogue: {type: rados,", "catalogue: {type: rados, writes_in_flight: 2,"),
+            "unknown key catalogue.writes_in_flight",
+        ),
+    ] {
+        let err = fieldstore::open(&fieldstore::Config::parse("bad.yaml", &bad).unwrap()).err().unwrap().to_string();
+        assert!(err.contains(why), "{err}");
+    }
 }

@@ -19,6 +19,11 @@ pub type ReadOpT = *mut c_void;
 pub type OmapIterT = *mut c_void;
 /// `rados_list_ctx_t`: a listing of a pool's objects.
 pub type ListCtxT = *mut c_void;
+/// `rados_completion_t`: the state of an asynchronous operation.
+pub type CompletionT = *mut c_void;
+/// `rados_callback_t`: called when an asynchronous operation completes (fieldstore passes
+/// none and waits instead).
+pub type CallbackT = Option<unsafe extern "C" fn(CompletionT, *mut c_void)>;
 
 /// `LIBRADOS_CREATE_EXCLUSIVE`: creating an existing object fails with `EEXIST`.
 pub const CREATE_EXCLUSIVE: c_int = 1;
@@ -56,6 +61,11 @@ pub struct Librados {
     pub write_op_omap_rm_keys2: unsafe extern "C" fn(WriteOpT, *const *const c_char, *const usize, usize),
     pub write_op_omap_cmp2: unsafe extern "C" fn(WriteOpT, *const c_char, u8, *const c_char, usize, usize, *mut c_int),
     pub write_op_operate: unsafe extern "C" fn(WriteOpT, IoCtxT, *const c_char, *mut libc::time_t, c_int) -> c_int,
+    pub aio_write_op_operate: unsafe extern "C" fn(WriteOpT, IoCtxT, CompletionT, *const c_char, *mut libc::time_t, c_int) -> c_int,
+    pub aio_create_completion2: unsafe extern "C" fn(*mut c_void, CallbackT, *mut CompletionT) -> c_int,
+    pub aio_wait_for_complete: unsafe extern "C" fn(CompletionT) -> c_int,
+    pub aio_get_return_value: unsafe extern "C" fn(CompletionT) -> c_int,
+    pub aio_release: unsafe extern "C" fn(CompletionT),
     pub create_read_op: unsafe extern "C" fn() -> ReadOpT,
     pub release_read_op: unsafe extern "C" fn(ReadOpT),
     pub read_op_omap_get_vals2: unsafe extern "C" fn(ReadOpT, *const c_char, *const c_char, u64, *mut OmapIterT, *mut u8, *mut c_int),
@@ -118,6 +128,11 @@ fn load() -> std::result::Result<Librados, String> {
         write_op_omap_rm_keys2: symbol!("rados_write_op_omap_rm_keys2"),
         write_op_omap_cmp2: symbol!("rados_write_op_omap_cmp2"),
         write_op_operate: symbol!("rados_write_op_operate"),
+        aio_write_op_operate: symbol!("rados_aio_write_op_operate"),
+        aio_create_completion2: symbol!("rados_aio_create_completion2"),
+        aio_wait_for_complete: symbol!("rados_aio_wait_for_complete"),
+        aio_get_return_value: symbol!("rados_aio_get_return_value"),
+        aio_release: symbol!("rados_aio_release"),
         create_read_op: symbol!("rados_create_read_op"),
         release_read_op: symbol!("rados_release_read_op"),
         read_op_omap_get_vals2: symbol!("rados_read_op_omap_get_vals2"),

@@ -6,6 +6,7 @@
 //! timeouts, so an unreachable cluster is an error after [`ClusterConfig::timeout_seconds`],
 //! not a hang.
 
+mod aio;
 pub mod catalogue;
 pub mod ffi;
 mod naming;

@@ -1,18 +1,28 @@
 //! The RADOS store: one object per archived field (the design the published Ceph study found
-//! best), in the dataset's namespace of the store pool, written with one blocking
-//! `write_full` that is persistent when it returns, so `flush` has nothing left to do.
+//! best), in the dataset's namespace of the store pool, each written by one `write_full`.
+//!
+//! Writes are asynchronous within a bounded window: `archive` prepares the next write (the
+//! object's name, librados' copy of the bytes) while earlier ones are in flight, waits only
+//! when the window is full, and `flush` waits for all of them, so the bytes of every flushed
+//! field are durable before the catalogue publishes it. With a window of one, at most one
+//! write is in flight, and the preparation of the next field overlaps it.
 //!
 //! Object names are MD5s of a unique string (SYSTEM.md section 4.3) and locations are
 //! `rados:POOL/NAMESPACE/NAME` with offset 0 and the field's length.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, Result};
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{FieldLocation, Key, Store};
 
+use crate::aio::PendingWrite;
 use crate::naming::{check_prefix, dataset_namespace, is_object_name, unique_object_name};
 use crate::{Cluster, Namespaces};
+
+/// How many writes one store handle keeps in flight unless configured otherwise.
+pub const DEFAULT_WRITES_IN_FLIGHT: usize = 8;
 
 pub struct RadosStore {
     namespaces: Namespaces,
@@ -20,14 +30,24 @@ pub struct RadosStore {
     /// Unique to this handle, so its object names are unique across processes and hosts.
     writer: String,
     written: u64,
+    /// Writes sent and not yet waited for, oldest first; at most `writes_in_flight`.
+    in_flight: VecDeque<PendingWrite>,
+    writes_in_flight: usize,
 }
 
 impl RadosStore {
-    /// A store in `pool` whose namespaces start with `prefix`; fails now if the pool does not
-    /// exist.
-    pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str) -> Result<Self> {
+    /// A store in `pool` whose namespaces start with `prefix`, with up to `writes_in_flight`
+    /// (at least 1) writes in flight; fails now if the pool does not exist.
+    pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str, writes_in_flight: usize) -> Result<Self> {
         check_prefix(prefix)?;
-        Ok(RadosStore { namespaces: Namespaces::new(cluster, pool)?, prefix: prefix.into(), writer: unique_suffix(), written: 0 })
+        Ok(RadosStore {
+            namespaces: Namespaces::new(cluster, pool)?,
+            prefix: prefix.into(),
+            writer: unique_suffix(),
+            written: 0,
+            in_flight: VecDeque::new(),
+            writes_in_flight: writes_in_flight.max(1),
+        })
     }
 
     /// The namespace and object of a location this store wrote; anything else is refused.
@@ -51,18 +71,34 @@ impl Store for RadosStore {
         let namespace = dataset_namespace(&self.prefix, dataset);
         let object = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
         self.written += 1;
-        self.namespaces.get(&namespace)?.write_full(&object, data)?;
+        let write = self.namespaces.get(&namespace)?.prepare_write_full(&object, data)?;
+        // A failure of an earlier write fails this archive: the caller then discards
+        // everything since the last flush.
+        while self.in_flight.len() >= self.writes_in_flight {
+            self.in_flight.pop_front().expect("the window is not empty").wait()?;
+        }
+        self.in_flight.push_back(write.submit()?);
         let uri = format!("rados:{}/{namespace}/{object}", self.namespaces.pool());
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: crc32c::crc32c(data) })
     }
 
-    /// Every archive was persistent when it returned.
+    /// Waits for every write in flight; the first failure is the answer, after all of them
+    /// ended.
     fn flush(&mut self) -> Result<()> {
-        Ok(())
+        let mut first_failure = Ok(());
+        for write in self.in_flight.drain(..) {
+            if let (Err(e), Ok(())) = (write.wait(), &first_failure) {
+                first_failure = Err(e);
+            }
+        }
+        first_failure
     }
 
-    /// Objects of fields that are discarded stay unreferenced; later names differ anyway.
-    fn discard(&mut self) {}
+    /// Waits for the writes in flight and forgets them: objects of discarded fields stay
+    /// unreferenced; later names differ anyway.
+    fn discard(&mut self) {
+        self.in_flight.clear();
+    }
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
         let (namespace, object) = self.parse(uri)?;

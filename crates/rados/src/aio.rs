@@ -1,0 +1,115 @@
+//! Whole-object writes that run while the caller goes on: a write is prepared (librados
+//! copies the bytes into its operation, so the caller's buffer is free at once), submitted,
+//! and waited for later. The RADOS store keeps a bounded window of them in flight.
+
+use std::ffi::CString;
+use std::sync::Arc;
+
+use fieldstore_core::error::Result;
+
+use crate::ffi::{librados, CompletionT, Librados, WriteOpT, OPERATION_FULL_TRY};
+use crate::{c_string, check, IoCtx};
+
+/// A whole-object write, filled but not yet sent.
+pub struct PreparedWrite {
+    lib: &'static Librados,
+    io: Arc<IoCtx>,
+    oid: CString,
+    op: WriteOpT,
+}
+
+/// A write sent to the cluster; [`PendingWrite::wait`] says how it ended. Dropping it waits
+/// for the cluster's answer (bounded by the cluster's operation timeout) and ignores it.
+pub struct PendingWrite {
+    write: PreparedWrite,
+    completion: CompletionT,
+}
+
+// SAFETY: librados operations and completions may be used from any thread; each of these
+// values is owned by one thread at a time.
+unsafe impl Send for PreparedWrite {}
+unsafe impl Send for PendingWrite {}
+
+impl IoCtx {
+    /// A write of `data` as the whole of object `oid`, prepared to be submitted later.
+    pub fn prepare_write_full(self: &Arc<Self>, oid: &str, data: &[u8]) -> Result<PreparedWrite> {
+        let lib = librados()?;
+        let oid = c_string(oid, "object name")?;
+        // SAFETY: the op is owned by the PreparedWrite and released once (its Drop); librados
+        // copies `data`, which is valid for `data.len()` bytes, into the op here.
+        let op = unsafe {
+            let op = (lib.create_write_op)();
+            (lib.write_op_write_full)(op, data.as_ptr().cast(), data.len());
+            op
+        };
+        Ok(PreparedWrite { lib, io: self.clone(), oid, op })
+    }
+}
+
+impl PreparedWrite {
+    /// Sends the write; like every fieldstore write it fails at once on a full pool instead
+    /// of waiting for space.
+    pub fn submit(self) -> Result<PendingWrite> {
+        let mut completion: CompletionT = std::ptr::null_mut();
+        // SAFETY: no callback, valid out-pointer; the completion is released once (Drop).
+        check(unsafe { (self.lib.aio_create_completion2)(std::ptr::null_mut(), None, &mut completion) }, "prepare a write of", || {
+            self.describe()
+        })?;
+        // SAFETY: the op, the context and the name live in `self` and then in the returned
+        // PendingWrite, which releases nothing before the operation completed.
+        let rc = unsafe {
+            (self.lib.aio_write_op_operate)(
+                self.op,
+                self.io.handle,
+                completion,
+                self.oid.as_ptr(),
+                std::ptr::null_mut(),
+                OPERATION_FULL_TRY,
+            )
+        };
+        if rc < 0 {
+            // Never sent: nothing will complete it, so it is released without waiting.
+            // SAFETY: released once, unused.
+            unsafe { (self.lib.aio_release)(completion) };
+            check(rc, "write", || self.describe())?;
+        }
+        Ok(PendingWrite { write: self, completion })
+    }
+
+    fn describe(&self) -> String {
+        self.io.describe(&self.oid.to_string_lossy())
+    }
+}
+
+impl Drop for PreparedWrite {
+    fn drop(&mut self) {
+        // SAFETY: created in prepare_write_full, released once, no operation uses it any more
+        // (a PendingWrite drops its PreparedWrite only after the operation completed).
+        unsafe { (self.lib.release_write_op)(self.op) };
+    }
+}
+
+impl PendingWrite {
+    /// Waits until the cluster has the object (durably, on every replica) or refused it.
+    pub fn wait(self) -> Result<()> {
+        let rc = self.wait_for_answer();
+        check(rc, "write", || self.write.describe())?;
+        Ok(())
+    }
+
+    fn wait_for_answer(&self) -> i32 {
+        // SAFETY: a live, submitted completion.
+        unsafe {
+            (self.write.lib.aio_wait_for_complete)(self.completion);
+            (self.write.lib.aio_get_return_value)(self.completion)
+        }
+    }
+}
+
+impl Drop for PendingWrite {
+    fn drop(&mut self) {
+        self.wait_for_answer();
+        // SAFETY: the operation completed; the completion is released once.
+        unsafe { (self.write.lib.aio_release)(self.completion) };
+    }
+}
