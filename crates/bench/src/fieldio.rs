@@ -175,14 +175,14 @@ impl FieldIoBench {
     pub fn write(&self, pool: &dyn Pool, rank: u32) -> Result<Phase> {
         let mut io = FieldIo::new(pool, self.mode, rank);
         let forecast = self.forecast(rank);
-        let template = payload::synthetic(self.size);
+        let mut stamper = payload::Stamper::new(&payload::synthetic(self.size), Check::Metadata);
         Phase::measure("write", |phase| {
             for i in 0..self.iterations {
                 let field = Self::field(rank, self.first_field + i);
                 let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
-                let data = payload::make(&template, &key, i as u64, Check::Metadata);
+                let data = stamper.field(&key, i as u64);
                 let mut steps = Steps::default();
-                let written = io.write(&forecast, &field, &data, &mut steps);
+                let written = io.write(&forecast, &field, data, &mut steps);
                 phase.record_all(i, &steps.parts);
                 written?;
                 phase.fields += 1;

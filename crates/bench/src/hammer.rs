@@ -55,6 +55,14 @@ pub enum Payload {
     Grib(Vec<u8>),
 }
 
+/// Where a write phase takes each field's bytes from.
+enum FieldSource<'a> {
+    /// The synthetic template in one kept buffer, stamped per field.
+    Stamped(payload::Stamper),
+    /// The GRIB template, encoded anew per field.
+    Grib(&'a [u8]),
+}
+
 /// The result of one phase, as printed by `--json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Phase {
@@ -233,6 +241,10 @@ impl Hammer {
         phase.first_io_us = micros_since_epoch();
         let mut op = run;
         let base = Key::parse(&self.base())?;
+        let mut source = match &self.payload {
+            Payload::Synthetic(template) => FieldSource::Stamped(payload::Stamper::new(template, self.check)),
+            Payload::Grib(template) => FieldSource::Grib(template),
+        };
         // (fields archived, seconds) after each flush.
         let mut progress: Vec<(u64, f64)> = vec![(0, 0.0)];
         for step in self.steps() {
@@ -244,13 +256,17 @@ impl Hammer {
                 for level in &levels {
                     for param in &params {
                         let id = self.identifier_from(&base, member, step, level, param);
-                        let bytes = match &self.payload {
-                            Payload::Synthetic(t) => payload::make(t, &id, op, self.check),
-                            Payload::Grib(t) => phase.time("grib", || crate::grib_fields::encode(t, member, step, level, param))?,
+                        let encoded;
+                        let bytes = match &mut source {
+                            FieldSource::Stamped(stamper) => stamper.field(&id, op),
+                            FieldSource::Grib(template) => {
+                                encoded = phase.time("grib", || crate::grib_fields::encode(template, member, step, level, param))?;
+                                &encoded[..]
+                            }
                         };
                         op += 1;
                         let index = step - self.step;
-                        phase.io("archive", index, bytes.len() as u64, || fs.archive(&id, &bytes))?;
+                        phase.io("archive", index, bytes.len() as u64, || fs.archive(&id, bytes))?;
                         phase.fields += 1;
                         phase.bytes += bytes.len() as u64;
                     }

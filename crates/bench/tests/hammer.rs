@@ -63,12 +63,12 @@ fn md_check_catches_a_misplaced_field_and_full_check_a_corrupt_one() {
     // Store step 1's bytes under step 2's identifier (a misplaced field).
     let (victim, source) = (h.identifier(1, 2, "1", "1"), h.identifier(1, 1, "1", "1"));
     let mut fs = open(dir.path());
-    fs.archive(&victim, &payload::make(&payload::synthetic(1000), &source, 1, Check::Full)).unwrap();
+    fs.archive(&victim, payload::Stamper::new(&payload::synthetic(1000), Check::Full).field(&source, 1)).unwrap();
     fs.flush().unwrap();
     let err = hammer(Check::Metadata).read(&mut open(dir.path())).unwrap_err().to_string();
     assert!(err.contains("misplaced"), "{err}");
     // Bytes changed before archiving (a writer-side corruption the store cannot know about).
-    let mut bad = payload::make(&payload::synthetic(1000), &victim, 2, Check::Full);
+    let mut bad = payload::Stamper::new(&payload::synthetic(1000), Check::Full).field(&victim, 2).to_vec();
     bad[500] ^= 0xff;
     fs.archive(&victim, &bad).unwrap();
     fs.flush().unwrap();
