@@ -316,16 +316,23 @@ fn launch(a: &RunArgs) -> anyhow::Result<()> {
                 .context("starting a hammer process")
         })
         .collect::<anyhow::Result<_>>()?;
-    let mut phases = Vec::new();
-    for (rank, child) in children.into_iter().enumerate() {
-        let out = child.wait_with_output()?;
-        if !out.status.success() {
-            bail!("hammer rank {rank} failed");
-        }
-        let phase: serde_json::Value = serde_json::from_slice(&out.stdout).with_context(|| format!("rank {rank}'s output"))?;
-        phases.push(phase);
-    }
+    // Every rank is waited for, failed or not: a rank left running after another failed
+    // would go on writing while the caller cleans up.
+    let outputs: Vec<_> = children.into_iter().map(|child| child.wait_with_output()).collect();
     let _ = std::fs::remove_dir_all(&scratch);
+    let mut phases = Vec::new();
+    let mut failed = Vec::new();
+    for (rank, out) in outputs.into_iter().enumerate() {
+        let out = out.with_context(|| format!("waiting for rank {rank}"))?;
+        if !out.status.success() {
+            failed.push(rank.to_string());
+            continue;
+        }
+        phases.push(serde_json::from_slice::<serde_json::Value>(&out.stdout).with_context(|| format!("rank {rank}'s output"))?);
+    }
+    if !failed.is_empty() {
+        bail!("{} of {} processes failed (rank {}; their errors are above)", failed.len(), a.procs, failed.join(", "));
+    }
     if a.json {
         for p in &phases {
             println!("{p}");

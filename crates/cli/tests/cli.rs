@@ -322,6 +322,11 @@ fn hammer_starts_processes_behind_a_barrier() {
     read.push("--read");
     let read_out = env.ok(&read);
     assert_eq!(serde_json::from_str::<serde_json::Value>(read_out.lines().last().unwrap()).unwrap()["fields"].as_u64(), Some(24));
+    // A step nobody wrote: every rank fails, and every one is waited for and named.
+    let mut missing = read.clone();
+    missing[5] = "3";
+    let err = env.fails(&missing);
+    assert!(err.contains("3 of 3 processes failed (rank 0, 1, 2;") && err.contains("step 2"), "{err}");
     let logs: Vec<String> = (0..3).map(|r| format!("{log}.{r}")).collect();
     let mut analyze = vec!["bench", "analyze", "--json"];
     analyze.extend(logs.iter().map(String::as_str));
