@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fieldstore on RADOS side by side with `rados bench` on the same cluster, pool, object size
 # and concurrency, then list() against one omap get per entry; prints Markdown tables.
-#   CEPH_CONF=/path/ceph.conf [REPS=N] scripts/rados-compare.sh [POOL [INDEX_POOL]] [SECONDS]
+#   CEPH_CONF=/path/ceph.conf [REPS=N] [SIZES="1048576 65536"] scripts/rados-compare.sh [POOL [INDEX_POOL]] [SECONDS]
 # POOL holds the data (and `rados bench`'s objects); INDEX_POOL the catalogue (default POOL).
 # With REPS=N (default 1) each pair of runs is repeated N times, rados bench and hammer back
 # to back (alternating which goes first) so that both see the same drift of a shared host;
@@ -85,7 +85,7 @@ echo "list of 10,000 fields (100 flushes of 100): bulk omap reads vs one omap ge
 echo
 echo "| object size | in flight (hammer processes x writes each) | rados bench write MiB/s | hammer write MiB/s | % (range) | rados bench read MiB/s | hammer read MiB/s | % (range) |"
 echo "|---|---|---|---|---|---|---|---|"
-for size in 1048576 65536; do
+for size in ${SIZES:-1048576 65536}; do
   # "PROCESSES WRITES": one operation in flight; four processes with one each (rados bench
   # -t 4); one process keeping four writes in flight (store.writes_in_flight).
   for layout in "1 1" "4 1" "1 4"; do

@@ -102,3 +102,39 @@ fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
         assert!(err.contains(why), "{err}");
     }
 }
+
+#[test]
+fn a_wipe_cut_short_after_its_first_removal_leaves_nothing_visible_and_nothing_corrupt() {
+    let site = Site::new("rados", "rados");
+    let mut fs = site.open();
+    let id = |step: u32| {
+        Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
+    };
+    for step in 0..2 {
+        fs.archive(&id(step), &payload(&id(step), 1000)).unwrap();
+    }
+    fs.flush().unwrap();
+    let listed = fs.list(&request("class=od"), ListOptions::default()).unwrap();
+    let uri = listed.fields[0].location.uri.to_string();
+    let (pool, rest) = uri.strip_prefix("rados:").unwrap().split_once('/').unwrap();
+    let namespace = rest.rsplit_once('/').unwrap().0;
+    let io = cluster().io(pool, namespace).unwrap();
+    let before = io.object_names().unwrap().len();
+
+    // A wipe's first removal, and nothing after it (the wiping process killed there).
+    assert!(io.remove("dataset").unwrap());
+    let err = retrieve(&mut site.open(), "class=od,step=0").unwrap_err();
+    assert!(!err.contains("corrupt"), "no dataset, not a broken one: {err}");
+    assert_eq!(io.object_names().unwrap().len(), before - 1, "index and field objects are left, unreferenced");
+
+    // A writer creates the dataset again; only its own fields are visible.
+    let mut writer = site.open();
+    writer.archive(&id(2), &payload(&id(2), 1000)).unwrap();
+    writer.flush().unwrap();
+    let listed = site.open().list(&request("class=od"), ListOptions::default()).unwrap();
+    assert_eq!(listed.fields.iter().map(|f| f.element.get("step").unwrap()).collect::<Vec<_>>(), ["2"]);
+
+    // A whole wipe of the dataset key removes everything in its namespace, leftovers too.
+    writer.wipe(&request("class=od,expver=1"), true).unwrap();
+    assert_eq!(io.object_names().unwrap(), Vec::<String>::new());
+}

@@ -18,6 +18,8 @@
 //! - Records are never changed; hiding indexes (purge, partial wipe) appends a mask record.
 //! - `identity` is unique per creation of the dataset: a reader that finds another one knows
 //!   the dataset was wiped and created again, and starts over.
+//! - Wipe removes the dataset object before anything else: a dataset is either whole or
+//!   absent, never a log naming removed index objects.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -214,9 +216,14 @@ impl Catalogue for RadosCatalogue {
 
     /// Unlists the dataset first (so it is not found half-removed), then removes its index
     /// objects, and its dataset object last.
+    /// The dataset object (its log) goes first: readers see no dataset from then on, never a
+    /// log that names index objects already removed. A wipe cut short leaves only
+    /// unreferenced objects in the namespace, which a later wipe of this dataset key removes.
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         self.namespaces.get(&self.prefix)?.apply(DATASETS, &WriteOp::new().remove(&dataset.to_string()))?;
-        self.dataset_context(dataset)?.remove_all_objects(DATASET)
+        let io = self.dataset_context(dataset)?;
+        io.remove(DATASET)?;
+        io.remove_all_objects("")
     }
 
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
