@@ -90,7 +90,9 @@ impl Drop for PreparedWrite {
 }
 
 impl PendingWrite {
-    /// Waits until the cluster has the object (durably, on every replica) or refused it.
+    /// Waits until the cluster has the object (durably, on every replica) or refused it. A
+    /// completion made by `rados_aio_create_completion2` completes when the operation "is
+    /// committed on all replicas" (rados/librados.h); the separate "safe" wait is deprecated.
     pub fn wait(self) -> Result<()> {
         let rc = self.wait_for_answer();
         check(rc, "write", || self.write.describe())?;
