@@ -48,27 +48,24 @@ wait_for_room() {
   done
 }
 # rados bench's write and sequential read of one repetition ($conc operations in flight),
-# its objects removed afterwards; with one process keeping several writes in flight there is
-# no read to compare (a process reads one field at a time).
+# its objects removed afterwards.
 bench_rados() {
   wait_for_room
   write=$(rados_bench "$seconds" write -b "$size" -t "$conc" --no-cleanup --run-name "$run")
-  read=0
-  ((writes > 1)) || read=$(rados_bench "$seconds" seq -t "$conc" --run-name "$run")
+  read=$(rados_bench "$seconds" seq -t "$conc" --run-name "$run")
   rados -p "$pool" cleanup --run-name "$run" >/dev/null 2>&1
 }
-# hammer's write and read of the same shape ($procs processes, each with $writes writes in
-# flight) in a namespace prefix of its own, then wiped. memstore OSDs now and then refuse
-# writes as full for a while after mass deletions although they have room: a failed run is
-# wiped and retried once, 15 s later, and says so.
+# hammer's write and read of the same shape ($procs processes, each with $in_flight writes and
+# as many reads in flight) in a namespace prefix of its own, then wiped. memstore OSDs now
+# and then refuse writes as full for a while after mass deletions although they have room:
+# a failed run is wiped and retried once, 15 s later, and says so.
 bench_hammer() {
   local attempt
-  printf 'catalogue: {type: rados, pool: %s, namespace_prefix: %s-}\nstore: {type: rados, pool: %s, namespace_prefix: %s-, writes_in_flight: %d}\n' \
-    "$index_pool" "$run" "$pool" "$run" "$writes" >"$scratch/config.yaml"
+  printf 'catalogue: {type: rados, pool: %s, namespace_prefix: %s-}\nstore: {type: rados, pool: %s, namespace_prefix: %s-, writes_in_flight: %d, reads_in_flight: %d}\n' \
+    "$index_pool" "$run" "$pool" "$run" "$in_flight" "$in_flight" >"$scratch/config.yaml"
   for attempt in 1 2; do
     wait_for_room
-    hr=0
-    if hw=$(hammer_mibs "${shape[@]}") && { ((writes > 1)) || hr=$(hammer_mibs "${shape[@]}" --read); }; then
+    if hw=$(hammer_mibs "${shape[@]}") && hr=$(hammer_mibs "${shape[@]}" --read); then
       "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001 --doit >/dev/null
       return
     fi
@@ -83,21 +80,22 @@ bench_hammer() {
 echo "list of 10,000 fields (100 flushes of 100): bulk omap reads vs one omap get per entry"
 (cd "$here" && cargo run --release -q --example rados_list_vs_gets -- "$index_pool" 100)
 echo
-echo "| object size | in flight (hammer processes x writes each) | rados bench write MiB/s | hammer write MiB/s | % (range) | rados bench read MiB/s | hammer read MiB/s | % (range) |"
+echo "| object size | in flight (hammer processes x operations each) | rados bench write MiB/s | hammer write MiB/s | % (range) | rados bench read MiB/s | hammer read MiB/s | % (range) |"
 echo "|---|---|---|---|---|---|---|---|"
 for size in ${SIZES:-1048576 65536}; do
-  # "PROCESSES WRITES": one operation in flight; four processes with one each (rados bench
-  # -t 4); one process keeping four writes in flight (store.writes_in_flight).
+  # "PROCESSES IN_FLIGHT": one operation in flight; four processes with one each (rados
+  # bench -t 4); one process keeping four writes, then four reads, in flight
+  # (store.writes_in_flight, store.reads_in_flight).
   for layout in "1 1" "4 1" "1 4"; do
-    read -r procs writes <<<"$layout"
-    conc=$((procs * writes))
+    read -r procs in_flight <<<"$layout"
+    conc=$((procs * in_flight))
     # About as long as rados bench runs: 2,000 fields of 1 MiB or 20,000 of 64 KiB in all,
     # 100 fields per flush (hammer's steps).
     if ((size >= 1048576)); then steps=$((20 / procs)); else steps=$((200 / procs)); fi
     shape=(--procs "$procs" --nsteps "$steps" --nlevels 10 --nparams 10 --field-size "$size")
     results=()
     for ((rep = 1; rep <= reps; rep++)); do
-      run=cmp-$$-$size-$procs-$writes-$rep
+      run=cmp-$$-$size-$procs-$in_flight-$rep
       # Odd repetitions run rados bench first, even ones hammer first: neither always meets
       # the cluster right after the other's deletions.
       if ((rep % 2)); then bench_rados; bench_hammer; else bench_hammer; bench_rados; fi
@@ -114,6 +112,6 @@ def ratios(a, b):
     return f'{100 * column(b) / column(a):.0f}%{spread}'
 def mibs(i): return f'{column(i):.1f}' if column(i) else '-'
 size = f'{$size >> 20} MiB' if $size >= 1 << 20 else f'{$size >> 10} KiB'
-print(f'| {size} | $conc ($procs x $writes) | {mibs(0)} | {mibs(1)} | {ratios(0, 1)} | {mibs(2)} | {mibs(3)} | {ratios(2, 3)} |')"
+print(f'| {size} | $conc ($procs x $in_flight) | {mibs(0)} | {mibs(1)} | {ratios(0, 1)} | {mibs(2)} | {mibs(3)} | {ratios(2, 3)} |')"
   done
 done

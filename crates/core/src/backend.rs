@@ -40,12 +40,39 @@ pub trait Store: Send {
     fn discard(&mut self);
     /// Fills `buf` from `uri` at `offset` (one read; the caller merges adjacent ranges).
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// How many reads beyond the one being consumed a reader may keep in flight with
+    /// [`Store::start_read`]; 0 (the default): none, each read is made when needed.
+    fn read_ahead(&self) -> usize {
+        0
+    }
+    /// Starts reading `length` bytes of `uri` at `offset` while the caller goes on. Stores
+    /// without asynchronous reads read at once (the default).
+    fn start_read(&self, uri: &str, offset: u64, length: usize) -> Result<Box<dyn StartedRead>> {
+        let mut bytes = vec![0; length];
+        self.read(uri, offset, &mut bytes)?;
+        Ok(Box::new(ReadDone(bytes)))
+    }
     /// Deletes one stored object or file (purge); deleting a missing one is not an error.
     fn remove(&self, uri: &str) -> Result<()>;
     /// Deletes everything this store holds for a dataset (wipe).
     fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
     /// Where the dataset's bytes live, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;
+}
+
+/// A read in flight ([`Store::start_read`]).
+pub trait StartedRead: Send {
+    /// Waits for the bytes: exactly the length asked for, or an error naming the object.
+    fn finish(self: Box<Self>) -> Result<Vec<u8>>;
+}
+
+/// A read that was made when it was started.
+struct ReadDone(Vec<u8>);
+
+impl StartedRead for ReadDone {
+    fn finish(self: Box<Self>) -> Result<Vec<u8>> {
+        Ok(self.0)
+    }
 }
 
 /// Operations that `control` can lock per dataset.

@@ -122,11 +122,17 @@ fn open_store(backend: &BackendConfig, source: &str) -> Result<Box<dyn Store>> {
     match backend.kind.as_str() {
         "posix" => Ok(Box::new(PosixStore::new(posix_root("store", backend, source)?))),
         "rados" => {
-            backend.only_keys("store", &[RADOS_KEYS, &["writes_in_flight"]].concat(), source)?;
-            let writes_in_flight = backend.optional_u32("store", "writes_in_flight", source)?;
-            let writes_in_flight = writes_in_flight.map_or(rados::store::DEFAULT_WRITES_IN_FLIGHT, |n| n as usize);
+            backend.only_keys("store", &[RADOS_KEYS, &["writes_in_flight", "reads_in_flight"]].concat(), source)?;
+            let defaults = rados::store::InFlight::default();
+            let limit = |key: &str, default: usize| -> Result<usize> {
+                Ok(backend.optional_u32("store", key, source)?.map_or(default, |n| n as usize))
+            };
+            let limits = rados::store::InFlight {
+                writes: limit("writes_in_flight", defaults.writes)?,
+                reads: limit("reads_in_flight", defaults.reads)?,
+            };
             let (cluster, pool, prefix) = rados_pool("store", backend, source)?;
-            Ok(Box::new(rados::store::RadosStore::new(cluster, &pool, &prefix, writes_in_flight)?))
+            Ok(Box::new(rados::store::RadosStore::new(cluster, &pool, &prefix, limits)?))
         }
         "daos" => {
             let d = daos_section("store", backend, source)?;

@@ -1,7 +1,7 @@
 //! Damage and failures on the RADOS backends are detected and named: a field object whose
-//! bytes changed, an undecodable log record, a cluster that cannot be reached (the open fails
-//! within the configured timeout), a write refused while in flight (the flush fails and
-//! publishes nothing).
+//! bytes changed or that is gone (also while reads are in flight), an undecodable log record,
+//! a cluster that cannot be reached (the open fails within the configured timeout), a write
+//! refused while in flight (the flush fails and publishes nothing).
 
 mod common;
 
@@ -37,6 +37,15 @@ fn damaged_objects_and_records_are_reported() {
     let err = retrieve(&mut reader, "class=od,step=1").unwrap_err();
     assert!(err.contains("checksum mismatch") && err.contains("step=1") && err.contains(object), "{err}");
     assert_eq!(retrieve(&mut reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
+    // Retrieves of several fields keep several reads in flight (store.reads_in_flight): the
+    // changed bytes are still found, and an object that is gone is named.
+    let err = retrieve(&mut reader, "class=od").unwrap_err();
+    assert!(err.contains("checksum mismatch") && err.contains(object), "{err}");
+    let gone = fs.list(&request("class=od,step=2"), ListOptions::default()).unwrap().fields[0].location.uri.to_string();
+    let gone = gone.rsplit_once('/').unwrap().1;
+    assert!(data.remove(gone).unwrap());
+    let err = retrieve(&mut reader, "class=od,step=0/2").unwrap_err();
+    assert!(err.contains("read") && err.contains(gone), "{err}");
 
     // A record no writer could have made, after the real ones.
     let index = cluster.io(pool, namespace).unwrap();
@@ -92,6 +101,10 @@ fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
         (
             sections.replace("store: {type: rados,", "store: {type: rados, writes_in_flight: 0,"),
             "store.writes_in_flight must be a positive whole number",
+        ),
+        (
+            sections.replace("store: {type: rados,", "store: {type: rados, reads_in_flight: -1,"),
+            "store.reads_in_flight must be a positive whole number",
         ),
         (
             sections.replace("catalogue: {type: rados,", "catalogue: {type: rados, writes_in_flight: 2,"),

@@ -1,11 +1,12 @@
-//! Whole-object writes that run while the caller goes on: a write is prepared (librados
-//! copies the bytes into its operation, so the caller's buffer is free at once), submitted,
-//! and waited for later. The RADOS store keeps a bounded window of them in flight.
+//! Operations that run while the caller goes on. Whole-object writes: a write is prepared
+//! (librados copies the bytes into its operation, so the caller's buffer is free at once),
+//! submitted, and waited for later. Reads: started into a buffer of their own and finished
+//! later. The RADOS store keeps bounded windows of both in flight.
 
 use std::ffi::CString;
 use std::sync::Arc;
 
-use fieldstore_core::error::Result;
+use fieldstore_core::error::{Error, Result};
 
 use crate::ffi::{librados, CompletionT, Librados, WriteOpT, OPERATION_FULL_TRY};
 use crate::{c_string, check, IoCtx};
@@ -113,5 +114,83 @@ impl Drop for PendingWrite {
         self.wait_for_answer();
         // SAFETY: the operation completed; the completion is released once.
         unsafe { (self.write.lib.aio_release)(self.completion) };
+    }
+}
+
+/// A read sent to the cluster into a buffer of its own; [`PendingRead::finish`] waits for it.
+/// Dropping it waits too: librados writes into the buffer until the read completes.
+pub struct PendingRead {
+    lib: &'static Librados,
+    io: Arc<IoCtx>,
+    oid: CString,
+    offset: u64,
+    buffer: Vec<u8>,
+    completion: CompletionT,
+}
+
+// SAFETY: as for PendingWrite; the buffer is owned and does not move while librados fills it
+// (the Vec's heap block stays where it is when the PendingRead moves).
+unsafe impl Send for PendingRead {}
+
+impl IoCtx {
+    /// Starts reading `length` bytes of object `oid` at `offset`.
+    pub fn start_read(self: &Arc<Self>, oid: &str, offset: u64, length: usize) -> Result<PendingRead> {
+        let lib = librados()?;
+        let oid = c_string(oid, "object name")?;
+        // The read's answer is an int: the byte count or an error.
+        if length > i32::MAX as usize {
+            return Err(Error::Invalid(format!(
+                "{}: one read of {length} bytes is more than librados can answer",
+                self.describe(&oid.to_string_lossy())
+            )));
+        }
+        let mut completion: CompletionT = std::ptr::null_mut();
+        // SAFETY: no callback, valid out-pointer; the completion is released once.
+        check(unsafe { (lib.aio_create_completion2)(std::ptr::null_mut(), None, &mut completion) }, "prepare a read of", || {
+            self.describe(&oid.to_string_lossy())
+        })?;
+        let mut buffer = vec![0u8; length];
+        // SAFETY: the name and the buffer live in the returned PendingRead, which waits for the
+        // read before releasing either.
+        let rc = unsafe { (lib.aio_read)(self.handle, oid.as_ptr(), completion, buffer.as_mut_ptr().cast(), length, offset) };
+        if rc < 0 {
+            // SAFETY: never sent; released once, unused.
+            unsafe { (lib.aio_release)(completion) };
+            check(rc, "read", || self.describe(&oid.to_string_lossy()))?;
+        }
+        Ok(PendingRead { lib, io: self.clone(), oid, offset, buffer, completion })
+    }
+}
+
+impl PendingRead {
+    /// The bytes asked for; an object shorter than that is an error.
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        let rc = self.wait_for_answer();
+        let describe = || self.io.describe(&self.oid.to_string_lossy());
+        let read = check(rc, "read", describe)? as usize;
+        if read < self.buffer.len() {
+            return Err(Error::corrupt(
+                "object",
+                describe(),
+                format!("{} bytes at offset {} are not all there ({read} read)", self.buffer.len(), self.offset),
+            ));
+        }
+        Ok(std::mem::take(&mut self.buffer))
+    }
+
+    fn wait_for_answer(&self) -> i32 {
+        // SAFETY: a live, submitted completion.
+        unsafe {
+            (self.lib.aio_wait_for_complete)(self.completion);
+            (self.lib.aio_get_return_value)(self.completion)
+        }
+    }
+}
+
+impl Drop for PendingRead {
+    fn drop(&mut self) {
+        self.wait_for_answer();
+        // SAFETY: the read completed; the completion is released once.
+        unsafe { (self.lib.aio_release)(self.completion) };
     }
 }

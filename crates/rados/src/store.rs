@@ -5,7 +5,8 @@
 //! object's name, librados' copy of the bytes) while earlier ones are in flight, waits only
 //! when the window is full, and `flush` waits for all of them, so the bytes of every flushed
 //! field are durable before the catalogue publishes it. With a window of one, at most one
-//! write is in flight, and the preparation of the next field overlaps it.
+//! write is in flight, and the preparation of the next field overlaps it. Reads of a
+//! retrieve likewise keep up to `reads_in_flight` objects in flight (see `Store::read_ahead`).
 //!
 //! Object names are MD5s of a unique string (SYSTEM.md section 4.3) and locations are
 //! `rados:POOL/NAMESPACE/NAME` with offset 0 and the field's length.
@@ -15,14 +16,29 @@ use std::sync::Arc;
 
 use fieldstore_core::error::{Error, Result};
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{FieldLocation, Key, Store};
+use fieldstore_core::{FieldLocation, Key, StartedRead, Store};
 
-use crate::aio::PendingWrite;
+use crate::aio::{PendingRead, PendingWrite};
 use crate::naming::{check_prefix, dataset_namespace, is_object_name, unique_object_name};
 use crate::{Cluster, Namespaces};
 
 /// How many writes one store handle keeps in flight unless configured otherwise.
 pub const DEFAULT_WRITES_IN_FLIGHT: usize = 8;
+/// How many objects a retrieve keeps in flight unless configured otherwise.
+pub const DEFAULT_READS_IN_FLIGHT: usize = 8;
+
+/// How many operations a store handle keeps in flight.
+#[derive(Clone, Copy, Debug)]
+pub struct InFlight {
+    pub writes: usize,
+    pub reads: usize,
+}
+
+impl Default for InFlight {
+    fn default() -> Self {
+        InFlight { writes: DEFAULT_WRITES_IN_FLIGHT, reads: DEFAULT_READS_IN_FLIGHT }
+    }
+}
 
 pub struct RadosStore {
     namespaces: Namespaces,
@@ -30,15 +46,15 @@ pub struct RadosStore {
     /// Unique to this handle, so its object names are unique across processes and hosts.
     writer: String,
     written: u64,
-    /// Writes sent and not yet waited for, oldest first; at most `writes_in_flight`.
+    /// Writes sent and not yet waited for, oldest first; at most `limits.writes`.
     in_flight: VecDeque<PendingWrite>,
-    writes_in_flight: usize,
+    limits: InFlight,
 }
 
 impl RadosStore {
-    /// A store in `pool` whose namespaces start with `prefix`, with up to `writes_in_flight`
-    /// (at least 1) writes in flight; fails now if the pool does not exist.
-    pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str, writes_in_flight: usize) -> Result<Self> {
+    /// A store in `pool` whose namespaces start with `prefix`, with up to `limits` (each at
+    /// least 1) operations in flight; fails now if the pool does not exist.
+    pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str, limits: InFlight) -> Result<Self> {
         check_prefix(prefix)?;
         Ok(RadosStore {
             namespaces: Namespaces::new(cluster, pool)?,
@@ -46,7 +62,7 @@ impl RadosStore {
             writer: unique_suffix(),
             written: 0,
             in_flight: VecDeque::new(),
-            writes_in_flight: writes_in_flight.max(1),
+            limits: InFlight { writes: limits.writes.max(1), reads: limits.reads.max(1) },
         })
     }
 
@@ -74,7 +90,7 @@ impl Store for RadosStore {
         let write = self.namespaces.get(&namespace)?.prepare_write_full(&object, data)?;
         // A failure of an earlier write fails this archive: the caller then discards
         // everything since the last flush.
-        while self.in_flight.len() >= self.writes_in_flight {
+        while self.in_flight.len() >= self.limits.writes {
             self.in_flight.pop_front().expect("the window is not empty").wait()?;
         }
         self.in_flight.push_back(write.submit()?);
@@ -105,6 +121,15 @@ impl Store for RadosStore {
         self.namespaces.get(namespace)?.read_exact(object, offset, buf)
     }
 
+    fn read_ahead(&self) -> usize {
+        self.limits.reads - 1
+    }
+
+    fn start_read(&self, uri: &str, offset: u64, length: usize) -> Result<Box<dyn StartedRead>> {
+        let (namespace, object) = self.parse(uri)?;
+        Ok(Box::new(self.namespaces.get(namespace)?.start_read(object, offset, length)?))
+    }
+
     fn remove(&self, uri: &str) -> Result<()> {
         let (namespace, object) = self.parse(uri)?;
         self.namespaces.get(namespace)?.remove(object)?;
@@ -117,5 +142,11 @@ impl Store for RadosStore {
 
     fn describe(&self, dataset: &Key) -> String {
         format!("rados pool {} namespace {}", self.namespaces.pool(), dataset_namespace(&self.prefix, dataset))
+    }
+}
+
+impl StartedRead for PendingRead {
+    fn finish(self: Box<Self>) -> Result<Vec<u8>> {
+        PendingRead::finish(*self)
     }
 }

@@ -1,12 +1,16 @@
 //! Reading retrieved fields: adjacent byte ranges of the same file or object are merged into
 //! runs of up to [`MAX_READ`] bytes. Large caller buffers are filled straight from storage;
-//! small ones through one staging buffer. Every field's CRC-32C is computed as its bytes pass
-//! and checked when its last byte is read: a corrupt field ends the stream with an error.
+//! small ones through one staging buffer. On stores with asynchronous reads
+//! ([`Store::read_ahead`]) the next runs are read while the caller consumes the current one,
+//! each into a buffer of its own, up to [`READ_AHEAD_BYTES`]. Every field's CRC-32C is
+//! computed as its bytes pass and checked when its last byte is read: a corrupt field ends
+//! the stream with an error.
 
+use std::collections::VecDeque;
 use std::io::Read;
 
 use super::{FieldEntry, FieldStore, ListOptions};
-use crate::backend::{ControlAction, Store};
+use crate::backend::{ControlAction, StartedRead, Store};
 use crate::error::{Error, Result};
 use crate::request::Request;
 
@@ -18,6 +22,9 @@ const DIRECT_READ: usize = 1 << 20;
 
 /// Size of the staging buffer used for smaller caller buffers.
 const STAGING: usize = 8 << 20;
+
+/// Most bytes read ahead of the run being consumed.
+pub const READ_AHEAD_BYTES: u64 = 64 << 20;
 
 /// Consecutive fields (`count` of them) that are adjacent in one file or object.
 #[derive(Clone, Debug)]
@@ -40,10 +47,14 @@ pub struct DataReader<'s> {
     field: usize,
     field_seen: u64,
     field_crc: u32,
-    /// Staged bytes not yet handed out: `staging[staged..staged_end]` (allocated once).
+    /// Staged bytes not yet handed out: `staging[staged..staged_end]` (allocated once, or
+    /// the bytes of the last run read ahead).
     staging: Vec<u8>,
     staged: usize,
     staged_end: usize,
+    /// Reads in flight, by run, in run order; runs before `next_to_start` were started.
+    started: VecDeque<(usize, Box<dyn StartedRead>)>,
+    next_to_start: usize,
 }
 
 impl FieldStore {
@@ -70,6 +81,8 @@ impl<'s> DataReader<'s> {
             staging: Vec::new(),
             staged: 0,
             staged_end: 0,
+            started: VecDeque::new(),
+            next_to_start: 0,
         }
     }
 
@@ -88,19 +101,58 @@ impl<'s> DataReader<'s> {
         self.fields.iter().map(|f| f.location.length).sum()
     }
 
-    /// Reads the next bytes of the current run into `out` (one storage read) and checks them.
-    /// Returns 0 at the end of the stream.
-    fn read_run(&mut self, out: &mut [u8]) -> Result<usize> {
+    /// Moves past runs read to their end; whether a run is left to read.
+    fn at_current_run(&mut self) -> bool {
         while self.runs.get(self.run).is_some_and(|r| self.run_position == r.length) {
             self.run += 1;
             self.run_position = 0;
         }
-        let Some(run) = self.runs.get(self.run) else { return Ok(0) };
+        self.run < self.runs.len()
+    }
+
+    /// Reads the next bytes of the current run into `out` (one storage read) and checks them.
+    /// Returns 0 at the end of the stream.
+    fn read_run(&mut self, out: &mut [u8]) -> Result<usize> {
+        if !self.at_current_run() {
+            return Ok(0);
+        }
+        let run = &self.runs[self.run];
         let n = out.len().min((run.length - self.run_position) as usize);
         self.store.read(&run.uri, run.offset + self.run_position, &mut out[..n])?;
         self.run_position += n as u64;
         self.check(&out[..n])?;
         Ok(n)
+    }
+
+    /// Stages the whole current run from a read started ahead, after starting the reads of
+    /// the runs after it (up to the store's read-ahead and [`READ_AHEAD_BYTES`]), and checks
+    /// it. Returns 0 at the end of the stream.
+    fn stage_run_read_ahead(&mut self, read_ahead: usize) -> Result<usize> {
+        if !self.at_current_run() {
+            return Ok(0);
+        }
+        let current = self.run;
+        let mut ahead: u64 = self.started.iter().map(|(r, _)| self.runs[*r].length).sum();
+        while self.next_to_start < self.runs.len() && self.next_to_start <= current + read_ahead {
+            let run = &self.runs[self.next_to_start];
+            if self.next_to_start > current && ahead + run.length > READ_AHEAD_BYTES {
+                break;
+            }
+            if run.length > 0 {
+                self.started.push_back((self.next_to_start, self.store.start_read(&run.uri, run.offset, run.length as usize)?));
+                ahead += run.length;
+            }
+            self.next_to_start += 1;
+        }
+        let (run, read) = self.started.pop_front().expect("the current run was started");
+        debug_assert_eq!(run, current);
+        let bytes = read.finish()?;
+        self.run_position = self.runs[current].length;
+        self.check(&bytes)?;
+        self.staging = bytes;
+        self.staged = 0;
+        self.staged_end = self.staging.len();
+        Ok(self.staged_end)
     }
 
     /// Feeds bytes, in stream order, to the per-field checksums.
@@ -137,7 +189,12 @@ impl<'s> DataReader<'s> {
 
 impl Read for DataReader<'_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        if self.staged == self.staged_end && out.len() >= DIRECT_READ {
+        let read_ahead = self.store.read_ahead();
+        if self.staged == self.staged_end && read_ahead > 0 {
+            if self.stage_run_read_ahead(read_ahead).map_err(std::io::Error::other)? == 0 {
+                return Ok(0);
+            }
+        } else if self.staged == self.staged_end && out.len() >= DIRECT_READ {
             return self.read_run(out).map_err(std::io::Error::other);
         }
         if self.staged == self.staged_end {
@@ -194,6 +251,89 @@ mod tests {
         let runs = plan_runs(&[field("a", 0, 10), field("a", 10, 5), field("a", 20, 5), field("b", 25, 5), field("b", 30, 1)]);
         let shape: Vec<(String, u64, u64, usize)> = runs.iter().map(|r| (r.uri.to_string(), r.offset, r.length, r.count)).collect();
         assert_eq!(shape, [("a".into(), 0, 15, 2), ("a".into(), 20, 5, 1), ("b".into(), 25, 6, 2)]);
+    }
+
+    /// Objects in memory, read ahead two at a time through `Store::start_read`'s default
+    /// (a read made when started); counts the reads.
+    struct Objects {
+        objects: std::collections::HashMap<String, Vec<u8>>,
+        reads: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Store for Objects {
+        fn archive(&mut self, _: &Key, _: &Key, _: &[u8]) -> Result<FieldLocation> {
+            unreachable!("the reader only reads")
+        }
+        fn flush(&mut self) -> Result<()> {
+            unreachable!("the reader only reads")
+        }
+        fn discard(&mut self) {}
+        fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
+            self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let offset = offset as usize;
+            buf.copy_from_slice(&self.objects[uri][offset..offset + buf.len()]);
+            Ok(())
+        }
+        fn read_ahead(&self) -> usize {
+            2
+        }
+        fn remove(&self, _: &str) -> Result<()> {
+            unreachable!("the reader only reads")
+        }
+        fn wipe_dataset(&self, _: &Key) -> Result<()> {
+            unreachable!("the reader only reads")
+        }
+        fn describe(&self, _: &Key) -> String {
+            "memory".into()
+        }
+    }
+
+    /// Three objects of two adjacent fields each (and an empty field), with their CRCs.
+    fn three_objects() -> (Objects, Vec<FieldEntry>, Vec<u8>) {
+        let mut objects = std::collections::HashMap::new();
+        let (mut fields, mut stream) = (Vec::new(), Vec::new());
+        for (i, name) in ["a", "b", "c"].into_iter().enumerate() {
+            let bytes: Vec<u8> = (0..3000u32).map(|j| (j * 7 + i as u32) as u8).collect();
+            for (offset, length) in [(0, 1000), (1000, 2000)] {
+                let mut f = field(name, offset, length);
+                f.location.crc32c = crc32c::crc32c(&bytes[offset as usize..(offset + length) as usize]);
+                fields.push(f);
+            }
+            if i == 1 {
+                fields.push(field(name, 3000, 0));
+            }
+            stream.extend_from_slice(&bytes);
+            objects.insert(name.to_string(), bytes);
+        }
+        (Objects { objects, reads: Default::default() }, fields, stream)
+    }
+
+    #[test]
+    fn reading_ahead_returns_the_same_stream_in_any_buffer_size() {
+        for buffer in [1, 333, 3000, 1 << 20] {
+            let (store, fields, stream) = three_objects();
+            let mut reader = DataReader::new(&store, fields);
+            let mut got = Vec::new();
+            let mut block = vec![0u8; buffer];
+            loop {
+                let n = reader.read(&mut block).unwrap();
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&block[..n]);
+            }
+            assert!(got == stream, "buffer of {buffer}");
+            assert_eq!(store.reads.load(std::sync::atomic::Ordering::Relaxed), 3, "one read per object, buffer of {buffer}");
+        }
+    }
+
+    #[test]
+    fn reading_ahead_still_checks_every_field() {
+        let (mut store, fields, _) = three_objects();
+        store.objects.get_mut("b").unwrap()[1500] ^= 1;
+        let mut reader = DataReader::new(&store, fields);
+        let err = reader.read_to_end(&mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("checksum mismatch") && err.contains("offset 1000"), "{err}");
     }
 
     #[test]
