@@ -3,7 +3,6 @@
 //! the same sequence and fails if any expected field is missing or fails its check; the list
 //! phase lists what was written.
 
-use std::io::Read;
 use std::time::Instant;
 
 use fieldstore::{FieldStore, Key, ListOptions, Request};
@@ -285,7 +284,6 @@ impl Hammer {
     /// failed check.
     pub fn read(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
         let (levels, params) = (self.levels(), self.params());
-        let mut buffer = Vec::new();
         Phase::measure("read", |phase| {
             for step in self.steps() {
                 if let Some(itt) = self.itt {
@@ -298,28 +296,23 @@ impl Hammer {
                         levels.join("/"),
                         params.join("/")
                     ))?;
-                    // Read and checked field by field into one field-sized buffer, as
-                    // fdb-hammer does: memory stays bounded by the largest field, and the
-                    // buffer stays in cache. The checks run between the reads; their time is
-                    // moved from "retrieve" to "check" below. The bytes are known once read;
-                    // the event is corrected below.
+                    // Read and checked field by field, as fdb-hammer does: memory stays
+                    // bounded by the largest field (or the store's read-ahead), and each
+                    // field is checked where the reader holds it. The checks run between the
+                    // reads; their time is moved from "retrieve" to "check" below. The bytes
+                    // are known once read; the event is corrected below.
                     let mut check_seconds = 0.0;
                     let (fields, bytes) = phase.io("retrieve", step - self.step, 0, || -> fieldstore::Result<(usize, u64)> {
                         let (mut reader, _) = fs.retrieve(&request)?;
-                        let fields = reader.fields().to_vec();
-                        let mut bytes = 0;
-                        for f in &fields {
-                            let len = f.location.length as usize;
-                            if buffer.len() < len {
-                                buffer.resize(len, 0);
-                            }
-                            reader.read_exact(&mut buffer[..len]).map_err(|e| fieldstore::Error::Invalid(e.to_string()))?;
+                        let (mut fields, mut bytes) = (0, 0);
+                        while let Some((entry, field)) = reader.next_field()? {
                             let checked = Instant::now();
-                            payload::verify(&buffer[..len], &f.identifier(), self.check).map_err(fieldstore::Error::Invalid)?;
+                            payload::verify(field, &entry.identifier(), self.check).map_err(fieldstore::Error::Invalid)?;
                             check_seconds += checked.elapsed().as_secs_f64();
-                            bytes += len as u64;
+                            fields += 1;
+                            bytes += field.len() as u64;
                         }
-                        Ok((fields.len(), bytes))
+                        Ok((fields, bytes))
                     })?;
                     *phase.breakdown.entry("retrieve").or_default() -= check_seconds;
                     *phase.breakdown.entry("check").or_default() += check_seconds;

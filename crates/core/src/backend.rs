@@ -45,12 +45,13 @@ pub trait Store: Send {
     fn read_ahead(&self) -> usize {
         0
     }
-    /// Starts reading `length` bytes of `uri` at `offset` while the caller goes on. Stores
-    /// without asynchronous reads read at once (the default).
-    fn start_read(&self, uri: &str, offset: u64, length: usize) -> Result<Box<dyn StartedRead>> {
-        let mut bytes = vec![0; length];
-        self.read(uri, offset, &mut bytes)?;
-        Ok(Box::new(ReadDone(bytes)))
+    /// Starts reading `length` bytes of `uri` at `offset` into `buffer` (a buffer given back
+    /// by an earlier read, whatever it holds: reused, it needs no zeroing) while the caller
+    /// goes on. Stores without asynchronous reads read at once (the default).
+    fn start_read(&self, uri: &str, offset: u64, length: usize, mut buffer: Vec<u8>) -> Result<Box<dyn StartedRead>> {
+        buffer.resize(length, 0);
+        self.read(uri, offset, &mut buffer)?;
+        Ok(Box::new(ReadDone(buffer)))
     }
     /// Deletes one stored object or file (purge); deleting a missing one is not an error.
     fn remove(&self, uri: &str) -> Result<()>;

@@ -133,8 +133,9 @@ pub struct PendingRead {
 unsafe impl Send for PendingRead {}
 
 impl IoCtx {
-    /// Starts reading `length` bytes of object `oid` at `offset`.
-    pub fn start_read(self: &Arc<Self>, oid: &str, offset: u64, length: usize) -> Result<PendingRead> {
+    /// Starts reading `length` bytes of object `oid` at `offset` into `buffer` (resized;
+    /// what it holds is overwritten).
+    pub fn start_read(self: &Arc<Self>, oid: &str, offset: u64, length: usize, mut buffer: Vec<u8>) -> Result<PendingRead> {
         let lib = librados()?;
         let oid = c_string(oid, "object name")?;
         // The read's answer is an int: the byte count or an error.
@@ -149,7 +150,7 @@ impl IoCtx {
         check(unsafe { (lib.aio_create_completion2)(std::ptr::null_mut(), None, &mut completion) }, "prepare a read of", || {
             self.describe(&oid.to_string_lossy())
         })?;
-        let mut buffer = vec![0u8; length];
+        buffer.resize(length, 0);
         // SAFETY: the name and the buffer live in the returned PendingRead, which waits for the
         // read before releasing either.
         let rc = unsafe { (lib.aio_read)(self.handle, oid.as_ptr(), completion, buffer.as_mut_ptr().cast(), length, offset) };

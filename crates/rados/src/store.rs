@@ -125,9 +125,9 @@ impl Store for RadosStore {
         self.limits.reads - 1
     }
 
-    fn start_read(&self, uri: &str, offset: u64, length: usize) -> Result<Box<dyn StartedRead>> {
+    fn start_read(&self, uri: &str, offset: u64, length: usize, buffer: Vec<u8>) -> Result<Box<dyn StartedRead>> {
         let (namespace, object) = self.parse(uri)?;
-        Ok(Box::new(self.namespaces.get(namespace)?.start_read(object, offset, length)?))
+        Ok(Box::new(self.namespaces.get(namespace)?.start_read(object, offset, length, buffer)?))
     }
 
     fn remove(&self, uri: &str) -> Result<()> {

@@ -5,6 +5,10 @@
 //! each into a buffer of its own, up to [`READ_AHEAD_BYTES`]. Every field's CRC-32C is
 //! computed as its bytes pass and checked when its last byte is read: a corrupt field ends
 //! the stream with an error.
+//!
+//! Callers read the stream through [`Read`], or field by field with
+//! [`DataReader::next_field`], which lends each whole, checked field where the reader holds
+//! it (no copy of a field read ahead).
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -55,6 +59,13 @@ pub struct DataReader<'s> {
     /// Reads in flight, by run, in run order; runs before `next_to_start` were started.
     started: VecDeque<(usize, Box<dyn StartedRead>)>,
     next_to_start: usize,
+    /// Buffers of runs consumed, for the next reads started ahead.
+    spare: Vec<Vec<u8>>,
+    /// Bytes handed to the caller, and the first field not wholly handed out with the
+    /// stream offset of its first byte.
+    delivered: u64,
+    out_field: usize,
+    out_start: u64,
 }
 
 impl FieldStore {
@@ -83,6 +94,78 @@ impl<'s> DataReader<'s> {
             staged_end: 0,
             started: VecDeque::new(),
             next_to_start: 0,
+            spare: Vec::new(),
+            delivered: 0,
+            out_field: 0,
+            out_start: 0,
+        }
+    }
+
+    /// The next field, whole and checked, with its entry; `None` after the last. The bytes
+    /// are lent from where the reader holds them: a field read ahead is not copied, others
+    /// are read into the reader's own buffer (sized by the largest field). May follow reads
+    /// through [`Read`] only at a field boundary.
+    pub fn next_field(&mut self) -> Result<Option<(&FieldEntry, &[u8])>> {
+        let Some(field) = self.fields.get(self.out_field) else { return Ok(None) };
+        if self.delivered != self.out_start {
+            return Err(Error::Invalid(format!(
+                "field {} was partly read as a stream ({} of {} bytes); read its rest before asking for the next field",
+                field.identifier(),
+                self.delivered - self.out_start,
+                field.location.length
+            )));
+        }
+        let length = field.location.length as usize;
+        let read_ahead = self.store.read_ahead();
+        if self.staged == self.staged_end && read_ahead > 0 && length > 0 {
+            // Runs hold whole fields: the staged run holds this one.
+            self.stage_run_read_ahead(read_ahead)?;
+        } else if self.staged_end - self.staged < length {
+            self.stage_exactly(length)?;
+        }
+        let start = self.staged;
+        self.staged += length;
+        self.delivered += length as u64;
+        self.out_start += length as u64;
+        self.out_field += 1;
+        Ok(Some((&self.fields[self.out_field - 1], &self.staging[start..start + length])))
+    }
+
+    /// Moves what is left staged to the front of the staging buffer and reads on until it
+    /// holds `length` bytes.
+    fn stage_exactly(&mut self, length: usize) -> Result<()> {
+        let mut staging = std::mem::take(&mut self.staging);
+        staging.copy_within(self.staged..self.staged_end, 0);
+        let mut have = self.staged_end - self.staged;
+        staging.resize(staging.len().max(length), 0);
+        let mut result = Ok(());
+        while have < length && result.is_ok() {
+            result = match self.read_run(&mut staging[have..length]) {
+                Ok(0) => Err(Error::Invalid("the stream ended inside a field".into())),
+                Ok(n) => {
+                    have += n;
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            };
+        }
+        self.staging = staging;
+        self.staged = 0;
+        self.staged_end = have;
+        result
+    }
+
+    /// Counts `n` more bytes handed out as a stream, and the fields they complete.
+    fn deliver(&mut self, n: usize) {
+        self.delivered += n as u64;
+        while let Some(f) = self.fields.get(self.out_field) {
+            let end = self.out_start + f.location.length;
+            // An empty field where the stream stopped is still there for next_field.
+            if end > self.delivered || (end == self.delivered && f.location.length == 0) {
+                break;
+            }
+            self.out_field += 1;
+            self.out_start = end;
         }
     }
 
@@ -139,7 +222,8 @@ impl<'s> DataReader<'s> {
                 break;
             }
             if run.length > 0 {
-                self.started.push_back((self.next_to_start, self.store.start_read(&run.uri, run.offset, run.length as usize)?));
+                let buffer = self.spare.pop().unwrap_or_default();
+                self.started.push_back((self.next_to_start, self.store.start_read(&run.uri, run.offset, run.length as usize, buffer)?));
                 ahead += run.length;
             }
             self.next_to_start += 1;
@@ -149,7 +233,7 @@ impl<'s> DataReader<'s> {
         let bytes = read.finish()?;
         self.run_position = self.runs[current].length;
         self.check(&bytes)?;
-        self.staging = bytes;
+        self.spare.push(std::mem::replace(&mut self.staging, bytes));
         self.staged = 0;
         self.staged_end = self.staging.len();
         Ok(self.staged_end)
@@ -195,7 +279,9 @@ impl Read for DataReader<'_> {
                 return Ok(0);
             }
         } else if self.staged == self.staged_end && out.len() >= DIRECT_READ {
-            return self.read_run(out).map_err(std::io::Error::other);
+            let n = self.read_run(out).map_err(std::io::Error::other)?;
+            self.deliver(n);
+            return Ok(n);
         }
         if self.staged == self.staged_end {
             // No larger than what is left, so a small retrieve does not pay for a big buffer.
@@ -210,6 +296,7 @@ impl Read for DataReader<'_> {
         let n = out.len().min(self.staged_end - self.staged);
         out[..n].copy_from_slice(&self.staging[self.staged..self.staged + n]);
         self.staged += n;
+        self.deliver(n);
         Ok(n)
     }
 }
@@ -253,11 +340,12 @@ mod tests {
         assert_eq!(shape, [("a".into(), 0, 15, 2), ("a".into(), 20, 5, 1), ("b".into(), 25, 6, 2)]);
     }
 
-    /// Objects in memory, read ahead two at a time through `Store::start_read`'s default
-    /// (a read made when started); counts the reads.
+    /// Objects in memory, read ahead `read_ahead` at a time through `Store::start_read`'s
+    /// default (a read made when started); counts the reads.
     struct Objects {
         objects: std::collections::HashMap<String, Vec<u8>>,
         reads: std::sync::atomic::AtomicUsize,
+        read_ahead: usize,
     }
 
     impl Store for Objects {
@@ -275,7 +363,7 @@ mod tests {
             Ok(())
         }
         fn read_ahead(&self) -> usize {
-            2
+            self.read_ahead
         }
         fn remove(&self, _: &str) -> Result<()> {
             unreachable!("the reader only reads")
@@ -305,7 +393,7 @@ mod tests {
             stream.extend_from_slice(&bytes);
             objects.insert(name.to_string(), bytes);
         }
-        (Objects { objects, reads: Default::default() }, fields, stream)
+        (Objects { objects, reads: Default::default(), read_ahead: 2 }, fields, stream)
     }
 
     #[test]
@@ -334,6 +422,70 @@ mod tests {
         let mut reader = DataReader::new(&store, fields);
         let err = reader.read_to_end(&mut Vec::new()).unwrap_err().to_string();
         assert!(err.contains("checksum mismatch") && err.contains("offset 1000"), "{err}");
+    }
+
+    #[test]
+    fn fields_one_by_one_are_the_stream_cut_at_field_boundaries() {
+        for read_ahead in [0, 2] {
+            let (mut store, fields, stream) = three_objects();
+            store.read_ahead = read_ahead;
+            let mut reader = DataReader::new(&store, fields.clone());
+            let mut position = 0;
+            for expected in &fields {
+                let (entry, bytes) = reader.next_field().unwrap().expect("a field is left");
+                assert_eq!(entry.location, expected.location, "read ahead {read_ahead}");
+                let length = expected.location.length as usize;
+                assert!(bytes == &stream[position..position + length], "read ahead {read_ahead}, field at {position}");
+                position += length;
+            }
+            assert!(reader.next_field().unwrap().is_none());
+            assert_eq!(reader.read(&mut [0; 10]).unwrap(), 0);
+            assert_eq!(store.reads.load(std::sync::atomic::Ordering::Relaxed), if read_ahead > 0 { 3 } else { 6 });
+        }
+    }
+
+    #[test]
+    fn fields_one_by_one_may_follow_stream_reads_at_field_boundaries_only() {
+        for read_ahead in [0, 2] {
+            let (mut store, fields, stream) = three_objects();
+            store.read_ahead = read_ahead;
+            let mut reader = DataReader::new(&store, fields.clone());
+            // Small stream reads stage more than they hand out; the rest is still lent whole.
+            let mut first = vec![0; 1000];
+            for chunk in first.chunks_mut(300) {
+                reader.read_exact(chunk).unwrap();
+            }
+            assert!(first == stream[..1000]);
+            let (entry, bytes) = reader.next_field().unwrap().unwrap();
+            assert_eq!(entry.location, fields[1].location);
+            assert!(bytes == &stream[1000..3000], "read ahead {read_ahead}");
+            reader.read_exact(&mut [0; 10]).unwrap();
+            let err = reader.next_field().unwrap_err().to_string();
+            assert!(err.contains("partly read as a stream (10 of 1000 bytes)"), "{err}");
+            let mut rest = vec![0; 990];
+            reader.read_exact(&mut rest).unwrap();
+            assert!(rest == stream[3010..4000]);
+            assert_eq!(reader.next_field().unwrap().unwrap().1, &stream[4000..6000]);
+            // The empty field after the second object, then the third object's fields.
+            assert_eq!(reader.next_field().unwrap().unwrap().0.location.length, 0);
+            assert_eq!(reader.next_field().unwrap().unwrap().1, &stream[6000..7000]);
+        }
+    }
+
+    #[test]
+    fn fields_one_by_one_are_checked() {
+        for read_ahead in [0, 2] {
+            let (mut store, fields, _) = three_objects();
+            store.read_ahead = read_ahead;
+            store.objects.get_mut("a").unwrap()[2500] ^= 1;
+            let mut reader = DataReader::new(&store, fields);
+            // Read ahead, the whole object is checked before its first field is lent.
+            if read_ahead == 0 {
+                assert!(reader.next_field().unwrap().is_some(), "the first field is intact");
+            }
+            let err = reader.next_field().unwrap_err().to_string();
+            assert!(err.contains("checksum mismatch") && err.contains("offset 1000"), "{err}");
+        }
     }
 
     #[test]
