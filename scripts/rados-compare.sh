@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # fieldstore on RADOS side by side with `rados bench` on the same cluster, pool, object size
 # and concurrency, then list() against one omap get per entry; prints Markdown tables.
-#   CEPH_CONF=/path/ceph.conf [REPS=N] [SIZES="1048576 65536"] scripts/rados-compare.sh [POOL [INDEX_POOL]] [SECONDS]
+#   CEPH_CONF=/path/ceph.conf [REPS=N] [SIZES="1048576 65536"] [LAYOUTS="1x1 4x1 1x4"] \
+#     scripts/rados-compare.sh [POOL [INDEX_POOL]] [SECONDS]
+# LAYOUTS are PROCESSESxOPERATIONS_IN_FLIGHT_EACH.
 # POOL holds the data (and `rados bench`'s objects); INDEX_POOL the catalogue (default POOL).
 # With REPS=N (default 1) each pair of runs is repeated N times, rados bench and hammer back
 # to back (alternating which goes first) so that both see the same drift of a shared host;
@@ -47,10 +49,31 @@ wait_for_room() {
     sleep 1
   done
 }
+# Each run starts on idle OSDs, so that neither tool meets work the other left behind: on the
+# local test cluster, wait (bounded) until the ceph-osd processes together use under a tenth
+# of a core over a second.
+wait_for_quiet_osds() {
+  local deadline=$((SECONDS + 60)) before after
+  # CPU clock ticks (user + system) of every ceph-osd process so far.
+  osd_ticks() {
+    local pid t=0 f
+    for pid in $(pgrep -x ceph-osd); do
+      read -r -a f <"/proc/$pid/stat" && t=$((t + f[13] + f[14]))
+    done
+    echo "$t"
+  }
+  pgrep -x ceph-osd >/dev/null || return 0
+  while ((SECONDS < deadline)); do
+    before=$(osd_ticks); sleep 1; after=$(osd_ticks)
+    (((after - before) * 10 < $(getconf CLK_TCK))) && return 0
+  done
+  echo "the OSDs stay busy after cleanup; measuring anyway" >&2
+}
 # rados bench's write and sequential read of one repetition ($conc operations in flight),
 # its objects removed afterwards.
 bench_rados() {
   wait_for_room
+  wait_for_quiet_osds
   write=$(rados_bench "$seconds" write -b "$size" -t "$conc" --no-cleanup --run-name "$run")
   read=$(rados_bench "$seconds" seq -t "$conc" --run-name "$run")
   rados -p "$pool" cleanup --run-name "$run" >/dev/null 2>&1
@@ -65,6 +88,7 @@ bench_hammer() {
     "$index_pool" "$run" "$pool" "$run" "$in_flight" "$in_flight" >"$scratch/config.yaml"
   for attempt in 1 2; do
     wait_for_room
+    wait_for_quiet_osds
     if hw=$(hammer_mibs "${shape[@]}") && hr=$(hammer_mibs "${shape[@]}" --read); then
       "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001 --doit >/dev/null
       return
@@ -83,11 +107,11 @@ echo
 echo "| object size | in flight (hammer processes x operations each) | rados bench write MiB/s | hammer write MiB/s | % (range) | rados bench read MiB/s | hammer read MiB/s | % (range) |"
 echo "|---|---|---|---|---|---|---|---|"
 for size in ${SIZES:-1048576 65536}; do
-  # "PROCESSES IN_FLIGHT": one operation in flight; four processes with one each (rados
+  # PROCESSESxIN_FLIGHT: one operation in flight; four processes with one each (rados
   # bench -t 4); one process keeping four writes, then four reads, in flight
   # (store.writes_in_flight, store.reads_in_flight).
-  for layout in "1 1" "4 1" "1 4"; do
-    read -r procs in_flight <<<"$layout"
+  for layout in ${LAYOUTS:-1x1 4x1 1x4}; do
+    IFS=x read -r procs in_flight <<<"$layout"
     conc=$((procs * in_flight))
     # About as long as rados bench runs: 2,000 fields of 1 MiB or 20,000 of 64 KiB in all,
     # 100 fields per flush (hammer's steps).

@@ -376,8 +376,9 @@ mod tests {
         }
     }
 
-    /// Three objects of two adjacent fields each (and an empty field), with their CRCs.
-    fn three_objects() -> (Objects, Vec<FieldEntry>, Vec<u8>) {
+    /// Three objects of two adjacent fields each (and an empty field), with their CRCs, read
+    /// ahead `read_ahead` at a time.
+    fn three_objects(read_ahead: usize) -> (Objects, Vec<FieldEntry>, Vec<u8>) {
         let mut objects = std::collections::HashMap::new();
         let (mut fields, mut stream) = (Vec::new(), Vec::new());
         for (i, name) in ["a", "b", "c"].into_iter().enumerate() {
@@ -393,13 +394,13 @@ mod tests {
             stream.extend_from_slice(&bytes);
             objects.insert(name.to_string(), bytes);
         }
-        (Objects { objects, reads: Default::default(), read_ahead: 2 }, fields, stream)
+        (Objects { objects, reads: Default::default(), read_ahead }, fields, stream)
     }
 
     #[test]
     fn reading_ahead_returns_the_same_stream_in_any_buffer_size() {
         for buffer in [1, 333, 3000, 1 << 20] {
-            let (store, fields, stream) = three_objects();
+            let (store, fields, stream) = three_objects(2);
             let mut reader = DataReader::new(&store, fields);
             let mut got = Vec::new();
             let mut block = vec![0u8; buffer];
@@ -417,7 +418,7 @@ mod tests {
 
     #[test]
     fn reading_ahead_still_checks_every_field() {
-        let (mut store, fields, _) = three_objects();
+        let (mut store, fields, _) = three_objects(2);
         store.objects.get_mut("b").unwrap()[1500] ^= 1;
         let mut reader = DataReader::new(&store, fields);
         let err = reader.read_to_end(&mut Vec::new()).unwrap_err().to_string();
@@ -427,8 +428,7 @@ mod tests {
     #[test]
     fn fields_one_by_one_are_the_stream_cut_at_field_boundaries() {
         for read_ahead in [0, 2] {
-            let (mut store, fields, stream) = three_objects();
-            store.read_ahead = read_ahead;
+            let (store, fields, stream) = three_objects(read_ahead);
             let mut reader = DataReader::new(&store, fields.clone());
             let mut position = 0;
             for expected in &fields {
@@ -447,8 +447,7 @@ mod tests {
     #[test]
     fn fields_one_by_one_may_follow_stream_reads_at_field_boundaries_only() {
         for read_ahead in [0, 2] {
-            let (mut store, fields, stream) = three_objects();
-            store.read_ahead = read_ahead;
+            let (store, fields, stream) = three_objects(read_ahead);
             let mut reader = DataReader::new(&store, fields.clone());
             // Small stream reads stage more than they hand out; the rest is still lent whole.
             let mut first = vec![0; 1000];
@@ -475,8 +474,7 @@ mod tests {
     #[test]
     fn fields_one_by_one_are_checked() {
         for read_ahead in [0, 2] {
-            let (mut store, fields, _) = three_objects();
-            store.read_ahead = read_ahead;
+            let (mut store, fields, _) = three_objects(read_ahead);
             store.objects.get_mut("a").unwrap()[2500] ^= 1;
             let mut reader = DataReader::new(&store, fields);
             // Read ahead, the whole object is checked before its first field is lent.
