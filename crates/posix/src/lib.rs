@@ -4,6 +4,7 @@
 //! why they keep fieldstore's guarantees.
 
 mod catalogue;
+mod large_reads;
 mod naming;
 mod store;
 mod toc;

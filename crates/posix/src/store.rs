@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -18,6 +18,7 @@ use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{FieldLocation, Key, Store};
 
+use crate::large_reads::LargeReads;
 use crate::naming::{collocation_name, dataset_dir_name, resolve_relative};
 
 /// Bytes buffered per data file before they are written and their write-back is started:
@@ -25,11 +26,6 @@ use crate::naming::{collocation_name, dataset_dir_name, resolve_relative};
 /// 4 KiB with a flush per 100 fields: 0.16 -> 0.14 s; 128 KiB and 64 KiB were slower, the
 /// calls cost more than the overlap gains), large enough for few system calls.
 pub const WRITE_BUFFER: usize = 256 << 10;
-
-/// Reads at least this large copy from a mapping of the file instead of using `pread`: here
-/// the kernel copied page cache to user space at ~2.3 GB/s, while a copy from the mapped page
-/// cache ran at 4.5 GB/s (tmpfs) to 9 GB/s (ext4); see docs/performance.md.
-const MAPPED_READ: usize = 256 << 10;
 
 /// Open read handles kept per store handle.
 const MAX_OPEN_READERS: usize = 256;
@@ -39,6 +35,8 @@ pub struct PosixStore {
     /// Open data files (consecutive fields nearly always go to the same one).
     writers: RecentList<DataFile>,
     readers: Mutex<HashMap<String, Arc<File>>>,
+    /// How reads of 256 KiB or more copy from the page cache (chosen by measurement).
+    large_reads: LargeReads,
 }
 
 /// One data file being appended to.
@@ -57,7 +55,12 @@ struct DataFile {
 
 impl PosixStore {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixStore { root: root.into(), writers: RecentList::default(), readers: Mutex::new(HashMap::new()) }
+        PosixStore {
+            root: root.into(),
+            writers: RecentList::default(),
+            readers: Mutex::new(HashMap::new()),
+            large_reads: LargeReads::default(),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -101,22 +104,6 @@ impl PosixStore {
         readers.insert(uri.to_string(), file.clone());
         Ok(file)
     }
-}
-
-/// Copies `buf.len()` bytes at `offset` from a read-only mapping of the file. The size is
-/// checked first, because touching a mapping beyond the end of its file raises SIGBUS: data
-/// files are only ever appended to and removed (a removed file's pages stay mapped), never
-/// truncated, so a range inside the file stays inside it.
-fn read_mapped(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-    let size = file.metadata()?.len();
-    if offset.checked_add(buf.len() as u64).is_none_or(|end| end > size) {
-        return Err(std::io::ErrorKind::UnexpectedEof.into());
-    }
-    // SAFETY: the range lies inside the file (checked above) and data files are never
-    // truncated or rewritten in place, so the mapped bytes stay valid while they are copied.
-    let map = unsafe { memmap2::MmapOptions::new().offset(offset).len(buf.len()).populate().map(file)? };
-    buf.copy_from_slice(&map);
-    Ok(())
 }
 
 impl DataFile {
@@ -168,8 +155,7 @@ impl Store for PosixStore {
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
         let file = self.reader(uri)?;
-        let result = if buf.len() >= MAPPED_READ { read_mapped(&file, offset, buf) } else { file.read_exact_at(buf, offset) };
-        result.map_err(|e| {
+        self.large_reads.read(&file, offset, buf).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 Error::corrupt(
                     "data file",
