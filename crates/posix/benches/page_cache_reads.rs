@@ -1,0 +1,70 @@
+//! What reading large fields from the page cache costs on this machine, piece by piece
+//! (`cargo bench -p fieldstore-posix --bench page_cache_reads -- [DIR]`): a 1 GiB file in DIR
+//! (default /tmp), written in 256 KiB writes and synced as the store writes its data files
+//! (the page cache holds them differently from one written in 16 MiB writes: on ext4 here a
+//! mapped copy of the latter was as fast as `pread`, of the former half as fast), read into
+//! one 16 MiB buffer as `bench compare` does, with `pread` (the
+//! kernel copies) and from a read-only mapping (user space copies), and the CRC-32C of 1 MiB
+//! fields over that buffer, which every read checks. Seconds per GiB, first and best of five
+//! rounds (a retrieve right after archiving is a first round).
+//! The POSIX store picks the faster copy at run time (`large_reads.rs`); this shows the
+//! margins, and what is left when the copy is as fast as the machine allows.
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::time::Instant;
+
+const FILE_BYTES: usize = 1 << 30;
+const BLOCK: usize = 16 << 20;
+const FIELD: usize = 1 << 20;
+
+/// Seconds of the first of five rounds, and of the fastest.
+fn five_rounds(mut round: impl FnMut()) -> (f64, f64) {
+    let seconds: Vec<f64> = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            round();
+            started.elapsed().as_secs_f64()
+        })
+        .collect();
+    (seconds[0], seconds.iter().copied().fold(f64::MAX, f64::min))
+}
+
+fn main() {
+    let dir = std::env::args().skip(1).find(|a| !a.starts_with("--")).unwrap_or_else(|| "/tmp".into());
+    let path = std::path::Path::new(&dir).join(format!("page-cache-reads-{}", std::process::id()));
+    let mut file = File::create(&path).expect("create the test file");
+    let pattern: Vec<u8> = (0..BLOCK).map(|i| (i % 251) as u8).collect();
+    for _ in 0..FILE_BYTES / BLOCK {
+        for chunk in pattern.chunks(256 << 10) {
+            file.write_all(chunk).unwrap();
+        }
+    }
+    file.sync_data().unwrap(); // as after a flush: the pages are clean
+    let file = File::open(&path).unwrap();
+    let mut block = vec![0u8; BLOCK];
+    let pread = five_rounds(|| {
+        for offset in (0..FILE_BYTES).step_by(BLOCK) {
+            file.read_exact_at(&mut block, offset as u64).unwrap();
+        }
+    });
+    let mapped = five_rounds(|| {
+        for offset in (0..FILE_BYTES).step_by(BLOCK) {
+            // SAFETY: the file is ours, complete and not changed while mapped.
+            let map = unsafe { memmap2::MmapOptions::new().offset(offset as u64).len(BLOCK).populate().map(&file).unwrap() };
+            block.copy_from_slice(&map);
+        }
+    });
+    let crc = five_rounds(|| {
+        for _ in 0..FILE_BYTES / BLOCK {
+            for field in block.chunks(FIELD) {
+                std::hint::black_box(crc32c::crc32c(field));
+            }
+        }
+    });
+    std::fs::remove_file(&path).unwrap();
+    println!("1 GiB in {dir}, 16 MiB blocks, seconds: first round, best of 5");
+    for (what, (first, best)) in [("pread (kernel copy)", pread), ("mapped copy", mapped), ("CRC-32C of 1 MiB fields", crc)] {
+        println!("  {what:<24} {first:.4}  {best:.4}");
+    }
+}
