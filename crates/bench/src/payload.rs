@@ -38,7 +38,8 @@ pub struct Stamper {
 impl Stamper {
     pub fn new(template: &[u8], check: Check) -> Stamper {
         let stamped = check != Check::None && template.len() >= 2 * STAMP;
-        let body_crc = if stamped && check == Check::Full { crc32c::crc32c(&template[STAMP..template.len() - STAMP]) } else { 0 };
+        let body_crc =
+            if stamped && check == Check::Full { fieldstore::checksum::crc32c(&template[STAMP..template.len() - STAMP]) } else { 0 };
         Stamper { data: template.to_vec(), check: if stamped { check } else { Check::None }, body_crc }
     }
 
@@ -86,7 +87,7 @@ pub fn verify(data: &[u8], identifier: &Key, check: Check) -> Result<(), String>
     }
     if check == Check::Full {
         let crc = u32::from_le_bytes(head[20..24].try_into().unwrap());
-        if crc != crc32c::crc32c(&data[STAMP..n - STAMP]) {
+        if crc != fieldstore::checksum::crc32c(&data[STAMP..n - STAMP]) {
             return Err(format!("{identifier}: payload corrupt (checksum mismatch)"));
         }
     }

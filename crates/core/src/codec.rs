@@ -5,6 +5,8 @@
 //! A reader that finds a bad frame (torn by a crash, or corrupted) can resynchronise on the
 //! next magic: the CRC makes a false match vanishingly unlikely.
 
+use crate::checksum;
+
 /// Frame header size: magic, length, CRC, kind.
 pub const HEADER: usize = 13;
 
@@ -127,7 +129,7 @@ pub fn frame(magic: &[u8; 4], kind: u8, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(magic);
     out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&[kind]), payload);
+    let crc = checksum::crc32c_append(checksum::crc32c(&[kind]), payload);
     out.extend_from_slice(&crc.to_le_bytes());
     out.push(kind);
     out.extend_from_slice(payload);
@@ -156,7 +158,7 @@ pub fn parse_frame<'a>(magic: &[u8; 4], data: &'a [u8]) -> Frame<'a> {
     let crc = u32::from_le_bytes(data[8..12].try_into().unwrap());
     let kind = data[12];
     let Some(payload) = data.get(HEADER..HEADER + len) else { return Frame::Incomplete };
-    if crc32c::crc32c_append(crc32c::crc32c(&[kind]), payload) != crc {
+    if checksum::crc32c_append(checksum::crc32c(&[kind]), payload) != crc {
         return Frame::Bad;
     }
     Frame::Valid { kind, payload, size: HEADER + len }

@@ -13,6 +13,7 @@
 pub mod api;
 pub mod axis;
 pub mod backend;
+pub mod checksum;
 pub mod codec;
 pub mod config;
 pub mod error;

@@ -61,7 +61,7 @@ impl Store for DaosStore {
             Ok(format!("daos:{}/{label}/{}", self.containers.pool().label(), oid_text(oid)))
         })?;
         let uri = uri.expect("created when missing");
-        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: crc32c::crc32c(data) })
+        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
     }
 
     /// Every archive was persistent when it returned.

@@ -95,7 +95,7 @@ impl Store for RadosStore {
         }
         self.in_flight.push_back(write.submit()?);
         let uri = format!("rados:{}/{namespace}/{object}", self.namespaces.pool());
-        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: crc32c::crc32c(data) })
+        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
     }
 
     /// Waits for every write in flight; the first failure is the answer, after all of them

@@ -83,7 +83,7 @@ impl FieldStore {
             Ok(location) => location,
             Err(e) => return Err(self.discard_pending(e, "this field and ")),
         };
-        location.crc32c = crc32c::crc32c(data);
+        location.crc32c = crate::checksum::crc32c(data);
         self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
         self.pending_fields += 1;
         self.stats.fields_archived += 1;

@@ -244,7 +244,7 @@ impl<'s> DataReader<'s> {
         while !bytes.is_empty() {
             let field = &self.fields[self.field];
             let take = bytes.len().min((field.location.length - self.field_seen) as usize);
-            self.field_crc = crc32c::crc32c_append(self.field_crc, &bytes[..take]);
+            self.field_crc = crate::checksum::crc32c_append(self.field_crc, &bytes[..take]);
             self.field_seen += take as u64;
             bytes = &bytes[take..];
             if self.field_seen == field.location.length {
@@ -385,7 +385,7 @@ mod tests {
             let bytes: Vec<u8> = (0..3000u32).map(|j| (j * 7 + i as u32) as u8).collect();
             for (offset, length) in [(0, 1000), (1000, 2000)] {
                 let mut f = field(name, offset, length);
-                f.location.crc32c = crc32c::crc32c(&bytes[offset as usize..(offset + length) as usize]);
+                f.location.crc32c = crate::checksum::crc32c(&bytes[offset as usize..(offset + length) as usize]);
                 fields.push(f);
             }
             if i == 1 {
