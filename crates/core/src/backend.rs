@@ -30,7 +30,7 @@ pub struct FieldLocation {
 }
 
 /// Byte storage.
-pub trait Store: Send {
+pub trait Store: Send + Sync {
     /// Appends a field's bytes for a dataset and collocation key; returns where they are.
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation>;
     /// Makes everything archived through this handle durable.

@@ -16,6 +16,7 @@ pub mod backend;
 pub mod checksum;
 pub mod codec;
 pub mod config;
+pub mod cores;
 pub mod error;
 pub mod index_log;
 pub mod indexing;

@@ -12,7 +12,7 @@
 //! `rados:POOL/NAMESPACE/NAME` with offset 0 and the field's length.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use fieldstore_core::error::{Error, Result};
 use fieldstore_core::unique::unique_suffix;
@@ -47,7 +47,9 @@ pub struct RadosStore {
     writer: String,
     written: u64,
     /// Writes sent and not yet waited for, oldest first; at most `limits.writes`.
-    in_flight: VecDeque<PendingWrite>,
+    /// (In a mutex only so that the store can be shared with reading threads; writes take
+    /// `&mut self` and reach it without locking.)
+    in_flight: Mutex<VecDeque<PendingWrite>>,
     limits: InFlight,
 }
 
@@ -61,7 +63,7 @@ impl RadosStore {
             prefix: prefix.into(),
             writer: unique_suffix(),
             written: 0,
-            in_flight: VecDeque::new(),
+            in_flight: Mutex::default(),
             limits: InFlight { writes: limits.writes.max(1), reads: limits.reads.max(1) },
         })
     }
@@ -90,10 +92,11 @@ impl Store for RadosStore {
         let write = self.namespaces.get(&namespace)?.prepare_write_full(&object, data)?;
         // A failure of an earlier write fails this archive: the caller then discards
         // everything since the last flush.
-        while self.in_flight.len() >= self.limits.writes {
-            self.in_flight.pop_front().expect("the window is not empty").wait()?;
+        let in_flight = self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner());
+        while in_flight.len() >= self.limits.writes {
+            in_flight.pop_front().expect("the window is not empty").wait()?;
         }
-        self.in_flight.push_back(write.submit()?);
+        in_flight.push_back(write.submit()?);
         let uri = format!("rados:{}/{namespace}/{object}", self.namespaces.pool());
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
     }
@@ -102,7 +105,7 @@ impl Store for RadosStore {
     /// ended.
     fn flush(&mut self) -> Result<()> {
         let mut first_failure = Ok(());
-        for write in self.in_flight.drain(..) {
+        for write in self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner()).drain(..) {
             if let (Err(e), Ok(())) = (write.wait(), &first_failure) {
                 first_failure = Err(e);
             }
@@ -113,7 +116,7 @@ impl Store for RadosStore {
     /// Waits for the writes in flight and forgets them: objects of discarded fields stay
     /// unreferenced; later names differ anyway.
     fn discard(&mut self) {
-        self.in_flight.clear();
+        self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
