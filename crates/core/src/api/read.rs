@@ -481,20 +481,24 @@ mod tests {
         (Objects { objects, reads: Default::default(), read_ahead }, fields, stream)
     }
 
+    /// The whole stream, read with a buffer of `buffer` bytes.
+    fn read_in_blocks(mut reader: DataReader<'_>, buffer: usize) -> Vec<u8> {
+        let mut got = Vec::new();
+        let mut block = vec![0u8; buffer];
+        loop {
+            let n = reader.read(&mut block).unwrap();
+            if n == 0 {
+                return got;
+            }
+            got.extend_from_slice(&block[..n]);
+        }
+    }
+
     #[test]
     fn reading_ahead_returns_the_same_stream_in_any_buffer_size() {
         for buffer in [1, 333, 3000, 1 << 20] {
             let (store, fields, stream) = three_objects(2);
-            let mut reader = DataReader::new(&store, fields);
-            let mut got = Vec::new();
-            let mut block = vec![0u8; buffer];
-            loop {
-                let n = reader.read(&mut block).unwrap();
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&block[..n]);
-            }
+            let got = read_in_blocks(DataReader::new(&store, fields), buffer);
             assert!(got == stream, "buffer of {buffer}");
             assert_eq!(store.reads.load(std::sync::atomic::Ordering::Relaxed), 3, "one read per object, buffer of {buffer}");
         }
@@ -593,16 +597,7 @@ mod tests {
         assert!(stream.len() > 2 * SPLIT_READ);
         // Buffers that end inside a field and on either side of the split size.
         for buffer in [SPLIT_READ + 4099, 2 * SPLIT_READ + 1, SPLIT_READ - 1] {
-            let mut reader = DataReader::new(&store, fields.clone());
-            let mut got = Vec::new();
-            let mut block = vec![0u8; buffer];
-            loop {
-                let n = reader.read(&mut block).unwrap();
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&block[..n]);
-            }
+            let got = read_in_blocks(DataReader::new(&store, fields.clone()), buffer);
             assert!(got == stream, "buffer of {buffer}");
         }
         let at = |part: f64| fields.iter().find(|f| f.location.offset as f64 >= part * SPLIT_READ as f64 && f.location.length > 0).unwrap();
