@@ -4,7 +4,8 @@
 //! ([`Store::read_ahead`]) the next runs are read while the caller consumes the current one,
 //! each into a buffer of its own, up to [`READ_AHEAD_BYTES`]. Every field's CRC-32C is
 //! computed as its bytes pass and checked when its last byte is read: a corrupt field ends
-//! the stream with an error.
+//! the stream with an error. Reads of [`SPLIT_READ`] bytes or more are split at a field
+//! boundary, and a second thread reads and checks the second part where there are two cores.
 //!
 //! Callers read the stream through [`Read`], or field by field with
 //! [`DataReader::next_field`], which lends each whole, checked field where the reader holds
