@@ -3,7 +3,7 @@
 //!
 //! Writes go store first, catalogue second, and `flush` flushes them in that order, so an
 //! index never points at bytes that are not durable. Reads resolve a MARS request against
-//! each dataset's own schema ([`resolve`]), then read the bytes through [`DataReader`], which
+//! each dataset's own schema (the `resolve` module), then read the bytes through [`DataReader`], which
 //! merges adjacent byte ranges into single reads and checks every field's checksum.
 
 mod admin;
