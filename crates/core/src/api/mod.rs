@@ -3,8 +3,9 @@
 //!
 //! Writes go store first, catalogue second, and `flush` flushes them in that order, so an
 //! index never points at bytes that are not durable. Reads resolve a MARS request against
-//! each dataset's own schema (the `resolve` module), then read the bytes through [`DataReader`], which
-//! merges adjacent byte ranges into single reads and checks every field's checksum.
+//! each dataset's own schema (the `resolve` module), then read the bytes through
+//! [`DataReader`], which merges adjacent byte ranges into single reads and checks every
+//! field's checksum.
 
 mod admin;
 mod read;
