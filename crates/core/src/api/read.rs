@@ -78,11 +78,9 @@ pub struct DataReader<'s> {
     next_to_start: usize,
     /// Buffers of runs consumed, for the next reads started ahead.
     spare: Vec<Vec<u8>>,
-    /// Bytes handed to the caller, and the first field not wholly handed out with the
-    /// stream offset of its first byte.
-    delivered: u64,
+    /// The first field not wholly handed to the caller, and how many of its bytes were.
     out_field: usize,
-    out_start: u64,
+    out_seen: u64,
 }
 
 impl FieldStore {
@@ -112,9 +110,8 @@ impl<'s> DataReader<'s> {
             started: VecDeque::new(),
             next_to_start: 0,
             spare: Vec::new(),
-            delivered: 0,
             out_field: 0,
-            out_start: 0,
+            out_seen: 0,
         }
     }
 
@@ -124,11 +121,11 @@ impl<'s> DataReader<'s> {
     /// through [`Read`] only at a field boundary.
     pub fn next_field(&mut self) -> Result<Option<(&FieldEntry, &[u8])>> {
         let Some(field) = self.fields.get(self.out_field) else { return Ok(None) };
-        if self.delivered != self.out_start {
+        if self.out_seen != 0 {
             return Err(Error::Invalid(format!(
                 "field {} was partly read as a stream ({} of {} bytes); read its rest before asking for the next field",
                 field.identifier(),
-                self.delivered - self.out_start,
+                self.out_seen,
                 field.location.length
             )));
         }
@@ -142,8 +139,6 @@ impl<'s> DataReader<'s> {
         }
         let start = self.staged;
         self.staged += length;
-        self.delivered += length as u64;
-        self.out_start += length as u64;
         self.out_field += 1;
         Ok(Some((&self.fields[self.out_field - 1], &self.staging[start..start + length])))
     }
@@ -174,15 +169,15 @@ impl<'s> DataReader<'s> {
 
     /// Counts `n` more bytes handed out as a stream, and the fields they complete.
     fn deliver(&mut self, n: usize) {
-        self.delivered += n as u64;
+        self.out_seen += n as u64;
         while let Some(f) = self.fields.get(self.out_field) {
-            let end = self.out_start + f.location.length;
+            let length = f.location.length;
             // An empty field where the stream stopped is still there for next_field.
-            if end > self.delivered || (end == self.delivered && f.location.length == 0) {
+            if length > self.out_seen || (length == 0 && self.out_seen == 0) {
                 break;
             }
             self.out_field += 1;
-            self.out_start = end;
+            self.out_seen -= length;
         }
     }
 
