@@ -167,14 +167,9 @@ impl PendingRead {
     /// The bytes asked for; an object shorter than that is an error.
     pub fn finish(mut self) -> Result<Vec<u8>> {
         let rc = self.wait_for_answer();
-        let describe = || self.io.describe(&self.oid.to_string_lossy());
-        let read = check(rc, "read", describe)? as usize;
+        let read = check(rc, "read", || self.io.describe(&self.oid.to_string_lossy()))? as usize;
         if read < self.buffer.len() {
-            return Err(Error::corrupt(
-                "object",
-                describe(),
-                format!("{} bytes at offset {} are not all there ({read} read)", self.buffer.len(), self.offset),
-            ));
+            return Err(self.io.short_read(&self.oid.to_string_lossy(), self.buffer.len(), self.offset, read));
         }
         Ok(std::mem::take(&mut self.buffer))
     }

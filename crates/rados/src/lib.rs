@@ -226,15 +226,16 @@ impl IoCtx {
             };
             let n = check(rc, "read", || self.describe(oid))? as usize;
             if n == 0 {
-                return Err(Error::corrupt(
-                    "object",
-                    self.describe(oid),
-                    format!("{} bytes at offset {offset} are not all there ({filled} read)", buf.len()),
-                ));
+                return Err(self.short_read(oid, buf.len(), offset, filled));
             }
             filled += n;
         }
         Ok(())
+    }
+
+    /// The error for a read of `wanted` bytes at `offset` that found only `read` of them.
+    pub(crate) fn short_read(&self, oid: &str, wanted: usize, offset: u64, read: usize) -> Error {
+        Error::corrupt("object", self.describe(oid), format!("{wanted} bytes at offset {offset} are not all there ({read} read)"))
     }
 
     /// An object's size, or `None` if it does not exist.
