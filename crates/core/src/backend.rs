@@ -59,6 +59,27 @@ pub trait Store: Send + Sync {
     fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
     /// Where the dataset's bytes live, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;
+    /// Flushes like [`Store::flush`], and writes each commit into its dataset's data so that
+    /// the same device flush makes it durable with the data. Returns, per commit, whether it
+    /// was embedded: the catalogue makes the others durable itself. The default embeds none.
+    fn flush_with_commits(&mut self, commits: &[Commit]) -> Result<Vec<bool>> {
+        self.flush()?;
+        Ok(vec![false; commits.len()])
+    }
+    /// Every commit the process `session` ([`crate::unique::session`]) embedded in a
+    /// dataset's data, oldest first within each file or object: what a catalogue recovers
+    /// from after a crash ([`Catalogue::recover`]).
+    fn embedded_commits(&self, _dataset: &Key, _session: &str) -> Result<Vec<Vec<u8>>> {
+        Ok(Vec::new())
+    }
+}
+
+/// Catalogue records for one dataset, opaque to the store, that a store may make durable in
+/// the same device flush as the dataset's data ([`Store::flush_with_commits`]).
+#[derive(Clone, Debug)]
+pub struct Commit {
+    pub dataset: Key,
+    pub bytes: Vec<u8>,
 }
 
 /// A read in flight ([`Store::start_read`]).
@@ -125,13 +146,17 @@ pub trait Catalogue: Send {
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()>;
     /// Optionally writes what the next `flush` will publish, invisibly to readers, before the
     /// store syncs: a catalogue and store on one file system then share the sync's work
-    /// (journal commit, device cache flush). Entries archived afterwards undo it.
-    fn prepare_flush(&mut self) -> Result<()> {
-        Ok(())
+    /// (journal commit, device cache flush). It may also return, per dataset, the records
+    /// the store should embed in its data ([`Store::flush_with_commits`]), from which the
+    /// catalogue can recover them after a crash: then it need not make its own copy durable
+    /// at `flush`. Entries archived afterwards undo it.
+    fn prepare_flush(&mut self) -> Result<Vec<Commit>> {
+        Ok(Vec::new())
     }
-    /// Makes every entry archived through this handle visible, atomically per index. On
+    /// Makes every entry archived through this handle visible, atomically per index, and
+    /// durable, except in the `embedded` datasets, whose commits the store made durable. On
     /// failure the entries stay pending, so a later flush can publish them.
-    fn flush(&mut self) -> Result<()>;
+    fn flush(&mut self, embedded: &[Key]) -> Result<()>;
     /// Forgets the entries archived since the last successful flush (their bytes were lost).
     fn discard(&mut self);
     /// Every dataset key stored.
@@ -145,6 +170,16 @@ pub trait Catalogue: Send {
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()>;
     /// Where the dataset's catalogue lives, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;
+    /// The sessions ([`crate::unique::session`]) whose embedded commits may hold records this
+    /// catalogue lost in a crash of their host; each is passed to [`Catalogue::recover`]
+    /// with its commits before the dataset is opened. Default: none.
+    fn sessions_to_recover(&self, _dataset: &Key) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+    /// Publishes again every record of `commits` that a crash lost, then forgets the session.
+    fn recover(&self, _dataset: &Key, _session: &str, _commits: &[Vec<u8>]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A reader's view of one dataset. Each call to `indexes` sees everything flushed so far.

@@ -29,7 +29,7 @@ pub mod unique;
 
 pub use api::{FieldEntry, FieldStore, ListOptions};
 pub use axis::AxisValues;
-pub use backend::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, StartedRead, Store};
+pub use backend::{Catalogue, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, StartedRead, Store};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use key::Key;

@@ -2,20 +2,47 @@
 //! without coordinating.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
-/// A name no other process on any host will produce: host, pid, time and a counter.
+/// A name no other process on any host will produce: this process's [`session`] and a
+/// counter.
 pub fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{}.{}.{:x}.{}", hostname(), std::process::id(), nanos, n)
+    format!("{}.{}", session(), n)
 }
 
-fn hostname() -> String {
+/// This process's name among all processes on all hosts: host, pid and the time of the first
+/// call (which tells a later process reusing the pid apart). Every [`unique_suffix`] starts
+/// with it, so whatever a process created can be found again by its session (recovery after
+/// a crash).
+pub fn session() -> &'static str {
+    static SESSION: OnceLock<String> = OnceLock::new();
+    SESSION.get_or_init(|| {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        format!("{}.{}.{:x}", hostname(), std::process::id(), nanos)
+    })
+}
+
+/// The host name, reduced to `[A-Za-z0-9-]` (other characters become `_`) and 64 characters.
+pub fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: buf is writable for its length; gethostname NUL-terminates on success.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
     let raw =
         if rc == 0 { String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(0)]).into_owned() } else { "host".into() };
     raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(64).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suffixes_differ_and_start_with_the_session() {
+        let (a, b) = (unique_suffix(), unique_suffix());
+        assert_ne!(a, b);
+        assert!(a.starts_with(&format!("{}.", session())) && b.starts_with(&format!("{}.", session())));
+        assert!(!session().contains('/'));
+    }
 }

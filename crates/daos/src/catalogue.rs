@@ -191,7 +191,7 @@ impl Catalogue for DaosCatalogue {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<()> {
+    fn flush(&mut self, _embedded: &[Key]) -> Result<()> {
         for writer in self.writers.get_mut().unwrap().iter_mut() {
             writer.flush()?;
         }

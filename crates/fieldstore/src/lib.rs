@@ -21,7 +21,7 @@ pub use fieldstore_objects as objects;
 pub use fieldstore_rados as rados;
 
 use fieldstore_core::config::BackendConfig;
-use fieldstore_posix::{PosixCatalogue, PosixStore};
+use fieldstore_posix::{CommitMode, PosixCatalogue, PosixStore};
 
 /// Catalogue and store types this build knows.
 pub const BACKENDS: &[&str] = &["posix", "rados", "daos"];
@@ -38,6 +38,19 @@ pub fn open(config: &Config) -> Result<FieldStore> {
 fn posix_root(section: &str, backend: &BackendConfig, source: &str) -> Result<PathBuf> {
     backend.only_keys(section, &["root"], source)?;
     Ok(PathBuf::from(backend.string(section, "root", source)?))
+}
+
+/// A `type: posix` catalogue section: `root`, and `commit` (`auto`, the default, `embedded`
+/// or `ordered`: how a flush is made durable, see `PosixCatalogue`).
+fn posix_catalogue(backend: &BackendConfig, source: &str) -> Result<PosixCatalogue> {
+    backend.only_keys("catalogue", &["root", "commit"], source)?;
+    let root = PathBuf::from(backend.string("catalogue", "root", source)?);
+    let commit = backend.optional_string("catalogue", "commit", source)?.unwrap_or_else(|| "auto".into());
+    let mode = CommitMode::parse(&commit, &root).ok_or_else(|| Error::Config {
+        source_name: source.into(),
+        message: format!("catalogue.commit '{commit}' is not known (known: auto, embedded, ordered)"),
+    })?;
+    Ok(PosixCatalogue::with_commit_mode(root, mode))
 }
 
 /// The keys of every `type: rados` section.
@@ -103,7 +116,7 @@ fn unknown_type(section: &str, backend: &BackendConfig, source: &str) -> Error {
 
 fn open_catalogue(backend: &BackendConfig, source: &str) -> Result<Box<dyn Catalogue>> {
     match backend.kind.as_str() {
-        "posix" => Ok(Box::new(PosixCatalogue::new(posix_root("catalogue", backend, source)?))),
+        "posix" => Ok(Box::new(posix_catalogue(backend, source)?)),
         "rados" => {
             backend.only_keys("catalogue", RADOS_KEYS, source)?;
             let (cluster, pool, prefix) = rados_pool("catalogue", backend, source)?;

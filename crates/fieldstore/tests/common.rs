@@ -44,7 +44,7 @@ impl Site {
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, &sections).unwrap();
         eprintln!("pairing {catalogue}+{store}");
-        Site { name: format!("{catalogue}+{store}"), dir, sections, config, object_per_field: store != "posix" }
+        Site { name: format!("{catalogue}+{store}"), dir, sections, config, object_per_field: !store.starts_with("posix") }
     }
 
     pub fn open(&self) -> FieldStore {
@@ -72,6 +72,7 @@ impl Site {
 fn section(kind: &str, dir: &Path) -> String {
     match kind {
         "posix" => format!("{{type: posix, root: {}}}", dir.join("root").display()),
+        "posix-ordered" => format!("{{type: posix, root: {}, commit: ordered}}", dir.join("root").display()),
         "rados" => {
             let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF").expect(
                 "the conformance tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env",
@@ -102,9 +103,11 @@ pub fn emulated_daos_pool() -> (String, &'static str) {
     (library, "tests")
 }
 
-/// Every catalogue/store pairing, each on fresh storage.
+/// Every catalogue/store pairing, each on fresh storage, and the POSIX catalogue in FDB5's
+/// commit order with the POSIX store (the default here, on a local disk, embeds commits).
 pub fn sites() -> Vec<Site> {
-    BACKENDS.iter().flat_map(|c| BACKENDS.iter().map(move |s| Site::new(c, s))).collect()
+    let pairings = BACKENDS.iter().flat_map(|c| BACKENDS.iter().map(move |s| Site::new(c, s)));
+    pairings.chain([Site::new("posix-ordered", "posix")]).collect()
 }
 
 /// Bytes derived from an identifier, so a reader can check what it got.

@@ -181,7 +181,7 @@ fn locks_wipe_and_where() {
         let w = other.where_is(&request("class=od")).unwrap();
         assert_eq!(w.len(), 1);
         let place = match site.name.split('+').next().unwrap() {
-            "posix" => site.dir().display().to_string(),
+            "posix" | "posix-ordered" => site.dir().display().to_string(),
             other => format!("{other} pool"),
         };
         assert!(w[0].catalogue.contains(&place), "{}: {}", site.name, w[0].catalogue);

@@ -5,6 +5,11 @@
 //! harmlessly; `schema`, the TOC (holding only its identity record) and then `key` are
 //! written to private temporary files and published with `link`, which fails if another
 //! process got there first.
+//!
+//! How a flush is made durable is the [`CommitMode`]: in FDB5's order (index segments synced,
+//! then TOC records appended and synced), or with the records and segments embedded in the
+//! store's sync of the data (one device flush per flush instead of three) and recovered from
+//! the store after a crash (`docs/consistency.md`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::{File, OpenOptions};
@@ -17,17 +22,58 @@ use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{Catalogue, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::naming::{collocation_name, dataset_dir_name};
-use crate::toc::{encode_segment, identity_frame, index_frame, mask_frame, Segment, SegmentPlace, TocReader};
+use crate::toc::{
+    decode_commit, encode_commit, encode_segment, identity_frame, index_frame, index_record, mask_frame, read_place, record_place,
+    recovered_frame, Segment, SegmentPlace, SegmentSource, TocReader,
+};
+use crate::writers::{boot_id, Marker};
 
 const KEY_FILE: &str = "key";
 const SCHEMA_FILE: &str = "schema";
 const TOC_FILE: &str = "toc";
 
+/// How a writer makes a flush's index records durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommitMode {
+    /// FDB5's order: after the store's sync, the index segments are synced, then the TOC
+    /// records appended and synced (three device flushes per flush on a local disk).
+    Ordered,
+    /// The records and segments go into the store's data sync as a commit; the TOC records
+    /// are appended without a sync, and a marker lets the next opener on this host recover
+    /// them from the store if the host crashed first (one device flush per flush). Falls
+    /// back to `Ordered` for a dataset whose store cannot embed commits.
+    Embedded,
+}
+
+impl CommitMode {
+    /// `Embedded` where a crash can be detected (a boot id) and everyone using the root is
+    /// on this host (a local file system); `Ordered` elsewhere (Lustre, GPFS, NFS, ...), where
+    /// a crashed host's lost records could only be recovered from that host.
+    pub fn for_root(root: &Path) -> CommitMode {
+        if boot_id().is_some() && crate::writers::on_local_file_system(root) {
+            CommitMode::Embedded
+        } else {
+            CommitMode::Ordered
+        }
+    }
+
+    /// `ordered`, `embedded`, or `auto` ([`CommitMode::for_root`]).
+    pub fn parse(text: &str, root: &Path) -> Option<CommitMode> {
+        match text {
+            "ordered" => Some(CommitMode::Ordered),
+            "embedded" => Some(CommitMode::Embedded),
+            "auto" => Some(CommitMode::for_root(root)),
+            _ => None,
+        }
+    }
+}
+
 pub struct PosixCatalogue {
     root: PathBuf,
+    commit_mode: CommitMode,
     /// The datasets this handle writes to.
     writers: RecentList<DatasetWriter>,
     /// Dataset keys by directory name, so each `key` file is read once per handle. (Only a
@@ -41,6 +87,14 @@ struct DatasetWriter {
     dataset: Key,
     dir: PathBuf,
     toc: File,
+    /// Present while TOC records or segments this writer appended may not be durable
+    /// (embedded commits): removed at close once they are.
+    marker: Option<Marker>,
+    /// Index records or segments were written without a sync.
+    unsynced: bool,
+    /// Some of them are in index files closed after a failed write: they cannot be synced at
+    /// close, so the marker must stay.
+    unsynced_file_closed: bool,
     /// Entries archived since the last flush, by collocation and element keywords.
     pending: PendingIndexes,
     /// This writer's index file per collocation key: (file, name, size).
@@ -56,11 +110,24 @@ struct StagedSegments {
     records: Vec<u8>,
     /// The collocations whose index files hold them.
     touched: BTreeSet<Key>,
+    /// The commit the store may embed: the records and segments again (empty if `Ordered`).
+    commit: Vec<u8>,
 }
 
 impl PosixCatalogue {
+    /// A catalogue under `root` committing in [`CommitMode::for_root`]'s mode.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixCatalogue { root: root.into(), writers: RecentList::default(), known: Mutex::new(HashMap::new()) }
+        let root = root.into();
+        let mode = CommitMode::for_root(&root);
+        PosixCatalogue::with_commit_mode(root, mode)
+    }
+
+    pub fn with_commit_mode(root: impl Into<PathBuf>, commit_mode: CommitMode) -> Self {
+        PosixCatalogue { root: root.into(), commit_mode, writers: RecentList::default(), known: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn commit_mode(&self) -> CommitMode {
+        self.commit_mode
     }
 
     fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
@@ -75,11 +142,18 @@ impl PosixCatalogue {
                 create_dataset(&dir, dataset, schema_text)?;
                 let toc_path = dir.join(TOC_FILE);
                 let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
+                let marker = match (self.commit_mode, boot_id()) {
+                    (CommitMode::Embedded, Some(boot)) => Some(Marker::create(&dir, boot)?),
+                    _ => None,
+                };
                 let dataset = dataset.clone();
                 self.writers.push(DatasetWriter {
                     dataset,
                     dir,
                     toc,
+                    marker,
+                    unsynced: false,
+                    unsynced_file_closed: false,
                     pending: PendingIndexes::default(),
                     index_files: HashMap::new(),
                     staged: None,
@@ -148,15 +222,16 @@ impl DatasetWriter {
         }
     }
 
-    /// Stages the pending segments if needed, syncs them, then appends their TOC records in
-    /// one write and syncs the TOC: after this, readers see all of them.
-    fn flush(&mut self) -> Result<()> {
+    /// Stages the pending segments if needed, then publishes them: the TOC records appended
+    /// in one write, after which readers see all of them. Unless the store made the commit
+    /// durable (`embedded`), the segments are synced first and the TOC after.
+    fn flush(&mut self, embedded: bool) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
         self.stage()?;
         let staged = self.staged.take().expect("staged above");
-        match self.publish(&staged) {
+        match self.publish(&staged, embedded) {
             Ok(()) => {
                 self.pending.clear();
                 Ok(())
@@ -168,13 +243,19 @@ impl DatasetWriter {
     /// A partly written index file has an unknown size: later segments go to new files, and
     /// the pending entries stay for the next flush.
     fn forget_index_files(&mut self, cause: Error) -> Error {
+        self.unsynced_file_closed |= self.unsynced;
         self.index_files.clear();
         cause
     }
 
     fn write_segments(&mut self, pending: &PendingIndexes) -> Result<StagedSegments> {
+        // The claim orders these records after every flush that returned before this one
+        // began (crate::toc): the TOC's size now.
+        let toc_path = self.dir.join(TOC_FILE);
+        let claim = self.toc.metadata().ctx("stat TOC", &toc_path)?.len();
         let mut records = Vec::new();
         let mut touched = BTreeSet::new();
+        let mut commit = Vec::new();
         for index in pending.iter() {
             let segment = encode_segment(&index.entries);
             let dir = self.dir.clone();
@@ -183,23 +264,40 @@ impl DatasetWriter {
             let place = SegmentPlace { file: name.clone(), offset: *size, length: segment.len() as u64 };
             *size += segment.len() as u64;
             touched.insert(index.collocation.clone());
-            records.extend_from_slice(&index_frame(&place, index));
+            let record = index_record(claim, &place, index);
+            records.extend_from_slice(&index_frame(&record));
+            if self.marker.is_some() {
+                commit.push((record, segment));
+            }
         }
-        for collocation in &touched {
-            let (file, _, _) = &self.index_files[collocation];
-            crate::write_back::start(file);
+        // Started write-back shares the store's sync only when the segments are synced at
+        // flush (Ordered). Embedded, they need no sync: their blocks, allocated now, would
+        // join the journal commit of the data's sync and make it wait for them.
+        if self.marker.is_none() {
+            for collocation in &touched {
+                let (file, _, _) = &self.index_files[collocation];
+                crate::write_back::start(file);
+            }
         }
-        Ok(StagedSegments { records, touched })
+        let commit = if commit.is_empty() { Vec::new() } else { encode_commit(&commit) };
+        Ok(StagedSegments { records, touched, commit })
     }
 
-    fn publish(&mut self, staged: &StagedSegments) -> Result<()> {
-        for collocation in &staged.touched {
-            let (file, name, _) = &self.index_files[collocation];
-            file.sync_data().ctx("sync index file", self.dir.join(name))?;
+    fn publish(&mut self, staged: &StagedSegments, embedded: bool) -> Result<()> {
+        if !embedded {
+            for collocation in &staged.touched {
+                let (file, name, _) = &self.index_files[collocation];
+                file.sync_data().ctx("sync index file", self.dir.join(name))?;
+            }
         }
         let toc_path = self.dir.join(TOC_FILE);
         self.toc.write_all(&staged.records).ctx("append to TOC", &toc_path)?;
-        self.toc.sync_data().ctx("sync TOC", &toc_path)
+        if embedded {
+            self.unsynced = true;
+            Ok(())
+        } else {
+            self.toc.sync_data().ctx("sync TOC", &toc_path)
+        }
     }
 
     fn index_file(&mut self, collocation: &Key) -> Result<(&mut File, &String, &mut u64)> {
@@ -212,6 +310,31 @@ impl DatasetWriter {
         let (f, n, s) = self.index_files.get_mut(collocation).expect("inserted above");
         Ok((f, n, s))
     }
+
+    /// Makes what this writer published without syncing durable: its index files and the
+    /// TOC. False if that cannot be known (an index file was closed after a failed write).
+    fn sync_published(&mut self) -> bool {
+        if !self.unsynced {
+            return true;
+        }
+        let synced =
+            !self.unsynced_file_closed && self.index_files.values().all(|(f, _, _)| f.sync_data().is_ok()) && self.toc.sync_data().is_ok();
+        self.unsynced = !synced;
+        synced
+    }
+}
+
+impl Drop for DatasetWriter {
+    /// Closing: once everything published is durable the marker goes, and with it any need
+    /// to check this writer's records after a crash. Otherwise the marker stays, and the
+    /// next opener on this host checks them against the store's commits.
+    fn drop(&mut self) {
+        if let Some(marker) = self.marker.take() {
+            if self.sync_published() {
+                marker.remove();
+            }
+        }
+    }
 }
 
 impl Catalogue for PosixCatalogue {
@@ -222,16 +345,21 @@ impl Catalogue for PosixCatalogue {
         Ok(())
     }
 
-    fn prepare_flush(&mut self) -> Result<()> {
+    fn prepare_flush(&mut self) -> Result<Vec<Commit>> {
+        let mut commits = Vec::new();
         for writer in &mut self.writers {
             writer.stage()?;
+            if let Some(staged) = writer.staged.as_ref().filter(|s| !s.commit.is_empty()) {
+                commits.push(Commit { dataset: writer.dataset.clone(), bytes: staged.commit.clone() });
+            }
         }
-        Ok(())
+        Ok(commits)
     }
 
-    fn flush(&mut self) -> Result<()> {
+    fn flush(&mut self, embedded: &[Key]) -> Result<()> {
         for writer in &mut self.writers {
-            writer.flush()?;
+            let in_store = embedded.contains(&writer.dataset);
+            writer.flush(in_store)?;
         }
         Ok(())
     }
@@ -312,6 +440,43 @@ impl Catalogue for PosixCatalogue {
             Err(e) => e.to_string(),
         }
     }
+
+    fn sessions_to_recover(&self, dataset: &Key) -> Result<Vec<String>> {
+        crate::writers::ended_without_closing(&self.dataset_dir(dataset)?)
+    }
+
+    /// Each index of the session's commits whose record the TOC lacks, or whose segment in
+    /// its index file is not the committed one, is appended again as a recovered record
+    /// (segment inline, original claim); the intact ones' index files are synced, then the
+    /// TOC, and the session's markers removed. Running it twice appends nothing new that
+    /// readers would see twice: a record's index id is read once.
+    fn recover(&self, dataset: &Key, session: &str, commits: &[Vec<u8>]) -> Result<()> {
+        let dir = self.dataset_dir(dataset)?;
+        let toc_path = dir.join(TOC_FILE);
+        let mut toc = TocReader::new(toc_path.clone());
+        toc.refresh()?;
+        let undecodable = || Error::corrupt("embedded commit", dir.join(session), "its records do not decode".to_string());
+        let mut lost = Vec::new();
+        let mut intact_files = BTreeSet::new();
+        for commit in commits {
+            for (record, segment) in decode_commit(commit).ok_or_else(undecodable)? {
+                let place = record_place(record).ok_or_else(undecodable)?;
+                match toc.source(&place.id()) {
+                    Some(SegmentSource::Inline(_)) => {}
+                    Some(SegmentSource::File(p)) if read_place(&dir, p).is_ok_and(|bytes| bytes == segment) => {
+                        intact_files.insert(dir.join(&p.file));
+                    }
+                    _ => lost.extend_from_slice(&recovered_frame(record, segment)),
+                }
+            }
+        }
+        for path in intact_files {
+            File::open(&path).and_then(|f| f.sync_data()).ctx("sync index file", &path)?;
+        }
+        let mut toc_file = OpenOptions::new().append(true).open(&toc_path).ctx("open TOC", &toc_path)?;
+        toc_file.write_all(&lost).and_then(|_| toc_file.sync_data()).ctx("append recovered records to TOC", &toc_path)?;
+        crate::writers::forget(&dir, session)
+    }
 }
 
 fn lock_name(action: ControlAction) -> String {
@@ -331,8 +496,11 @@ impl PosixView {
         if let Some(s) = self.segments.get(&index.id) {
             return Ok(s.clone());
         }
-        let record = self.toc.place(&index.id).ok_or_else(|| Error::Invalid(format!("unknown index {}", index.id)))?;
-        let segment = Arc::new(Segment::load(&self.dir, record)?);
+        let segment = match self.toc.source(&index.id) {
+            Some(SegmentSource::File(place)) => Arc::new(Segment::load(&self.dir, place)?),
+            Some(SegmentSource::Inline(segment)) => segment.clone(),
+            None => return Err(Error::Invalid(format!("unknown index {}", index.id))),
+        };
         self.segments.insert(index.id.clone(), segment.clone());
         Ok(segment)
     }

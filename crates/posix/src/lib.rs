@@ -4,11 +4,13 @@
 //! why they keep fieldstore's guarantees.
 
 mod catalogue;
+mod embedded;
 mod large_reads;
 mod naming;
 mod store;
 mod toc;
 mod write_back;
+mod writers;
 
-pub use catalogue::PosixCatalogue;
+pub use catalogue::{CommitMode, PosixCatalogue};
 pub use store::PosixStore;

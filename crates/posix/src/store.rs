@@ -2,6 +2,8 @@
 //! under a unique name and only ever appended to through a buffer whose contents are written,
 //! and their write-back started, whenever it fills. `flush` writes the rest and `fdatasync`s
 //! each file written since the last flush: one sync per file per flush, never one per field.
+//! A catalogue's commit for a dataset is appended to one of that dataset's data files, synced
+//! last, so its one sync makes the commit durable with the data ([`crate::embedded`]).
 //!
 //! A location's URI is the file's path relative to the store root (`dataset-dir/file`), so a
 //! store can be moved, and a URI read from an index can never point outside the root.
@@ -16,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{FieldLocation, Key, Store};
+use fieldstore_core::{Commit, FieldLocation, Key, Store};
 
 use crate::large_reads::LargeReads;
 use crate::naming::{collocation_name, dataset_dir_name, resolve_relative};
@@ -45,12 +47,15 @@ struct DataFile {
     collocation: Key,
     uri: Arc<str>,
     path: PathBuf,
+    name: String,
     file: File,
     buffer: Vec<u8>,
     /// Size of the file including what is still buffered.
     size: u64,
     /// Written since the last sync.
     dirty: bool,
+    /// Where the last commit embedded in this file ends (0: none yet).
+    last_commit_end: u64,
 }
 
 impl PosixStore {
@@ -88,7 +93,14 @@ impl PosixStore {
         let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create data file", &path)?;
         let uri: Arc<str> = format!("{dir_name}/{file_name}").into();
         let (dataset, collocation) = (dataset.clone(), collocation.clone());
-        Ok(DataFile { dataset, collocation, uri, path, file, buffer: Vec::with_capacity(WRITE_BUFFER), size: 0, dirty: false })
+        let buffer = Vec::with_capacity(WRITE_BUFFER);
+        Ok(DataFile { dataset, collocation, uri, path, name: file_name, file, buffer, size: 0, dirty: false, last_commit_end: 0 })
+    }
+
+    /// The data file a dataset's commit goes into: one written since the last flush if any.
+    fn carrier(&self, dataset: &Key) -> Option<usize> {
+        let of_dataset = || self.writers.iter().enumerate().filter(|(_, w)| w.dataset == *dataset);
+        of_dataset().find(|(_, w)| w.dirty || !w.buffer.is_empty()).or_else(|| of_dataset().next()).map(|(i, _)| i)
     }
 
     fn reader(&self, uri: &str) -> Result<Arc<File>> {
@@ -107,6 +119,25 @@ impl PosixStore {
 }
 
 impl DataFile {
+    /// Writes what is buffered and syncs the file if anything was written since its last sync.
+    fn sync(&mut self) -> Result<()> {
+        self.write_buffer()?;
+        if self.dirty {
+            self.file.sync_data().ctx("sync data file", &self.path)?;
+            self.dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Appends a catalogue's commit after the fields written so far (not synced).
+    fn append_commit(&mut self, payload: &[u8]) -> Result<()> {
+        let commit = crate::embedded::encode(&self.name, self.size, self.last_commit_end, payload);
+        self.buffer.extend_from_slice(&commit);
+        self.size += commit.len() as u64;
+        self.last_commit_end = self.size;
+        self.write_buffer()
+    }
+
     fn write_buffer(&mut self) -> Result<()> {
         if !self.buffer.is_empty() {
             self.file.write_all(&self.buffer).ctx("write data file", &self.path)?;
@@ -137,14 +168,45 @@ impl Store for PosixStore {
     }
 
     fn flush(&mut self) -> Result<()> {
-        for w in &mut self.writers {
-            w.write_buffer()?;
-            if w.dirty {
-                w.file.sync_data().ctx("sync data file", &w.path)?;
-                w.dirty = false;
+        self.flush_with_commits(&[]).map(drop)
+    }
+
+    /// Each commit goes into a data file of its dataset (one written since the last flush if
+    /// there is one), which is synced after every other file: its one sync makes the commit
+    /// and the last of the data durable together, and the commit is durable only once all
+    /// the data it describes is. A dataset with no data file in this handle gets none.
+    fn flush_with_commits(&mut self, commits: &[Commit]) -> Result<Vec<bool>> {
+        let carriers: Vec<Option<usize>> = commits.iter().map(|c| self.carrier(&c.dataset)).collect();
+        for (i, w) in self.writers.iter_mut().enumerate() {
+            if !carriers.contains(&Some(i)) {
+                w.sync()?;
             }
         }
-        Ok(())
+        for (commit, carrier) in commits.iter().zip(&carriers) {
+            if let Some(i) = *carrier {
+                self.writers[i].append_commit(&commit.bytes)?;
+                self.writers[i].sync()?;
+            }
+        }
+        Ok(carriers.iter().map(Option::is_some).collect())
+    }
+
+    fn embedded_commits(&self, dataset: &Key, session: &str) -> Result<Vec<Vec<u8>>> {
+        let dir = self.root.join(dataset_dir_name(dataset)?);
+        let entries = match std::fs::read_dir(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            other => other.ctx("read dataset directory", &dir)?,
+        };
+        let marker = format!(".{session}.");
+        let mut commits = Vec::new();
+        for entry in entries {
+            let name = entry.ctx("read dataset directory", &dir)?.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(".data") && name.contains(&marker) {
+                commits.extend(crate::embedded::read_all(&dir.join(&*name))?);
+            }
+        }
+        Ok(commits)
     }
 
     /// Closes every data file: after a failed write its size is unknown, so later fields go

@@ -3,10 +3,17 @@
 //! The TOC is one append-only file per dataset, shared by every writer. Each writer's `flush`
 //! appends, in a single `write` on an `O_APPEND` descriptor, one **index record** per
 //! collocation key it wrote since its last flush; a record names an index segment (file,
-//! offset, length) already durable on disk and summarises it (element keywords, the values
-//! of each element keyword: its axes, and the field count). **Mask records** hide index
-//! records (purge, partial wipe). Records are framed and checksummed ([`fieldstore_core::codec`]): a
-//! reader skips a torn or corrupt record and resynchronises on the next one.
+//! offset, length) and summarises it (element keywords, the values of each element keyword:
+//! its axes, and the field count). **Mask records** hide index records (purge, partial
+//! wipe). Records are framed and checksummed ([`fieldstore_core::codec`]): a reader skips a
+//! torn or corrupt record and resynchronises on the next one.
+//!
+//! Order. Each index record carries a **claim**: the TOC's size when its writer began the
+//! flush. Readers order records by (claim, position in the TOC), newest last. A flush that
+//! began after another returned claims more than the other's position, so it comes later
+//! whichever was appended first; this is what lets a record lost in a crash be appended
+//! again later (a **recovered record**, carrying its segment inline) in its original place
+//! in the order. Records of the first format (no claim) claim their own position.
 //!
 //! An index segment is one frame in a writer's own index file: the URI table of the data
 //! files it points into, then its entries sorted by element key (values joined by `,`), so a
@@ -26,29 +33,61 @@ use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, Pendin
 
 pub const TOC_MAGIC: &[u8; 4] = b"FSTC";
 pub const INDEX_MAGIC: &[u8; 4] = b"FSIX";
-const KIND_INDEX: u8 = 1;
+/// An index record of the first format: place and summary, no claim.
+const KIND_UNCLAIMED_INDEX: u8 = 1;
 const KIND_MASK: u8 = 2;
 const KIND_IDENTITY: u8 = 3;
+/// An index record: claim, place, summary.
+const KIND_INDEX: u8 = 4;
+/// A recovered index record: an index record, then its segment frame.
+const KIND_RECOVERED: u8 = 5;
 const KIND_SEGMENT: u8 = 1;
 
-/// The TOC record of an index: where its segment is, then its summary
+/// The payload of an index record: the claim, where its segment is, then its summary
 /// ([`fieldstore_core::indexing::encode_summary`]).
-pub fn index_frame(place: &SegmentPlace, index: &PendingIndex) -> Vec<u8> {
+pub fn index_record(claim: u64, place: &SegmentPlace, index: &PendingIndex) -> Vec<u8> {
     let mut e = Encoder::new();
+    e.u64(claim);
     e.str(&place.file);
     e.u64(place.offset);
     e.u64(place.length);
     encode_summary(&mut e, index);
-    frame(TOC_MAGIC, KIND_INDEX, &e.buf)
+    e.buf
 }
 
-/// Decodes an index record straight into the summary readers share and the place of its
-/// segment (nothing is decoded twice).
-fn decode_index(payload: &[u8], shared: &mut Interner) -> Option<(SegmentPlace, IndexInfo)> {
+/// The TOC frame of an index record.
+pub fn index_frame(record: &[u8]) -> Vec<u8> {
+    frame(TOC_MAGIC, KIND_INDEX, record)
+}
+
+/// The TOC frame of a recovered index record: the record and its segment's frame, so the
+/// record needs no index file.
+pub fn recovered_frame(record: &[u8], segment: &[u8]) -> Vec<u8> {
+    let mut e = Encoder::new();
+    e.u32(record.len() as u32);
+    e.buf.extend_from_slice(record);
+    e.buf.extend_from_slice(segment);
+    frame(TOC_MAGIC, KIND_RECOVERED, &e.buf)
+}
+
+/// Decodes an index record (with a claim unless `unclaimed`) straight into the summary
+/// readers share and the place of its segment (nothing is decoded twice).
+fn decode_index(payload: &[u8], unclaimed: Option<u64>, shared: &mut Interner) -> Option<(u64, SegmentPlace, IndexInfo)> {
     let mut d = Decoder::new(payload);
+    let claim = match unclaimed {
+        Some(position) => position,
+        None => d.u64()?,
+    };
     let place = SegmentPlace { file: d.str()?.to_string(), offset: d.u64()?, length: d.u64()? };
     let info = decode_summary(&mut d, shared, place.id())?;
-    d.finished().then_some((place, info))
+    d.finished().then_some((claim, place, info))
+}
+
+/// Where the segment of an encoded index record is.
+pub fn record_place(record: &[u8]) -> Option<SegmentPlace> {
+    let mut d = Decoder::new(record);
+    d.u64()?;
+    Some(SegmentPlace { file: d.str()?.to_string(), offset: d.u64()?, length: d.u64()? })
 }
 
 /// Where an index segment is: a file of the dataset directory and a byte range.
@@ -66,6 +105,33 @@ impl SegmentPlace {
     }
 }
 
+/// A writer's commit for one flush of one dataset, which the store makes durable with the
+/// data: each index record with its segment's frame.
+pub fn encode_commit(parts: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+    let mut e = Encoder::new();
+    e.u32(parts.len() as u32);
+    for (record, segment) in parts {
+        e.u32(record.len() as u32);
+        e.buf.extend_from_slice(record);
+        e.u32(segment.len() as u32);
+        e.buf.extend_from_slice(segment);
+    }
+    e.buf
+}
+
+/// The (index record, segment frame) pairs of a commit; `None` if it does not decode.
+pub fn decode_commit(commit: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+    let mut d = Decoder::new(commit);
+    let count = d.u32()?;
+    let mut parts = Vec::new();
+    for _ in 0..count {
+        let record = d.u32().and_then(|n| d.bytes(n as usize))?;
+        let segment = d.u32().and_then(|n| d.bytes(n as usize))?;
+        parts.push((record, segment));
+    }
+    d.finished().then_some(parts)
+}
+
 /// The first record of every TOC: a name no other TOC has. Readers compare it on each
 /// refresh, so a TOC that was wiped and created again (even on a reused inode) is re-read.
 pub fn identity_frame(unique: &str) -> Vec<u8> {
@@ -79,6 +145,22 @@ pub fn mask_frame(ids: &[String]) -> Vec<u8> {
     frame(TOC_MAGIC, KIND_MASK, &e.buf)
 }
 
+/// Where a reader finds an index's segment.
+#[derive(Clone, Debug)]
+pub enum SegmentSource {
+    /// In an index file.
+    File(SegmentPlace),
+    /// In a recovered record, decoded when the TOC was read.
+    Inline(Arc<Segment>),
+}
+
+/// An index record in the readers' order.
+struct Ordered {
+    claim: u64,
+    position: u64,
+    info: Arc<IndexInfo>,
+}
+
 /// Incremental reader of a TOC: each `refresh` reads only what was appended since the last.
 pub struct TocReader {
     path: PathBuf,
@@ -86,8 +168,9 @@ pub struct TocReader {
     /// dataset was wiped and created again) and is read from the start.
     identity: Option<Vec<u8>>,
     offset: u64,
-    places: HashMap<String, SegmentPlace>,
-    infos: Vec<Arc<IndexInfo>>,
+    sources: HashMap<String, SegmentSource>,
+    /// Sorted by (claim, position).
+    order: Vec<Ordered>,
     shared: Interner,
     masked: HashSet<String>,
     /// Frames skipped as torn or corrupt.
@@ -100,8 +183,8 @@ impl TocReader {
             path,
             identity: None,
             offset: 0,
-            places: HashMap::new(),
-            infos: Vec::new(),
+            sources: HashMap::new(),
+            order: Vec::new(),
             shared: Interner::default(),
             masked: HashSet::new(),
             bad_frames: 0,
@@ -144,7 +227,7 @@ impl TocReader {
                     if self.offset == 0 && pos == 0 {
                         self.identity = Some(data[..size].to_vec());
                     }
-                    self.apply(kind, payload);
+                    self.apply(kind, payload, self.offset + pos as u64);
                     pos += size;
                 }
                 Frame::Incomplete => {
@@ -170,32 +253,57 @@ impl TocReader {
         pos
     }
 
-    fn apply(&mut self, kind: u8, payload: &[u8]) {
-        match kind {
-            KIND_INDEX => match decode_index(payload, &mut self.shared) {
-                Some((place, info)) => {
-                    self.places.insert(info.id.clone(), place);
-                    self.infos.push(Arc::new(info));
-                }
-                None => self.bad_frames += 1,
-            },
-            KIND_MASK => match Decoder::new(payload).strs() {
-                Some(ids) => self.masked.extend(ids),
-                None => self.bad_frames += 1,
-            },
-            KIND_IDENTITY => {}
-            _ => self.bad_frames += 1,
+    fn apply(&mut self, kind: u8, payload: &[u8], position: u64) {
+        let applied = match kind {
+            KIND_INDEX => self.add_index(payload, None, position),
+            KIND_UNCLAIMED_INDEX => self.add_index(payload, Some(position), position),
+            KIND_RECOVERED => self.add_recovered(payload, position),
+            KIND_MASK => Decoder::new(payload).strs().map(|ids| self.masked.extend(ids)),
+            KIND_IDENTITY => Some(()),
+            _ => None,
+        };
+        if applied.is_none() {
+            self.bad_frames += 1;
         }
+    }
+
+    /// Adds an index record in its place in the order, unless its index is known already
+    /// (a record appended again by recovery).
+    fn add_index(&mut self, record: &[u8], unclaimed: Option<u64>, position: u64) -> Option<()> {
+        let (claim, place, info) = decode_index(record, unclaimed, &mut self.shared)?;
+        if self.sources.contains_key(&info.id) {
+            return Some(());
+        }
+        self.sources.insert(info.id.clone(), SegmentSource::File(place));
+        // Nearly always the last place: claims grow with the TOC.
+        let at = self.order.partition_point(|o| (o.claim, o.position) <= (claim, position));
+        self.order.insert(at, Ordered { claim, position, info: Arc::new(info) });
+        Some(())
+    }
+
+    /// A recovered record's segment replaces any index file copy of it, which the crash
+    /// may have damaged.
+    fn add_recovered(&mut self, payload: &[u8], position: u64) -> Option<()> {
+        let mut d = Decoder::new(payload);
+        let length = d.u32()? as usize;
+        let record = d.bytes(length)?;
+        let segment_frame = &payload[4 + length..];
+        let Frame::Valid { kind: KIND_SEGMENT, payload: segment, .. } = parse_frame(INDEX_MAGIC, segment_frame) else { return None };
+        let segment = Arc::new(Segment::decode(segment)?);
+        let place = record_place(record)?;
+        self.add_index(record, None, position)?;
+        self.sources.insert(place.id(), SegmentSource::Inline(segment));
+        Some(())
     }
 
     /// Visible indexes, newest first.
     pub fn visible(&self) -> impl Iterator<Item = &Arc<IndexInfo>> {
-        self.infos.iter().rev().filter(|i| !self.masked.contains(&i.id))
+        self.order.iter().rev().map(|o| &o.info).filter(|i| !self.masked.contains(&i.id))
     }
 
     /// Where the segment of a visible or masked index is.
-    pub fn place(&self, id: &str) -> Option<&SegmentPlace> {
-        self.places.get(id)
+    pub fn source(&self, id: &str) -> Option<&SegmentSource> {
+        self.sources.get(id)
     }
 }
 
@@ -222,6 +330,19 @@ pub fn encode_segment(entries: &BTreeMap<String, FieldLocation>) -> Vec<u8> {
     frame(INDEX_MAGIC, KIND_SEGMENT, &e.buf)
 }
 
+/// The bytes at a segment's place, unchecked.
+pub fn read_place(dir: &Path, record: &SegmentPlace) -> Result<Vec<u8>> {
+    if record.file.contains('/') || record.file.starts_with('.') {
+        return Err(Error::corrupt("TOC record", dir.join("toc"), format!("bad index file name {:?}", record.file)));
+    }
+    let path = dir.join(&record.file);
+    let file = File::open(&path).ctx("open index file", &path)?;
+    let mut data = vec![0u8; record.length as usize];
+    file.read_exact_at(&mut data, record.offset)
+        .map_err(|e| Error::corrupt("index file", &path, format!("segment at offset {} unreadable: {e}", record.offset)))?;
+    Ok(data)
+}
+
 /// A loaded index segment: sorted element values -> location.
 #[derive(Debug)]
 pub struct Segment {
@@ -232,14 +353,8 @@ pub struct Segment {
 impl Segment {
     /// Reads and checks the segment at a place.
     pub fn load(dir: &Path, record: &SegmentPlace) -> Result<Segment> {
-        if record.file.contains('/') || record.file.starts_with('.') {
-            return Err(Error::corrupt("TOC record", dir.join("toc"), format!("bad index file name {:?}", record.file)));
-        }
         let path = dir.join(&record.file);
-        let file = File::open(&path).ctx("open index file", &path)?;
-        let mut data = vec![0u8; record.length as usize];
-        file.read_exact_at(&mut data, record.offset)
-            .map_err(|e| Error::corrupt("index file", &path, format!("segment at offset {} unreadable: {e}", record.offset)))?;
+        let data = read_place(dir, record)?;
         let Frame::Valid { kind: KIND_SEGMENT, payload, .. } = parse_frame(INDEX_MAGIC, &data) else {
             return Err(Error::corrupt("index segment", &path, format!("checksum or framing error at offset {}", record.offset)));
         };
@@ -284,15 +399,24 @@ mod tests {
     use fieldstore_core::indexing::PendingIndexes;
     use fieldstore_core::Key;
 
-    /// The TOC record of an index file's segment (two fields).
+    /// The TOC record of an index file's segment (two fields), claiming 0.
     fn record(file: &str, offset: u64) -> Vec<u8> {
+        claimed(file, offset, 0)
+    }
+
+    /// The TOC record of an index file's segment (two fields), claiming `claim`.
+    fn claimed(file: &str, offset: u64, claim: u64) -> Vec<u8> {
+        index_frame(&record_payload(file, offset, claim))
+    }
+
+    fn record_payload(file: &str, offset: u64, claim: u64) -> Vec<u8> {
         let mut index = PendingIndexes::default();
         let colloc = Key::from_pairs([("type", "fc"), ("levtype", "sfc")]);
         let location = FieldLocation { uri: "d".into(), offset: 0, length: 1, crc32c: 0 };
         index.insert(&colloc, &Key::from_pairs([("step", "0"), ("param", "130")]), location.clone());
         index.insert(&colloc, &Key::from_pairs([("step", "6"), ("param", "130")]), location);
-        let frame = index_frame(&SegmentPlace { file: file.into(), offset, length: 10 }, index.iter().next().unwrap());
-        frame
+        let record = index_record(claim, &SegmentPlace { file: file.into(), offset, length: 10 }, index.iter().next().unwrap());
+        record
     }
 
     #[test]
@@ -318,7 +442,8 @@ mod tests {
         std::io::Write::write_all(&mut more, &record("d", 1)).unwrap();
         toc.refresh().unwrap();
         assert_eq!(toc.visible().next().unwrap().id, "d@1");
-        assert_eq!(toc.place("c@9").unwrap(), &SegmentPlace { file: "c".into(), offset: 9, length: 10 });
+        let Some(SegmentSource::File(place)) = toc.source("c@9") else { panic!("c@9 is in an index file") };
+        assert_eq!(place, &SegmentPlace { file: "c".into(), offset: 9, length: 10 });
     }
 
     #[test]

@@ -182,7 +182,7 @@ impl Catalogue for RadosCatalogue {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<()> {
+    fn flush(&mut self, _embedded: &[Key]) -> Result<()> {
         for writer in &mut self.writers {
             writer.flush()?;
         }

@@ -93,16 +93,20 @@ impl FieldStore {
     }
 
     /// Makes everything archived through this handle durable and visible: the catalogue
-    /// stages its index bytes, the store syncs, then the catalogue syncs and publishes.
+    /// stages its index bytes, the store syncs (with the catalogue's commit records, if the
+    /// catalogue offers them and the store can embed them), then the catalogue publishes,
+    /// syncing only what the store did not make durable.
     pub fn flush(&mut self) -> Result<()> {
         // Nothing staged is visible, so a failure here loses nothing: entries stay pending.
-        self.catalogue.prepare_flush()?;
-        if let Err(e) = self.store.flush() {
-            return Err(self.discard_pending(e, ""));
-        }
+        let commits = self.catalogue.prepare_flush()?;
+        let embedded = match self.store.flush_with_commits(&commits) {
+            Ok(embedded) => embedded,
+            Err(e) => return Err(self.discard_pending(e, "")),
+        };
+        let embedded: Vec<Key> = commits.into_iter().zip(embedded).filter(|(_, e)| *e).map(|(c, _)| c.dataset).collect();
         // A catalogue failure keeps its entries pending: their bytes are durable, and the
         // next flush can still publish them.
-        self.catalogue.flush()?;
+        self.catalogue.flush(&embedded)?;
         self.pending_fields = 0;
         self.stats.flushes += 1;
         Ok(())
@@ -129,12 +133,22 @@ impl FieldStore {
         if self.catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
             return Err(Error::Locked { dataset: dataset.to_string(), action: "archive".into() });
         }
-        let schema = match self.catalogue.open(dataset)? {
+        let schema = match self.open_dataset(dataset)? {
             Some(view) if view.schema_text() != self.schema.text() => self.parse_schema(view.schema_text(), dataset)?,
             _ => self.schema.clone(),
         };
         self.writing.push((dataset.clone(), schema.clone()));
         Ok(schema)
+    }
+
+    /// Opens a dataset for reading, first recovering any records its catalogue lost in a
+    /// crash from the commits the store embedded with the data.
+    fn open_dataset(&self, dataset: &Key) -> Result<Option<Box<dyn crate::backend::DatasetView>>> {
+        for session in self.catalogue.sessions_to_recover(dataset)? {
+            let commits = self.store.embedded_commits(dataset, &session)?;
+            self.catalogue.recover(dataset, &session, &commits)?;
+        }
+        self.catalogue.open(dataset)
     }
 
     /// Splits an identifier again with a dataset's own schema, which must agree on the

@@ -139,7 +139,7 @@ impl FieldStore {
             // Views are kept between calls: each one reads only what was flushed since.
             let view = match self.views.remove(&dataset) {
                 Some(v) => v,
-                None => match self.catalogue.open(&dataset)? {
+                None => match self.open_dataset(&dataset)? {
                     Some(v) => v,
                     None => continue,
                 },

@@ -1,0 +1,165 @@
+//! Markers of writers whose TOC records may not be durable yet, and how a dataset's opener
+//! tells which of them a crash may have cut short.
+//!
+//! A writer that lets the store make its commits durable (`CommitMode::Embedded`) appends
+//! its TOC records without syncing them. Before its first such record it creates, durably,
+//! a marker `writers/SESSION.N` in the dataset directory holding its host's boot id; when it
+//! closes it syncs what it wrote and removes the marker. A marker left behind names a writer
+//! that is still running, was killed, or died with its host. Only the last two leave records
+//! that must be checked against the store's copy, and only this host can tell them apart
+//! from a running writer: a marker of this host whose boot id is not the current one, or
+//! whose process is gone, needs recovery. Markers of other hosts are left to them.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use fieldstore_core::error::{IoContext, Result};
+use fieldstore_core::unique::{hostname, unique_suffix};
+
+/// The directory of the markers, inside a dataset directory.
+pub const WRITERS_DIR: &str = "writers";
+
+/// This host's boot id (Linux), which changes at every boot; `None` where there is none,
+/// and then a crash cannot be told from a running writer, so commits are not embedded.
+pub fn boot_id() -> Option<&'static str> {
+    static BOOT_ID: OnceLock<Option<String>> = OnceLock::new();
+    BOOT_ID
+        .get_or_init(|| {
+            let text = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+            Some(text.trim().to_string()).filter(|t| !t.is_empty())
+        })
+        .as_deref()
+}
+
+/// Whether `path` (or, if it does not exist yet, its nearest existing ancestor) is on a file
+/// system only this host writes to: ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ZFS, bcachefs, or an
+/// overlay. Network and cluster file systems (Lustre, GPFS, NFS, CephFS, ...) are not.
+pub fn on_local_file_system(path: &Path) -> bool {
+    const LOCAL: [i64; 9] =
+        [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0xF2F5_2010, 0x2FC1_2FC1, 0xCA45_1A4E, 0x794C_7630, 0x8584_58F6];
+    let Some(existing) = path.ancestors().find(|p| p.exists()) else { return false };
+    let Ok(c_path) = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()) else { return false };
+    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a statfs buffer owned by this frame.
+    let rc = unsafe { libc::statfs(c_path.as_ptr(), &mut stat) };
+    rc == 0 && LOCAL.contains(&(stat.f_type as i64))
+}
+
+/// A running writer's marker; [`Marker::remove`] once everything it wrote is durable.
+pub struct Marker {
+    path: PathBuf,
+}
+
+impl Marker {
+    /// Creates the marker durably (file and directory entry synced).
+    pub fn create(dataset_dir: &Path, boot_id: &str) -> Result<Marker> {
+        let dir = dataset_dir.join(WRITERS_DIR);
+        if !dir.exists() {
+            std::fs::create_dir_all(&dir).ctx("create writers directory", &dir)?;
+            File::open(dataset_dir).and_then(|d| d.sync_all()).ctx("sync directory", dataset_dir)?;
+        }
+        let path = dir.join(unique_suffix());
+        let mut file = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path).ctx("create writer marker", &path)?;
+        file.write_all(boot_id.as_bytes()).and_then(|_| file.sync_all()).ctx("write writer marker", &path)?;
+        File::open(&dir).and_then(|d| d.sync_all()).ctx("sync directory", &dir)?;
+        Ok(Marker { path })
+    }
+
+    pub fn remove(self) {
+        // If the removal is lost, a later opener checks this writer's records again and
+        // finds them whole: harmless.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The sessions of this host's writers in a dataset that ended without closing: their host
+/// restarted since, or their process is gone. Sorted, each once.
+pub fn ended_without_closing(dataset_dir: &Path) -> Result<Vec<String>> {
+    let dir = dataset_dir.join(WRITERS_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        other => other.ctx("read writers directory", &dir)?,
+    };
+    let host = hostname();
+    let mut ended = Vec::new();
+    for entry in entries {
+        let entry = entry.ctx("read writers directory", &dir)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(session) = session_of(&name, &host) else { continue };
+        let marker_boot = std::fs::read_to_string(entry.path()).ctx("read writer marker", entry.path())?;
+        if boot_id() != Some(marker_boot.as_str()) || !process_exists(session.pid) {
+            ended.push(session.name);
+        }
+    }
+    ended.sort();
+    ended.dedup();
+    Ok(ended)
+}
+
+/// Removes every marker of a session.
+pub fn forget(dataset_dir: &Path, session: &str) -> Result<()> {
+    let dir = dataset_dir.join(WRITERS_DIR);
+    let prefix = format!("{session}.");
+    for entry in std::fs::read_dir(&dir).ctx("read writers directory", &dir)? {
+        let entry = entry.ctx("read writers directory", &dir)?;
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(())
+}
+
+struct Session {
+    name: String,
+    pid: i32,
+}
+
+/// The session of a marker named `HOST.PID.TIME.N` if it is of `host`.
+fn session_of(marker: &str, host: &str) -> Option<Session> {
+    let (session, counter) = marker.rsplit_once('.')?;
+    let mut parts = session.split('.');
+    let (marker_host, pid, _time) = (parts.next()?, parts.next()?, parts.next()?);
+    let ours = marker_host == host && parts.next().is_none() && counter.bytes().all(|b| b.is_ascii_digit());
+    ours.then(|| Some(Session { name: session.to_string(), pid: pid.parse().ok()? })).flatten()
+}
+
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists and may be signalled.
+    pid > 0 && (unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tmpfs_is_local_and_a_path_yet_to_be_made_is_judged_by_its_parent() {
+        assert!(on_local_file_system(Path::new("/dev/shm/not/made/yet")));
+        assert!(!on_local_file_system(Path::new("/proc/self")));
+    }
+
+    #[test]
+    fn only_markers_of_this_host_whose_writer_ended_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let boot = boot_id().expect("Linux has a boot id");
+        let running = Marker::create(dir.path(), boot).unwrap();
+        let markers = dir.path().join(WRITERS_DIR);
+        let host = hostname();
+        // A writer of an earlier boot, a killed one (no such process), another host's.
+        std::fs::write(markers.join(format!("{host}.{}.1a.0", std::process::id())), "an earlier boot").unwrap();
+        std::fs::write(markers.join(format!("{host}.{}.2b.3", i32::MAX)), boot).unwrap();
+        std::fs::write(markers.join(format!("{host}x.{}.3c.0", i32::MAX)), boot).unwrap();
+        std::fs::write(markers.join("not-a-marker"), boot).unwrap();
+        let (earlier_boot, killed) = (format!("{host}.{}.1a", std::process::id()), format!("{host}.{}.2b", i32::MAX));
+        let mut expected = vec![earlier_boot.clone(), killed.clone()];
+        expected.sort();
+        assert_eq!(ended_without_closing(dir.path()).unwrap(), expected);
+        forget(dir.path(), &earlier_boot).unwrap();
+        assert_eq!(ended_without_closing(dir.path()).unwrap(), [killed]);
+        running.remove();
+        assert_eq!(std::fs::read_dir(&markers).unwrap().count(), 3);
+    }
+}
