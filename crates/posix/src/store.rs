@@ -121,7 +121,7 @@ impl PosixStore {
 impl DataFile {
     /// Writes what is buffered and syncs the file if anything was written since its last sync.
     fn sync(&mut self) -> Result<()> {
-        self.write_buffer()?;
+        self.write_unsynced()?;
         if self.dirty {
             self.file.sync_data().ctx("sync data file", &self.path)?;
             self.dirty = false;
@@ -135,17 +135,26 @@ impl DataFile {
         self.buffer.extend_from_slice(&commit);
         self.size += commit.len() as u64;
         self.last_commit_end = self.size;
-        self.write_buffer()
+        Ok(())
     }
 
+    /// Writes the buffer and starts its write-back (more fields will follow before the sync).
     fn write_buffer(&mut self) -> Result<()> {
-        if !self.buffer.is_empty() {
-            self.file.write_all(&self.buffer).ctx("write data file", &self.path)?;
+        if self.write_unsynced()? {
             crate::write_back::start(&self.file);
-            self.buffer.clear();
-            self.dirty = true;
         }
         Ok(())
+    }
+
+    /// Writes the buffer; true if there was anything to write.
+    fn write_unsynced(&mut self) -> Result<bool> {
+        if self.buffer.is_empty() {
+            return Ok(false);
+        }
+        self.file.write_all(&self.buffer).ctx("write data file", &self.path)?;
+        self.buffer.clear();
+        self.dirty = true;
+        Ok(true)
     }
 }
 
