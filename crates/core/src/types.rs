@@ -3,6 +3,7 @@
 //! -> `130`), orders values (numerically for steps, levels, numbers), and expands MARS ranges
 //! (`0/to/24/by/6`).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
@@ -96,13 +97,45 @@ impl KeywordType {
             Month => parse_date(value).map_err(|r| bad(&r))?.month.to_string(),
             YearMonth => {
                 let d = parse_date(value).map_err(|r| bad(&r))?;
-                (d.year * 100 + d.month as i32).to_string()
+                (i64::from(d.year) * 100 + i64::from(d.month)).to_string()
             }
             MonthOfDate => format!("{:02}", parse_date(value).map_err(|r| bad(&r))?.month),
             ClimateDaily => format!("{:04}", climate_day(value).map_err(|r| bad(&r))?),
             ClimateMonthly => climate_month(value).map_err(|r| bad(&r))?.to_string(),
             First3 => value.chars().take(3).collect(),
         })
+    }
+
+    /// [`KeywordType::canonical`] without a copy when `value` is already canonical (as it
+    /// nearly always is: splitting then builds no string per value).
+    pub fn canonical_cow<'v>(self, keyword: &str, value: &'v str) -> Result<Cow<'v, str>> {
+        if self.is_canonical(value) {
+            Ok(Cow::Borrowed(value))
+        } else {
+            self.canonical(keyword, value).map(Cow::Owned)
+        }
+    }
+
+    /// Whether `canonical` would return `value` unchanged: exact for the forms it accepts,
+    /// false (so `canonical` decides) for any other.
+    fn is_canonical(self, value: &str) -> bool {
+        use KeywordType::*;
+        if value.is_empty() || value.trim().len() != value.len() {
+            return false;
+        }
+        match self {
+            Default => true,
+            Lowercase => !value.bytes().any(|b| b.is_ascii_uppercase()),
+            Expver => value.chars().count() >= 4,
+            Grid => !value.contains('/'),
+            Integer | Param | ParamId | Double => is_plain_integer(value, 15),
+            Step => !value.starts_with('-') && is_plain_integer(value, 15),
+            Time => {
+                let b = value.as_bytes();
+                b.len() == 4 && b.iter().all(u8::is_ascii_digit) && &value[..2] <= "23" && &value[2..] <= "59"
+            }
+            _ => false,
+        }
     }
 
     /// Orders two canonical values: numerically where the type is numeric.
@@ -245,6 +278,17 @@ impl PartialOrd for SortKey {
     }
 }
 
+/// An integer as Rust prints it (`-12`, `0`, `7`; not `+7`, `007`, `-0`), of at most
+/// `digits` digits (so it converts to i64 and f64 exactly).
+fn is_plain_integer(value: &str, digits: usize) -> bool {
+    let unsigned = value.strip_prefix('-').unwrap_or(value);
+    let b = unsigned.as_bytes();
+    !b.is_empty()
+        && b.len() <= digits
+        && b.iter().all(u8::is_ascii_digit)
+        && (b[0] != b'0' || (b.len() == 1 && unsigned.len() == value.len()))
+}
+
 fn canonical_double(value: &str) -> Option<String> {
     let v: f64 = value.trim().parse().ok()?;
     if !v.is_finite() {
@@ -319,7 +363,8 @@ impl StepValue {
             num.parse::<i64>().map(|n| n * mult).map_err(|_| format!("'{t}' is not a step"))
         };
         // A leading '-' is a negative step, not a range separator.
-        let split = text[1.min(text.len())..].find('-').map(|i| i + 1);
+        let from = usize::from(text.starts_with('-'));
+        let split = text[from..].find('-').map(|i| i + from);
         let (start, end) = match split {
             Some(i) => (minutes(&text[..i])?, minutes(&text[i + 1..])?),
             None => {
@@ -498,6 +543,86 @@ fn climate_month(value: &str) -> std::result::Result<u32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_taken_as_canonical_are_what_canonical_returns() {
+        use KeywordType::*;
+        let types = [
+            Default,
+            Date,
+            Time,
+            Step,
+            Param,
+            ParamId,
+            Expver,
+            Integer,
+            Double,
+            Grid,
+            Ignore,
+            Year,
+            Month,
+            YearMonth,
+            MonthOfDate,
+            ClimateDaily,
+            ClimateMonthly,
+            First3,
+            Lowercase,
+        ];
+        let values = [
+            "0",
+            "7",
+            "12",
+            "-12",
+            "-0",
+            "007",
+            "+7",
+            "1.5",
+            "1e3",
+            "130",
+            "130.128",
+            "2t",
+            "T",
+            "t",
+            "0001",
+            "1",
+            "abcd",
+            "x1",
+            "1200",
+            "0000",
+            "2359",
+            "2400",
+            "1260",
+            "12:00",
+            "20231201",
+            "2023-12-01",
+            "0-6",
+            "30m",
+            "6h",
+            "O1280",
+            "1/2",
+            "1+2",
+            " 12",
+            "12 ",
+            "999999999999999",
+            "9999999999999999",
+            "-999999999999999",
+            "oper",
+            "OPER",
+            "é",
+        ];
+        let mut borrowed = 0;
+        for ty in types {
+            for value in values {
+                let copy = ty.canonical_cow("k", value);
+                if let Ok(Cow::Borrowed(_)) = copy {
+                    borrowed += 1;
+                    assert_eq!(ty.canonical("k", value).unwrap(), value, "{ty:?} {value:?}");
+                }
+                assert_eq!(copy.map(Cow::into_owned).ok(), ty.canonical("k", value).ok(), "{ty:?} {value:?}");
+            }
+        }
+        assert!(borrowed > 100, "the fast path is taken for the common forms ({borrowed})");
+    }
     use KeywordType::*;
 
     fn c(t: KeywordType, v: &str) -> String {

@@ -88,7 +88,7 @@ pub struct RulePath<'s> {
 
 /// The result of offering one identifier value to one predicate.
 enum Take<'a> {
-    Value(String),
+    Value(std::borrow::Cow<'a, str>),
     Hidden,
     Fail(Miss<'a>),
 }
@@ -329,7 +329,7 @@ fn take_rule<'a>(rule: &'a Rule, level: usize, identifier: &'a Key) -> Result<st
             v
         });
         match p.take(raw)? {
-            Take::Value(v) => taken.key.push(p.keyword.clone(), v),
+            Take::Value(v) => taken.key.push(&p.keyword, v),
             Take::Hidden => {}
             Take::Fail(miss) => return Ok(Err((level * 100 + taken.key.len(), rule.line, miss))),
         }
@@ -342,18 +342,18 @@ impl Predicate {
     fn take<'a>(&'a self, raw: Option<&'a str>) -> Result<Take<'a>> {
         let raw = raw.filter(|v| !v.trim().is_empty());
         let kw = &self.keyword;
-        let canonical = |v: &str| self.ty.canonical(kw, v);
+        let canonical = |v: &'a str| self.ty.canonical_cow(kw, v);
         Ok(match (&self.matcher, raw) {
             (Matcher::Hidden(_), _) => Take::Hidden,
             (Matcher::Optional(default), None) => Take::Value(match default {
                 Some(d) => canonical(d)?,
-                None => String::new(),
+                None => "".into(),
             }),
             (_, None) => Take::Fail(Miss::Missing(self)),
             (Matcher::Always | Matcher::Optional(_), Some(v)) => Take::Value(canonical(v)?),
             (Matcher::AnyOf(_), Some(v)) => {
                 let c = canonical(v)?;
-                if self.listed_canonical.contains(&c) {
+                if self.listed_canonical.iter().any(|l| *l == c) {
                     Take::Value(c)
                 } else {
                     Take::Fail(Miss::NotListed(self, v))
@@ -361,7 +361,7 @@ impl Predicate {
             }
             (Matcher::Exclude(_), Some(v)) => {
                 let c = canonical(v)?;
-                if self.listed_canonical.contains(&c) {
+                if self.listed_canonical.iter().any(|l| *l == c) {
                     Take::Fail(Miss::Excluded(self, v))
                 } else {
                     Take::Value(c)
