@@ -4,7 +4,7 @@
 //! ([`encode_summary`], [`decode_summary`]), and sharing what many decoded summaries repeat
 //! ([`Interner`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::codec::{Decoder, Encoder};
@@ -27,15 +27,15 @@ impl PendingIndex {
     /// The values present per element keyword.
     pub fn axes(&self) -> BTreeMap<String, AxisValues> {
         let keywords = &self.element_keywords;
-        let mut axes: BTreeMap<&str, BTreeSet<&str>> = keywords.iter().map(|k| (k.as_str(), BTreeSet::new())).collect();
+        // Values per keyword position, with repeats: AxisValues sorts and drops them, which
+        // is cheaper than a set per keyword (this runs for every index at every flush).
+        let mut parts: Vec<Vec<&str>> = vec![Vec::with_capacity(self.entries.len()); keywords.len()];
         for values in self.entries.keys() {
-            for (k, part) in keywords.iter().zip(values.split(',')) {
-                if let Some(set) = axes.get_mut(k.as_str()) {
-                    set.insert(part);
-                }
+            for (axis, part) in parts.iter_mut().zip(values.split(',')) {
+                axis.push(part);
             }
         }
-        axes.into_iter().map(|(k, values)| (k.to_string(), AxisValues::new(values))).collect()
+        keywords.iter().zip(parts).map(|(k, values)| (k.clone(), AxisValues::new(values))).collect()
     }
 }
 
