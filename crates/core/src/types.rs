@@ -546,28 +546,7 @@ mod tests {
 
     #[test]
     fn values_taken_as_canonical_are_what_canonical_returns() {
-        use KeywordType::*;
-        let types = [
-            Default,
-            Date,
-            Time,
-            Step,
-            Param,
-            ParamId,
-            Expver,
-            Integer,
-            Double,
-            Grid,
-            Ignore,
-            Year,
-            Month,
-            YearMonth,
-            MonthOfDate,
-            ClimateDaily,
-            ClimateMonthly,
-            First3,
-            Lowercase,
-        ];
+        let types = KeywordType::known_names().split(',').map(|name| KeywordType::from_name(name.trim()).unwrap());
         let values = [
             "0",
             "7",
