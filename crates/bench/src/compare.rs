@@ -246,8 +246,9 @@ pub fn time_command(program: &Path, args: &[&std::ffi::OsStr]) -> Result<f64, St
     Ok(t.elapsed().as_secs_f64())
 }
 
-/// A config for fieldstore at `root` with the peer's schema.
-pub fn peer_config(root: &Path) -> Result<PathBuf, String> {
+/// A config for fieldstore at `root` with the peer's schema, its POSIX catalogue committing in
+/// mode `commit` (`auto`, `embedded`, `ordered`).
+pub fn peer_config(root: &Path, commit: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
     let schema = root.join("schema");
     std::fs::write(&schema, PEER_SCHEMA).map_err(|e| e.to_string())?;
@@ -255,7 +256,11 @@ pub fn peer_config(root: &Path) -> Result<PathBuf, String> {
     let data = root.join("data");
     std::fs::write(
         &config,
-        format!("schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n", schema.display(), data.display()),
+        format!(
+            "schema: {}\ncatalogue: {{type: posix, root: {1}, commit: {commit}}}\nstore: {{type: posix, root: {1}}}\n",
+            schema.display(),
+            data.display()
+        ),
     )
     .map_err(|e| e.to_string())?;
     Ok(config)

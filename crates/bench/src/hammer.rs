@@ -127,11 +127,12 @@ impl Phase {
 
     /// Times an I/O and records it as an event.
     pub(crate) fn io<T>(&mut self, op: &'static str, iteration: usize, bytes: u64, f: impl FnOnce() -> T) -> T {
+        if !keeping_events() {
+            return self.time(op, f);
+        }
         let start = micros_since_epoch();
         let out = self.time(op, f);
-        if keeping_events() {
-            self.events.push((op, iteration as u32, bytes, start, micros_since_epoch()));
-        }
+        self.events.push((op, iteration as u32, bytes, start, micros_since_epoch()));
         out
     }
 

@@ -271,6 +271,10 @@ pub struct CompareArgs {
     /// Compare archiving a GRIB file (keys decoded by ecCodes) with FDB5's fdb-write instead
     #[arg(long)]
     grib: bool,
+    /// How fieldstore's POSIX catalogue makes flushes durable: auto, embedded or ordered
+    /// (FDB5's order; see docs/posix-layout.md)
+    #[arg(long, default_value = "auto")]
+    commit: String,
     /// FDB5 tool runner for --grib
     #[arg(long, default_value = "scripts/fdb5-tool.sh")]
     fdb5_tool: PathBuf,
@@ -722,7 +726,7 @@ fn compare_grib(a: &CompareArgs, w: &Workload) -> anyhow::Result<()> {
         let _ = std::fs::remove_dir_all(&our_root);
         let args = [fdb5_root.as_os_str(), "fdb-write".as_ref(), file.as_os_str()];
         fdb5.push(compare::time_command(&a.fdb5_tool, &args).map_err(anyhow::Error::msg)?);
-        let config = compare::peer_config(&our_root).map_err(anyhow::Error::msg)?;
+        let config = compare::peer_config(&our_root, &a.commit).map_err(anyhow::Error::msg)?;
         let args = ["--config".as_ref(), config.as_os_str(), "archive".as_ref(), file.as_os_str()];
         ours.push(compare::time_command(&me, &args).map_err(anyhow::Error::msg)?);
     }
@@ -819,7 +823,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
                 let commands = members.map(|m| compare::fdb5_command(&a.peer, &dir, &w, m, a.procs > 1)).collect::<Result<_, _>>();
                 fdb5.push(compare::run_group(commands.map_err(anyhow::Error::msg)?, &w).map_err(anyhow::Error::msg)?);
             } else {
-                let config = compare::peer_config(&dir).map_err(anyhow::Error::msg)?;
+                let config = compare::peer_config(&dir, &a.commit).map_err(anyhow::Error::msg)?;
                 let worker = |m: usize| {
                     let mut c = std::process::Command::new(&me);
                     c.arg("--config").arg(&config).args(["bench", "explicit-keys"]);

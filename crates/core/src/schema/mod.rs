@@ -228,7 +228,7 @@ impl Schema {
                         continue;
                     }
                 }
-                let split = SplitKey { dataset: dataset.key.clone(), collocation: collocation.key, element: element.key };
+                let split = SplitKey { dataset: dataset.key, collocation: collocation.key, element: element.key };
                 for key in [&split.dataset, &split.collocation, &split.element] {
                     for (k, v) in key.iter() {
                         validate_value(k, v)?;
