@@ -722,8 +722,8 @@ fn compare_grib(a: &CompareArgs, w: &Workload) -> anyhow::Result<()> {
     let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
     for _ in 0..a.reps.max(1) {
         let (fdb5_root, our_root) = (a.root.join("fdb5"), a.root.join("fieldstore"));
-        let _ = std::fs::remove_dir_all(&fdb5_root);
-        let _ = std::fs::remove_dir_all(&our_root);
+        compare::clear(&fdb5_root);
+        compare::clear(&our_root);
         let args = [fdb5_root.as_os_str(), "fdb-write".as_ref(), file.as_os_str()];
         fdb5.push(compare::time_command(&a.fdb5_tool, &args).map_err(anyhow::Error::msg)?);
         let config = compare::peer_config(&our_root, &a.commit).map_err(anyhow::Error::msg)?;
@@ -817,7 +817,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         // Alternate who goes first, so neither always meets a warmer cache.
         for fdb5_turn in [rep % 2 == 0, rep % 2 == 1] {
             let dir = a.root.join(if fdb5_turn { "fdb5" } else { "fieldstore" });
-            let _ = std::fs::remove_dir_all(&dir);
+            compare::clear(&dir);
             if fdb5_turn {
                 let members = 1..=a.procs.max(1);
                 let commands = members.map(|m| compare::fdb5_command(&a.peer, &dir, &w, m, a.procs > 1)).collect::<Result<_, _>>();
@@ -833,7 +833,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
                 };
                 ours.push(compare::run_group((1..=a.procs.max(1)).map(worker).collect(), &w).map_err(anyhow::Error::msg)?);
             }
-            let _ = std::fs::remove_dir_all(&dir);
+            compare::clear(&dir);
         }
     }
     let total_bytes = w.fields() * w.field_size * a.procs.max(1);
