@@ -224,9 +224,19 @@ impl Hammer {
 
     /// The identifier of one field, from the parsed [`Hammer::base`] (built once per run).
     fn identifier_from(&self, base: &Key, member: usize, step: usize, level: &str, param: &str) -> Key {
+        self.identifier_in(&self.member_key(base, member, step), level, param)
+    }
+
+    /// The keys every field of one member and step shares: built once per member and step.
+    fn member_key(&self, base: &Key, member: usize, step: usize) -> Key {
         let mut key = base.clone();
         key.push("step", step.to_string());
         key.push("number", member.to_string());
+        key
+    }
+
+    fn identifier_in(&self, member_key: &Key, level: &str, param: &str) -> Key {
+        let mut key = member_key.clone();
         key.push("levelist", level);
         key.push("param", param);
         key
@@ -253,9 +263,10 @@ impl Hammer {
                 std::thread::sleep(window_start.saturating_sub(start.elapsed()));
             }
             for member in self.members() {
+                let member_key = self.member_key(&base, member, step);
                 for level in &levels {
                     for param in &params {
-                        let id = self.identifier_from(&base, member, step, level, param);
+                        let id = self.identifier_in(&member_key, level, param);
                         let encoded;
                         let bytes = match &mut source {
                             FieldSource::Stamped(stamper) => stamper.field(&id, op),
