@@ -37,6 +37,8 @@ pub struct ArchiveStats {
 pub struct FieldStore {
     /// The configured schema: used to find the dataset of a new identifier.
     schema: Arc<Schema>,
+    /// The configured schema's last split (consecutive fields mostly differ in element values).
+    split_memo: crate::schema::SplitMemo,
     catalogue: Box<dyn Catalogue>,
     store: Box<dyn Store>,
     /// Parsed schemas by text, so datasets sharing a schema share one parse.
@@ -59,6 +61,7 @@ impl FieldStore {
             schemas: HashMap::new(),
             writing: RecentList::default(),
             pending_fields: 0,
+            split_memo: Default::default(),
             views: HashMap::new(),
             stats: ArchiveStats::default(),
         }
@@ -77,7 +80,7 @@ impl FieldStore {
     /// becomes visible at the next [`FieldStore::flush`]; archiving the same identifier again
     /// replaces it (the old field stays visible until then).
     pub fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
-        let split = self.schema.split(identifier)?;
+        let split = self.schema.split_remembering(identifier, &mut self.split_memo)?;
         let schema = self.dataset_schema_for_writing(&split.dataset)?;
         let split = if Arc::ptr_eq(&schema, &self.schema) { split } else { self.resplit(&schema, identifier, &split.dataset)? };
         let mut location = match self.store.archive(&split.dataset, &split.collocation, data) {

@@ -139,3 +139,94 @@ fn stored_keys_find_their_rule_paths() {
     assert_eq!(s.paths_for(&ds, Some(&key("type=fc,levtype=sfc"))).len(), 1);
     assert!(s.paths_for(&key("class=zz,expver=0001,stream=oper,date=20231201,time=0000,domain=g"), None).is_empty());
 }
+
+/// A schema where paths are chosen by element values: the first collocation rule refuses any
+/// param but 130/131 at the element level, so a later path takes the rest.
+const BY_ELEMENT: &str = "
+step: Step; levelist: Double;
+[ class, stream
+    [ type=fc [ param=130/131, step, levelist?, number? ]]
+    [ type [ param=!999, step, levelist?, number- ]]
+    [ type [ param, step, levelist?, number ]]
+]
+";
+
+#[test]
+fn remembered_splits_are_exactly_the_full_splits() {
+    let fdb5 = Schema::parse("fdb5", &std::fs::read_to_string(fdb5_schema_path()).unwrap()).unwrap();
+    // Each schema with the keywords its identifiers carry.
+    let all = "class,expver,stream,date,time,domain,type,levtype,step,levelist,param,number";
+    let schemas = [
+        (Schema::parse("small", SMALL).unwrap(), "class,expver,stream,date,time,domain,type,levtype,step,param"),
+        (Schema::parse("by-element", BY_ELEMENT).unwrap(), "class,stream,type,step,levelist,param,number"),
+        (Schema::default_schema(), all),
+        (fdb5, all),
+    ];
+    // Values per keyword, including ones refused by listed values, exclusions, types and
+    // storage checks, and empty ones (taken as absent).
+    // Per keyword: values that usually split, then values that make it fail.
+    let pools: [(&str, &[&str], &[&str]); 12] = [
+        ("class", &["od", "rd"], &["xx"]),
+        ("expver", &["1", "0001"], &["abcd"]),
+        ("stream", &["oper", "enfo"], &["test"]),
+        ("date", &["20231201", "20231202"], &["2023-13-01"]),
+        ("time", &["0", "1200"], &["25"]),
+        ("domain", &["g"], &[""]),
+        ("type", &["fc", "an", "pf", "me"], &[]),
+        ("levtype", &["sfc", "pl", "ml"], &[]),
+        ("step", &["0", "6", "12"], &["x", ""]),
+        ("levelist", &["500", "850", "1"], &[]),
+        ("param", &["130", "131", "132", "138"], &["999", "a/b"]),
+        ("number", &["1", "13"], &[]),
+    ];
+    let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let mut reused = 0;
+    for (i, (schema, keywords)) in schemas.iter().enumerate() {
+        let mut memo = SplitMemo::default();
+        let mut splits = 0;
+        let mut value: Vec<&str> = pools.iter().map(|p| p.1[0]).collect();
+        let present: Vec<bool> = pools.iter().map(|p| keywords.split(',').any(|k| k == p.0)).collect();
+        for _ in 0..4000 {
+            // Mostly the element values change, as an archive loop does; sometimes any value.
+            let changes = if next(10) == 0 { 1 + next(4) } else { 1 };
+            for _ in 0..changes {
+                let k = if next(4) == 0 { next(pools.len()) } else { 8 + next(4) };
+                value[k] = pools[k].1[next(pools[k].1.len())];
+            }
+            // Now and then, for this identifier only: a value that fails, a keyword missing
+            // or extra, or the keywords in another order.
+            let mut this = value.clone();
+            let mut here = present.clone();
+            match next(40) {
+                0..=2 => {
+                    let k = next(pools.len());
+                    if let Some(bad) = pools[k].2.first() {
+                        this[k] = bad;
+                    }
+                }
+                3 | 4 => here[next(pools.len())] ^= true,
+                _ => {}
+            }
+            let mut order: Vec<usize> = (0..pools.len()).filter(|&k| here[k]).collect();
+            if next(50) == 0 {
+                let last = order.len() - 1;
+                order.swap(0, last);
+            }
+            let id = Key::from_pairs(order.iter().map(|&k| (pools[k].0, this[k])));
+            let full = schema.split(&id).map_err(|e| e.to_string());
+            let remembered = schema.split_remembering(&id, &mut memo).map_err(|e| e.to_string());
+            assert_eq!(remembered, full, "{id}");
+            splits += usize::from(full.is_ok());
+        }
+        eprintln!("schema {i}: {splits} of 4000 identifiers split, {} from the memo", memo.reused);
+        assert!(memo.reused as usize * 3 >= splits, "schema {i}: the memo answers often: {} of {splits}", memo.reused);
+        reused += memo.reused;
+    }
+    assert!(reused > 3000, "{reused}");
+}
