@@ -54,16 +54,20 @@ pub struct Marker {
 }
 
 impl Marker {
-    /// Creates the marker durably (file and directory entry synced).
+    /// Creates the marker durably (file and directory entry synced). It is written under a
+    /// hidden name and renamed into place, so no one ever reads a marker without its boot id
+    /// (which would make a running writer look crashed).
     pub fn create(dataset_dir: &Path, boot_id: &str) -> Result<Marker> {
         let dir = dataset_dir.join(WRITERS_DIR);
         if !dir.exists() {
             std::fs::create_dir_all(&dir).ctx("create writers directory", &dir)?;
             File::open(dataset_dir).and_then(|d| d.sync_all()).ctx("sync directory", dataset_dir)?;
         }
-        let path = dir.join(unique_suffix());
-        let mut file = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&path).ctx("create writer marker", &path)?;
-        file.write_all(boot_id.as_bytes()).and_then(|_| file.sync_all()).ctx("write writer marker", &path)?;
+        let name = unique_suffix();
+        let (hidden, path) = (dir.join(format!(".{name}")), dir.join(&name));
+        let mut file = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&hidden).ctx("create writer marker", &hidden)?;
+        file.write_all(boot_id.as_bytes()).and_then(|_| file.sync_all()).ctx("write writer marker", &hidden)?;
+        std::fs::rename(&hidden, &path).ctx("publish writer marker", &path)?;
         File::open(&dir).and_then(|d| d.sync_all()).ctx("sync directory", &dir)?;
         Ok(Marker { path })
     }
@@ -89,7 +93,11 @@ pub fn ended_without_closing(dataset_dir: &Path) -> Result<Vec<String>> {
         let entry = entry.ctx("read writers directory", &dir)?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(session) = session_of(&name, &host) else { continue };
-        let marker_boot = std::fs::read_to_string(entry.path()).ctx("read writer marker", entry.path())?;
+        let marker_boot = match std::fs::read_to_string(entry.path()) {
+            // Its writer closed (or another opener recovered it) since the listing.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            other => other.ctx("read writer marker", entry.path())?,
+        };
         if boot_id() != Some(marker_boot.as_str()) || !process_exists(session.pid) {
             ended.push(session.name);
         }
@@ -117,8 +125,12 @@ struct Session {
     pid: i32,
 }
 
-/// The session of a marker named `HOST.PID.TIME.N` if it is of `host`.
+/// The session of a marker named `HOST.PID.TIME.N` if it is of `host` (never of a hidden
+/// marker still being written).
 fn session_of(marker: &str, host: &str) -> Option<Session> {
+    if marker.starts_with('.') {
+        return None;
+    }
     let (session, counter) = marker.rsplit_once('.')?;
     let mut parts = session.split('.');
     let (marker_host, pid, _time) = (parts.next()?, parts.next()?, parts.next()?);
@@ -134,6 +146,27 @@ fn process_exists(pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markers_coming_and_going_never_make_a_running_writer_look_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let boot = boot_id().expect("Linux has a boot id");
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for _ in 0..300 {
+                    Marker::create(dir.path(), boot).unwrap().remove();
+                }
+                done.store(true, std::sync::atomic::Ordering::Relaxed);
+            });
+            let mut surveys = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) && surveys < 1_000_000 {
+                let ended = ended_without_closing(dir.path()).unwrap();
+                assert!(ended.is_empty(), "a running writer taken for ended: {ended:?}");
+                surveys += 1;
+            }
+        });
+    }
 
     #[test]
     fn tmpfs_is_local_and_a_path_yet_to_be_made_is_judged_by_its_parent() {
