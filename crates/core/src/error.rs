@@ -56,6 +56,12 @@ impl Error {
         Error::Io { action, path: path.into(), cause: source }
     }
 
+    /// Whether this is the file system refusing a write: no permission, or mounted read-only.
+    pub fn is_write_refused(&self) -> bool {
+        matches!(self, Error::Io { cause, .. }
+            if matches!(cause.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem))
+    }
+
     pub fn bad_value(keyword: &str, value: &str, reason: impl Into<String>) -> Self {
         Error::BadValue { keyword: keyword.to_string(), value: value.to_string(), reason: reason.into() }
     }

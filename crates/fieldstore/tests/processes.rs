@@ -246,3 +246,45 @@ fn a_flush_failing_on_a_full_disk_publishes_nothing_of_it_and_the_handle_recover
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && stdout.contains("recovered"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Child body for the read-only test: lists and retrieves what a killed writer flushed, on a
+/// read-only bind mount of the store (see below).
+#[test]
+fn child_read_only_reader() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
+    let Some(config) = spec.strip_prefix("read-only:") else { return };
+    let mut fs = open_config(Path::new(config));
+    let visible = check_visible(&mut fs, 5);
+    println!("visible {}", visible.len());
+}
+
+#[test]
+fn a_reader_that_may_not_write_reads_what_a_killed_writer_flushed() {
+    let site = Site::new("posix", "posix");
+    let mut child = spawn_writer(site.config(), 5, 1000);
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let flushed = out.by_ref().map_while(Result::ok).filter(|l| l.starts_with("flushed")).take(3).count();
+    let _ = child.kill();
+    child.wait().unwrap();
+    assert_eq!(flushed, 3);
+    // Its marker stays: the next opener that may write would check it against the store.
+    let markers: Vec<_> = std::fs::read_dir(site.dir().join("root"))
+        .unwrap()
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path().join("writers")).unwrap())
+        .collect();
+    assert_eq!(markers.len(), 1);
+    let root = site.dir().join("root");
+    let script = format!(
+        "mount --bind -o ro {0} {0} && exec {1} child_read_only_reader --exact --nocapture --quiet --test-threads=1",
+        root.display(),
+        std::env::current_exe().unwrap().display()
+    );
+    let out = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--mount", "bash", "-c", &script])
+        .env(CHILD_ENV, format!("read-only:{}", site.config().display()))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let visible: usize = stdout.lines().find_map(|l| l.strip_prefix("visible ")).map_or(0, |n| n.parse().unwrap());
+    assert!(out.status.success() && visible >= 3, "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+}

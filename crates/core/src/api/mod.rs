@@ -145,11 +145,16 @@ impl FieldStore {
     }
 
     /// Opens a dataset for reading, first recovering any records its catalogue lost in a
-    /// crash from the commits the store embedded with the data.
+    /// crash from the commits the store embedded with the data. A reader the file system does
+    /// not let write reads without recovering: what a crash lost appears once a process that
+    /// may write opens the dataset (after a writer merely killed, nothing is lost).
     fn open_dataset(&self, dataset: &Key) -> Result<Option<Box<dyn crate::backend::DatasetView>>> {
         for session in self.catalogue.sessions_to_recover(dataset)? {
             let commits = self.store.embedded_commits(dataset, &session)?;
-            self.catalogue.recover(dataset, &session, &commits)?;
+            match self.catalogue.recover(dataset, &session, &commits) {
+                Err(e) if e.is_write_refused() => break,
+                other => other?,
+            }
         }
         self.catalogue.open(dataset)
     }
