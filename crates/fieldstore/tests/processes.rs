@@ -233,16 +233,8 @@ fn child_full_disk() {
 #[test]
 fn a_flush_failing_on_a_full_disk_publishes_nothing_of_it_and_the_handle_recovers() {
     let dir = tempfile::tempdir().unwrap();
-    let script = format!(
-        "mount -t tmpfs -o size=1m tmpfs {0} && exec {1} child_full_disk --exact --nocapture --quiet --test-threads=1",
-        dir.path().display(),
-        std::env::current_exe().unwrap().display()
-    );
-    let out = Command::new("unshare")
-        .args(["--user", "--map-root-user", "--mount", "bash", "-c", &script])
-        .env(CHILD_ENV, format!("full-disk:{}", dir.path().display()))
-        .output()
-        .unwrap();
+    let mount = format!("mount -t tmpfs -o size=1m tmpfs {}", dir.path().display());
+    let out = child_in_mount_namespace(&mount, "child_full_disk", format!("full-disk:{}", dir.path().display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && stdout.contains("recovered"), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
 }
@@ -273,18 +265,17 @@ fn a_reader_that_may_not_write_reads_what_a_killed_writer_flushed() {
         .flat_map(|d| std::fs::read_dir(d.unwrap().path().join("writers")).unwrap())
         .collect();
     assert_eq!(markers.len(), 1);
-    let root = site.dir().join("root");
-    let script = format!(
-        "mount --bind -o ro {0} {0} && exec {1} child_read_only_reader --exact --nocapture --quiet --test-threads=1",
-        root.display(),
-        std::env::current_exe().unwrap().display()
-    );
-    let out = Command::new("unshare")
-        .args(["--user", "--map-root-user", "--mount", "bash", "-c", &script])
-        .env(CHILD_ENV, format!("read-only:{}", site.config().display()))
-        .output()
-        .unwrap();
+    let mount = format!("mount --bind -o ro {0} {0}", site.dir().join("root").display());
+    let out = child_in_mount_namespace(&mount, "child_read_only_reader", format!("read-only:{}", site.config().display()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let visible: usize = stdout.lines().find_map(|l| l.strip_prefix("visible ")).map_or(0, |n| n.parse().unwrap());
     assert!(out.status.success() && visible >= 3, "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Runs the child test `child` (given `spec` in its environment) after `mount` in a user and
+/// mount namespace of its own, where this unprivileged process may mount.
+fn child_in_mount_namespace(mount: &str, child: &str, spec: String) -> std::process::Output {
+    let script =
+        format!("{mount} && exec {} {child} --exact --nocapture --quiet --test-threads=1", std::env::current_exe().unwrap().display());
+    Command::new("unshare").args(["--user", "--map-root-user", "--mount", "bash", "-c", &script]).env(CHILD_ENV, spec).output().unwrap()
 }
