@@ -96,6 +96,44 @@ fn records_and_segments_lost_in_a_host_crash_are_recovered_from_the_store() {
 }
 
 #[test]
+fn a_flush_over_several_collocations_is_recovered_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let id = |levtype: &str, step: u32| {
+        let levelist = if levtype == "pl" { ",levelist=500" } else { "" };
+        Key::parse(&format!(
+            "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype={levtype}{levelist},step={step},param=130"
+        ))
+        .unwrap()
+    };
+    let mut writer = open_embedded(root);
+    let mut toc_size = 0;
+    for step in 0..2 {
+        for levtype in ["sfc", "pl"] {
+            writer.archive(&id(levtype, step), &payload(&id(levtype, step), 5000)).unwrap();
+        }
+        writer.flush().unwrap();
+        if step == 0 {
+            toc_size = size(&dataset_dir(root).join("toc"));
+        }
+    }
+    std::mem::forget(writer);
+    let dataset = dataset_dir(root);
+    assert_eq!(files_ending(&dataset, ".data").len(), 2, "one data file per collocation");
+    // The crash lost both records of the second flush; its commit is in one data file only.
+    cut(&dataset.join("toc"), toc_size);
+    assert_eq!(open_at(root).list(&request("class=od,step=1"), ListOptions::default()).unwrap().fields.len(), 0);
+    assert_eq!(restart_host(&dataset), 1);
+    let mut reader = open_at(root);
+    for levtype in ["sfc", "pl"] {
+        for step in 0..2 {
+            let request = format!("class=od,levtype={levtype},step={step}");
+            assert_eq!(retrieve(&mut reader, &request).unwrap(), payload(&id(levtype, step), 5000), "{request}");
+        }
+    }
+}
+
+#[test]
 fn a_recovered_record_stays_behind_a_replacement_flushed_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
