@@ -163,7 +163,7 @@ impl FieldStore {
     /// dataset key.
     fn resplit(&self, schema: &Schema, identifier: &Key, dataset: &Key) -> Result<crate::schema::SplitKey> {
         let split = schema.split(identifier)?;
-        if split.dataset != *dataset {
+        if *split.dataset != *dataset {
             return Err(Error::Invalid(format!(
                 "data set {dataset} was created with a schema that names it {} for identifier {identifier}",
                 split.dataset

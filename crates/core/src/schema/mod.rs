@@ -9,6 +9,7 @@
 mod parse;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::key::{validate_value, Key};
@@ -72,11 +73,12 @@ pub enum Matcher {
     Hidden(Option<String>),
 }
 
-/// An identifier split by the first matching rule.
+/// An identifier split by the first matching rule. The dataset and collocation keys are
+/// shared: consecutive identifiers of an archive loop mostly have the same ones.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SplitKey {
-    pub dataset: Key,
-    pub collocation: Key,
+    pub dataset: Arc<Key>,
+    pub collocation: Arc<Key>,
     pub element: Key,
 }
 
@@ -260,7 +262,7 @@ impl Schema {
                         continue;
                     }
                 }
-                let split = SplitKey { dataset: dataset.key, collocation: collocation.key, element: element.key };
+                let split = SplitKey { dataset: Arc::new(dataset.key), collocation: Arc::new(collocation.key), element: element.key };
                 for key in [&split.dataset, &split.collocation, &split.element] {
                     for (k, v) in key.iter() {
                         validate_value(k, v)?;
@@ -361,8 +363,8 @@ pub struct SplitMemo {
 
 struct Remembered {
     identifier: Key,
-    dataset: Key,
-    collocation: Key,
+    dataset: Arc<Key>,
+    collocation: Arc<Key>,
     path: (usize, usize),
     looked_at: u64,
 }
