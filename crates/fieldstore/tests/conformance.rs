@@ -185,6 +185,13 @@ fn locks_wipe_and_where() {
             other => format!("{other} pool"),
         };
         assert!(w[0].catalogue.contains(&place), "{}: {}", site.name, w[0].catalogue);
+        // The POSIX catalogue names its commit mode: embedded by default on a local disk.
+        let mode = match site.name.split('+').next().unwrap() {
+            "posix" => "(commit: embedded)",
+            "posix-ordered" => "(commit: ordered)",
+            _ => "",
+        };
+        assert!(w[0].catalogue.contains(mode), "{}: {}", site.name, w[0].catalogue);
     }
 }
 

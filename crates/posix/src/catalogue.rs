@@ -60,6 +60,14 @@ impl CommitMode {
         }
     }
 
+    /// The mode's name in the config.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommitMode::Ordered => "ordered",
+            CommitMode::Embedded => "embedded",
+        }
+    }
+
     /// `ordered`, `embedded`, or `auto` ([`CommitMode::for_root`]).
     pub fn parse(text: &str, root: &Path) -> Option<CommitMode> {
         match text {
@@ -436,7 +444,7 @@ impl Catalogue for PosixCatalogue {
 
     fn describe(&self, dataset: &Key) -> String {
         match self.dataset_dir(dataset) {
-            Ok(dir) => format!("posix {}", dir.display()),
+            Ok(dir) => format!("posix {} (commit: {})", dir.display(), self.commit_mode.name()),
             Err(e) => e.to_string(),
         }
     }
