@@ -134,10 +134,6 @@ impl PosixCatalogue {
         PosixCatalogue { root: root.into(), commit_mode, writers: RecentList::default(), known: Mutex::new(HashMap::new()) }
     }
 
-    pub fn commit_mode(&self) -> CommitMode {
-        self.commit_mode
-    }
-
     fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
         Ok(self.root.join(dataset_dir_name(dataset)?))
     }

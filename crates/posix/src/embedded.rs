@@ -23,7 +23,7 @@ use fieldstore_core::error::{Error, IoContext, Result};
 
 const MAGIC: &[u8; 4] = b"FSCM";
 /// Bytes of a trailer.
-pub const TRAILER: usize = 4 + 4 + 8 + 8 + 4;
+const TRAILER: usize = 4 + 4 + 8 + 8 + 4;
 /// Bytes read at a time while searching backwards.
 const SEARCH_CHUNK: usize = 1 << 20;
 

@@ -20,7 +20,7 @@ use fieldstore_core::error::{IoContext, Result};
 use fieldstore_core::unique::{hostname, unique_suffix};
 
 /// The directory of the markers, inside a dataset directory.
-pub const WRITERS_DIR: &str = "writers";
+const WRITERS_DIR: &str = "writers";
 
 /// This host's boot id (Linux), which changes at every boot; `None` where there is none,
 /// and then a crash cannot be told from a running writer, so commits are not embedded.
