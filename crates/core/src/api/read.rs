@@ -150,21 +150,22 @@ impl<'s> DataReader<'s> {
         staging.copy_within(self.staged..self.staged_end, 0);
         let mut have = self.staged_end - self.staged;
         staging.resize(staging.len().max(length), 0);
-        let mut result = Ok(());
-        while have < length && result.is_ok() {
-            result = match self.read_run(&mut staging[have..length]) {
-                Ok(0) => Err(Error::Invalid("the stream ended inside a field".into())),
-                Ok(n) => {
-                    have += n;
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            };
+        let filled = self.fill(&mut staging[..length], &mut have);
+        // The buffer comes back whatever happened: what it holds stays staged.
+        (self.staging, self.staged, self.staged_end) = (staging, 0, have);
+        filled
+    }
+
+    /// Reads on into `buffer` after its first `*have` bytes until it is full; `*have` counts
+    /// what it holds, also after a failure.
+    fn fill(&mut self, buffer: &mut [u8], have: &mut usize) -> Result<()> {
+        while *have < buffer.len() {
+            match self.read_run(&mut buffer[*have..])? {
+                0 => return Err(Error::Invalid("the stream ended inside a field".into())),
+                n => *have += n,
+            }
         }
-        self.staging = staging;
-        self.staged = 0;
-        self.staged_end = have;
-        result
+        Ok(())
     }
 
     /// Counts `n` more bytes handed out as a stream, and the fields they complete.
