@@ -29,7 +29,7 @@ use crate::toc::{
     decode_commit, encode_commit, encode_segment, identity_frame, index_frame, index_record, mask_frame, read_place, record_place,
     recovered_frame, Segment, SegmentPlace, SegmentSource, TocReader,
 };
-use crate::writers::{boot_id, Marker};
+use crate::writers::{boot_id, on_local_file_system, Marker, Sharing};
 
 const KEY_FILE: &str = "key";
 const SCHEMA_FILE: &str = "schema";
@@ -53,7 +53,7 @@ impl CommitMode {
     /// on this host (a local file system); `Ordered` elsewhere (Lustre, GPFS, NFS, ...), where
     /// a crashed host's lost records could only be recovered from that host.
     pub fn for_root(root: &Path) -> CommitMode {
-        if boot_id().is_some() && crate::writers::on_local_file_system(root) {
+        if boot_id().is_some() && on_local_file_system(root) {
             CommitMode::Embedded
         } else {
             CommitMode::Ordered
@@ -82,6 +82,8 @@ impl CommitMode {
 pub struct PosixCatalogue {
     root: PathBuf,
     commit_mode: CommitMode,
+    /// Who may have written the root's writer markers (judged from its file system).
+    sharing: Sharing,
     /// The datasets this handle writes to.
     writers: RecentList<DatasetWriter>,
     /// Dataset keys by directory name, so each `key` file is read once per handle. (Only a
@@ -131,7 +133,9 @@ impl PosixCatalogue {
     }
 
     pub fn with_commit_mode(root: impl Into<PathBuf>, commit_mode: CommitMode) -> Self {
-        PosixCatalogue { root: root.into(), commit_mode, writers: RecentList::default(), known: Mutex::new(HashMap::new()) }
+        let root = root.into();
+        let sharing = if on_local_file_system(&root) { Sharing::ThisMachine } else { Sharing::Hosts };
+        PosixCatalogue { root, commit_mode, sharing, writers: RecentList::default(), known: Mutex::new(HashMap::new()) }
     }
 
     fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
@@ -147,7 +151,7 @@ impl PosixCatalogue {
                 let toc_path = dir.join(TOC_FILE);
                 let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
                 let marker = match (self.commit_mode, boot_id()) {
-                    (CommitMode::Embedded, Some(boot)) => Some(Marker::create(&dir, boot)?),
+                    (CommitMode::Embedded, Some(_)) => Some(Marker::create(&dir)?),
                     _ => None,
                 };
                 let dataset = dataset.clone();
@@ -446,7 +450,7 @@ impl Catalogue for PosixCatalogue {
     }
 
     fn sessions_to_recover(&self, dataset: &Key) -> Result<Vec<String>> {
-        crate::writers::ended_without_closing(&self.dataset_dir(dataset)?)
+        crate::writers::ended_without_closing(&self.dataset_dir(dataset)?, self.sharing)
     }
 
     /// Each index of the session's commits whose record the TOC lacks, or whose segment in

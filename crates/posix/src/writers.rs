@@ -3,12 +3,18 @@
 //!
 //! A writer that lets the store make its commits durable (`CommitMode::Embedded`) appends
 //! its TOC records without syncing them. Before its first such record it creates, durably,
-//! a marker `writers/SESSION.N` in the dataset directory holding its host's boot id; when it
-//! closes it syncs what it wrote and removes the marker. A marker left behind names a writer
-//! that is still running, was killed, or died with its host. Only the last two leave records
-//! that must be checked against the store's copy, and only this host can tell them apart
-//! from a running writer: a marker of this host whose boot id is not the current one, or
-//! whose process is gone, needs recovery. Markers of other hosts are left to them.
+//! a marker `writers/SESSION.N` in the dataset directory (the session names its host and
+//! pid) holding the boot id of its kernel and its pid namespace; when it closes it syncs what
+//! it wrote and removes the marker. A marker left behind names a writer that is still
+//! running, was killed, or died with its kernel. The last two must be checked against the
+//! store's copy:
+//! - a marker of another boot: its kernel is gone (boot ids are random per boot, so no other
+//!   running kernel has it). On a local file system every marker is this machine's, whatever
+//!   host name it was written under (containers, renamed hosts); on a shared one only this
+//!   host's markers are judged, the rest are left to their hosts ([`Sharing`]);
+//! - a marker of this boot and this pid namespace whose process is gone: killed. One of
+//!   another pid namespace (another container on this kernel) cannot be judged: its records
+//!   are in this kernel's page cache, and a later boot will check them.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -48,6 +54,25 @@ pub fn on_local_file_system(path: &Path) -> bool {
     rc == 0 && LOCAL.contains(&(stat.f_type as i64))
 }
 
+/// Who may have written the markers of a dataset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// A local file system: every marker was written on this machine, in this boot or an
+    /// earlier one.
+    ThisMachine,
+    /// A file system several hosts write to.
+    Hosts,
+}
+
+/// What a marker records of its writer: the boot id of its kernel, then its pid namespace.
+fn identity() -> Option<String> {
+    Some(format!("{}\n{}", boot_id()?, pid_namespace()))
+}
+
+fn pid_namespace() -> String {
+    std::fs::read_link("/proc/self/ns/pid").map(|p| p.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 /// A running writer's marker; [`Marker::remove`] once everything it wrote is durable.
 pub struct Marker {
     path: PathBuf,
@@ -57,7 +82,8 @@ impl Marker {
     /// Creates the marker durably (file and directory entry synced). It is written under a
     /// hidden name and renamed into place, so no one ever reads a marker without its boot id
     /// (which would make a running writer look crashed).
-    pub fn create(dataset_dir: &Path, boot_id: &str) -> Result<Marker> {
+    pub fn create(dataset_dir: &Path) -> Result<Marker> {
+        let identity = identity().ok_or_else(|| fieldstore_core::Error::Invalid("this system has no boot id".into()))?;
         let dir = dataset_dir.join(WRITERS_DIR);
         if !dir.exists() {
             std::fs::create_dir_all(&dir).ctx("create writers directory", &dir)?;
@@ -66,7 +92,7 @@ impl Marker {
         let name = unique_suffix();
         let (hidden, path) = (dir.join(format!(".{name}")), dir.join(&name));
         let mut file = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&hidden).ctx("create writer marker", &hidden)?;
-        file.write_all(boot_id.as_bytes()).and_then(|_| file.sync_all()).ctx("write writer marker", &hidden)?;
+        file.write_all(identity.as_bytes()).and_then(|_| file.sync_all()).ctx("write writer marker", &hidden)?;
         std::fs::rename(&hidden, &path).ctx("publish writer marker", &path)?;
         File::open(&dir).and_then(|d| d.sync_all()).ctx("sync directory", &dir)?;
         Ok(Marker { path })
@@ -79,26 +105,32 @@ impl Marker {
     }
 }
 
-/// The sessions of this host's writers in a dataset that ended without closing: their host
-/// restarted since, or their process is gone. Sorted, each once.
-pub fn ended_without_closing(dataset_dir: &Path) -> Result<Vec<String>> {
+/// The sessions of the writers of a dataset that ended without closing, as far as this
+/// process can tell (module doc). Sorted, each once.
+pub fn ended_without_closing(dataset_dir: &Path, sharing: Sharing) -> Result<Vec<String>> {
     let dir = dataset_dir.join(WRITERS_DIR);
     let entries = match std::fs::read_dir(&dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         other => other.ctx("read writers directory", &dir)?,
     };
-    let host = hostname();
+    let (host, namespace) = (hostname(), pid_namespace());
     let mut ended = Vec::new();
     for entry in entries {
         let entry = entry.ctx("read writers directory", &dir)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(session) = session_of(&name, &host) else { continue };
-        let marker_boot = match std::fs::read_to_string(entry.path()) {
+        let Some(session) = session_of(&name) else { continue };
+        let recorded = match std::fs::read_to_string(entry.path()) {
             // Its writer closed (or another opener recovered it) since the listing.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             other => other.ctx("read writer marker", entry.path())?,
         };
-        if boot_id() != Some(marker_boot.as_str()) || !process_exists(session.pid) {
+        let (boot, marker_namespace) = recorded.split_once('\n').unwrap_or((&recorded, ""));
+        let gone = if boot_id() == Some(boot) {
+            marker_namespace == namespace && !process_exists(session.pid)
+        } else {
+            sharing == Sharing::ThisMachine || session.host == host
+        };
+        if gone {
             ended.push(session.name);
         }
     }
@@ -122,20 +154,21 @@ pub fn forget(dataset_dir: &Path, session: &str) -> Result<()> {
 
 struct Session {
     name: String,
+    host: String,
     pid: i32,
 }
 
-/// The session of a marker named `HOST.PID.TIME.N` if it is of `host` (never of a hidden
-/// marker still being written).
-fn session_of(marker: &str, host: &str) -> Option<Session> {
+/// The session of a marker named `HOST.PID.TIME.N` (none for a hidden marker still being
+/// written, or any other name).
+fn session_of(marker: &str) -> Option<Session> {
     if marker.starts_with('.') {
         return None;
     }
     let (session, counter) = marker.rsplit_once('.')?;
     let mut parts = session.split('.');
-    let (marker_host, pid, _time) = (parts.next()?, parts.next()?, parts.next()?);
-    let ours = marker_host == host && parts.next().is_none() && counter.bytes().all(|b| b.is_ascii_digit());
-    ours.then(|| Some(Session { name: session.to_string(), pid: pid.parse().ok()? })).flatten()
+    let (host, pid, _time) = (parts.next()?, parts.next()?, parts.next()?);
+    let well_formed = parts.next().is_none() && counter.bytes().all(|b| b.is_ascii_digit());
+    well_formed.then(|| Some(Session { name: session.to_string(), host: host.to_string(), pid: pid.parse().ok()? })).flatten()
 }
 
 fn process_exists(pid: i32) -> bool {
@@ -150,18 +183,17 @@ mod tests {
     #[test]
     fn markers_coming_and_going_never_make_a_running_writer_look_ended() {
         let dir = tempfile::tempdir().unwrap();
-        let boot = boot_id().expect("Linux has a boot id");
         let done = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 for _ in 0..300 {
-                    Marker::create(dir.path(), boot).unwrap().remove();
+                    Marker::create(dir.path()).unwrap().remove();
                 }
                 done.store(true, std::sync::atomic::Ordering::Relaxed);
             });
             let mut surveys = 0;
             while !done.load(std::sync::atomic::Ordering::Relaxed) && surveys < 1_000_000 {
-                let ended = ended_without_closing(dir.path()).unwrap();
+                let ended = ended_without_closing(dir.path(), Sharing::ThisMachine).unwrap();
                 assert!(ended.is_empty(), "a running writer taken for ended: {ended:?}");
                 surveys += 1;
             }
@@ -175,24 +207,35 @@ mod tests {
     }
 
     #[test]
-    fn only_markers_of_this_host_whose_writer_ended_are_reported() {
+    fn markers_of_a_gone_kernel_or_a_gone_process_of_this_namespace_are_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let boot = boot_id().expect("Linux has a boot id");
-        let running = Marker::create(dir.path(), boot).unwrap();
+        let running = Marker::create(dir.path()).unwrap();
         let markers = dir.path().join(WRITERS_DIR);
-        let host = hostname();
-        // A writer of an earlier boot, a killed one (no such process), another host's.
-        std::fs::write(markers.join(format!("{host}.{}.1a.0", std::process::id())), "an earlier boot").unwrap();
-        std::fs::write(markers.join(format!("{host}.{}.2b.3", i32::MAX)), boot).unwrap();
-        std::fs::write(markers.join(format!("{host}x.{}.3c.0", i32::MAX)), boot).unwrap();
+        let (host, boot, ns, dead) = (hostname(), boot_id().unwrap(), pid_namespace(), i32::MAX);
+        let marker = |name: String, boot: &str, ns: &str| std::fs::write(markers.join(name), format!("{boot}\n{ns}")).unwrap();
+        marker(format!("{host}.{}.1a.0", std::process::id()), "an earlier boot", &ns);
+        marker(format!("{host}.{dead}.2b.3"), boot, &ns); // killed
+        marker(format!("renamed.{dead}.3c.0"), boot, &ns); // killed, under another host name
+        marker(format!("other.{dead}.4d.0"), boot, "pid:[1]"); // another container: cannot tell
+        marker(format!("other.1.5e.0"), "another boot", "pid:[1]"); // another kernel
         std::fs::write(markers.join("not-a-marker"), boot).unwrap();
-        let (earlier_boot, killed) = (format!("{host}.{}.1a", std::process::id()), format!("{host}.{}.2b", i32::MAX));
-        let mut expected = vec![earlier_boot.clone(), killed.clone()];
-        expected.sort();
-        assert_eq!(ended_without_closing(dir.path()).unwrap(), expected);
-        forget(dir.path(), &earlier_boot).unwrap();
-        assert_eq!(ended_without_closing(dir.path()).unwrap(), [killed]);
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let this_machine = sorted(vec![
+            format!("{host}.{}.1a", std::process::id()),
+            format!("{host}.{dead}.2b"),
+            format!("renamed.{dead}.3c"),
+            "other.1.5e".to_string(),
+        ]);
+        assert_eq!(ended_without_closing(dir.path(), Sharing::ThisMachine).unwrap(), this_machine);
+        // On a shared file system another kernel's marker may be another host's running writer.
+        let hosts: Vec<String> = this_machine.iter().filter(|s| !s.starts_with("other.")).cloned().collect();
+        assert_eq!(ended_without_closing(dir.path(), Sharing::Hosts).unwrap(), hosts);
+        forget(dir.path(), &format!("{host}.{dead}.2b")).unwrap();
+        assert_eq!(ended_without_closing(dir.path(), Sharing::Hosts).unwrap().len(), hosts.len() - 1);
         running.remove();
-        assert_eq!(std::fs::read_dir(&markers).unwrap().count(), 3);
+        assert_eq!(std::fs::read_dir(&markers).unwrap().count(), 5);
     }
 }
