@@ -217,7 +217,7 @@ mod tests {
         marker(format!("{host}.{dead}.2b.3"), boot, &ns); // killed
         marker(format!("renamed.{dead}.3c.0"), boot, &ns); // killed, under another host name
         marker(format!("other.{dead}.4d.0"), boot, "pid:[1]"); // another container: cannot tell
-        marker(format!("other.1.5e.0"), "another boot", "pid:[1]"); // another kernel
+        marker("other.1.5e.0".to_string(), "another boot", "pid:[1]"); // another kernel
         std::fs::write(markers.join("not-a-marker"), boot).unwrap();
         let sorted = |mut v: Vec<String>| {
             v.sort();
