@@ -94,10 +94,23 @@ fn read_commit(file: &File, name: &str, trailer_end: u64) -> std::io::Result<Opt
     if field(0, 4) != MAGIC || offset.checked_add(length) != Some(trailer_start) || previous > offset {
         return Ok(None);
     }
+    // Checked before anything is kept: field bytes that look like a trailer may claim up to
+    // 4 GiB, which is then read through a small buffer and never allocated.
+    let mut crc = crc32c(name.as_bytes());
+    let mut chunk = vec![0u8; (length as usize).min(SEARCH_CHUNK)];
+    let mut at = offset;
+    while at < trailer_start {
+        let n = ((trailer_start - at) as usize).min(chunk.len());
+        file.read_exact_at(&mut chunk[..n], at)?;
+        crc = crc32c_append(crc, &chunk[..n]);
+        at += n as u64;
+    }
+    if crc32c_append(crc, &trailer[..TRAILER - 4]).to_le_bytes() != trailer[TRAILER - 4..] {
+        return Ok(None);
+    }
     let mut payload = vec![0u8; length as usize];
     file.read_exact_at(&mut payload, offset)?;
-    let crc = crc32c_append(crc32c_append(crc32c(name.as_bytes()), &payload), &trailer[..TRAILER - 4]);
-    Ok((crc.to_le_bytes() == trailer[TRAILER - 4..]).then_some((payload, previous)))
+    Ok(Some((payload, previous)))
 }
 
 #[cfg(test)]
@@ -142,6 +155,28 @@ mod tests {
         // The same file renamed: its commits no longer check.
         std::fs::rename(&path, dir.path().join("d.data")).unwrap();
         assert!(read_all(&dir.path().join("d.data")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn field_bytes_claiming_a_huge_commit_are_checked_without_reading_it_into_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.data");
+        // A sparse file: 64 MiB of zeros, then a field that looks like the trailer of a
+        // commit of all of them (consistent offset and length, wrong CRC).
+        let length: u64 = 64 << 20;
+        let mut trailer = encode("f.data", 0, 0, b"")[..TRAILER].to_vec();
+        trailer[4..8].copy_from_slice(&(length as u32).to_le_bytes());
+        let file = std::fs::OpenOptions::new().create(true).truncate(true).write(true).open(&path).unwrap();
+        file.write_all_at(&trailer, length).unwrap();
+        let peak = || {
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: a valid rusage buffer.
+            unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+            usage.ru_maxrss // KiB
+        };
+        let before = peak();
+        assert!(read_all(&path).unwrap().is_empty());
+        assert!(peak() - before < 16 << 10, "read through a small buffer: peak grew {} KiB", peak() - before);
     }
 
     #[test]
