@@ -380,22 +380,18 @@ impl Catalogue for PosixCatalogue {
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {
-        let entries = match std::fs::read_dir(&self.root) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            other => other.ctx("read store root", &self.root)?,
-        };
+        let names = crate::listing::names(&self.root, "read store root")?;
         let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.ctx("read store root", &self.root)?;
-            let name = entry.file_name();
+        for name in names {
             if name.to_string_lossy().starts_with('.') {
                 continue;
             }
+            let path = self.root.join(&name);
             if let Some(key) = known.get(&name) {
                 out.push(key.clone());
-            } else if entry.path().join(KEY_FILE).exists() {
-                let key = read_key(&entry.path())?;
+            } else if path.join(KEY_FILE).exists() {
+                let key = read_key(&path)?;
                 known.insert(name, key.clone());
                 out.push(key);
             }

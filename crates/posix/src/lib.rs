@@ -6,6 +6,7 @@
 mod catalogue;
 mod embedded;
 mod large_reads;
+mod listing;
 mod naming;
 mod store;
 mod toc;

@@ -130,12 +130,11 @@ impl DataFile {
     }
 
     /// Appends a catalogue's commit after the fields written so far (not synced).
-    fn append_commit(&mut self, payload: &[u8]) -> Result<()> {
+    fn append_commit(&mut self, payload: &[u8]) {
         let commit = crate::embedded::encode(&self.name, self.size, self.last_commit_end, payload);
         self.buffer.extend_from_slice(&commit);
         self.size += commit.len() as u64;
         self.last_commit_end = self.size;
-        Ok(())
     }
 
     /// Writes the buffer and starts its write-back (more fields will follow before the sync).
@@ -193,7 +192,7 @@ impl Store for PosixStore {
         }
         for (commit, carrier) in commits.iter().zip(&carriers) {
             if let Some(i) = *carrier {
-                self.writers[i].append_commit(&commit.bytes)?;
+                self.writers[i].append_commit(&commit.bytes);
                 self.writers[i].sync()?;
             }
         }
@@ -202,14 +201,9 @@ impl Store for PosixStore {
 
     fn embedded_commits(&self, dataset: &Key, session: &str) -> Result<Vec<Vec<u8>>> {
         let dir = self.root.join(dataset_dir_name(dataset)?);
-        let entries = match std::fs::read_dir(&dir) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            other => other.ctx("read dataset directory", &dir)?,
-        };
         let marker = format!(".{session}.");
         let mut commits = Vec::new();
-        for entry in entries {
-            let name = entry.ctx("read dataset directory", &dir)?.file_name();
+        for name in crate::listing::names(&dir, "read dataset directory")? {
             let name = name.to_string_lossy();
             if name.ends_with(".data") && name.contains(&marker) {
                 commits.extend(crate::embedded::read_all(&dir.join(&*name))?);
@@ -250,12 +244,8 @@ impl Store for PosixStore {
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         let dir = self.root.join(dataset_dir_name(dataset)?);
-        let entries = match std::fs::read_dir(&dir) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            other => other.ctx("read dataset directory", &dir)?,
-        };
-        for entry in entries {
-            let path = entry.ctx("read dataset directory", &dir)?.path();
+        for name in crate::listing::names(&dir, "read dataset directory")? {
+            let path = dir.join(name);
             if path.extension().is_some_and(|e| e == "data") {
                 std::fs::remove_file(&path).ctx("remove data file", &path)?;
             }

@@ -109,20 +109,15 @@ impl Marker {
 /// process can tell (module doc). Sorted, each once.
 pub fn ended_without_closing(dataset_dir: &Path, sharing: Sharing) -> Result<Vec<String>> {
     let dir = dataset_dir.join(WRITERS_DIR);
-    let entries = match std::fs::read_dir(&dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        other => other.ctx("read writers directory", &dir)?,
-    };
     let (host, namespace) = (hostname(), pid_namespace());
     let mut ended = Vec::new();
-    for entry in entries {
-        let entry = entry.ctx("read writers directory", &dir)?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(session) = session_of(&name) else { continue };
-        let recorded = match std::fs::read_to_string(entry.path()) {
+    for name in crate::listing::names(&dir, "read writers directory")? {
+        let Some(session) = session_of(&name.to_string_lossy()) else { continue };
+        let path = dir.join(&name);
+        let recorded = match std::fs::read_to_string(&path) {
             // Its writer closed (or another opener recovered it) since the listing.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            other => other.ctx("read writer marker", entry.path())?,
+            other => other.ctx("read writer marker", &path)?,
         };
         let (boot, marker_namespace) = recorded.split_once('\n').unwrap_or((&recorded, ""));
         let gone = if boot_id() == Some(boot) {
