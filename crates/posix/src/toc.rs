@@ -78,7 +78,7 @@ fn decode_index(payload: &[u8], unclaimed: Option<u64>, shared: &mut Interner) -
         Some(position) => position,
         None => d.u64()?,
     };
-    let place = SegmentPlace { file: d.str()?.to_string(), offset: d.u64()?, length: d.u64()? };
+    let place = SegmentPlace::decode(&mut d)?;
     let info = decode_summary(&mut d, shared, place.id())?;
     d.finished().then_some((claim, place, info))
 }
@@ -87,7 +87,7 @@ fn decode_index(payload: &[u8], unclaimed: Option<u64>, shared: &mut Interner) -
 pub fn record_place(record: &[u8]) -> Option<SegmentPlace> {
     let mut d = Decoder::new(record);
     d.u64()?;
-    Some(SegmentPlace { file: d.str()?.to_string(), offset: d.u64()?, length: d.u64()? })
+    SegmentPlace::decode(&mut d)
 }
 
 /// Where an index segment is: a file of the dataset directory and a byte range.
@@ -99,6 +99,11 @@ pub struct SegmentPlace {
 }
 
 impl SegmentPlace {
+    /// Reads a place as index records hold it: file name, offset, length.
+    fn decode(d: &mut Decoder) -> Option<SegmentPlace> {
+        Some(SegmentPlace { file: d.str()?.to_string(), offset: d.u64()?, length: d.u64()? })
+    }
+
     /// The index id readers use (`file@offset`).
     pub fn id(&self) -> String {
         format!("{}@{}", self.file, self.offset)
@@ -255,8 +260,8 @@ impl TocReader {
 
     fn apply(&mut self, kind: u8, payload: &[u8], position: u64) {
         let applied = match kind {
-            KIND_INDEX => self.add_index(payload, None, position),
-            KIND_UNCLAIMED_INDEX => self.add_index(payload, Some(position), position),
+            KIND_INDEX => self.add_index(payload, None, position).map(drop),
+            KIND_UNCLAIMED_INDEX => self.add_index(payload, Some(position), position).map(drop),
             KIND_RECOVERED => self.add_recovered(payload, position),
             KIND_MASK => Decoder::new(payload).strs().map(|ids| self.masked.extend(ids)),
             KIND_IDENTITY => Some(()),
@@ -268,17 +273,17 @@ impl TocReader {
     }
 
     /// Adds an index record in its place in the order, unless its index is known already
-    /// (a record appended again by recovery).
-    fn add_index(&mut self, record: &[u8], unclaimed: Option<u64>, position: u64) -> Option<()> {
+    /// (a record appended again by recovery). Returns the index's id.
+    fn add_index(&mut self, record: &[u8], unclaimed: Option<u64>, position: u64) -> Option<String> {
         let (claim, place, info) = decode_index(record, unclaimed, &mut self.shared)?;
-        if self.sources.contains_key(&info.id) {
-            return Some(());
+        let id = info.id.clone();
+        if !self.sources.contains_key(&id) {
+            self.sources.insert(id.clone(), SegmentSource::File(place));
+            // Nearly always the last place: claims grow with the TOC.
+            let at = self.order.partition_point(|o| (o.claim, o.position) <= (claim, position));
+            self.order.insert(at, Ordered { claim, position, info: Arc::new(info) });
         }
-        self.sources.insert(info.id.clone(), SegmentSource::File(place));
-        // Nearly always the last place: claims grow with the TOC.
-        let at = self.order.partition_point(|o| (o.claim, o.position) <= (claim, position));
-        self.order.insert(at, Ordered { claim, position, info: Arc::new(info) });
-        Some(())
+        Some(id)
     }
 
     /// A recovered record's segment replaces any index file copy of it, which the crash
@@ -290,9 +295,8 @@ impl TocReader {
         let segment_frame = &payload[4 + length..];
         let Frame::Valid { kind: KIND_SEGMENT, payload: segment, .. } = parse_frame(INDEX_MAGIC, segment_frame) else { return None };
         let segment = Arc::new(Segment::decode(segment)?);
-        let place = record_place(record)?;
-        self.add_index(record, None, position)?;
-        self.sources.insert(place.id(), SegmentSource::Inline(segment));
+        let id = self.add_index(record, None, position)?;
+        self.sources.insert(id, SegmentSource::Inline(segment));
         Some(())
     }
 
@@ -444,6 +448,29 @@ mod tests {
         assert_eq!(toc.visible().next().unwrap().id, "d@1");
         let Some(SegmentSource::File(place)) = toc.source("c@9") else { panic!("c@9 is in an index file") };
         assert_eq!(place, &SegmentPlace { file: "c".into(), offset: 9, length: 10 });
+    }
+
+    #[test]
+    fn records_are_read_in_the_order_of_their_claims_and_a_recovered_one_takes_its_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toc");
+        // "b" began its flush after "a" returned; "c" was lost in a crash and appended again
+        // by recovery after "b", with the claim it had before "b" began.
+        let mut bytes = identity_frame("t");
+        let a = claimed("a", 0, bytes.len() as u64);
+        bytes.extend_from_slice(&a);
+        let b_claim = bytes.len() as u64 + 100;
+        bytes.extend_from_slice(&claimed("b", 0, b_claim));
+        let segment =
+            encode_segment(&BTreeMap::from([("0,130".to_string(), FieldLocation { uri: "d".into(), offset: 0, length: 1, crc32c: 0 })]));
+        bytes.extend_from_slice(&recovered_frame(&record_payload("c", 0, b_claim - 1), &segment));
+        std::fs::write(&path, &bytes).unwrap();
+        let mut toc = TocReader::new(path);
+        toc.refresh().unwrap();
+        let ids: Vec<String> = toc.visible().map(|i| i.id.clone()).collect();
+        assert_eq!(ids, ["b@0", "c@0", "a@0"]);
+        assert!(matches!(toc.source("c@0"), Some(SegmentSource::Inline(_))));
+        assert_eq!(toc.bad_frames, 0);
     }
 
     #[test]
