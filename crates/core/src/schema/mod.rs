@@ -264,9 +264,7 @@ impl Schema {
                 }
                 let split = SplitKey { dataset: Arc::new(dataset.key), collocation: Arc::new(collocation.key), element: element.key };
                 for key in [&split.dataset, &split.collocation, &split.element] {
-                    for (k, v) in key.iter() {
-                        validate_value(k, v)?;
-                    }
+                    validate_values(key)?;
                 }
                 return Ok(Walked { split, path: (d, c), looked_at });
             }
@@ -342,6 +340,11 @@ impl Rule {
     }
 }
 
+/// Checks every value of a split's key for storage.
+fn validate_values(key: &Key) -> Result<()> {
+    key.iter().try_for_each(|(k, v)| validate_value(k, v))
+}
+
 /// A split and how it was found.
 struct Walked {
     split: SplitKey,
@@ -386,9 +389,7 @@ impl Remembered {
         }
         let rule = &schema.rules.get(self.path.0)?.children.get(self.path.1)?.children[0];
         let element = take_rule(rule, 2, identifier, &mut 0).ok()?.ok()?.key;
-        if !element.iter().all(|(k, v)| validate_value(k, v).is_ok()) {
-            return None;
-        }
+        validate_values(&element).ok()?;
         Some(SplitKey { dataset: self.dataset.clone(), collocation: self.collocation.clone(), element })
     }
 }
