@@ -364,19 +364,29 @@ fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
 }
 
 /// The entries of one index that satisfy the element constraints: point lookups when every
-/// element keyword is constrained and the combinations are few, a scan otherwise.
+/// element keyword is constrained and the combinations of asked values on the index's axes
+/// are few, a scan otherwise. (An index holds one flush: asking ten steps of an index that
+/// holds one would otherwise look up ten times the combinations it can have.)
 fn matching_entries(
     view: &mut dyn DatasetView,
     index: &IndexInfo,
     constraints: &[Option<Vec<String>>],
 ) -> Result<Vec<(Key, FieldLocation)>> {
-    let product = constraints.iter().try_fold(1usize, |acc, c| c.as_ref().map(|v| acc.saturating_mul(v.len())));
-    match product {
-        Some(n) if n <= MAX_POINT_LOOKUPS => {
-            let lists: Vec<&Vec<String>> = constraints.iter().map(|c| c.as_ref().unwrap()).collect();
+    let on_axes: Option<Vec<Vec<&String>>> = index
+        .element_keywords
+        .iter()
+        .zip(constraints)
+        .map(|(kw, asked)| {
+            let axis = index.axes.get(kw.as_str());
+            asked.as_ref().map(|asked| asked.iter().filter(|v| axis.is_none_or(|axis| axis.contains(v))).collect())
+        })
+        .collect();
+    let product = on_axes.as_ref().map(|lists| lists.iter().fold(1usize, |acc, l| acc.saturating_mul(l.len())));
+    match (on_axes, product) {
+        (Some(lists), Some(n)) if n <= MAX_POINT_LOOKUPS => {
             let mut out = Vec::new();
             for combo in cartesian(&lists) {
-                let element = Key::from_pairs(index.element_keywords.iter().cloned().zip(combo));
+                let element = Key::from_pairs(index.element_keywords.iter().zip(combo));
                 if let Some(location) = view.lookup(index, &element)? {
                     out.push((element, location));
                 }
@@ -391,10 +401,11 @@ fn matching_entries(
     }
 }
 
-fn cartesian(lists: &[&Vec<String>]) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = vec![Vec::new()];
+/// Every combination of one value from each list, the last list varying fastest.
+fn cartesian<'a>(lists: &[Vec<&'a String>]) -> Vec<Vec<&'a String>> {
+    let mut out: Vec<Vec<&String>> = vec![Vec::new()];
     for list in lists {
-        out = out.into_iter().flat_map(|prefix| list.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat())).collect();
+        out = out.iter().flat_map(|prefix| list.iter().map(move |v| prefix.iter().copied().chain([*v]).collect())).collect();
     }
     out
 }
@@ -510,7 +521,101 @@ impl Why {
 
 #[cfg(test)]
 mod tests {
-    use super::permute;
+    use super::*;
+
+    /// One index of `entries` over keywords step and param, with axes of their values (none
+    /// for param when `param_axis` is false); counts point lookups and scans.
+    struct OneIndex {
+        index: IndexInfo,
+        entries: Vec<(Key, FieldLocation)>,
+        lookups: usize,
+        scans: usize,
+    }
+
+    impl OneIndex {
+        fn new(entries: &[(&str, &str)], param_axis: bool) -> Self {
+            let mut axes = BTreeMap::new();
+            axes.insert("step".into(), AxisValues::new(entries.iter().map(|e| e.0)));
+            if param_axis {
+                axes.insert("param".into(), AxisValues::new(entries.iter().map(|e| e.1)));
+            }
+            let entries = entries
+                .iter()
+                .enumerate()
+                .map(|(i, (step, param))| {
+                    let location = FieldLocation { uri: "f".into(), offset: i as u64, length: 1, crc32c: 0 };
+                    (Key::from_pairs([("step", step), ("param", param)]), location)
+                })
+                .collect();
+            let index = IndexInfo {
+                id: "i".into(),
+                collocation: Arc::new(Key::new()),
+                element_keywords: vec!["step".to_string(), "param".to_string()].into(),
+                axes,
+                fields: 0,
+            };
+            OneIndex { index, entries, lookups: 0, scans: 0 }
+        }
+    }
+
+    impl DatasetView for OneIndex {
+        fn schema_text(&self) -> &str {
+            ""
+        }
+        fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
+            unreachable!()
+        }
+        fn lookup(&mut self, _: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
+            self.lookups += 1;
+            Ok(self.entries.iter().find(|(k, _)| k == element).map(|(_, l)| l.clone()))
+        }
+        fn entries(&mut self, _: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
+            self.scans += 1;
+            Ok(self.entries.clone())
+        }
+        fn mask(&mut self, _: &[&IndexInfo]) -> Result<()> {
+            unreachable!()
+        }
+    }
+
+    fn asked(values: impl IntoIterator<Item = impl ToString>) -> Option<Vec<String>> {
+        Some(values.into_iter().map(|v| v.to_string()).collect())
+    }
+
+    fn found(view: &mut OneIndex, constraints: &[Option<Vec<String>>]) -> Vec<String> {
+        let index = view.index.clone();
+        let entries = matching_entries(view, &index, constraints).unwrap();
+        entries.iter().map(|(k, _)| k.to_string()).collect()
+    }
+
+    #[test]
+    fn point_lookups_try_only_asked_values_on_the_index_axes() {
+        // An index of one flush: one step of ten asked, two params of three asked.
+        let mut view = OneIndex::new(&[("3", "1"), ("3", "2"), ("3", "9")], true);
+        let got = found(&mut view, &[asked(0..10), asked([1, 2, 5])]);
+        assert_eq!(got, ["step=3,param=1", "step=3,param=2"]);
+        assert_eq!((view.lookups, view.scans), (2, 0));
+
+        // Without an axis for a keyword, every asked value of it is tried.
+        let mut view = OneIndex::new(&[("3", "1"), ("3", "2")], false);
+        assert_eq!(found(&mut view, &[asked(0..10), asked([1, 2, 5])]), ["step=3,param=1", "step=3,param=2"]);
+        assert_eq!((view.lookups, view.scans), (3, 0));
+
+        // Asked combinations beyond the lookup limit, few of them on the axes: still lookups.
+        let mut view = OneIndex::new(&[("3", "1"), ("4", "1")], true);
+        let got = found(&mut view, &[asked(0..MAX_POINT_LOOKUPS), asked(0..10)]);
+        assert_eq!(got, ["step=3,param=1", "step=4,param=1"]);
+        assert_eq!((view.lookups, view.scans), (2, 0));
+
+        // An unconstrained keyword, or too many combinations on the axes: one scan.
+        let steps: Vec<String> = (0..MAX_POINT_LOOKUPS + 1).map(|s| s.to_string()).collect();
+        let many: Vec<(&str, &str)> = steps.iter().map(|s| (s.as_str(), "1")).collect();
+        for constraints in [vec![None, asked([1])], vec![asked(&steps), asked([1])]] {
+            let mut view = OneIndex::new(&many, true);
+            assert_eq!(found(&mut view, &constraints).len(), MAX_POINT_LOOKUPS + 1);
+            assert_eq!((view.lookups, view.scans), (0, 1));
+        }
+    }
 
     #[test]
     fn permute_moves_every_item_to_its_place() {
