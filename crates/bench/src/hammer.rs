@@ -3,6 +3,7 @@
 //! the same sequence and fails if any expected field is missing or fails its check; the list
 //! phase lists what was written.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use fieldstore::{FieldStore, Key, ListOptions, Request};
@@ -98,6 +99,9 @@ pub fn keep_events(keep: bool) {
 fn keeping_events() -> bool {
     KEEP_EVENTS.load(std::sync::atomic::Ordering::Relaxed)
 }
+
+/// Most fields a read run retrieves with one request (steps are read together up to this).
+pub const MERGED_READ_FIELDS: usize = 50_000;
 
 /// Fields in the windows of [`Phase::first_window_rate`] and [`Phase::last_window_rate`].
 pub const RATE_WINDOW: u64 = 10_000;
@@ -292,57 +296,80 @@ impl Hammer {
         Ok(phase)
     }
 
-    /// Retrieves every field, one request per step and member; fails on a missing field or a
-    /// failed check.
+    /// Retrieves every field; fails on a missing field or a failed check. As fdb-hammer reads
+    /// all its retrieves through one merged handle, steps are read together, up to
+    /// [`MERGED_READ_FIELDS`] fields per request, so that the store keeps reads in flight from
+    /// one step into the next; in operational mode each step is read once it is complete.
     pub fn read(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
-        let (levels, params) = (self.levels(), self.params());
         Phase::measure("read", |phase| {
-            for step in self.steps() {
-                if let Some(itt) = self.itt {
+            if let Some(itt) = self.itt {
+                for step in self.steps() {
                     self.wait_for_step(fs, step, itt, phase)?;
+                    self.read_steps(fs, &[step], phase)?;
                 }
-                for member in self.members() {
-                    let request = Request::parse(&format!(
-                        "{},step={step},number={member},levelist={},param={}",
-                        self.base(),
-                        levels.join("/"),
-                        params.join("/")
-                    ))?;
-                    // Read and checked field by field, as fdb-hammer does: memory stays
-                    // bounded by the largest field (or the store's read-ahead), and each
-                    // field is checked where the reader holds it. The checks run between the
-                    // reads; their time is moved from "retrieve" to "check" below. The bytes
-                    // are known once read; the event is corrected below.
-                    let mut check_seconds = 0.0;
-                    let (fields, bytes) = phase.io("retrieve", step - self.step, 0, || -> fieldstore::Result<(usize, u64)> {
-                        let (mut reader, _) = fs.retrieve(&request)?;
-                        let (mut fields, mut bytes) = (0, 0);
-                        while let Some((entry, field)) = reader.next_field()? {
-                            let checked = Instant::now();
-                            payload::verify(field, &entry.identifier(), self.check).map_err(fieldstore::Error::Invalid)?;
-                            check_seconds += checked.elapsed().as_secs_f64();
-                            fields += 1;
-                            bytes += field.len() as u64;
-                        }
-                        Ok((fields, bytes))
-                    })?;
-                    *phase.breakdown.entry("retrieve").or_default() -= check_seconds;
-                    *phase.breakdown.entry("check").or_default() += check_seconds;
-                    if let Some(last) = phase.events.last_mut() {
-                        last.2 = bytes;
-                    }
-                    let expected = levels.len() * params.len();
-                    if fields != expected {
-                        return Err(fieldstore::Error::Invalid(format!(
-                            "step {step} member {member}: {fields} of {expected} fields found"
-                        )));
-                    }
-                    phase.fields += fields as u64;
-                    phase.bytes += bytes;
-                }
+                return Ok(());
+            }
+            let per_step = (self.levels().len() * self.params().len() * self.nensembles.max(1)).max(1);
+            let steps: Vec<usize> = self.steps().collect();
+            for group in steps.chunks((MERGED_READ_FIELDS / per_step).max(1)) {
+                self.read_steps(fs, group, phase)?;
             }
             Ok(())
         })
+    }
+
+    /// Retrieves every field of `steps` (all members) with one request, field by field as
+    /// fdb-hammer does: memory stays bounded by the largest field (or the store's read-ahead),
+    /// and each field is checked where the reader holds it. Records one "retrieve" event per
+    /// step, from its first field's read to its last; check time is kept apart.
+    fn read_steps(&self, fs: &mut FieldStore, steps: &[usize], phase: &mut Phase) -> fieldstore::Result<()> {
+        let (levels, params) = (self.levels(), self.params());
+        let join = |values: &mut dyn Iterator<Item = String>| values.collect::<Vec<_>>().join("/");
+        let members = join(&mut self.members().map(|m| m.to_string()));
+        let request = Request::parse(&format!(
+            "{},step={},number={members},levelist={},param={}",
+            self.base(),
+            join(&mut steps.iter().map(|s| s.to_string())),
+            levels.join("/"),
+            params.join("/")
+        ))?;
+        let retrieve_started = Instant::now();
+        let mut check_seconds = 0.0;
+        // Per (step, member): fields, bytes, and the first field's start and last one's end.
+        let mut read: BTreeMap<(String, String), (usize, u64, u64, u64)> = BTreeMap::new();
+        let (mut reader, _) = fs.retrieve(&request)?;
+        let mut field_start = micros_since_epoch();
+        while let Some((entry, field)) = reader.next_field()? {
+            let field_end = micros_since_epoch();
+            let identifier = entry.identifier();
+            let checked = Instant::now();
+            payload::verify(field, &identifier, self.check).map_err(fieldstore::Error::Invalid)?;
+            check_seconds += checked.elapsed().as_secs_f64();
+            let at = |k: &str| identifier.get(k).unwrap_or_default().to_string();
+            let counts = read.entry((at("step"), at("number"))).or_insert((0, 0, field_start, field_end));
+            (counts.0, counts.1, counts.3) = (counts.0 + 1, counts.1 + field.len() as u64, field_end);
+            field_start = micros_since_epoch();
+        }
+        *phase.breakdown.entry("retrieve").or_default() += retrieve_started.elapsed().as_secs_f64() - check_seconds;
+        *phase.breakdown.entry("check").or_default() += check_seconds;
+        let expected = levels.len() * params.len();
+        for &step in steps {
+            let (mut bytes, mut span) = (0, None::<(u64, u64)>);
+            for member in self.members() {
+                let (fields, member_bytes, start, end) = read.get(&(step.to_string(), member.to_string())).copied().unwrap_or_default();
+                if fields != expected {
+                    return Err(fieldstore::Error::Invalid(format!("step {step} member {member}: {fields} of {expected} fields found")));
+                }
+                bytes += member_bytes;
+                span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
+                phase.fields += fields as u64;
+            }
+            phase.bytes += bytes;
+            if let (true, Some((start, end))) = (keeping_events(), span) {
+                phase.events.push(("retrieve", (step - self.step) as u32, bytes, start, end));
+            }
+        }
+        Ok(())
     }
 
     /// Polls `list()` until every field of a step is visible (operational mode).

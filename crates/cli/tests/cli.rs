@@ -297,7 +297,8 @@ fn hammer_logs_merge_into_per_phase_metrics() {
     );
     assert!(write["breakdown"]["flush"].as_f64().unwrap() > 0.0);
     let read = phases.iter().find(|p| p["phase"] == "read").unwrap();
-    assert_eq!(read["bytes"].as_u64(), Some(24_000));
+    // Steps are read with one request, and still reported one iteration per step.
+    assert_eq!((read["processes"].as_u64(), read["iterations"].as_u64(), read["bytes"].as_u64()), (Some(2), Some(3), Some(24_000)));
     assert!(report["overlap"]["po_0"].as_f64().is_some());
     std::fs::write(env.path("bad.jsonl"), "{\"not\": \"an event\"}\n").unwrap();
     assert!(env.fails(&["bench", "analyze", &env.path("bad.jsonl")]).contains("bad.jsonl:1: not an event"));
