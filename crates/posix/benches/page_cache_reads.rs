@@ -1,14 +1,15 @@
 //! What reading large fields from the page cache costs on this machine, piece by piece
 //! (`cargo bench -p fieldstore-posix --bench page_cache_reads -- [DIR]`): a 1 GiB file in DIR
-//! (default /tmp), written in 256 KiB writes and synced as the store writes its data files
-//! (the page cache holds them differently from one written in 16 MiB writes: on ext4 here a
-//! mapped copy of the latter was as fast as `pread`, of the former half as fast), read into
-//! one 16 MiB buffer as `bench compare` does: with `pread` (the kernel copies), with `pread`
-//! split between two threads (as the reader splits large reads), and from a read-only mapping
-//! (user space copies); the CRC-32C of 1 MiB fields over that buffer, which every read
-//! checks; and both on two threads, as the reader does. Seconds per GiB, first and best of five rounds (a retrieve right after archiving
-//! is a first round). The POSIX store picks the faster copy at run time (`large_reads.rs`);
-//! this shows the margins, and what is left when the copy is as fast as the machine allows.
+//! (default /tmp), written in 256 KiB writes aligned in the file and synced, as the store
+//! writes its data files, read into one 16 MiB buffer as `bench compare` does: with `pread`
+//! (the kernel copies), with `pread` split between two threads (as the reader splits large
+//! reads), and from a read-only mapping (user space copies); the CRC-32C of 1 MiB fields over
+//! that buffer, which every read checks; and both on two threads, as the reader does. Also
+//! `pread` of the same file written 300 bytes off alignment: the page cache then holds it in
+//! smaller blocks (folios), which is why the store aligns its writes. Seconds per GiB, first
+//! and best of five rounds (a retrieve right after archiving is a first round). The POSIX
+//! store picks the faster copy at run time (`large_reads.rs`); this shows the margins, and
+//! what is left when the copy is as fast as the machine allows.
 use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileExt;
@@ -30,18 +31,36 @@ fn five_rounds(mut round: impl FnMut()) -> (f64, f64) {
     (seconds[0], seconds.iter().copied().fold(f64::MAX, f64::min))
 }
 
-fn main() {
-    let dir = std::env::args().skip(1).find(|a| !a.starts_with("--")).unwrap_or_else(|| "/tmp".into());
-    let path = std::path::Path::new(&dir).join(format!("page-cache-reads-{}", std::process::id()));
-    let mut file = File::create(&path).expect("create the test file");
-    let pattern: Vec<u8> = (0..BLOCK).map(|i| (i % 251) as u8).collect();
+/// Writes `skip` bytes, then 1 GiB of `pattern` in 256 KiB writes, syncs (as after a flush:
+/// the pages are clean) and opens the file for reading.
+fn write_in_256_kib_writes(path: &std::path::Path, pattern: &[u8], skip: usize) -> File {
+    let mut file = File::create(path).expect("create the test file");
+    file.write_all(&pattern[..skip]).unwrap();
     for _ in 0..FILE_BYTES / BLOCK {
         for chunk in pattern.chunks(256 << 10) {
             file.write_all(chunk).unwrap();
         }
     }
-    file.sync_data().unwrap(); // as after a flush: the pages are clean
-    let file = File::open(&path).unwrap();
+    file.sync_data().unwrap();
+    File::open(path).unwrap()
+}
+
+fn main() {
+    let dir = std::env::args().skip(1).find(|a| !a.starts_with("--")).unwrap_or_else(|| "/tmp".into());
+    let path = std::path::Path::new(&dir).join(format!("page-cache-reads-{}", std::process::id()));
+    let pattern: Vec<u8> = (0..BLOCK).map(|i| (i % 251) as u8).collect();
+    // The page cache holds a file in blocks (folios) aligned in the file and sized by the
+    // writes: the same writes made 300 bytes off alignment leave smaller ones, slower to read.
+    let misaligned = {
+        let file = write_in_256_kib_writes(&path, &pattern, 300);
+        let mut block = vec![0u8; BLOCK];
+        five_rounds(|| {
+            for offset in (0..FILE_BYTES).step_by(BLOCK) {
+                file.read_exact_at(&mut block, (300 + offset) as u64).unwrap();
+            }
+        })
+    };
+    let file = write_in_256_kib_writes(&path, &pattern, 0);
     let mut block = vec![0u8; BLOCK];
     let pread = five_rounds(|| {
         for offset in (0..FILE_BYTES).step_by(BLOCK) {
@@ -105,6 +124,7 @@ fn main() {
     println!("1 GiB in {dir}, 16 MiB blocks, seconds: first round, best of 5");
     for (what, (first, best)) in [
         ("pread (kernel copy)", pread),
+        ("pread, written 300 bytes off", misaligned),
         ("pread on two threads", pread_two_threads),
         ("mapped copy", mapped),
         ("CRC-32C of 1 MiB fields", crc),
