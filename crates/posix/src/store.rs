@@ -31,7 +31,8 @@ use crate::naming::{collocation_name, dataset_dir_name, resolve_relative};
 /// Writes between flushes also end on multiples of this size in the file. The page cache
 /// gives a write pages in blocks (folios) aligned in the file as well as sized by the write:
 /// a file written 256 KiB at a time 300 bytes off alignment is held in small folios and read
-/// back 1.6x slower than one written aligned (ext4, Linux 6.18, docs/performance.md).
+/// back 1.4-1.6x slower than one written aligned (ext4, Linux 6.18; `cargo bench -p
+/// fieldstore-posix --bench page_cache_reads`).
 pub const WRITE_BUFFER: usize = 256 << 10;
 
 /// Open read handles kept per store handle.
