@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# What N clients cost against one on the same cluster: `rados bench -t N` (one client, N
+# operations in flight), N `rados bench -t 1` processes at once (bandwidths summed), and
+# `fieldstore bench hammer --procs N` with one operation in flight per process; writes, then
+# reads of what each wrote. Nothing is deleted between runs (memstore OSDs can miscount
+# deletions): give it a fresh test cluster with room for REPS x ~3 GiB.
+#   CEPH_CONF=/path/ceph.conf [CLIENTS=4] [SIZE=65536] [REPS=3] scripts/rados-clients.sh [POOL]
+set -euo pipefail
+pool=${1:-fieldstore} clients=${CLIENTS:-4} size=${SIZE:-65536} reps=${REPS:-3}
+here=$(cd "$(dirname "$0")/.." && pwd)
+fs=$here/target/release/fieldstore
+[[ -x $fs ]] || (cd "$here" && cargo build --release -q -p fieldstore-cli)
+: "${CEPH_CONF:?set CEPH_CONF to the ceph.conf of the cluster}"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# MiB/s of one `rados bench` run (bounded in time).
+rados_bench() {
+  timeout 60 rados -p "$pool" bench "$@" 2>/dev/null | awk '/^Bandwidth \(MB\/sec\)/ {print $3}' | grep . ||
+    { echo "rados bench $* did not finish (is the cluster full? ceph health detail)" >&2; exit 1; }
+}
+# Summed MiB/s of $clients `rados bench` processes at once; $1 is the run name's stem.
+rados_bench_clients() {
+  local stem=$1 c
+  shift
+  for ((c = 1; c <= clients; c++)); do rados_bench "$@" --run-name "$stem-$c" >"$scratch/bw.$c" & done
+  wait
+  cat "$scratch"/bw.* | awk '{s += $1} END {printf "%.1f\n", s}'
+}
+hammer_mibs() {
+  "$fs" --config "$scratch/config.yaml" bench hammer "$@" --json |
+    tail -1 | python3 -c 'import json,sys; p=json.load(sys.stdin); print(round(p["bytes"]/p["seconds"]/2**20, 1))'
+}
+
+echo "| repetition | write: rados bench -t $clients / $clients x -t 1 / hammer $clients x 1 (MiB/s) | read: same order |"
+echo "|---|---|---|"
+for ((rep = 1; rep <= reps; rep++)); do
+  run=clients-$$-$rep
+  printf 'catalogue: {type: rados, pool: %s, namespace_prefix: %s-}\nstore: {type: rados, pool: %s, namespace_prefix: %s-, writes_in_flight: 1, reads_in_flight: 1}\n' \
+    "$pool" "$run" "$pool" "$run" >"$scratch/config.yaml"
+  # About 3 s of writing for each tool.
+  shape=(--procs "$clients" --nsteps $((200 * 65536 / size / clients + 1)) --nlevels 10 --nparams 10 --field-size "$size")
+  w1=$(rados_bench 3 write -b "$size" -t "$clients" --no-cleanup --run-name "$run-one")
+  wn=$(rados_bench_clients "$run-many" 3 write -b "$size" -t 1 --no-cleanup)
+  hw=$(hammer_mibs "${shape[@]}")
+  r1=$(rados_bench 3 seq -t "$clients" --run-name "$run-one")
+  rn=$(rados_bench_clients "$run-many" 3 seq -t 1)
+  hr=$(hammer_mibs "${shape[@]}" --read)
+  echo "| $rep | $w1 / $wn / $hw | $r1 / $rn / $hr |"
+done
