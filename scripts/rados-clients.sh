@@ -7,18 +7,9 @@
 #   CEPH_CONF=/path/ceph.conf [CLIENTS=4] [SIZE=65536] [REPS=3] scripts/rados-clients.sh [POOL]
 set -euo pipefail
 pool=${1:-fieldstore} clients=${CLIENTS:-4} size=${SIZE:-65536} reps=${REPS:-3}
-here=$(cd "$(dirname "$0")/.." && pwd)
-fs=$here/target/release/fieldstore
-[[ -x $fs ]] || (cd "$here" && cargo build --release -q -p fieldstore-cli)
-: "${CEPH_CONF:?set CEPH_CONF to the ceph.conf of the cluster}"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+# shellcheck source=scripts/rados-bench-common.sh
+. "$(dirname "$0")/rados-bench-common.sh"
 
-# MiB/s of one `rados bench` run (bounded in time).
-rados_bench() {
-  timeout 60 rados -p "$pool" bench "$@" 2>/dev/null | awk '/^Bandwidth \(MB\/sec\)/ {print $3}' | grep . ||
-    { echo "rados bench $* did not finish (is the cluster full? ceph health detail)" >&2; exit 1; }
-}
 # Summed MiB/s of $clients `rados bench` processes at once; $1 is the run name's stem.
 rados_bench_clients() {
   local stem=$1 c
@@ -26,10 +17,6 @@ rados_bench_clients() {
   for ((c = 1; c <= clients; c++)); do rados_bench "$@" --run-name "$stem-$c" >"$scratch/bw.$c" & done
   wait
   cat "$scratch"/bw.* | awk '{s += $1} END {printf "%.1f\n", s}'
-}
-hammer_mibs() {
-  "$fs" --config "$scratch/config.yaml" bench hammer "$@" --json |
-    tail -1 | python3 -c 'import json,sys; p=json.load(sys.stdin); print(round(p["bytes"]/p["seconds"]/2**20, 1))'
 }
 
 echo "| repetition | write: rados bench -t $clients / $clients x -t 1 / hammer $clients x 1 (MiB/s) | read: same order |"

@@ -13,24 +13,8 @@
 # (scripts/ceph-cluster.sh stop/start) with room for a few GiB (--osd-bytes).
 set -euo pipefail
 pool=${1:-fieldstore} index_pool=${2:-${1:-fieldstore}} seconds=${3:-5} reps=${REPS:-1}
-here=$(cd "$(dirname "$0")/.." && pwd)
-fs=$here/target/release/fieldstore
-[[ -x $fs ]] || (cd "$here" && cargo build --release -q -p fieldstore-cli)
-: "${CEPH_CONF:?set CEPH_CONF to the ceph.conf of the cluster}"
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-
-# MiB/s of a `rados bench` run (its "Bandwidth (MB/sec)" is bytes / 2^20 / s). rados bench
-# waits for space on a full cluster: give up after a minute and say so.
-rados_bench() {
-  timeout 60 rados -p "$pool" bench "$@" 2>/dev/null | awk '/^Bandwidth \(MB\/sec\)/ {print $3}' | grep . ||
-    { echo "rados bench $* did not finish (is the cluster full? ceph health detail)" >&2; exit 1; }
-}
-# MiB/s of hammer's aggregate phase (the last JSON line).
-hammer_mibs() {
-  "$fs" --config "$scratch/config.yaml" bench hammer "$@" --json |
-    tail -1 | python3 -c 'import json,sys; p=json.load(sys.stdin); print(round(p["bytes"]/p["seconds"]/2**20, 1))'
-}
+# shellcheck source=scripts/rados-bench-common.sh
+. "$(dirname "$0")/rados-bench-common.sh"
 
 # memstore OSDs give back the memory of deleted objects some seconds later, and the monitor
 # learns of it later still: wait (bounded) until every OSD is under a quarter full and the
