@@ -223,10 +223,7 @@ impl<'s> DataReader<'s> {
         let out = &mut out[..n];
         match self.split_at_a_field(n) {
             Some(split) => self.read_and_check_in_two(&uri, start, out, split)?,
-            None => {
-                self.store.read(&uri, start, out)?;
-                self.check(out)?;
-            }
+            None => self.read_checked(&uri, start, out)?,
         }
         self.run_position += n as u64;
         Ok(n)
