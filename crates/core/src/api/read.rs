@@ -4,8 +4,10 @@
 //! ([`Store::read_ahead`]) the next runs are read while the caller consumes the current one,
 //! each into a buffer of its own, up to [`READ_AHEAD_BYTES`]. Every field's CRC-32C is
 //! computed as its bytes pass and checked when its last byte is read: a corrupt field ends
-//! the stream with an error. Reads of [`SPLIT_READ`] bytes or more are split at a field
-//! boundary, and a second thread reads and checks the second part where there are two cores.
+//! the stream with an error. Bytes are read from storage and checked [`CHECK_PIECE`] at a
+//! time, so the check finds them in the core's cache. Reads of [`SPLIT_READ`] bytes or more
+//! are split at a field boundary, and a second thread reads and checks the second part where
+//! there are two cores.
 //!
 //! Callers read the stream through [`Read`], or field by field with
 //! [`DataReader::next_field`], which lends each whole, checked field where the reader holds
@@ -32,9 +34,9 @@ const STAGING: usize = 8 << 20;
 /// the second thread's start (tens of microseconds) is small against half of the work.
 const SPLIT_READ: usize = 8 << 20;
 
-/// Split reads are made and checked in pieces of about this size, each checked while it is
-/// still in the core's cache (about 2.5 ms per GiB faster here than checking after the whole
-/// read).
+/// Reads are made and checked in pieces of about this size, each checked while it is still
+/// in the core's cache (for reads split between two threads, about 6 ms per GiB faster here
+/// than checking after the whole read: docs/performance.md).
 const CHECK_PIECE: usize = 1 << 20;
 
 /// Most bytes read ahead of the run being consumed.
@@ -192,8 +194,8 @@ impl<'s> DataReader<'s> {
         &self.fields
     }
 
-    /// How many merged runs the fields need (each is read with one storage read when the
-    /// caller's buffer holds it).
+    /// How many merged runs the fields need (each is read with one request to the store per
+    /// [`CHECK_PIECE`] when the caller's buffer holds it).
     pub fn storage_reads(&self) -> usize {
         self.runs.len()
     }
@@ -211,7 +213,8 @@ impl<'s> DataReader<'s> {
         self.run < self.runs.len()
     }
 
-    /// Reads the next bytes of the current run into `out` (one storage read) and checks them.
+    /// Reads the next bytes of the current run into `out` and checks them (in pieces of
+    /// [`CHECK_PIECE`], split between two threads when large).
     /// Returns 0 at the end of the stream.
     fn read_run(&mut self, out: &mut [u8]) -> Result<usize> {
         if !self.at_current_run() {
@@ -282,7 +285,8 @@ impl<'s> DataReader<'s> {
         self.check(&out[split.end..])
     }
 
-    /// Reads `out` from `uri` at `start` in pieces of [`CHECK_PIECE`], checking each.
+    /// Reads `out` from `uri` at `start` in pieces of [`CHECK_PIECE`], checking each while it
+    /// is still in the core's cache.
     fn read_checked(&mut self, uri: &str, start: u64, out: &mut [u8]) -> Result<()> {
         let mut at = start;
         for piece in out.chunks_mut(CHECK_PIECE) {
