@@ -195,7 +195,7 @@ impl<'s> DataReader<'s> {
     }
 
     /// How many merged runs the fields need (each is read with one request to the store per
-    /// [`CHECK_PIECE`] when the caller's buffer holds it).
+    /// MiB when the caller's buffer holds it).
     pub fn storage_reads(&self) -> usize {
         self.runs.len()
     }
