@@ -337,8 +337,9 @@ impl Hammer {
         let mut check_seconds = 0.0;
         // Per (step, member): fields, bytes, and the first field's start and last one's end.
         let mut read: BTreeMap<(String, String), (usize, u64, u64, u64)> = BTreeMap::new();
-        let (mut reader, _) = fs.retrieve(&request)?;
+        // The first step's reads start with the request.
         let mut field_start = micros_since_epoch();
+        let (mut reader, _) = fs.retrieve(&request)?;
         while let Some((entry, field)) = reader.next_field()? {
             let field_end = micros_since_epoch();
             let identifier = entry.identifier();
