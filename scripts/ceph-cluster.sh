@@ -3,7 +3,8 @@
 # monitor, one manager, N memstore OSDs (default 3, so replicated and erasure-coded pools can
 # be tested) and optionally a RADOS gateway (S3) on 127.0.0.1. Everything lives under DIR.
 #
-#   scripts/ceph-cluster.sh start DIR [--osds N] [--rgw] [--port P]   installs Ceph if missing, starts, waits until healthy
+#   scripts/ceph-cluster.sh start DIR [--osds N] [--rgw] [--port P] [--osd-bytes B] [--objectstore memstore|bluestore]
+#                                                                     installs Ceph if missing, starts, waits until healthy
 #   scripts/ceph-cluster.sh stop DIR                                  stops every daemon and removes DIR
 #   scripts/ceph-cluster.sh env DIR                                   prints the variables tests read (also in DIR/env)
 #
@@ -13,14 +14,17 @@
 #   fieldstore-rep2 replicated, size 2
 #   fieldstore-ec21 erasure-coded 2+1 (data only: omaps need a replicated pool)
 #   fieldstore-quota replicated, size 1, at most 4 MiB (a pool that fills up)
-# Memory: memstore keeps objects in RAM, at most --osd-bytes per OSD (default 2 GiB).
+# Memory: memstore (the default) keeps objects in RAM, at most --osd-bytes per OSD (default
+# 2 GiB). --objectstore bluestore puts each OSD on a sparse file of --osd-bytes under DIR
+# instead (1 GiB of cache each): slower, but its usage count does not go wrong after mass
+# deletions as memstore's sometimes does, so long benchmark series finish.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 
 die() { echo "ceph-cluster: $*" >&2; exit 1; }
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # Waits (bounded) until a command succeeds.
 wait_for() {
@@ -69,13 +73,16 @@ run dir = $dir/run
 log file = $dir/\$name.log
 admin socket = $dir/run/\$name.asok
 pid file = $dir/run/\$name.pid
-osd objectstore = memstore
+osd objectstore = $objectstore
 # The script places OSDs in the CRUSH map itself. Left on, a starting OSD sends these updates
 # itself and, now and then, before it knows the cluster's fsid: the monitor refuses ('wrong
 # fsid') and the OSD exits.
 osd crush update on start = false
 osd class update on start = false
 memstore device bytes = $osd_bytes
+bluestore block create = true
+bluestore block size = $osd_bytes
+osd memory target = 1073741824
 osd max object size = 134217728
 mgr data = $dir/mgr.\$id
 [mon.a]
@@ -203,16 +210,18 @@ kill_daemons() {
 (($# >= 2)) || usage
 command=$1 dir=$2
 shift 2
-osds=3 rgw=0 port=6789 rgw_port=7480 osd_bytes=2147483648
+osds=3 rgw=0 port=6789 rgw_port=7480 osd_bytes=2147483648 objectstore=memstore
 while (($#)); do
   case $1 in
     --osds) osds=$2; shift 2 ;;
     --rgw) rgw=1; shift ;;
     --port) port=$2; rgw_port=$((port + 691)); shift 2 ;;
     --osd-bytes) osd_bytes=$2; shift 2 ;;
+    --objectstore) objectstore=$2; shift 2 ;;
     *) usage ;;
   esac
 done
+[[ $objectstore == memstore || $objectstore == bluestore ]] || die "--objectstore must be memstore or bluestore, not '$objectstore'"
 dir=$(mkdir -p "$(dirname "$dir")" && cd "$(dirname "$dir")" && pwd)/$(basename "$dir")
 
 case $command in
