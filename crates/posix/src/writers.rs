@@ -107,31 +107,64 @@ impl Marker {
 
 /// The sessions of the writers of a dataset that ended without closing, as far as this
 /// process can tell (module doc). Sorted, each once.
+///
+/// A hidden marker (`.SESSION.N`, still being written) of a writer that ended is removed
+/// here: its writer died before its first record, so there is nothing to recover. One whose
+/// identity was not yet written is judged only by its age: from before this boot, it is gone.
 pub fn ended_without_closing(dataset_dir: &Path, sharing: Sharing) -> Result<Vec<String>> {
     let dir = dataset_dir.join(WRITERS_DIR);
-    let (host, namespace) = (hostname(), pid_namespace());
     let mut ended = Vec::new();
     for name in crate::listing::names(&dir, "read writers directory")? {
-        let Some(session) = session_of(&name.to_string_lossy()) else { continue };
-        let path = dir.join(&name);
+        let name = name.to_string_lossy();
+        let (hidden, visible_name) = match name.strip_prefix('.') {
+            Some(visible_name) => (true, visible_name),
+            None => (false, &*name),
+        };
+        let Some(session) = session_of(visible_name) else { continue };
+        let path = dir.join(&*name);
         let recorded = match std::fs::read_to_string(&path) {
-            // Its writer closed (or another opener recovered it) since the listing.
+            // Its writer closed or published it (or another opener recovered it) since the
+            // listing.
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             other => other.ctx("read writer marker", &path)?,
         };
-        let (boot, marker_namespace) = recorded.split_once('\n').unwrap_or((&recorded, ""));
-        let gone = if boot_id() == Some(boot) {
-            marker_namespace == namespace && !process_exists(session.pid)
-        } else {
-            sharing == Sharing::ThisMachine || session.host == host
+        let gone = match recorded.split_once('\n') {
+            Some((boot, namespace)) => writer_gone(&session, boot, namespace, sharing),
+            None if hidden => written_before_this_boot(&path),
+            None => writer_gone(&session, &recorded, "", sharing),
         };
-        if gone {
-            ended.push(session.name);
+        match (gone, hidden) {
+            (true, true) => {
+                let _ = std::fs::remove_file(&path);
+            }
+            (true, false) => ended.push(session.name),
+            (false, _) => {}
         }
     }
     ended.sort();
     ended.dedup();
     Ok(ended)
+}
+
+/// Whether the writer of a marker recording `boot` and `namespace` is gone (module doc).
+fn writer_gone(session: &Session, boot: &str, namespace: &str, sharing: Sharing) -> bool {
+    if boot_id() == Some(boot) {
+        namespace == pid_namespace() && !process_exists(session.pid)
+    } else {
+        sharing == Sharing::ThisMachine || session.host == hostname()
+    }
+}
+
+/// Whether a file was last changed before this kernel booted (`btime` of /proc/stat).
+fn written_before_this_boot(path: &Path) -> bool {
+    let booted = std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|stat| stat.lines().find_map(|l| l.strip_prefix("btime ")?.trim().parse::<u64>().ok()));
+    let changed = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    match (booted, changed.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())) {
+        (Some(booted), Some(changed)) => changed.as_secs() < booted,
+        _ => false,
+    }
 }
 
 /// Removes every marker of a session.
@@ -153,12 +186,8 @@ struct Session {
     pid: i32,
 }
 
-/// The session of a marker named `HOST.PID.TIME.N` (none for a hidden marker still being
-/// written, or any other name).
+/// The session of a marker named `HOST.PID.TIME.N` (none for any other name).
 fn session_of(marker: &str) -> Option<Session> {
-    if marker.starts_with('.') {
-        return None;
-    }
     let (session, counter) = marker.rsplit_once('.')?;
     let mut parts = session.split('.');
     let (host, pid, _time) = (parts.next()?, parts.next()?, parts.next()?);
@@ -193,6 +222,31 @@ mod tests {
                 surveys += 1;
             }
         });
+    }
+
+    #[test]
+    fn hidden_markers_of_gone_writers_are_removed_and_never_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let markers = dir.path().join(WRITERS_DIR);
+        std::fs::create_dir_all(&markers).unwrap();
+        let (host, boot, ns, dead, alive) = (hostname(), boot_id().unwrap(), pid_namespace(), i32::MAX, std::process::id());
+        let hidden = |name: String, content: &str| {
+            std::fs::write(markers.join(&name), content).unwrap();
+            name
+        };
+        let killed = hidden(format!(".{host}.{dead}.1a.0"), &format!("{boot}\n{ns}"));
+        let crashed = hidden(format!(".{host}.{dead}.2b.0"), &format!("an earlier boot\n{ns}"));
+        let running = hidden(format!(".{host}.{alive}.3c.0"), &format!("{boot}\n{ns}"));
+        let just_created = hidden(format!(".{host}.{dead}.4d.0"), "");
+        let empty_of_an_earlier_boot = hidden(format!(".{host}.{dead}.5e.0"), "");
+        let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        std::fs::File::options().write(true).open(markers.join(&empty_of_an_earlier_boot)).unwrap().set_modified(long_ago).unwrap();
+        assert_eq!(ended_without_closing(dir.path(), Sharing::ThisMachine).unwrap(), Vec::<String>::new());
+        let mut left: Vec<String> = std::fs::read_dir(&markers).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        left.sort();
+        let mut expected = vec![running, just_created];
+        expected.sort();
+        assert_eq!(left, expected, "removed: {killed}, {crashed}, {empty_of_an_earlier_boot}");
     }
 
     #[test]
