@@ -79,9 +79,11 @@ pub struct Marker {
 }
 
 impl Marker {
-    /// Creates the marker durably (file and directory entry synced). It is written under a
-    /// hidden name and renamed into place, so no one ever reads a marker without its boot id
-    /// (which would make a running writer look crashed).
+    /// Creates the marker durably (file and directory entry synced), so that no one ever
+    /// reads a marker without its boot id (which would make a running writer look crashed):
+    /// written and synced as an unnamed file, then linked into place, where the file system
+    /// has unnamed files (`O_TMPFILE`: ext4, XFS, Btrfs, tmpfs, ...); elsewhere written under
+    /// a hidden name and renamed.
     pub fn create(dataset_dir: &Path) -> Result<Marker> {
         let identity = identity().ok_or_else(|| fieldstore_core::Error::Invalid("this system has no boot id".into()))?;
         let dir = dataset_dir.join(WRITERS_DIR);
@@ -90,10 +92,10 @@ impl Marker {
             File::open(dataset_dir).and_then(|d| d.sync_all()).ctx("sync directory", dataset_dir)?;
         }
         let name = unique_suffix();
-        let (hidden, path) = (dir.join(format!(".{name}")), dir.join(&name));
-        let mut file = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&hidden).ctx("create writer marker", &hidden)?;
-        file.write_all(identity.as_bytes()).and_then(|_| file.sync_all()).ctx("write writer marker", &hidden)?;
-        std::fs::rename(&hidden, &path).ctx("publish writer marker", &path)?;
+        let path = dir.join(&name);
+        if !create_unnamed_then_link(&dir, &path, identity.as_bytes()).ctx("create writer marker", &path)? {
+            create_hidden_then_rename(&dir, &name, identity.as_bytes())?;
+        }
         File::open(&dir).and_then(|d| d.sync_all()).ctx("sync directory", &dir)?;
         Ok(Marker { path })
     }
@@ -103,6 +105,42 @@ impl Marker {
         // finds them whole: harmless.
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// Writes and syncs `content` under the hidden name `.NAME` in `dir`, then renames it `NAME`.
+fn create_hidden_then_rename(dir: &Path, name: &str, content: &[u8]) -> Result<()> {
+    let (hidden, path) = (dir.join(format!(".{name}")), dir.join(name));
+    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&hidden).ctx("create writer marker", &hidden)?;
+    file.write_all(content).and_then(|_| file.sync_all()).ctx("write writer marker", &hidden)?;
+    std::fs::rename(&hidden, &path).ctx("publish writer marker", &path)
+}
+
+/// Writes and syncs `content` as an unnamed file in `dir`, then gives it the name `path`
+/// (which must not exist). `Ok(false)` where the file system or kernel has no unnamed files
+/// (or /proc is missing): nothing was created.
+fn create_unnamed_then_link(dir: &Path, path: &Path, content: &[u8]) -> std::io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let unsupported = |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOENT));
+    let mut file = match OpenOptions::new().write(true).mode(0o644).custom_flags(libc::O_TMPFILE).open(dir) {
+        Err(e) if unsupported(&e) => return Ok(false),
+        other => other?,
+    };
+    file.write_all(content)?;
+    file.sync_all()?;
+    let from = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let to = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: two NUL-terminated paths; linking an open unnamed file through /proc needs no
+    // privilege (unlike AT_EMPTY_PATH).
+    let rc = unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::ENOENT) && !Path::new("/proc/self/fd").exists() {
+        return Ok(false);
+    }
+    Err(e)
 }
 
 /// The sessions of the writers of a dataset that ended without closing, as far as this
@@ -247,6 +285,22 @@ mod tests {
         let mut expected = vec![running, just_created];
         expected.sort();
         assert_eq!(left, expected, "removed: {killed}, {crashed}, {empty_of_an_earlier_boot}");
+    }
+
+    #[test]
+    fn both_ways_of_creating_a_marker_leave_only_the_named_whole_file() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let path = dir.path().join("a");
+        assert!(create_unnamed_then_link(dir.path(), &path, b"boot\nns").unwrap(), "tmpfs has unnamed files");
+        assert_eq!(std::fs::read(&path).unwrap(), b"boot\nns");
+        let err = create_unnamed_then_link(dir.path(), &path, b"other").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists, "an existing marker is never replaced");
+        create_hidden_then_rename(dir.path(), "b", b"boot\nns").unwrap();
+        assert_eq!(std::fs::read(dir.path().join("b")).unwrap(), b"boot\nns");
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        names.sort();
+        assert_eq!(names, ["a", "b"]);
     }
 
     #[test]
