@@ -127,7 +127,11 @@ impl PosixStore {
 impl DataFile {
     /// Writes what is buffered and syncs the file if anything was written since its last sync.
     fn sync(&mut self) -> Result<()> {
-        self.write_unsynced()?;
+        if !self.buffer.is_empty() {
+            self.file.write_all(&self.buffer).ctx("write data file", &self.path)?;
+            self.buffer.clear();
+            self.dirty = true;
+        }
         if self.dirty {
             self.file.sync_data().ctx("sync data file", &self.path)?;
             self.dirty = false;
@@ -165,17 +169,6 @@ impl DataFile {
         self.dirty = true;
         crate::write_back::start(&self.file);
         Ok(())
-    }
-
-    /// Writes the buffer; true if there was anything to write.
-    fn write_unsynced(&mut self) -> Result<bool> {
-        if self.buffer.is_empty() {
-            return Ok(false);
-        }
-        self.file.write_all(&self.buffer).ctx("write data file", &self.path)?;
-        self.buffer.clear();
-        self.dirty = true;
-        Ok(true)
     }
 }
 
