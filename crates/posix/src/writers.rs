@@ -151,6 +151,7 @@ fn create_unnamed_then_link(dir: &Path, path: &Path, content: &[u8]) -> std::io:
 /// identity was not yet written is judged only by its age: from before this boot, it is gone.
 pub fn ended_without_closing(dataset_dir: &Path, sharing: Sharing) -> Result<Vec<String>> {
     let dir = dataset_dir.join(WRITERS_DIR);
+    let this = (hostname(), pid_namespace());
     let mut ended = Vec::new();
     for name in crate::listing::names(&dir, "read writers directory")? {
         let name = name.to_string_lossy();
@@ -167,9 +168,9 @@ pub fn ended_without_closing(dataset_dir: &Path, sharing: Sharing) -> Result<Vec
             other => other.ctx("read writer marker", &path)?,
         };
         let gone = match recorded.split_once('\n') {
-            Some((boot, namespace)) => writer_gone(&session, boot, namespace, sharing),
+            Some((boot, namespace)) => writer_gone(&session, boot, namespace, sharing, &this),
             None if hidden => written_before_this_boot(&path),
-            None => writer_gone(&session, &recorded, "", sharing),
+            None => writer_gone(&session, &recorded, "", sharing, &this),
         };
         match (gone, hidden) {
             (true, true) => {
@@ -184,12 +185,14 @@ pub fn ended_without_closing(dataset_dir: &Path, sharing: Sharing) -> Result<Vec
     Ok(ended)
 }
 
-/// Whether the writer of a marker recording `boot` and `namespace` is gone (module doc).
-fn writer_gone(session: &Session, boot: &str, namespace: &str, sharing: Sharing) -> bool {
+/// Whether the writer of a marker recording `boot` and `namespace` is gone (module doc);
+/// `this` is this process's host name and pid namespace.
+fn writer_gone(session: &Session, boot: &str, namespace: &str, sharing: Sharing, this: &(String, String)) -> bool {
+    let (host, this_namespace) = this;
     if boot_id() == Some(boot) {
-        namespace == pid_namespace() && !process_exists(session.pid)
+        namespace == this_namespace && !process_exists(session.pid)
     } else {
-        sharing == Sharing::ThisMachine || session.host == hostname()
+        sharing == Sharing::ThisMachine || session.host == *host
     }
 }
 
