@@ -14,6 +14,20 @@ rados_bench() {
   timeout 60 rados -p "$pool" bench "$@" 2>/dev/null | awk '/^Bandwidth \(MB\/sec\)/ {print $3}' | grep . ||
     { echo "rados bench $* did not finish (is the cluster full? ceph health detail)" >&2; exit 1; }
 }
+# Summed MiB/s of $2 `rados bench` processes run at once, the c-th with run name $1-c; the
+# other arguments go to each. Each process's bandwidth is its bytes over its own time, so the
+# sum is at least the bandwidth of all of them together: a comparison with it favours rados bench.
+rados_bench_clients() {
+  local stem=$1 count=$2 c pids=()
+  shift 2
+  rm -f "$scratch"/bw.*
+  for ((c = 1; c <= count; c++)); do
+    rados_bench "$@" --run-name "$stem-$c" >"$scratch/bw.$c" &
+    pids+=($!)
+  done
+  for c in "${pids[@]}"; do wait "$c" || exit 1; done
+  cat "$scratch"/bw.* | awk '{s += $1} END {printf "%.1f\n", s}'
+}
 # MiB/s of hammer's aggregate phase (the last JSON line), with $scratch/config.yaml.
 hammer_mibs() {
   "$fs" --config "$scratch/config.yaml" bench hammer "$@" --json |

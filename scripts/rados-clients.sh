@@ -10,15 +10,6 @@ pool=${1:-fieldstore} clients=${CLIENTS:-4} size=${SIZE:-65536} reps=${REPS:-3}
 # shellcheck source=scripts/rados-bench-common.sh
 . "$(dirname "$0")/rados-bench-common.sh"
 
-# Summed MiB/s of $clients `rados bench` processes at once; $1 is the run name's stem.
-rados_bench_clients() {
-  local stem=$1 c
-  shift
-  for ((c = 1; c <= clients; c++)); do rados_bench "$@" --run-name "$stem-$c" >"$scratch/bw.$c" & done
-  wait
-  cat "$scratch"/bw.* | awk '{s += $1} END {printf "%.1f\n", s}'
-}
-
 echo "| repetition | write: rados bench -t $clients / $clients x -t 1 / hammer $clients x 1 (MiB/s) | read: same order |"
 echo "|---|---|---|"
 for ((rep = 1; rep <= reps; rep++)); do
@@ -28,10 +19,10 @@ for ((rep = 1; rep <= reps; rep++)); do
   # About 3 s of writing for each tool.
   shape=(--procs "$clients" --nsteps $((200 * 65536 / size / clients + 1)) --nlevels 10 --nparams 10 --field-size "$size")
   w1=$(rados_bench 3 write -b "$size" -t "$clients" --no-cleanup --run-name "$run-one")
-  wn=$(rados_bench_clients "$run-many" 3 write -b "$size" -t 1 --no-cleanup)
+  wn=$(rados_bench_clients "$run-many" "$clients" 3 write -b "$size" -t 1 --no-cleanup)
   hw=$(hammer_mibs "${shape[@]}")
   r1=$(rados_bench 3 seq -t "$clients" --run-name "$run-one")
-  rn=$(rados_bench_clients "$run-many" 3 seq -t 1)
+  rn=$(rados_bench_clients "$run-many" "$clients" 3 seq -t 1)
   hr=$(hammer_mibs "${shape[@]}" --read)
   echo "| $rep | $w1 / $wn / $hw | $r1 / $rn / $hr |"
 done

@@ -3,7 +3,10 @@
 # and concurrency, then list() against one omap get per entry; prints Markdown tables.
 #   CEPH_CONF=/path/ceph.conf [REPS=N] [SIZES="1048576 65536"] [LAYOUTS="1x1 4x1 1x4"] \
 #     scripts/rados-compare.sh [POOL [INDEX_POOL]] [SECONDS]
-# LAYOUTS are PROCESSESxOPERATIONS_IN_FLIGHT_EACH.
+# LAYOUTS are PROCESSESxOPERATIONS_IN_FLIGHT_EACH, for both tools: "4x1" is hammer --procs 4
+# with one write and one read in flight each against four `rados bench -t 1` processes at once
+# (each client pays for its own messenger threads; one `rados bench -t 4` is the "1x4" row's
+# reference).
 # POOL holds the data (and `rados bench`'s objects); INDEX_POOL the catalogue (default POOL).
 # With REPS=N (default 1) each pair of runs is repeated N times, rados bench and hammer back
 # to back (alternating which goes first) so that both see the same drift of a shared host;
@@ -53,14 +56,16 @@ wait_for_quiet_osds() {
   done
   echo "the OSDs stay busy after cleanup; measuring anyway" >&2
 }
-# rados bench's write and sequential read of one repetition ($conc operations in flight),
-# its objects removed afterwards.
+# rados bench's write and sequential read of one repetition in hammer's layout: $procs
+# processes at once, each with $in_flight operations in flight (`-t`), bandwidths summed;
+# their objects removed afterwards.
 bench_rados() {
+  local c
   wait_for_room
   wait_for_quiet_osds
-  write=$(rados_bench "$seconds" write -b "$size" -t "$conc" --no-cleanup --run-name "$run")
-  read=$(rados_bench "$seconds" seq -t "$conc" --run-name "$run")
-  rados -p "$pool" cleanup --run-name "$run" >/dev/null 2>&1
+  write=$(rados_bench_clients "$run" "$procs" "$seconds" write -b "$size" -t "$in_flight" --no-cleanup)
+  read=$(rados_bench_clients "$run" "$procs" "$seconds" seq -t "$in_flight")
+  for ((c = 1; c <= procs; c++)); do rados -p "$pool" cleanup --run-name "$run-$c" >/dev/null 2>&1; done
 }
 # hammer's write and read of the same shape ($procs processes, each with $in_flight writes and
 # as many reads in flight) in a namespace prefix of its own, then wiped. memstore OSDs now
@@ -88,12 +93,12 @@ bench_hammer() {
 echo "list of 10,000 fields (100 flushes of 100): bulk omap reads vs one omap get per entry"
 (cd "$here" && cargo run --release -q --example rados_list_vs_gets -- "$index_pool" 100)
 echo
-echo "| object size | in flight (hammer processes x operations each) | rados bench write MiB/s | hammer write MiB/s | % (range) | rados bench read MiB/s | hammer read MiB/s | % (range) |"
+echo "| object size | in flight (processes x operations each, both tools) | rados bench write MiB/s | hammer write MiB/s | % (range) | rados bench read MiB/s | hammer read MiB/s | % (range) |"
 echo "|---|---|---|---|---|---|---|---|"
 for size in ${SIZES:-1048576 65536}; do
-  # PROCESSESxIN_FLIGHT: one operation in flight; four processes with one each (rados
-  # bench -t 4); one process keeping four writes, then four reads, in flight
-  # (store.writes_in_flight, store.reads_in_flight).
+  # PROCESSESxIN_FLIGHT: one operation in flight; four processes with one each; one process
+  # keeping four writes, then four reads, in flight (hammer: store.writes_in_flight,
+  # store.reads_in_flight; rados bench: -t).
   for layout in ${LAYOUTS:-1x1 4x1 1x4}; do
     IFS=x read -r procs in_flight <<<"$layout"
     conc=$((procs * in_flight))
