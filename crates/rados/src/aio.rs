@@ -1,4 +1,4 @@
-//! Operations that run while the caller goes on. Whole-object writes: a write is prepared
+//! Operations that run while the caller goes on. Writes: any compound write is prepared
 //! (librados copies the bytes into its operation, so the caller's buffer is free at once),
 //! submitted, and waited for later. Reads: started into a buffer of their own and finished
 //! later. The RADOS store keeps bounded windows of both in flight.
@@ -8,15 +8,16 @@ use std::sync::Arc;
 
 use fieldstore_core::error::{Error, Result};
 
-use crate::ffi::{librados, CompletionT, Librados, WriteOpT, OPERATION_FULL_TRY};
-use crate::{c_string, check, IoCtx};
+use crate::ffi::{librados, CompletionT, Librados};
+use crate::ops::EncodedOp;
+use crate::{c_string, check, IoCtx, Outcome, WriteOp};
 
-/// A whole-object write, filled but not yet sent.
+/// A compound write, encoded but not yet sent.
 pub struct PreparedWrite {
-    lib: &'static Librados,
+    op: EncodedOp,
     io: Arc<IoCtx>,
-    oid: CString,
-    op: WriteOpT,
+    oid: String,
+    oid_c: CString,
 }
 
 /// A write sent to the cluster; [`PendingWrite::wait`] says how it ended. Dropping it waits
@@ -28,22 +29,14 @@ pub struct PendingWrite {
 
 // SAFETY: librados operations and completions may be used from any thread; each of these
 // values is owned by one thread at a time.
-unsafe impl Send for PreparedWrite {}
 unsafe impl Send for PendingWrite {}
 
 impl IoCtx {
-    /// A write of `data` as the whole of object `oid`, prepared to be submitted later.
-    pub fn prepare_write_full(self: &Arc<Self>, oid: &str, data: &[u8]) -> Result<PreparedWrite> {
-        let lib = librados()?;
-        let oid = c_string(oid, "object name")?;
-        // SAFETY: the op is owned by the PreparedWrite and released once (its Drop); librados
-        // copies `data`, which is valid for `data.len()` bytes, into the op here.
-        let op = unsafe {
-            let op = (lib.create_write_op)();
-            (lib.write_op_write_full)(op, data.as_ptr().cast(), data.len());
-            op
-        };
-        Ok(PreparedWrite { lib, io: self.clone(), oid, op })
+    /// `op` on object `oid`, prepared to be submitted later: librados copies the bytes `op`
+    /// borrows now, so they are free at once.
+    pub fn prepare(self: &Arc<Self>, oid: &str, op: &WriteOp) -> Result<PreparedWrite> {
+        let oid_c = c_string(oid, "object name")?;
+        Ok(PreparedWrite { op: EncodedOp::new(op)?, io: self.clone(), oid: oid.into(), oid_c })
     }
 }
 
@@ -51,60 +44,49 @@ impl PreparedWrite {
     /// Sends the write; like every fieldstore write it fails at once on a full pool instead
     /// of waiting for space.
     pub fn submit(self) -> Result<PendingWrite> {
+        let lib = self.op.lib;
         let mut completion: CompletionT = std::ptr::null_mut();
         // SAFETY: no callback, valid out-pointer; the completion is released once (Drop).
-        check(unsafe { (self.lib.aio_create_completion2)(std::ptr::null_mut(), None, &mut completion) }, "prepare a write of", || {
-            self.describe()
+        check(unsafe { (lib.aio_create_completion2)(std::ptr::null_mut(), None, &mut completion) }, "prepare a write of", || {
+            self.io.describe(&self.oid)
         })?;
         // SAFETY: the op, the context and the name live in `self` and then in the returned
         // PendingWrite, which releases nothing before the operation completed.
         let rc = unsafe {
-            (self.lib.aio_write_op_operate)(
-                self.op,
+            (lib.aio_write_op_operate)(
+                self.op.handle,
                 self.io.handle,
                 completion,
-                self.oid.as_ptr(),
+                self.oid_c.as_ptr(),
                 std::ptr::null_mut(),
-                OPERATION_FULL_TRY,
+                self.op.flags(),
             )
         };
         if rc < 0 {
             // Never sent: nothing will complete it, so it is released without waiting.
             // SAFETY: released once, unused.
-            unsafe { (self.lib.aio_release)(completion) };
-            check(rc, "write", || self.describe())?;
+            unsafe { (lib.aio_release)(completion) };
+            check(rc, "send a write to", || self.io.describe(&self.oid))?;
         }
         Ok(PendingWrite { write: self, completion })
-    }
-
-    fn describe(&self) -> String {
-        self.io.describe(&self.oid.to_string_lossy())
-    }
-}
-
-impl Drop for PreparedWrite {
-    fn drop(&mut self) {
-        // SAFETY: created in prepare_write_full, released once, no operation uses it any more
-        // (a PendingWrite drops its PreparedWrite only after the operation completed).
-        unsafe { (self.lib.release_write_op)(self.op) };
     }
 }
 
 impl PendingWrite {
-    /// Waits until the cluster has the object (durably, on every replica) or refused it. A
+    /// Waits until the cluster applied the write (durably, on every replica) or refused it. A
     /// completion made by `rados_aio_create_completion2` completes when the operation "is
     /// committed on all replicas" (rados/librados.h); the separate "safe" wait is deprecated.
-    pub fn wait(self) -> Result<()> {
+    pub fn wait(self) -> Result<Outcome> {
         let rc = self.wait_for_answer();
-        check(rc, "write", || self.write.describe())?;
-        Ok(())
+        self.write.op.outcome(&self.write.io, &self.write.oid, rc)
     }
 
     fn wait_for_answer(&self) -> i32 {
+        let lib = self.write.op.lib;
         // SAFETY: a live, submitted completion.
         unsafe {
-            (self.write.lib.aio_wait_for_complete)(self.completion);
-            (self.write.lib.aio_get_return_value)(self.completion)
+            (lib.aio_wait_for_complete)(self.completion);
+            (lib.aio_get_return_value)(self.completion)
         }
     }
 }
@@ -113,7 +95,7 @@ impl Drop for PendingWrite {
     fn drop(&mut self) {
         self.wait_for_answer();
         // SAFETY: the operation completed; the completion is released once.
-        unsafe { (self.write.lib.aio_release)(self.completion) };
+        unsafe { (self.write.op.lib.aio_release)(self.completion) };
     }
 }
 

@@ -30,8 +30,9 @@ use fieldstore_core::index_log::{decode_location, encode_location, index_record,
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{Catalogue, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
+use crate::aio::PendingWrite;
 use crate::naming::{check_prefix, dataset_namespace, unique_object_name};
 use crate::{Cluster, IoCtx, Namespaces, Outcome, WriteOp};
 
@@ -63,6 +64,9 @@ struct DatasetWriter {
     dataset: Key,
     io: Arc<IoCtx>,
     pending: PendingIndexes,
+    /// The index objects of `pending`, in its order, sent by `prepare_flush` while the
+    /// store's last writes were still in flight; empty if not sent (yet).
+    index_writes: Vec<(String, PendingWrite)>,
     /// The last `seq` this writer saw: right unless another writer published since.
     seq: u64,
 }
@@ -85,7 +89,13 @@ impl RadosCatalogue {
             None => {
                 let io = self.dataset_context(dataset)?;
                 self.create_dataset(&io, dataset, schema_text)?;
-                self.writers.push(DatasetWriter { dataset: dataset.clone(), io, pending: PendingIndexes::default(), seq: 0 })
+                self.writers.push(DatasetWriter {
+                    dataset: dataset.clone(),
+                    io,
+                    pending: PendingIndexes::default(),
+                    index_writes: Vec::new(),
+                    seq: 0,
+                })
             }
         };
         Ok(&mut self.writers[i])
@@ -155,17 +165,34 @@ fn read_seq(io: &IoCtx) -> Result<u64> {
 }
 
 impl DatasetWriter {
-    /// Writes one index object per pending index, then publishes them all.
-    fn flush(&mut self) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let mut records = Vec::new();
+    /// Sends one new index object per pending index, each by one exclusive create. They are
+    /// invisible until `flush` publishes records naming them, so they may be written while
+    /// the store's last writes are in flight; unpublished ones are unreferenced objects (as
+    /// are the fields of a discarded flush), which a wipe of the dataset removes.
+    fn start_index_writes(&mut self) -> Result<()> {
+        self.index_writes.clear();
         for index in self.pending.iter() {
             let name = unique_object_name(&format!("index/{}", unique_suffix()));
             let values: Vec<Vec<u8>> = index.entries.values().map(encode_location).collect();
             let pairs = index.entries.keys().map(String::as_str).zip(values.iter().map(Vec::as_slice));
-            if self.io.apply(&name, &WriteOp::new().create_exclusive().set_all(pairs))? != Outcome::Applied {
+            let write = self.io.prepare(&name, &WriteOp::new().create_exclusive().set_all(pairs))?.submit()?;
+            self.index_writes.push((name, write));
+        }
+        Ok(())
+    }
+
+    /// Waits for the index objects (sending them first unless `prepare_flush` did), then
+    /// publishes them all.
+    fn flush(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        if self.index_writes.is_empty() {
+            self.start_index_writes()?;
+        }
+        let mut records = Vec::new();
+        for ((name, write), index) in std::mem::take(&mut self.index_writes).into_iter().zip(self.pending.iter()) {
+            if write.wait()? != Outcome::Applied {
                 return Err(Error::Invalid(format!("{}: a new index object already exists", self.io.describe(&name))));
             }
             records.push(index_record(&name, index));
@@ -178,8 +205,22 @@ impl DatasetWriter {
 
 impl Catalogue for RadosCatalogue {
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
-        self.writer(dataset, schema_text)?.pending.insert(collocation, element, location);
+        let writer = self.writer(dataset, schema_text)?;
+        // Index objects sent by prepare_flush would lack this entry.
+        writer.index_writes.clear();
+        writer.pending.insert(collocation, element, location);
         Ok(())
+    }
+
+    /// Sends the index objects while the store waits for its writes: a flush then waits for
+    /// both at once, and publishes.
+    fn prepare_flush(&mut self) -> Result<Vec<Commit>> {
+        for writer in &mut self.writers {
+            if !writer.pending.is_empty() {
+                writer.start_index_writes()?;
+            }
+        }
+        Ok(Vec::new())
     }
 
     fn flush(&mut self, _embedded: &[Key]) -> Result<()> {
@@ -192,6 +233,7 @@ impl Catalogue for RadosCatalogue {
     fn discard(&mut self) {
         for writer in &mut self.writers {
             writer.pending.clear();
+            writer.index_writes.clear();
         }
     }
 

@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int};
 use fieldstore_core::error::{Error, Result};
 
 use crate::ffi::{
-    librados, Librados, ListCtxT, OmapIterT, ReadOpT, COMPARE_EQUAL, CREATE_EXCLUSIVE, OPERATION_FULL_FORCE, OPERATION_FULL_TRY,
+    librados, Librados, ListCtxT, OmapIterT, ReadOpT, WriteOpT, COMPARE_EQUAL, CREATE_EXCLUSIVE, OPERATION_FULL_FORCE, OPERATION_FULL_TRY,
 };
 use crate::{c_string, check, IoCtx};
 
@@ -101,21 +101,45 @@ fn pointers<'s>(items: impl Iterator<Item = &'s [u8]>) -> (Vec<*const c_char>, V
     items.map(|b| (b.as_ptr().cast::<c_char>(), b.len())).unzip()
 }
 
-impl IoCtx {
-    /// Applies a compound write to `oid`; on a full pool it fails with `ENOSPC` or `EDQUOT`
-    /// (over its quota) rather than waiting.
-    pub fn apply(&self, oid: &str, op: &WriteOp) -> Result<Outcome> {
+/// A [`WriteOp`] encoded into a librados write operation, ready to be sent (now, or later
+/// and asynchronously: see [`IoCtx::prepare`]). librados copied every byte the `WriteOp`
+/// borrowed, so those may go; where the OSD reports each comparison's result lives here.
+pub(crate) struct EncodedOp {
+    pub(crate) lib: &'static Librados,
+    pub(crate) handle: WriteOpT,
+    /// Written by librados when the operation completes: boxed, so it does not move while
+    /// the operation is in flight.
+    _compare_results: Box<[c_int]>,
+    kind: OpKind,
+}
+
+/// What an answer's code means depends on what the operation asked for.
+#[derive(Clone, Copy)]
+struct OpKind {
+    create_exclusive: bool,
+    compares: bool,
+    uses_omap: bool,
+    remove_object: bool,
+    action: &'static str,
+}
+
+// SAFETY: a librados write operation may be sent from any thread; an EncodedOp is owned by
+// one thread at a time.
+unsafe impl Send for EncodedOp {}
+
+impl EncodedOp {
+    pub(crate) fn new(op: &WriteOp) -> Result<Self> {
         let lib = librados()?;
-        let oid_c = c_string(oid, "object name")?;
-        // SAFETY: creating an op has no preconditions; it is released below on every path.
+        // SAFETY: creating an op has no preconditions; it is released once, by Drop.
         let handle = unsafe { (lib.create_write_op)() };
-        let mut compare_results = vec![0 as c_int; op.compare.len()];
+        let mut compare_results = vec![0; op.compare.len()].into_boxed_slice();
         let (set_keys, set_key_lens) = pointers(op.set.iter().map(|(k, _)| k.as_bytes()));
         let (set_values, set_value_lens) = pointers(op.set.iter().map(|(_, v)| *v));
         let (remove_keys, remove_key_lens) = pointers(op.remove.iter().map(|k| k.as_bytes()));
         // SAFETY: every pointer refers to memory borrowed by `op` or owned by the vectors
-        // above, all alive until after `write_op_operate` returns; lengths match.
-        let rc = unsafe {
+        // above, alive during these calls, which copy what they are given; lengths match.
+        // The comparison results go into the EncodedOp, which outlives the operation.
+        unsafe {
             if op.create_exclusive {
                 (lib.write_op_create)(handle, CREATE_EXCLUSIVE, std::ptr::null());
             }
@@ -136,21 +160,59 @@ impl IoCtx {
             if op.remove_object {
                 (lib.write_op_remove)(handle);
             }
-            // A full pool fails a write at once rather than blocking it until space is freed;
-            // deletions go ahead.
-            let flags = if op.remove_object { OPERATION_FULL_FORCE } else { OPERATION_FULL_TRY };
-            let rc = (lib.write_op_operate)(handle, self.handle, oid_c.as_ptr(), std::ptr::null_mut(), flags);
-            (lib.release_write_op)(handle);
-            rc
-        };
-        let uses_omap = !(op.compare.is_empty() && op.set.is_empty() && op.remove.is_empty());
-        match rc {
-            rc if rc == -libc::ENOENT && op.remove_object => Ok(Outcome::Missing),
-            rc if rc == -libc::EOPNOTSUPP && uses_omap => Err(no_omaps(self, oid)),
-            rc if rc == -libc::EEXIST && op.create_exclusive => Ok(Outcome::Exists),
-            rc if rc == -libc::ECANCELED && !op.compare.is_empty() => Ok(Outcome::ComparisonFailed),
-            rc => check(rc, op.action(), || self.describe(oid)).map(|_| Outcome::Applied),
         }
+        let kind = OpKind {
+            create_exclusive: op.create_exclusive,
+            compares: !op.compare.is_empty(),
+            uses_omap: !(op.compare.is_empty() && op.set.is_empty() && op.remove.is_empty()),
+            remove_object: op.remove_object,
+            action: op.action(),
+        };
+        // Moving the box keeps its contents where librados was told they are.
+        Ok(EncodedOp { lib, handle, _compare_results: compare_results, kind })
+    }
+
+    /// A full pool fails a write at once rather than blocking it until space is freed;
+    /// deletions go ahead.
+    pub(crate) fn flags(&self) -> c_int {
+        if self.kind.remove_object {
+            OPERATION_FULL_FORCE
+        } else {
+            OPERATION_FULL_TRY
+        }
+    }
+
+    /// What the cluster's answer `rc` for object `oid` means.
+    pub(crate) fn outcome(&self, io: &IoCtx, oid: &str, rc: c_int) -> Result<Outcome> {
+        let kind = self.kind;
+        match rc {
+            rc if rc == -libc::ENOENT && kind.remove_object => Ok(Outcome::Missing),
+            rc if rc == -libc::EOPNOTSUPP && kind.uses_omap => Err(no_omaps(io, oid)),
+            rc if rc == -libc::EEXIST && kind.create_exclusive => Ok(Outcome::Exists),
+            rc if rc == -libc::ECANCELED && kind.compares => Ok(Outcome::ComparisonFailed),
+            rc => check(rc, kind.action, || io.describe(oid)).map(|_| Outcome::Applied),
+        }
+    }
+}
+
+impl Drop for EncodedOp {
+    fn drop(&mut self) {
+        // SAFETY: created in `new`, released once; whoever sent it waited for its answer
+        // before dropping it.
+        unsafe { (self.lib.release_write_op)(self.handle) };
+    }
+}
+
+impl IoCtx {
+    /// Applies a compound write to `oid`; on a full pool it fails with `ENOSPC` or `EDQUOT`
+    /// (over its quota) rather than waiting.
+    pub fn apply(&self, oid: &str, op: &WriteOp) -> Result<Outcome> {
+        let oid_c = c_string(oid, "object name")?;
+        let encoded = EncodedOp::new(op)?;
+        // SAFETY: a live operation, context and name; the call returns once answered.
+        let rc =
+            unsafe { (encoded.lib.write_op_operate)(encoded.handle, self.handle, oid_c.as_ptr(), std::ptr::null_mut(), encoded.flags()) };
+        encoded.outcome(self, oid, rc)
     }
 
     /// Writes `data` at `offset` (creating the object).

@@ -20,7 +20,7 @@ use fieldstore_core::{FieldLocation, Key, StartedRead, Store};
 
 use crate::aio::{PendingRead, PendingWrite};
 use crate::naming::{check_prefix, dataset_namespace, is_object_name, unique_object_name};
-use crate::{Cluster, Namespaces};
+use crate::{Cluster, Namespaces, WriteOp};
 
 /// How many writes one store handle keeps in flight unless configured otherwise.
 pub const DEFAULT_WRITES_IN_FLIGHT: usize = 8;
@@ -89,7 +89,7 @@ impl Store for RadosStore {
         let namespace = dataset_namespace(&self.prefix, dataset);
         let object = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
         self.written += 1;
-        let write = self.namespaces.get(&namespace)?.prepare_write_full(&object, data)?;
+        let write = self.namespaces.get(&namespace)?.prepare(&object, &WriteOp::new().write_full(data))?;
         // A failure of an earlier write fails this archive: the caller then discards
         // everything since the last flush.
         let in_flight = self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner());

@@ -177,3 +177,38 @@ fn a_full_pool_fails_writes_at_once_and_keeps_what_it_holds() {
         assert!(io.remove(&format!("o{i}")).unwrap(), "removal goes ahead on a full pool");
     }
 }
+
+/// `prepare_flush` sends the index objects while the store's writes are in flight: an entry
+/// archived after it must still be published, and index objects sent for a flush that is then
+/// discarded must never become visible.
+#[test]
+fn index_objects_sent_early_publish_exactly_what_was_archived() {
+    use fieldstore_core::{Catalogue, FieldLocation, Key};
+    use fieldstore_rados::catalogue::RadosCatalogue;
+
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let mut catalogue = RadosCatalogue::new(cluster, &pool(), &unique("early")).unwrap();
+    let dataset = Key::parse("class=od,expver=0001").unwrap();
+    let index = Key::parse("date=20260101,time=0000").unwrap();
+    let location = |n: u64| FieldLocation { uri: format!("rados:x/y/{n}").into(), offset: 0, length: n, crc32c: 0 };
+    let archive = |catalogue: &mut RadosCatalogue, param: &str, n: u64| {
+        let element = Key::parse(&format!("step=0,param={param}")).unwrap();
+        catalogue.archive(&dataset, "schema", &index, &element, location(n)).unwrap();
+    };
+
+    archive(&mut catalogue, "discarded", 1);
+    assert!(catalogue.prepare_flush().unwrap().is_empty(), "nothing for the store to embed");
+    catalogue.discard();
+    archive(&mut catalogue, "first", 2);
+    catalogue.prepare_flush().unwrap();
+    archive(&mut catalogue, "after_prepare", 3);
+    catalogue.flush(&[]).unwrap();
+
+    let mut view = catalogue.open(&dataset).unwrap().expect("the dataset exists");
+    let indexes = view.indexes().unwrap();
+    assert_eq!(indexes.len(), 1, "one flush, one index");
+    let mut entries: Vec<(String, u64)> =
+        view.entries(&indexes[0]).unwrap().into_iter().map(|(element, at)| (element.to_string(), at.length)).collect();
+    entries.sort();
+    assert_eq!(entries, [("step=0,param=after_prepare".to_string(), 3), ("step=0,param=first".to_string(), 2)]);
+}
