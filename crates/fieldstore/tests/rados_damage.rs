@@ -47,12 +47,22 @@ fn damaged_objects_and_records_are_reported() {
     let err = retrieve(&mut reader, "class=od,step=0/2").unwrap_err();
     assert!(err.contains("read") && err.contains(gone), "{err}");
 
-    // A record no writer could have made, after the real ones.
+    // A record no writer could have made, after the real ones: named with its place in the log.
     let index = cluster.io(pool, namespace).unwrap();
-    let bad = fieldstore::rados::WriteOp::new().set("log/99999999999999999999", b"\x01not a record");
-    index.apply("dataset", &bad).unwrap();
+    let end = index.size("dataset").unwrap().unwrap();
+    let record = b"\x01not a record";
+    let frame = [&(record.len() as u32).to_le_bytes()[..], record].concat();
+    index.apply("dataset", &fieldstore::rados::WriteOp::new().append(&frame)).unwrap();
     let err = fs.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
-    assert!(err.contains("log record") && err.contains("log/99999999999999999999"), "{err}");
+    assert!(err.contains("log record") && err.contains(&format!("at byte {end}")) && err.contains("undecodable"), "{err}");
+    // A record cut short (no writer appends part of one).
+    let mut fresh = site.open();
+    index.apply("dataset", &fieldstore::rados::WriteOp::new().append(&[200, 0, 0, 0, 1])).unwrap();
+    let err = fresh.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
+    assert!(
+        err.contains("log record") && err.contains(&format!("at byte {}", end + frame.len() as u64)) && err.contains("cut short"),
+        "{err}"
+    );
 }
 
 #[test]

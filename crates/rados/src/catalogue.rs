@@ -2,19 +2,20 @@
 //!
 //! ```text
 //! namespace <prefix>              fieldstore.datasets   omap: dataset key -> ""  (the datasets)
-//! namespace <prefix><dataset key> dataset               omap: key, schema, identity, seq,
-//!                                                       log/<seq, 20 digits> -> record,
+//! namespace <prefix><dataset key> dataset               omap: key, schema, identity,
 //!                                                       lock/<action> -> ""
+//!                                                       data: the log, records framed as
+//!                                                       u32 LE length + record
 //!                                 <md5>                 an index: omap element values -> location
 //! ```
 //!
 //! Invariants (the consistency argument of docs/rados.md):
 //! - An index object is written whole, by one exclusive create, before any record names it;
 //!   it never changes afterwards, so readers cache it forever.
-//! - `seq` counts the records of `log/`. A flush publishes all its index records in one
-//!   atomic operation guarded by `seq` having the value the writer read: concurrent writers
-//!   get distinct, gap-free sequence numbers, and a reader that has seen records up to N only
-//!   ever needs those after N.
+//! - The log only grows, by appends. A flush appends all its records in one atomic operation
+//!   guarded by the dataset's identity; the OSD applies the appends of concurrent writers one
+//!   after the other, so no writer ever retries, and a reader that has read the log up to
+//!   byte N only ever needs the bytes after N, which end at a record's end.
 //! - Records are never changed; hiding indexes (purge, partial wipe) appends a mask record.
 //! - `identity` is unique per creation of the dataset: a reader that finds another one knows
 //!   the dataset was wiped and created again, and starts over.
@@ -23,7 +24,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use fieldstore_core::error::{Error, Result};
 use fieldstore_core::index_log::{decode_location, encode_location, index_record, mask_record, IndexEntries, LogReplay};
@@ -40,13 +40,9 @@ use crate::{Cluster, IoCtx, Namespaces, Outcome, WriteOp};
 const DATASETS: &str = "fieldstore.datasets";
 /// Each dataset's own object.
 const DATASET: &str = "dataset";
-const LOG_PREFIX: &str = "log/";
-/// How long a flush keeps retrying when other writers publish at the same moment.
-const PUBLISH_PATIENCE: Duration = Duration::from_secs(60);
-
-fn log_key(seq: u64) -> String {
-    format!("{LOG_PREFIX}{seq:020}")
-}
+/// How much of the log a reader asks for in its first read operation of a request; each
+/// further one (a log that grew by more) asks for twice as much as the one before.
+const FIRST_LOG_READ: usize = 64 << 10;
 
 fn lock_key(action: ControlAction) -> String {
     format!("lock/{}", action.name())
@@ -67,8 +63,11 @@ struct DatasetWriter {
     /// The index objects of `pending`, in its order, sent by `prepare_flush` while the
     /// store's last writes were still in flight; empty if not sent (yet).
     index_writes: Vec<(String, PendingWrite)>,
-    /// The last `seq` this writer saw: right unless another writer published since.
-    seq: u64,
+    /// The dataset's identity when this writer found or created it: a flush publishes only
+    /// into that creation of the dataset.
+    identity: String,
+    /// A flush found the dataset wiped: the next archive creates it again.
+    wiped: bool,
 }
 
 impl RadosCatalogue {
@@ -85,83 +84,110 @@ impl RadosCatalogue {
 
     fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
         let i = match self.writers.find(|w| w.dataset == *dataset) {
+            Some(i) if self.writers[i].wiped => {
+                let identity = self.create_dataset(&self.writers[i].io, dataset, schema_text)?;
+                let writer = &mut self.writers[i];
+                (writer.identity, writer.wiped) = (identity, false);
+                i
+            }
             Some(i) => i,
             None => {
                 let io = self.dataset_context(dataset)?;
-                self.create_dataset(&io, dataset, schema_text)?;
+                let identity = self.create_dataset(&io, dataset, schema_text)?;
                 self.writers.push(DatasetWriter {
                     dataset: dataset.clone(),
                     io,
                     pending: PendingIndexes::default(),
                     index_writes: Vec::new(),
-                    seq: 0,
+                    identity,
+                    wiped: false,
                 })
             }
         };
         Ok(&mut self.writers[i])
     }
 
-    /// Creates the dataset object (racing creators: one wins, the others find it) and lists
-    /// the dataset.
-    fn create_dataset(&self, io: &IoCtx, dataset: &Key, schema_text: &str) -> Result<()> {
+    /// Creates the dataset object (racing creators: one wins, the others find it), lists
+    /// the dataset, and returns its identity.
+    fn create_dataset(&self, io: &IoCtx, dataset: &Key, schema_text: &str) -> Result<String> {
         let key = dataset.to_string();
-        let identity = unique_suffix();
+        let mut identity = unique_suffix();
         let create = WriteOp::new()
             .create_exclusive()
             .set("key", key.as_bytes())
             .set("schema", schema_text.as_bytes())
-            .set("identity", identity.as_bytes())
-            .set("seq", b"0");
+            .set("identity", identity.as_bytes());
         if io.apply(DATASET, &create)? == Outcome::Exists {
-            let stored = io.omap_get(DATASET, &["key"])?.unwrap_or_default();
-            if stored.first().map(|(_, v)| v.as_slice()) != Some(key.as_bytes()) {
-                return Err(Error::corrupt("dataset object", io.describe(DATASET), format!("it does not hold data set {dataset}")));
+            let stored = io.omap_get(DATASET, &["identity", "key"])?.unwrap_or_default();
+            let value = |name: &str| stored.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_slice());
+            match (value("key"), value("identity")) {
+                (Some(k), Some(found)) if k == key.as_bytes() => identity = String::from_utf8_lossy(found).into_owned(),
+                _ => return Err(Error::corrupt("dataset object", io.describe(DATASET), format!("it does not hold data set {dataset}"))),
             }
         }
         self.namespaces.get(&self.prefix)?.apply(DATASETS, &WriteOp::new().set(&key, b""))?;
-        Ok(())
+        Ok(identity)
     }
 }
 
-/// Appends `records` to a dataset's log in one atomic operation, retrying while other
-/// writers publish first. `seq` is the caller's guess of the current count, updated.
-fn publish(io: &IoCtx, records: &[Vec<u8>], seq: &mut u64) -> Result<()> {
-    let started = Instant::now();
-    let mut attempt = 0u32;
+/// Appends `records` to the log of the dataset creation `identity`, in one atomic operation;
+/// false if that creation is gone (wiped, and maybe created again: nothing was appended).
+/// Concurrent appends are ordered by the OSD: nothing to retry.
+fn publish(io: &IoCtx, identity: &str, records: &[Vec<u8>]) -> Result<bool> {
+    let mut log = Vec::with_capacity(records.iter().map(|r| 4 + r.len()).sum());
+    for record in records {
+        let length = u32::try_from(record.len()).map_err(|_| Error::Invalid(format!("a log record of {} bytes", record.len())))?;
+        log.extend_from_slice(&length.to_le_bytes());
+        log.extend_from_slice(record);
+    }
+    let append = WriteOp::new().compare_equal("identity", identity.as_bytes()).append(&log);
+    // Anything but Applied: another identity (created again) or no dataset object.
+    Ok(io.apply(DATASET, &append)? == Outcome::Applied)
+}
+
+/// The dataset's identity and its log from byte `from` to the end, or `None` if there is no
+/// dataset. The first part comes with the identity in one operation: one round trip for a
+/// reader that polls. A log read in several parts whose identity changed in between (wiped
+/// and created again) is returned as the new identity with nothing read.
+fn read_log(io: &IoCtx, from: u64) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let mut log = Vec::new();
+    let mut first_identity = None;
+    let mut asked = FIRST_LOG_READ;
     loop {
-        let keys: Vec<String> = (1..=records.len() as u64).map(|i| log_key(*seq + i)).collect();
-        let (current, next) = (seq.to_string(), (*seq + records.len() as u64).to_string());
-        let op = WriteOp::new()
-            .compare_equal("seq", current.as_bytes())
-            .set("seq", next.as_bytes())
-            .set_all(keys.iter().map(String::as_str).zip(records.iter().map(Vec::as_slice)));
-        match io.apply(DATASET, &op)? {
-            Outcome::Applied => {
-                *seq += records.len() as u64;
-                return Ok(());
-            }
-            Outcome::Exists | Outcome::Missing => unreachable!("publishing neither creates nor removes"),
-            Outcome::ComparisonFailed => {
-                *seq = read_seq(io)?;
-                attempt += 1;
-                if started.elapsed() > PUBLISH_PATIENCE {
-                    return Err(Error::Invalid(format!(
-                        "{}: could not publish after {attempt} attempts in {:?}: other writers kept publishing first",
-                        io.describe(DATASET),
-                        PUBLISH_PATIENCE
-                    )));
-                }
-                // Spread the retries of writers that collided.
-                std::thread::sleep(Duration::from_micros(u64::from(attempt.min(20)) * (std::process::id() as u64 % 97 + 10)));
-            }
+        let start = log.len();
+        log.resize(start + asked, 0);
+        let Some((pairs, read)) = io.omap_get_and_read(DATASET, &["identity"], from + start as u64, &mut log[start..])? else {
+            return Ok(None);
+        };
+        log.truncate(start + read);
+        let identity = pairs.into_iter().next().map(|(_, v)| v).unwrap_or_default();
+        match &first_identity {
+            Some(first) if *first != identity => return Ok(Some((identity, Vec::new()))),
+            Some(_) => {}
+            None => first_identity = Some(identity),
         }
+        if read < asked {
+            return Ok(first_identity.map(|identity| (identity, log)));
+        }
+        asked *= 2;
     }
 }
 
-fn read_seq(io: &IoCtx) -> Result<u64> {
-    let pairs = io.omap_get(DATASET, &["seq"])?.ok_or_else(|| Error::Invalid(format!("{} was wiped", io.describe(DATASET))))?;
-    let text = pairs.first().map(|(_, v)| String::from_utf8_lossy(v).into_owned()).unwrap_or_default();
-    text.parse().map_err(|_| Error::corrupt("dataset object", io.describe(DATASET), format!("seq is {text:?}")))
+/// Splits a stretch of the log into records; `at` is the stretch's position in the log, for
+/// errors. Appends are whole, so a stretch read to the log's end ends at a record's end.
+fn records<'l>(io: &IoCtx, log: &'l [u8], at: u64) -> Result<Vec<&'l [u8]>> {
+    let mut records = Vec::new();
+    let mut rest = log;
+    while !rest.is_empty() {
+        let position = at + (log.len() - rest.len()) as u64;
+        let corrupt = || Error::corrupt("log record", format!("{} at byte {position}", io.describe(DATASET)), "cut short");
+        let length = rest.get(..4).ok_or_else(corrupt)?;
+        let length = u32::from_le_bytes(length.try_into().expect("four bytes")) as usize;
+        let record = rest.get(4..4 + length).ok_or_else(corrupt)?;
+        records.push(record);
+        rest = &rest[4 + length..];
+    }
+    Ok(records)
 }
 
 impl DatasetWriter {
@@ -197,8 +223,17 @@ impl DatasetWriter {
             }
             records.push(index_record(&name, index));
         }
-        publish(&self.io, &records, &mut self.seq)?;
+        let published = publish(&self.io, &self.identity, &records)?;
+        let lost: usize = self.pending.iter().map(|index| index.entries.len()).sum();
         self.pending.clear();
+        if !published {
+            self.wiped = true;
+            return Err(Error::Invalid(format!(
+                "{}: the data set was wiped while this handle wrote to it: nothing was published, and the {lost} field(s) \
+                 archived into it since the last flush were lost with it",
+                self.io.describe(DATASET)
+            )));
+        }
         Ok(())
     }
 }
@@ -294,8 +329,8 @@ struct RadosView {
     io: Arc<IoCtx>,
     schema_text: String,
     identity: String,
-    /// The last log key read.
-    last: String,
+    /// How much of the log was read (a record's end).
+    read_to: u64,
     replay: LogReplay,
     /// Loaded index objects: entries sorted by element values.
     loaded: HashMap<String, Arc<IndexEntries>>,
@@ -303,7 +338,7 @@ struct RadosView {
 
 impl RadosView {
     fn new(io: Arc<IoCtx>, schema_text: String, identity: String) -> Self {
-        RadosView { io, schema_text, identity, last: String::new(), replay: LogReplay::default(), loaded: HashMap::new() }
+        RadosView { io, schema_text, identity, read_to: 0, replay: LogReplay::default(), loaded: HashMap::new() }
     }
 
     fn load(&mut self, index: &IndexInfo) -> Result<Arc<IndexEntries>> {
@@ -333,7 +368,7 @@ impl DatasetView for RadosView {
     }
 
     fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
-        let Some((identity, records)) = self.io.omap_get_and_scan(DATASET, "identity", &self.last, LOG_PREFIX)? else {
+        let Some((identity, log)) = read_log(&self.io, self.read_to)? else {
             // Wiped: nothing is visible any more.
             self.replay = LogReplay::default();
             return Ok(Vec::new());
@@ -344,11 +379,11 @@ impl DatasetView for RadosView {
             *self = RadosView::new(self.io.clone(), std::mem::take(&mut self.schema_text), identity);
             return self.indexes();
         }
-        for (key, record) in records {
-            self.replay
-                .apply(&record)
-                .ok_or_else(|| Error::corrupt("log record", format!("{} {key}", self.io.describe(DATASET)), "undecodable"))?;
-            self.last = key;
+        for record in records(&self.io, &log, self.read_to)? {
+            self.replay.apply(record).ok_or_else(|| {
+                Error::corrupt("log record", format!("{} at byte {}", self.io.describe(DATASET), self.read_to), "undecodable")
+            })?;
+            self.read_to += 4 + record.len() as u64;
         }
         Ok(self.replay.indexes())
     }
@@ -365,7 +400,9 @@ impl DatasetView for RadosView {
         if indexes.is_empty() {
             return Ok(());
         }
-        let mut seq = read_seq(&self.io)?;
-        publish(&self.io, &[mask_record(indexes.iter().map(|i| i.id.as_str()))], &mut seq)
+        if !publish(&self.io, &self.identity, &[mask_record(indexes.iter().map(|i| i.id.as_str()))])? {
+            return Err(Error::Invalid(format!("{}: the data set was wiped meanwhile; nothing to hide", self.io.describe(DATASET))));
+        }
+        Ok(())
     }
 }

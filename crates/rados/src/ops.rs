@@ -21,6 +21,7 @@ const PAGE: u64 = 4096;
 pub struct WriteOp<'a> {
     create_exclusive: bool,
     full: Option<&'a [u8]>,
+    append: Option<&'a [u8]>,
     compare: Vec<(&'a str, &'a [u8])>,
     set: Vec<(&'a str, &'a [u8])>,
     remove: Vec<&'a str>,
@@ -35,7 +36,7 @@ pub enum Outcome {
     Exists,
     /// A guarded omap value differed: nothing was changed.
     ComparisonFailed,
-    /// It asked to remove the object, which does not exist.
+    /// The object does not exist: it asked to remove it, or guarded the write by a comparison.
     Missing,
 }
 
@@ -53,6 +54,13 @@ impl<'a> WriteOp<'a> {
     /// Replaces the object's data.
     pub fn write_full(mut self, data: &'a [u8]) -> Self {
         self.full = Some(data);
+        self
+    }
+
+    /// Appends `data` to the object's data (creating the object). Appends to one object are
+    /// applied one after the other, each at the end the object has then.
+    pub fn append(mut self, data: &'a [u8]) -> Self {
+        self.append = Some(data);
         self
     }
 
@@ -82,7 +90,7 @@ impl<'a> WriteOp<'a> {
     fn action(&self) -> &'static str {
         if self.remove_object {
             "remove"
-        } else if self.full.is_some() {
+        } else if self.full.is_some() || self.append.is_some() {
             "write"
         } else {
             "update"
@@ -150,6 +158,9 @@ impl EncodedOp {
             if let Some(data) = op.full {
                 (lib.write_op_write_full)(handle, data.as_ptr().cast(), data.len());
             }
+            if let Some(data) = op.append {
+                (lib.write_op_append)(handle, data.as_ptr().cast(), data.len());
+            }
             if !op.set.is_empty() {
                 let n = op.set.len();
                 (lib.write_op_omap_set2)(handle, set_keys.as_ptr(), set_values.as_ptr(), set_key_lens.as_ptr(), set_value_lens.as_ptr(), n);
@@ -186,10 +197,14 @@ impl EncodedOp {
     pub(crate) fn outcome(&self, io: &IoCtx, oid: &str, rc: c_int) -> Result<Outcome> {
         let kind = self.kind;
         match rc {
-            rc if rc == -libc::ENOENT && kind.remove_object => Ok(Outcome::Missing),
+            rc if rc == -libc::ENOENT && (kind.remove_object || kind.compares) => Ok(Outcome::Missing),
             rc if rc == -libc::EOPNOTSUPP && kind.uses_omap => Err(no_omaps(io, oid)),
             rc if rc == -libc::EEXIST && kind.create_exclusive => Ok(Outcome::Exists),
             rc if rc == -libc::ECANCELED && kind.compares => Ok(Outcome::ComparisonFailed),
+            rc if rc == -libc::EFBIG => Err(Error::Invalid(format!(
+                "{}: the object would be larger than the cluster allows (osd_max_object_size)",
+                io.describe(oid)
+            ))),
             rc => check(rc, kind.action, || io.describe(oid)).map(|_| Outcome::Applied),
         }
     }
@@ -256,6 +271,26 @@ impl IoCtx {
         let Some((got, first, more)) = self.omap_get_and_scan_page(oid, &[key], start_after, prefix)? else { return Ok(None) };
         let value = got.into_iter().next().map(|(_, v)| v).unwrap_or_default();
         Ok(Some((value, self.scan_on(oid, first, more, prefix)?)))
+    }
+
+    /// The values of some omap keys (missing keys are left out) and up to `buf.len()` bytes of
+    /// the object's data from `offset`, read in one operation (one round trip for a reader
+    /// that polls a log), or `None` if the object does not exist; with the number of bytes
+    /// read (fewer than asked: the data ends there).
+    pub fn omap_get_and_read(&self, oid: &str, keys: &[&str], offset: u64, buf: &mut [u8]) -> Result<Option<(Pairs, usize)>> {
+        let (key_pointers, key_lens) = pointers(keys.iter().map(|k| k.as_bytes()));
+        let (mut bytes_read, mut read_result) = (0usize, 0 as c_int);
+        let read = self.omap_read(oid, |lib, op, [iter], [result], _more| {
+            // SAFETY: the key arrays, the buffer and the two result slots outlive the
+            // operation (they live until this function returns); the buffer holds `buf.len()`.
+            unsafe {
+                (lib.read_op_omap_get_vals_by_keys2)(op, key_pointers.as_ptr(), keys.len(), key_lens.as_ptr(), iter, result);
+                (lib.read_op_read)(op, offset, buf.len(), buf.as_mut_ptr().cast(), &mut bytes_read, &mut read_result);
+            }
+        })?;
+        let Some(([pairs], _)) = read else { return Ok(None) };
+        check(read_result, "read", || self.describe(oid))?;
+        Ok(Some((pairs, bytes_read.min(buf.len()))))
     }
 
     /// Reads the pages after `pairs` while the OSD says there are more.

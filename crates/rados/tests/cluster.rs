@@ -212,3 +212,42 @@ fn index_objects_sent_early_publish_exactly_what_was_archived() {
     entries.sort();
     assert_eq!(entries, [("step=0,param=after_prepare".to_string(), 3), ("step=0,param=first".to_string(), 2)]);
 }
+
+/// A flush publishes only into the creation of the dataset its writer found: after a wipe it
+/// fails, saying so, and after the dataset was created again it leaves the new one alone.
+#[test]
+fn a_flush_after_a_wipe_fails_and_publishes_nothing() {
+    use fieldstore_core::{Catalogue, FieldLocation, Key};
+    use fieldstore_rados::catalogue::RadosCatalogue;
+
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let prefix = unique("wiped");
+    let mut writer = RadosCatalogue::new(cluster.clone(), &pool(), &prefix).unwrap();
+    let mut other = RadosCatalogue::new(cluster, &pool(), &prefix).unwrap();
+    let dataset = Key::parse("class=od,expver=0001").unwrap();
+    let index = Key::parse("date=20260101,time=0000").unwrap();
+    let element = Key::parse("step=0,param=1").unwrap();
+    let location = FieldLocation { uri: "rados:x/y/z".into(), offset: 0, length: 1, crc32c: 0 };
+    let visible = |catalogue: &RadosCatalogue| catalogue.open(&dataset).unwrap().map(|mut view| view.indexes().unwrap().len());
+
+    writer.archive(&dataset, "schema", &index, &element, location.clone()).unwrap();
+    writer.flush(&[]).unwrap();
+    writer.archive(&dataset, "schema", &index, &element, location.clone()).unwrap();
+    writer.wipe_dataset(&dataset).unwrap();
+    let err = writer.flush(&[]).unwrap_err().to_string();
+    assert!(err.contains("wiped while this handle wrote to it"), "{err}");
+    assert_eq!(visible(&other), None, "no dataset object was made by the failed flush");
+
+    writer.archive(&dataset, "schema", &index, &element, location.clone()).unwrap();
+    other.wipe_dataset(&dataset).unwrap();
+    other.archive(&dataset, "schema", &index, &element, location.clone()).unwrap();
+    other.flush(&[]).unwrap();
+    let err = writer.flush(&[]).unwrap_err().to_string();
+    assert!(err.contains("wiped while this handle wrote to it") && err.contains("the 1 field(s)"), "{err}");
+    assert_eq!(visible(&other), Some(1), "only the new creation's flush is visible");
+
+    // The handle goes on: its next archive writes into the dataset as it now is.
+    writer.archive(&dataset, "schema", &index, &element, location).unwrap();
+    writer.flush(&[]).unwrap();
+    assert_eq!(visible(&other), Some(2));
+}
