@@ -40,6 +40,9 @@ use crate::{Cluster, IoCtx, Namespaces, Outcome, WriteOp};
 const DATASETS: &str = "fieldstore.datasets";
 /// Each dataset's own object.
 const DATASET: &str = "dataset";
+/// The omap key that counted log records before the log was the dataset object's data; a
+/// dataset object holding it was written by an earlier fieldstore.
+const EARLIER_LOG_COUNTER: &str = "seq";
 /// How much of the log a reader asks for in its first read operation of a request; each
 /// further one (a log that grew by more) asks for twice as much as the one before.
 const FIRST_LOG_READ: usize = 64 << 10;
@@ -285,8 +288,15 @@ impl Catalogue for RadosCatalogue {
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
         let io = self.dataset_context(dataset)?;
-        let Some(pairs) = io.omap_get(DATASET, &["schema", "identity"])? else { return Ok(None) };
+        let Some(pairs) = io.omap_get(DATASET, &["schema", "identity", EARLIER_LOG_COUNTER])? else { return Ok(None) };
         let value = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| String::from_utf8_lossy(v).into_owned());
+        if value(EARLIER_LOG_COUNTER).is_some() {
+            return Err(Error::corrupt(
+                "dataset object",
+                io.describe(DATASET),
+                "written by an earlier fieldstore, whose log was omap keys: wipe the data set and archive it again",
+            ));
+        }
         let (Some(schema_text), Some(identity)) = (value("schema"), value("identity")) else { return Ok(None) };
         Ok(Some(Box::new(RadosView::new(io, schema_text, identity))))
     }

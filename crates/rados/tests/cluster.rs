@@ -251,3 +251,23 @@ fn a_flush_after_a_wipe_fails_and_publishes_nothing() {
     writer.flush(&[]).unwrap();
     assert_eq!(visible(&other), Some(2));
 }
+
+/// A dataset object of the earlier layout (log records in omap keys counted by `seq`) is
+/// refused with a message saying what to do, not read as an empty dataset.
+#[test]
+fn a_dataset_of_the_earlier_omap_log_is_refused_by_name() {
+    use fieldstore_core::{Catalogue, Key};
+    use fieldstore_rados::catalogue::RadosCatalogue;
+    use fieldstore_rados::WriteOp;
+
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let prefix = unique("earlier");
+    let catalogue = RadosCatalogue::new(cluster.clone(), &pool(), &prefix).unwrap();
+    let dataset = Key::parse("class=od,expver=0001").unwrap();
+    let io = cluster.io(&pool(), &format!("{prefix}{dataset}")).unwrap();
+    let key = dataset.to_string();
+    let earlier = WriteOp::new().set("key", key.as_bytes()).set("schema", b"s").set("identity", b"i").set("seq", b"1");
+    io.apply("dataset", &earlier).unwrap();
+    let err = catalogue.open(&dataset).err().expect("refused").to_string();
+    assert!(err.contains("earlier fieldstore") && err.contains("wipe the data set"), "{err}");
+}
