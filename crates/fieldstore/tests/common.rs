@@ -73,14 +73,9 @@ fn section(kind: &str, dir: &Path) -> String {
     match kind {
         "posix" => format!("{{type: posix, root: {}}}", dir.join("root").display()),
         "posix-ordered" => format!("{{type: posix, root: {}, commit: ordered}}", dir.join("root").display()),
-        "rados" => {
-            let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF").expect(
-                "the conformance tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env",
-            );
-            let pool = std::env::var("FIELDSTORE_TEST_RADOS_POOL").unwrap_or_else(|_| "fieldstore".into());
-            let unique = dir.file_name().unwrap().to_string_lossy();
-            format!("{{type: rados, pool: {pool}, ceph_conf: {conf}, namespace_prefix: 'test-{}-{unique}-'}}", std::process::id())
-        }
+        "rados" => rados_section("FIELDSTORE_TEST_RADOS_POOL", "fieldstore", dir),
+        "rados-rep2" => rados_section("FIELDSTORE_TEST_RADOS_POOL_REP2", "fieldstore-rep2", dir),
+        "rados-ec21" => rados_section("FIELDSTORE_TEST_RADOS_POOL_EC", "fieldstore-ec21", dir),
         "daos" => {
             let (library, pool) = emulated_daos_pool();
             let unique = dir.file_name().unwrap().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "");
@@ -88,6 +83,16 @@ fn section(kind: &str, dir: &Path) -> String {
         }
         other => panic!("no test site for backend {other}"),
     }
+}
+
+/// A RADOS section in the test cluster's pool named by environment variable `pool_variable`
+/// (scripts/ceph-cluster.sh makes and exports them), with a namespace prefix of its own.
+fn rados_section(pool_variable: &str, default_pool: &str, dir: &Path) -> String {
+    let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF")
+        .expect("the conformance tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env");
+    let pool = std::env::var(pool_variable).unwrap_or_else(|_| default_pool.into());
+    let unique = dir.file_name().unwrap().to_string_lossy();
+    format!("{{type: rados, pool: {pool}, ceph_conf: {conf}, namespace_prefix: 'test-{}-{unique}-'}}", std::process::id())
 }
 
 /// The libdaos emulation and the pool the tests use in it (created if missing), from the
@@ -103,11 +108,13 @@ pub fn emulated_daos_pool() -> (String, &'static str) {
     (library, "tests")
 }
 
-/// Every catalogue/store pairing, each on fresh storage, and the POSIX catalogue in FDB5's
-/// commit order with the POSIX store (the default here, on a local disk, embeds commits).
+/// Every catalogue/store pairing, each on fresh storage; the POSIX catalogue in FDB5's
+/// commit order with the POSIX store (the default here, on a local disk, embeds commits);
+/// and RADOS as production would run it, fields in an erasure-coded 2+1 pool and the
+/// catalogue in a replicated size-2 pool.
 pub fn sites() -> Vec<Site> {
     let pairings = BACKENDS.iter().flat_map(|c| BACKENDS.iter().map(move |s| Site::new(c, s)));
-    pairings.chain([Site::new("posix-ordered", "posix")]).collect()
+    pairings.chain([Site::new("posix-ordered", "posix"), Site::new("rados-rep2", "rados-ec21")]).collect()
 }
 
 /// Bytes derived from an identifier, so a reader can check what it got.
