@@ -18,11 +18,17 @@
 # 2 GiB). --objectstore bluestore puts each OSD on a sparse file of --osd-bytes under DIR
 # instead (1 GiB of cache each): slower, but its usage count does not go wrong after mass
 # deletions as memstore's sometimes does, so long benchmark series finish.
-set -euo pipefail
+# -E: a command failing inside a function (ceph_cmd ...) also runs start's ERR trap, which
+# stops the daemons and says where it failed; without it such a failure ended the script
+# silently with the daemons left running.
+set -Eeuo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 
-die() { echo "ceph-cluster: $*" >&2; exit 1; }
+# The script's own stderr, kept so that messages get through even from within a command whose
+# output is thrown away (an ERR trap runs with the failing command's redirections).
+exec {script_stderr}>&2
+die() { echo "ceph-cluster: $*" >&"$script_stderr"; exit 1; }
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
