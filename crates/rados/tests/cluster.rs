@@ -271,3 +271,22 @@ fn a_dataset_of_the_earlier_omap_log_is_refused_by_name() {
     let err = catalogue.open(&dataset).err().expect("refused").to_string();
     assert!(err.contains("earlier fieldstore") && err.contains("wipe the data set"), "{err}");
 }
+
+/// A write that would make an object larger than the cluster allows (a dataset's log at its
+/// end) fails with an error that says so.
+#[test]
+fn an_object_past_the_largest_size_is_refused_by_name() {
+    use fieldstore_rados::WriteOp;
+
+    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let io = cluster.io(&pool(), &unique("largest")).unwrap();
+    // The test cluster's osd_max_object_size (scripts/ceph-cluster.sh), written in two halves
+    // (one write may carry at most osd_max_write_size, 90 MiB by default).
+    let half = vec![7u8; 64 << 20];
+    io.write_full("log", &half).unwrap();
+    io.apply("log", &WriteOp::new().append(&half)).unwrap();
+    let err = io.apply("log", &WriteOp::new().append(b"x")).unwrap_err().to_string();
+    assert!(err.contains("larger than the cluster allows (osd_max_object_size)") && err.contains("/log"), "{err}");
+    assert_eq!(io.size("log").unwrap(), Some(128 << 20), "nothing appended");
+    io.remove("log").unwrap();
+}
