@@ -26,7 +26,8 @@ set -Eeuo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
 # The script's own stderr, kept so that messages get through even from within a command whose
-# output is thrown away (an ERR trap runs with the failing command's redirections).
+# output is thrown away (an ERR trap runs with the failing command's redirections). Daemons
+# are started without it: they would hold a caller's pipe open (`start | tail` never ending).
 exec {script_stderr}>&2
 die() { echo "ceph-cluster: $*" >&"$script_stderr"; exit 1; }
 
@@ -42,7 +43,12 @@ wait_for() {
   done
 }
 
-ceph_cmd() { timeout 30 ceph -c "$dir/ceph.conf" "$@"; }
+# The last ceph command run, for start's failure message (the trap sees only "$@").
+last_ceph_command=
+ceph_cmd() {
+  last_ceph_command="ceph $*"
+  timeout 30 ceph -c "$dir/ceph.conf" "$@"
+}
 
 all_pgs_clean() {
   local stat
@@ -121,10 +127,10 @@ start() {
 
   monmaptool --create --add a "127.0.0.1:$port" --fsid "$fsid" "$dir/monmap" >/dev/null
   ceph-mon --mkfs -i a --monmap "$dir/monmap" -c "$dir/ceph.conf"
-  ceph-mon -i a -c "$dir/ceph.conf"
+  ceph-mon -i a -c "$dir/ceph.conf" {script_stderr}>&-
   wait_for "monitor" 30 ceph_cmd mon stat
   mkdir -p "$dir/mgr.x"
-  ceph-mgr -i x -c "$dir/ceph.conf"
+  ceph-mgr -i x -c "$dir/ceph.conf" {script_stderr}>&-
 
   local i
   for ((i = 0; i < osds; i++)); do
@@ -132,7 +138,7 @@ start() {
     ceph_cmd osd create >/dev/null
     ceph-osd -i "$i" --mkfs -c "$dir/ceph.conf" 2>>"$dir/mkfs.log"
     ceph_cmd osd crush add "osd.$i" 1.0 host=localhost root=default >/dev/null 2>&1
-    ceph-osd -i "$i" -c "$dir/ceph.conf"
+    ceph-osd -i "$i" -c "$dir/ceph.conf" {script_stderr}>&-
   done
   wait_for "$osds OSDs" 60 osds_up "$osds"
 
@@ -156,7 +162,7 @@ start() {
 
   if ((rgw)); then
     mkdir -p "$dir/rgw.a"
-    radosgw -n client.rgw.a -c "$dir/ceph.conf"
+    radosgw -n client.rgw.a -c "$dir/ceph.conf" {script_stderr}>&-
     wait_for "RADOS gateway" 60 python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$rgw_port/')"
     radosgw-admin -c "$dir/ceph.conf" user create --uid=fieldstore --display-name=fieldstore \
       --access-key=fieldstore-test --secret=fieldstore-test-secret >/dev/null
@@ -186,6 +192,7 @@ start_failed() {
   local line=$1 command=$2
   trap - ERR
   kill_daemons
+  [[ $command == *'ceph -c "$dir/ceph.conf" "$@"'* ]] && command=$last_ceph_command
   die "start failed at line $line ($command); daemons stopped, logs kept in $dir/*.log; run '$0 stop $dir' before starting again"
 }
 
