@@ -213,6 +213,11 @@ impl Hammer {
         self.number..self.number + self.nensembles.max(1)
     }
 
+    /// Fields of one step, over all members of this process.
+    fn fields_per_step(&self) -> usize {
+        self.levels().len() * self.params().len() * self.nensembles.max(1)
+    }
+
     fn steps(&self) -> impl Iterator<Item = usize> {
         self.step..self.step + self.nsteps
     }
@@ -309,7 +314,7 @@ impl Hammer {
                 }
                 return Ok(());
             }
-            let per_step = (self.levels().len() * self.params().len() * self.nensembles.max(1)).max(1);
+            let per_step = self.fields_per_step().max(1);
             let steps: Vec<usize> = self.steps().collect();
             for group in steps.chunks((MERGED_READ_FIELDS / per_step).max(1)) {
                 self.read_steps(fs, group, phase)?;
@@ -375,7 +380,7 @@ impl Hammer {
 
     /// Polls `list()` until every field of a step is visible (operational mode).
     fn wait_for_step(&self, fs: &mut FieldStore, step: usize, itt: Itt, phase: &mut Phase) -> fieldstore::Result<()> {
-        let expected = self.levels().len() * self.params().len() * self.nensembles.max(1);
+        let expected = self.fields_per_step();
         let members: Vec<String> = self.members().map(|m| m.to_string()).collect();
         let request = Request::parse(&format!("{},step={step},number={}", self.base(), members.join("/")))?;
         let give_up = Instant::now() + std::time::Duration::from_secs_f64(itt.timeout_seconds);
