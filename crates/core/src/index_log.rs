@@ -148,8 +148,16 @@ pub fn encode_batch(records: &[Vec<u8>]) -> Vec<u8> {
     e.buf
 }
 
+/// The records of a value made by [`encode_batch`]; `None` unless it is exactly one batch.
 pub fn decode_batch(value: &[u8]) -> Option<Vec<&[u8]>> {
-    let (count, mut rest) = value.split_first_chunk::<4>()?;
+    let (records, rest) = split_batch(value)?;
+    rest.is_empty().then_some(records)
+}
+
+/// The records of the batch at the start of `data` (batches appended one after another, as
+/// to a log), and what follows it; `None` if `data` does not start with a whole batch.
+pub fn split_batch(data: &[u8]) -> Option<(Vec<&[u8]>, &[u8])> {
+    let (count, mut rest) = data.split_first_chunk::<4>()?;
     let mut records = Vec::new();
     for _ in 0..u32::from_le_bytes(*count) {
         let (length, tail) = rest.split_first_chunk::<4>()?;
@@ -157,7 +165,7 @@ pub fn decode_batch(value: &[u8]) -> Option<Vec<&[u8]>> {
         records.push(record);
         rest = tail;
     }
-    rest.is_empty().then_some(records)
+    Some((records, rest))
 }
 
 #[cfg(test)]
@@ -183,6 +191,11 @@ mod tests {
         assert_eq!(replay.indexes().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["a"], "a masked index stays hidden");
         assert!(replay.apply(&[KIND_INDEX, 1]).is_none(), "a truncated record is refused");
         assert!(decode_batch(&batch[..batch.len() - 1]).is_none());
+        let two = [batch.clone(), batch.clone()].concat();
+        assert!(decode_batch(&two).is_none(), "two batches are not one");
+        let (first, rest) = split_batch(&two).unwrap();
+        assert_eq!((first.len(), rest), (2, &batch[..]));
+        assert!(split_batch(&batch[..batch.len() - 1]).is_none());
         assert_eq!(decode_location(&encode_location(&location)), Some(location.clone()));
         let entries = decode_entries(&encode_entries(index)).unwrap();
         assert_eq!(entries.lookup(&Key::parse("step=1").unwrap()), Some(location));

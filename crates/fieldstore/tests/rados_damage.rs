@@ -50,8 +50,7 @@ fn damaged_objects_and_records_are_reported() {
     // A record no writer could have made, after the real ones: named with its place in the log.
     let index = cluster.io(pool, namespace).unwrap();
     let end = index.size("dataset").unwrap().unwrap();
-    let record = b"\x01not a record";
-    let frame = [&(record.len() as u32).to_le_bytes()[..], record].concat();
+    let frame = fieldstore::index_log::encode_batch(&[b"\x01not a record".to_vec()]);
     index.apply("dataset", &fieldstore::rados::WriteOp::new().append(&frame)).unwrap();
     let err = fs.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
     assert!(err.contains("log record") && err.contains(&format!("at byte {end}")) && err.contains("undecodable"), "{err}");

@@ -4,8 +4,8 @@
 //! namespace <prefix>              fieldstore.datasets   omap: dataset key -> ""  (the datasets)
 //! namespace <prefix><dataset key> dataset               omap: key, schema, identity,
 //!                                                       lock/<action> -> ""
-//!                                                       data: the log, records framed as
-//!                                                       u32 LE length + record
+//!                                                       data: the log, one record batch
+//!                                                       per flush (index_log::encode_batch)
 //!                                 <md5>                 an index: omap element values -> location
 //! ```
 //!
@@ -26,7 +26,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, Result};
-use fieldstore_core::index_log::{decode_location, encode_location, index_record, mask_record, IndexEntries, LogReplay};
+use fieldstore_core::index_log::{
+    decode_location, encode_batch, encode_location, index_record, mask_record, split_batch, IndexEntries, LogReplay,
+};
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
@@ -137,13 +139,8 @@ impl RadosCatalogue {
 /// false if that creation is gone (wiped, and maybe created again: nothing was appended).
 /// Concurrent appends are ordered by the OSD: nothing to retry.
 fn publish(io: &IoCtx, identity: &str, records: &[Vec<u8>]) -> Result<bool> {
-    let mut log = Vec::with_capacity(records.iter().map(|r| 4 + r.len()).sum());
-    for record in records {
-        let length = u32::try_from(record.len()).map_err(|_| Error::Invalid(format!("a log record of {} bytes", record.len())))?;
-        log.extend_from_slice(&length.to_le_bytes());
-        log.extend_from_slice(record);
-    }
-    let append = WriteOp::new().compare_equal("identity", identity.as_bytes()).append(&log);
+    let batch = encode_batch(records);
+    let append = WriteOp::new().compare_equal("identity", identity.as_bytes()).append(&batch);
     // Anything but Applied: another identity (created again) or no dataset object.
     Ok(io.apply(DATASET, &append)? == Outcome::Applied)
 }
@@ -174,23 +171,6 @@ fn read_log(io: &IoCtx, from: u64) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         }
         asked *= 2;
     }
-}
-
-/// Splits a stretch of the log into records; `at` is the stretch's position in the log, for
-/// errors. Appends are whole, so a stretch read to the log's end ends at a record's end.
-fn records<'l>(io: &IoCtx, log: &'l [u8], at: u64) -> Result<Vec<&'l [u8]>> {
-    let mut records = Vec::new();
-    let mut rest = log;
-    while !rest.is_empty() {
-        let position = at + (log.len() - rest.len()) as u64;
-        let corrupt = || Error::corrupt("log record", format!("{} at byte {position}", io.describe(DATASET)), "cut short");
-        let length = rest.get(..4).ok_or_else(corrupt)?;
-        let length = u32::from_le_bytes(length.try_into().expect("four bytes")) as usize;
-        let record = rest.get(4..4 + length).ok_or_else(corrupt)?;
-        records.push(record);
-        rest = &rest[4 + length..];
-    }
-    Ok(records)
 }
 
 impl DatasetWriter {
@@ -389,11 +369,21 @@ impl DatasetView for RadosView {
             *self = RadosView::new(self.io.clone(), std::mem::take(&mut self.schema_text), identity);
             return self.indexes();
         }
-        for record in records(&self.io, &log, self.read_to)? {
-            self.replay.apply(record).ok_or_else(|| {
-                Error::corrupt("log record", format!("{} at byte {}", self.io.describe(DATASET), self.read_to), "undecodable")
-            })?;
-            self.read_to += 4 + record.len() as u64;
+        // Appends are whole, so what was read to the log's end ends at a batch's end: the
+        // whole stretch is split first, so a log cut short is reported before any record in it.
+        let at = |position: u64| format!("{} at byte {position}", self.io.describe(DATASET));
+        let (mut batches, mut rest) = (Vec::new(), &log[..]);
+        while !rest.is_empty() {
+            let position = self.read_to + (log.len() - rest.len()) as u64;
+            let (records, after) = split_batch(rest).ok_or_else(|| Error::corrupt("log record", at(position), "cut short"))?;
+            batches.push((records, (rest.len() - after.len()) as u64));
+            rest = after;
+        }
+        for (records, length) in batches {
+            for record in records {
+                self.replay.apply(record).ok_or_else(|| Error::corrupt("log record", at(self.read_to), "undecodable"))?;
+            }
+            self.read_to += length;
         }
         Ok(self.replay.indexes())
     }
