@@ -45,28 +45,26 @@ fn write_in_256_kib_writes(path: &std::path::Path, pattern: &[u8], skip: usize) 
     File::open(path).unwrap()
 }
 
+/// Five rounds of reading the 1 GiB after the first `skip` bytes of `file` with `pread`, into
+/// `block` one block at a time.
+fn pread_rounds(file: &File, skip: usize, block: &mut [u8]) -> (f64, f64) {
+    five_rounds(|| {
+        for offset in (0..FILE_BYTES).step_by(BLOCK) {
+            file.read_exact_at(block, (skip + offset) as u64).unwrap();
+        }
+    })
+}
+
 fn main() {
     let dir = std::env::args().skip(1).find(|a| !a.starts_with("--")).unwrap_or_else(|| "/tmp".into());
     let path = std::path::Path::new(&dir).join(format!("page-cache-reads-{}", std::process::id()));
     let pattern: Vec<u8> = (0..BLOCK).map(|i| (i % 251) as u8).collect();
     // The page cache holds a file in blocks (folios) aligned in the file and sized by the
     // writes: the same writes made 300 bytes off alignment leave smaller ones, slower to read.
-    let misaligned = {
-        let file = write_in_256_kib_writes(&path, &pattern, 300);
-        let mut block = vec![0u8; BLOCK];
-        five_rounds(|| {
-            for offset in (0..FILE_BYTES).step_by(BLOCK) {
-                file.read_exact_at(&mut block, (300 + offset) as u64).unwrap();
-            }
-        })
-    };
-    let file = write_in_256_kib_writes(&path, &pattern, 0);
     let mut block = vec![0u8; BLOCK];
-    let pread = five_rounds(|| {
-        for offset in (0..FILE_BYTES).step_by(BLOCK) {
-            file.read_exact_at(&mut block, offset as u64).unwrap();
-        }
-    });
+    let misaligned = pread_rounds(&write_in_256_kib_writes(&path, &pattern, 300), 300, &mut block);
+    let file = write_in_256_kib_writes(&path, &pattern, 0);
+    let pread = pread_rounds(&file, 0, &mut block);
     // Each 16 MiB block in two halves, the second read by a second thread.
     let pread_two_threads = five_rounds(|| {
         for offset in (0..FILE_BYTES).step_by(BLOCK) {
