@@ -82,13 +82,13 @@ impl KeywordType {
         let bad = |reason: &str| Error::bad_value(keyword, value, reason.to_string());
         use KeywordType::*;
         Ok(match self {
-            Default => value.to_string(),
-            Lowercase => value.to_ascii_lowercase(),
+            // MARS values are case-insensitive (`class=OD` is `od`), as metkit reads them.
+            Default | Lowercase => value.to_ascii_lowercase(),
             Date => parse_date(value).map_err(|r| bad(&r))?.to_yyyymmdd(),
             Time => canonical_time(value).map_err(|r| bad(&r))?,
             Step => StepValue::parse(value).map_err(|r| bad(&r))?.to_string(),
             Param | ParamId => canonical_param(keyword, value)?,
-            Expver => format!("{value:0>4}"),
+            Expver => format!("{:0>4}", value.to_ascii_lowercase()),
             Integer => value.parse::<i64>().map_err(|_| bad("not an integer"))?.to_string(),
             Double => canonical_double(value).ok_or_else(|| bad("not a number"))?,
             Grid => value.replace('/', "+"),
@@ -124,12 +124,11 @@ impl KeywordType {
             return false;
         }
         match self {
-            Default => true,
-            Lowercase => !value.bytes().any(|b| b.is_ascii_uppercase()),
-            Expver => value.chars().count() >= 4,
+            Default | Lowercase => !value.bytes().any(|b| b.is_ascii_uppercase()),
+            Expver => value.chars().count() >= 4 && !value.bytes().any(|b| b.is_ascii_uppercase()),
             Grid => !value.contains('/'),
             Integer | Param | ParamId | Double => is_plain_integer(value, 15),
-            Step => !value.starts_with('-') && is_plain_integer(value, 15),
+            Step => !value.starts_with('-') && is_plain_integer(value, 9),
             Time => {
                 let b = value.as_bytes();
                 b.len() == 4 && b.iter().all(u8::is_ascii_digit) && &value[..2] <= "23" && &value[2..] <= "59"
@@ -160,84 +159,76 @@ impl KeywordType {
         }
     }
 
-    /// Expands `from/to/to/by/by` (the user's spellings) into canonical values.
+    /// Expands `from/to/to/by/by` (the user's spellings) into canonical values, in the
+    /// order written: `24/to/0/by/12` counts down (the sign of `by` is not needed). Without
+    /// `by`, steps go by 12 hours and times by 6 hours (as in MARS), anything else by 1.
     pub fn expand_range(self, keyword: &str, from: &str, to: &str, by: Option<&str>) -> Result<Vec<String>> {
         let bad = |v: &str, reason: &str| Error::bad_value(keyword, v, reason.to_string());
-        let by_int = |default: i64| -> Result<i64> {
-            let b = match by {
-                Some(b) => b.trim().parse::<i64>().map_err(|_| bad(b, "'by' must be an integer"))?,
-                None => default,
-            };
-            if b == 0 {
-                return Err(bad("0", "'by' must not be zero"));
-            }
-            Ok(b)
-        };
-        let check_len = |n: i64| -> Result<()> {
-            if n < 0 || n as usize > MAX_RANGE_VALUES {
-                return Err(bad(&format!("{from}/to/{to}"), &format!("range must expand to 1..{MAX_RANGE_VALUES} values")));
-            }
-            Ok(())
-        };
+        let whole = |v: &str| v.trim().parse::<i64>().map_err(|_| bad(v, "ranges need integer bounds for this keyword"));
+        let by_whole = || by.map_or(Ok(1), whole);
+        let span = format!("{from}/to/{to}");
         use KeywordType::*;
         match self {
             Date => {
-                let (a, b) = (parse_date(from).map_err(|r| bad(from, &r))?, parse_date(to).map_err(|r| bad(to, &r))?);
-                let step = by_int(1)?;
-                let (da, db) = (a.days(), b.days());
-                check_len((db - da) / step + 1)?;
-                Ok(stepped(da, db, step).map(|d| CivilDate::from_days(d).to_yyyymmdd()).collect())
+                let days = |v: &str| parse_date(v).map(CivilDate::days).map_err(|r| bad(v, &r));
+                let values = counted(keyword, &span, days(from)?, days(to)?, by_whole()?)?;
+                Ok(values.map(|d| CivilDate::from_days(d).to_yyyymmdd()).collect())
             }
             Time => {
                 let minutes = |v: &str| -> Result<i64> {
                     let t = canonical_time(v).map_err(|r| bad(v, &r))?;
-                    Ok(t[..2].parse::<i64>().unwrap() * 60 + t[2..].parse::<i64>().unwrap())
+                    Ok(i64::from(t[..2].parse::<u8>().unwrap_or(0)) * 60 + i64::from(t[2..].parse::<u8>().unwrap_or(0)))
                 };
-                let step = by_int(1)? * 60;
-                let (a, b) = (minutes(from)?, minutes(to)?);
-                check_len((b - a) / step + 1)?;
-                Ok(stepped(a, b, step).map(|m| format!("{:02}{:02}", m / 60, m % 60)).collect())
+                let step = by.map_or(Ok(360), |b| parse_step_minutes(b).map_err(|r| bad(b, &r)))?;
+                let values = counted(keyword, &span, minutes(from)?, minutes(to)?, step)?;
+                Ok(values.map(|m| format!("{:02}{:02}", m / 60, m % 60)).collect())
+            }
+            Step => {
+                let minutes = |v: &str| parse_step_minutes(v).map_err(|r| bad(v, &r));
+                let step = by.map_or(Ok(720), minutes)?;
+                Ok(counted(keyword, &span, minutes(from)?, minutes(to)?, step)?.map(format_step_minutes).collect())
             }
             Double => {
-                let parse = |v: &str| v.trim().parse::<f64>().map_err(|_| bad(v, "not a number"));
-                let (a, b) = (parse(from)?, parse(to)?);
-                let step = match by {
-                    Some(s) => parse(s)?,
-                    None => 1.0,
+                let number = |v: &str| match v.trim().parse::<f64>() {
+                    Ok(x) if x.is_finite() => Ok(x),
+                    _ => Err(bad(v, "not a finite number")),
                 };
+                let (a, b, step) = (number(from)?, number(to)?, by.map_or(Ok(1.0), number)?.abs());
                 if step == 0.0 {
                     return Err(bad("0", "'by' must not be zero"));
                 }
-                let n = ((b - a) / step).floor() as i64 + 1;
-                check_len(n)?;
-                Ok((0..n).map(|i| canonical_double(&(a + step * i as f64).to_string()).unwrap()).collect())
-            }
-            _ => {
-                // Integers, steps (hours) and anything numeric.
-                let parse = |v: &str| -> Result<i64> {
-                    let v = v.trim().trim_end_matches('h');
-                    v.parse::<i64>().map_err(|_| bad(v, "ranges need integer bounds for this keyword"))
+                // Counted, not accumulated: 0.1/to/0.3/by/0.1 is three values.
+                let n = ((b - a).abs() / step + 1e-9).floor() + 1.0;
+                if n > MAX_RANGE_VALUES as f64 {
+                    return Err(bad(&span, &format!("range must expand to at most {MAX_RANGE_VALUES} values")));
+                }
+                let direction = if b < a { -1.0 } else { 1.0 };
+                let value = |i: f64| {
+                    let x = a + direction * step * i;
+                    // Rounded to 9 decimals, so that 3 x 0.1 is written 0.3.
+                    let rounded = (x * 1e9).round() / 1e9;
+                    canonical_double(&rounded.to_string()).unwrap_or_else(|| x.to_string())
                 };
-                let (a, b) = (parse(from)?, parse(to)?);
-                let step = by_int(1)?;
-                check_len((b - a) / step + 1)?;
-                stepped(a, b, step).map(|v| self.canonical(keyword, &v.to_string())).collect()
+                Ok((0..n as usize).map(|i| value(i as f64)).collect())
             }
+            _ => counted(keyword, &span, whole(from)?, whole(to)?, by_whole()?)?.map(|v| self.canonical(keyword, &v.to_string())).collect(),
         }
     }
 }
 
-fn stepped(a: i64, b: i64, step: i64) -> impl Iterator<Item = i64> {
-    let mut next = Some(a);
-    std::iter::from_fn(move || {
-        let v = next?;
-        let in_range = if step > 0 { v <= b } else { v >= b };
-        if !in_range {
-            return None;
-        }
-        next = v.checked_add(step);
-        Some(v)
-    })
+/// `a`, `a ± by`, ... up to `b`, towards `b` whatever the sign of `by`; at most
+/// [`MAX_RANGE_VALUES`] values.
+fn counted(keyword: &str, span: &str, a: i64, b: i64, by: i64) -> Result<impl Iterator<Item = i64>> {
+    let too_many = || Error::bad_value(keyword, span, format!("range must expand to at most {MAX_RANGE_VALUES} values"));
+    let by = by.checked_abs().filter(|&b| b != 0).ok_or_else(|| Error::bad_value(keyword, "0", "'by' must not be zero".to_string()))?;
+    let distance = b.checked_sub(a).and_then(i64::checked_abs).ok_or_else(too_many)?;
+    let count = distance / by + 1;
+    if count > MAX_RANGE_VALUES as i64 {
+        return Err(too_many());
+    }
+    let direction = if b < a { -by } else { by };
+    // No overflow: |i * direction| <= distance.
+    Ok((0..count).map(move |i| a + i * direction))
 }
 
 /// A value's place in its type's order: steps by (end, start), numbers numerically, then
@@ -342,33 +333,81 @@ fn canonical_param(keyword: &str, value: &str) -> Result<String> {
 // ---------------------------------------------------------------------------------------------
 // Steps
 
-/// A step or step range in minutes (`12` = 12 h, `0-6`, `30m`).
+/// A step or step range in minutes (`12` = 12 h, `0-6`, `30m`, `1h30m`, `1d`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StepValue {
     pub start_minutes: i64,
     pub end_minutes: i64,
 }
 
+/// Steps beyond this many minutes (about 190,000 years) are refused, so that every step
+/// arithmetic stays far from overflow.
+const MAX_STEP_MINUTES: i64 = 100_000_000_000;
+
+/// One step in minutes, as MARS writes it: a number of hours (`12`, `1.5`), or numbers with
+/// units `d`, `h`, `m`, `s` one after another (`30m`, `1h30m`, `2d`, `1440m`).
+pub fn parse_step_minutes(text: &str) -> std::result::Result<i64, String> {
+    let t = text.trim();
+    let bad = || format!("'{t}' is not a step (use hours, or units: 30m, 1h30m, 2d)");
+    let (negative, body) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t),
+    };
+    if body.is_empty() {
+        return Err(bad());
+    }
+    let seconds: f64 = if body.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        body.parse::<f64>().map_err(|_| bad())? * 3600.0
+    } else {
+        let mut total = 0.0;
+        let mut rest = body;
+        while !rest.is_empty() {
+            let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
+            let number: f64 = rest[..digits].parse().map_err(|_| bad())?;
+            let unit = rest[digits..].chars().next().ok_or_else(bad)?;
+            total += number
+                * match unit {
+                    'd' | 'D' => 86_400.0,
+                    'h' | 'H' => 3_600.0,
+                    'm' | 'M' => 60.0,
+                    's' | 'S' => 1.0,
+                    _ => return Err(bad()),
+                };
+            rest = &rest[digits + unit.len_utf8()..];
+        }
+        total
+    };
+    let minutes = seconds / 60.0;
+    if !minutes.is_finite() || minutes.fract() != 0.0 {
+        return Err(format!("'{t}' is not a whole number of minutes"));
+    }
+    if minutes > MAX_STEP_MINUTES as f64 {
+        return Err(format!("'{t}' is beyond the largest step ({} hours)", MAX_STEP_MINUTES / 60));
+    }
+    Ok(if negative { -(minutes as i64) } else { minutes as i64 })
+}
+
+/// A step in minutes as FDB5 writes it: whole hours as a number (`30`), otherwise hours and
+/// minutes (`30m`, `1h30m`).
+pub fn format_step_minutes(minutes: i64) -> String {
+    let sign = if minutes < 0 { "-" } else { "" };
+    let (hours, rest) = (minutes.unsigned_abs() / 60, minutes.unsigned_abs() % 60);
+    match (hours, rest) {
+        (h, 0) => format!("{sign}{h}"),
+        (0, m) => format!("{sign}{m}m"),
+        (h, m) => format!("{sign}{h}h{m}m"),
+    }
+}
+
 impl StepValue {
     pub fn parse(text: &str) -> std::result::Result<Self, String> {
-        let minutes = |t: &str| -> std::result::Result<i64, String> {
-            let t = t.trim();
-            let (num, mult) = if let Some(n) = t.strip_suffix('m') {
-                (n, 1)
-            } else if let Some(n) = t.strip_suffix('h') {
-                (n, 60)
-            } else {
-                (t, 60)
-            };
-            num.parse::<i64>().map(|n| n * mult).map_err(|_| format!("'{t}' is not a step"))
-        };
         // A leading '-' is a negative step, not a range separator.
         let from = usize::from(text.starts_with('-'));
         let split = text[from..].find('-').map(|i| i + from);
         let (start, end) = match split {
-            Some(i) => (minutes(&text[..i])?, minutes(&text[i + 1..])?),
+            Some(i) => (parse_step_minutes(&text[..i])?, parse_step_minutes(&text[i + 1..])?),
             None => {
-                let m = minutes(text)?;
+                let m = parse_step_minutes(text)?;
                 (m, m)
             }
         };
@@ -381,11 +420,10 @@ impl StepValue {
 
 impl std::fmt::Display for StepValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let one = |m: i64| if m % 60 == 0 { (m / 60).to_string() } else { format!("{m}m") };
         if self.start_minutes == self.end_minutes {
-            f.write_str(&one(self.end_minutes))
+            f.write_str(&format_step_minutes(self.end_minutes))
         } else {
-            write!(f, "{}-{}", one(self.start_minutes), one(self.end_minutes))
+            write!(f, "{}-{}", format_step_minutes(self.start_minutes), format_step_minutes(self.end_minutes))
         }
     }
 }
@@ -619,6 +657,8 @@ mod tests {
         assert_eq!(c(Date, "2024060"), "20240229");
         assert_eq!(c(Expver, "1"), "0001");
         assert_eq!(c(Expver, "x1ab"), "x1ab");
+        assert_eq!(c(Expver, "ABCD"), "abcd");
+        assert_eq!(c(Default, "OPER"), "oper");
         assert_eq!(c(Integer, "013"), "13");
         assert_eq!(c(Double, "500.0"), "500");
         assert_eq!(c(Double, "0.5"), "0.5");
@@ -670,6 +710,55 @@ mod tests {
         assert_eq!(Integer.expand_range("number", "3", "1", Some("-1")).unwrap(), ["3", "2", "1"]);
         assert!(Integer.expand_range("number", "0", "10000000", None).is_err());
         assert!(Integer.expand_range("number", "0", "1", Some("0")).is_err());
+    }
+
+    #[test]
+    fn steps_carry_their_units_and_print_as_fdb5() {
+        for (written, canonical) in [
+            ("30", "30"),
+            ("30h", "30"),
+            ("30m", "30m"),
+            ("0h30m", "30m"),
+            ("90m", "1h30m"),
+            ("1h30m", "1h30m"),
+            ("1.5", "1h30m"),
+            ("1d", "24"),
+            ("2D", "48"),
+            ("1440m", "24"),
+            ("0-24h", "0-24"),
+            ("0m-90m", "0-1h30m"),
+        ] {
+            assert_eq!(c(Step, written), canonical, "{written}");
+        }
+        for bad in ["1x", "h", "30s", "1.0001", "4611686018427387904", "nan"] {
+            assert!(Step.canonical("step", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn ranges_count_in_their_units_and_either_direction() {
+        let r = |t: KeywordType, a: &str, b: &str, by: Option<&str>| t.expand_range("k", a, b, by).unwrap();
+        assert_eq!(r(Step, "0", "24", None), ["0", "12", "24"]);
+        assert_eq!(r(Step, "24", "0", Some("12")), ["24", "12", "0"]);
+        assert_eq!(r(Step, "24", "0", Some("-12")), ["24", "12", "0"]);
+        assert_eq!(r(Step, "0", "2d", Some("1d")), ["0", "24", "48"]);
+        assert_eq!(r(Step, "0", "90m", Some("30m")), ["0", "30m", "1", "1h30m"]);
+        assert_eq!(r(Time, "0", "18", None), ["0000", "0600", "1200", "1800"]);
+        assert_eq!(r(Date, "20231203", "20231201", None), ["20231203", "20231202", "20231201"]);
+        assert_eq!(r(Double, "0.1", "0.3", Some("0.1")), ["0.1", "0.2", "0.3"]);
+        assert_eq!(r(Double, "0.3", "0.1", Some("-0.1")), ["0.3", "0.2", "0.1"]);
+        assert_eq!(r(Integer, "3", "1", None), ["3", "2", "1"]);
+        for (t, a, b, by) in [
+            (Integer, "-1", "9223372036854775807", Some("-1")),
+            (Time, "0", "12", Some("4611686018427387904")),
+            (Double, "nan", "1", None),
+            (Double, "inf", "inf", None),
+            (Double, "1", "2", Some("inf")),
+            (Double, "1", "nan", None),
+            (Step, "0", "4611686018427387904", None),
+        ] {
+            assert!(t.expand_range("k", a, b, by).is_err(), "{a}/to/{b}/by/{by:?}");
+        }
     }
 
     #[test]

@@ -17,6 +17,13 @@ pub struct CodesContext {
     _private: [u8; 0],
 }
 
+/// `codes_log_proc`: receives each message ecCodes would print, with its level.
+pub type CodesLogProc = extern "C" fn(c: *const CodesContext, level: c_int, message: *const c_char);
+
+/// `GRIB_LOG_ERROR` and `GRIB_LOG_FATAL`: the levels of messages that report a failure.
+pub const LOG_ERROR: c_int = 2;
+pub const LOG_FATAL: c_int = 3;
+
 /// `CODES_KEYS_ITERATOR_ALL_KEYS`
 pub const KEYS_ITERATOR_ALL_KEYS: c_ulong = 0;
 
@@ -36,4 +43,6 @@ extern "C" {
     pub fn codes_keys_iterator_get_name(it: *const CodesKeysIterator) -> *const c_char;
     pub fn codes_keys_iterator_delete(it: *mut CodesKeysIterator) -> c_int;
     pub fn codes_get_error_message(code: c_int) -> *const c_char;
+    pub fn codes_context_get_default() -> *mut CodesContext;
+    pub fn codes_context_set_logging_proc(c: *mut CodesContext, log: CodesLogProc);
 }

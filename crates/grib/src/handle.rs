@@ -1,5 +1,7 @@
-//! A safe wrapper over an ecCodes handle.
+//! A safe wrapper over an ecCodes handle, and ecCodes' messages kept off the user's
+//! standard error: they are collected per thread ([`take_errors`]) for the caller to report.
 
+use std::cell::RefCell;
 use std::ffi::{CStr, CString};
 use std::marker::PhantomData;
 use std::os::raw::c_long;
@@ -15,9 +17,43 @@ pub struct Handle<'a> {
     _data: PhantomData<&'a [u8]>,
 }
 
-fn error_text(code: i32) -> String {
+thread_local! {
+    /// The error messages ecCodes logged on this thread since the last [`take_errors`].
+    static ERRORS: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+extern "C" fn collect(_: *const ffi::CodesContext, level: std::os::raw::c_int, message: *const std::os::raw::c_char) {
+    if level != ffi::LOG_ERROR && level != ffi::LOG_FATAL || message.is_null() {
+        return;
+    }
+    // SAFETY: ecCodes passes a NUL-terminated message, valid for this call.
+    let text = unsafe { CStr::from_ptr(message) }.to_string_lossy().trim().to_string();
+    // A panic must not unwind into C: a poisoned or re-entered cell only loses the message.
+    let _ = ERRORS.try_with(|e| e.try_borrow_mut().map(|mut e| e.push(text)));
+}
+
+/// Routes ecCodes' messages to [`collect`] instead of standard error (once per process).
+fn quiet() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: the default context lives as long as the process; the procedure is a plain fn.
+    ONCE.call_once(|| unsafe { ffi::codes_context_set_logging_proc(ffi::codes_context_get_default(), collect) });
+}
+
+/// The error messages ecCodes logged on this thread since the last call, oldest first.
+pub fn take_errors() -> Vec<String> {
+    quiet();
+    ERRORS.with(|e| std::mem::take(&mut *e.borrow_mut()))
+}
+
+/// An error for a failed ecCodes call: its code's text and what ecCodes logged meanwhile.
+fn failure(context: String, code: i32) -> Error {
     // SAFETY: ecCodes returns a static string for any code.
-    unsafe { CStr::from_ptr(ffi::codes_get_error_message(code)) }.to_string_lossy().into_owned()
+    let mut message = unsafe { CStr::from_ptr(ffi::codes_get_error_message(code)) }.to_string_lossy().into_owned();
+    let logged = take_errors();
+    if !logged.is_empty() {
+        message = format!("{message} ({})", logged.join("; "));
+    }
+    Error::Grib { context, message }
 }
 
 fn c_key(key: &str) -> CString {
@@ -27,6 +63,7 @@ fn c_key(key: &str) -> CString {
 impl<'a> Handle<'a> {
     /// A handle over one whole GRIB message.
     pub fn from_message(data: &'a [u8]) -> Option<Handle<'a>> {
+        quiet();
         // SAFETY: data outlives the handle ('a); ecCodes only reads it.
         let ptr = unsafe { ffi::codes_handle_new_from_message(ptr::null_mut(), data.as_ptr().cast(), data.len()) };
         (!ptr.is_null()).then_some(Handle { ptr, _data: PhantomData })
@@ -37,7 +74,7 @@ impl<'a> Handle<'a> {
         // SAFETY: valid handle and NUL-terminated key.
         let rc = unsafe { ffi::codes_get_long(self.ptr, c_key(key).as_ptr(), &mut v) };
         if rc != 0 {
-            return Err(Error::Grib { context: format!("key '{key}'"), message: error_text(rc) });
+            return Err(failure(format!("key '{key}'"), rc));
         }
         Ok(v as i64)
     }
@@ -48,7 +85,7 @@ impl<'a> Handle<'a> {
         // SAFETY: buf is writable for len bytes; ecCodes writes a NUL-terminated string.
         let rc = unsafe { ffi::codes_get_string(self.ptr, c_key(key).as_ptr(), buf.as_mut_ptr().cast(), &mut len) };
         if rc != 0 {
-            return Err(Error::Grib { context: format!("key '{key}'"), message: error_text(rc) });
+            return Err(failure(format!("key '{key}'"), rc));
         }
         let end = buf.iter().position(|&b| b == 0).unwrap_or(len.min(buf.len()));
         Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
@@ -58,7 +95,7 @@ impl<'a> Handle<'a> {
         // SAFETY: valid handle and key.
         let rc = unsafe { ffi::codes_set_long(self.ptr, c_key(key).as_ptr(), value as c_long) };
         if rc != 0 {
-            return Err(Error::Grib { context: format!("setting {key}={value}"), message: error_text(rc) });
+            return Err(failure(format!("setting {key}={value}"), rc));
         }
         Ok(())
     }
@@ -69,7 +106,7 @@ impl<'a> Handle<'a> {
         // SAFETY: valid handle, key and value.
         let rc = unsafe { ffi::codes_set_string(self.ptr, c_key(key).as_ptr(), v.as_ptr(), &mut len) };
         if rc != 0 {
-            return Err(Error::Grib { context: format!("setting {key}={value}"), message: error_text(rc) });
+            return Err(failure(format!("setting {key}={value}"), rc));
         }
         Ok(())
     }
@@ -78,7 +115,7 @@ impl<'a> Handle<'a> {
         // SAFETY: valid handle; values is readable for its length; ecCodes copies them.
         let rc = unsafe { ffi::codes_set_double_array(self.ptr, c_key(key).as_ptr(), values.as_ptr(), values.len()) };
         if rc != 0 {
-            return Err(Error::Grib { context: format!("setting {key} ({} values)", values.len()), message: error_text(rc) });
+            return Err(failure(format!("setting {key} ({} values)", values.len()), rc));
         }
         Ok(())
     }
@@ -109,7 +146,7 @@ impl<'a> Handle<'a> {
         // SAFETY: ecCodes points p at its own buffer of len bytes, valid while the handle lives.
         let rc = unsafe { ffi::codes_get_message(self.ptr, &mut p, &mut len) };
         if rc != 0 || p.is_null() {
-            return Err(Error::Grib { context: "encoding message".into(), message: error_text(rc) });
+            return Err(failure("encoding message".into(), rc));
         }
         // SAFETY: see above; copied before the handle can change.
         Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }.to_vec())
@@ -119,6 +156,7 @@ impl<'a> Handle<'a> {
 impl Handle<'static> {
     /// A handle over a copy of one whole GRIB message (its keys may then be set).
     pub fn from_message_copy(data: &[u8]) -> Result<Handle<'static>> {
+        quiet();
         // SAFETY: ecCodes copies the bytes before returning.
         let ptr = unsafe { ffi::codes_handle_new_from_message_copy(ptr::null_mut(), data.as_ptr().cast(), data.len()) };
         if ptr.is_null() {
@@ -129,6 +167,7 @@ impl Handle<'static> {
 
     /// A new handle from one of ecCodes' GRIB samples (e.g. `GRIB2`, `reduced_gg_pl_32_grib1`).
     pub fn from_sample(name: &str) -> Result<Handle<'static>> {
+        quiet();
         let n = c_key(name);
         // SAFETY: NUL-terminated sample name; ecCodes owns the new handle's memory.
         let ptr = unsafe { ffi::codes_grib_handle_new_from_samples(ptr::null_mut(), n.as_ptr()) };

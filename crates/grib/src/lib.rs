@@ -11,18 +11,23 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use fieldstore_core::error::{Error, Result};
-use fieldstore_core::types::{set_param_resolver, ParamResolver};
+use fieldstore_core::types::{format_step_minutes, set_param_resolver, ParamResolver};
 use fieldstore_core::Key;
 
-pub use handle::Handle;
+pub use handle::{take_errors, Handle};
 pub use scan::{scan, MessageSpan};
 
 /// The MARS identifier of one GRIB message, from ecCodes' `mars` namespace. `param` is the
-/// parameter id (`paramId`), so GRIB1 `130.128` and GRIB2 `130` agree.
+/// parameter id (`paramId`), so GRIB1 `130.128` and GRIB2 `130` agree; `step` is the end of
+/// the forecast's time range in the unit the message gives (see [`step_minutes`]); ecCodes'
+/// internal keys (`_leg_number`, ...) are not MARS keywords and are left out.
 pub fn mars_keys(message: &[u8]) -> Result<Key> {
-    let handle = Handle::from_message(message)
-        .ok_or_else(|| Error::Grib { context: "message".into(), message: "ecCodes cannot decode it".into() })?;
-    let names = handle.namespace_keys("mars");
+    take_errors();
+    let mut handle = Handle::from_message(message).ok_or_else(|| Error::Grib {
+        context: "message".into(),
+        message: format!("ecCodes cannot decode it ({})", take_errors().join("; ")),
+    })?;
+    let names: Vec<String> = handle.namespace_keys("mars").into_iter().filter(|name| !name.starts_with('_')).collect();
     if names.is_empty() {
         return Err(Error::Grib {
             context: "message".into(),
@@ -31,12 +36,32 @@ pub fn mars_keys(message: &[u8]) -> Result<Key> {
     }
     let mut key = Key::new();
     for name in names {
-        let value = if name == "param" { handle.get_long("paramId")?.to_string() } else { handle.get_string(&name)? };
+        let value = match name.as_str() {
+            "param" => handle.get_long("paramId")?.to_string(),
+            "step" => format_step_minutes(step_minutes(&mut handle)?),
+            _ => handle.get_string(&name)?,
+        };
         if !value.is_empty() && key.get(&name).is_none() {
             key.push(name, value);
         }
     }
+    // ecCodes logs an error and goes on where it cannot read a definition: the keys it then
+    // returns may lack one (an ensemble member without `number` would replace another).
+    let logged = take_errors();
+    if !logged.is_empty() {
+        return Err(Error::Grib { context: "message".into(), message: format!("ecCodes reported: {}", logged.join("; ")) });
+    }
     Ok(key)
+}
+
+/// The step of a message in minutes: the end of its time range (MARS names an accumulation
+/// over 0-24 h by step 24), read in minutes whatever unit the message uses. ecCodes' `step`
+/// key is given in the message's own unit, which older ecCodes versions (2.28) do not name:
+/// a 30-minute step reads `30`, as a 30-hour one does; asking for minutes is exact in all.
+pub fn step_minutes(handle: &mut Handle<'_>) -> Result<i64> {
+    const MINUTES: i64 = 0;
+    handle.set_long("stepUnits", MINUTES)?;
+    handle.get_long("endStep")
 }
 
 /// Builds a GRIB message from an ecCodes sample, setting keys in the given order. Integer
@@ -65,28 +90,35 @@ pub fn fill_values(message: &[u8], bits_per_value: i64) -> Result<Vec<u8>> {
     h.message()
 }
 
-/// Parameter names resolved by ecCodes: a GRIB2 sample with ECMWF's local tables is given the
-/// `shortName` and asked for its `paramId`. Results are cached.
+/// Parameter names resolved by ecCodes, as metkit resolves them: a sample with ECMWF as its
+/// centre is given the `shortName` and asked for its `paramId`; GRIB1 first (its tables name
+/// accumulated and extreme fields, `tp`, `mx2t`, which a plain GRIB2 product cannot hold),
+/// then GRIB2 (for parameters only it has). Results are cached.
 struct EccodesParams {
     cache: Mutex<HashMap<String, Option<i64>>>,
 }
 
-impl ParamResolver for EccodesParams {
-    fn param_id(&self, name: &str) -> Option<i64> {
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(v) = cache.get(name) {
-            return *v;
-        }
-        let resolved = (|| {
-            let mut h = Handle::from_sample("GRIB2").ok()?;
+impl EccodesParams {
+    fn resolve(name: &str) -> Option<i64> {
+        let in_sample = |sample: &str| -> Option<i64> {
+            let mut h = Handle::from_sample(sample).ok()?;
             h.set_long("centre", 98).ok()?;
             h.set_string("shortName", name).ok()?;
             let id = h.get_long("paramId").ok()?;
             // ecCodes falls back to "unknown" shortNames; only accept an exact round trip.
             (h.get_string("shortName").ok()? == name).then_some(id)
-        })();
-        cache.insert(name.to_string(), resolved);
-        resolved
+        };
+        let id = in_sample("GRIB1").or_else(|| in_sample("GRIB2"));
+        // A name one edition does not know is logged by ecCodes: not the user's error.
+        take_errors();
+        id
+    }
+}
+
+impl ParamResolver for EccodesParams {
+    fn param_id(&self, name: &str) -> Option<i64> {
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        *cache.entry(name.to_string()).or_insert_with(|| Self::resolve(name))
     }
 }
 
@@ -169,5 +201,9 @@ mod tests {
         assert_eq!(r.param_id("t"), Some(130));
         assert_eq!(r.param_id("2t"), Some(167));
         assert_eq!(r.param_id("no_such_param_name"), None);
+        for (name, id) in [("tp", 228), ("lsp", 142), ("10fg", 49), ("mx2t", 201), ("cp", 143), ("swh", 140229), ("2dfd", 140251)] {
+            assert_eq!(r.param_id(name), Some(id), "{name}");
+        }
+        assert!(take_errors().is_empty(), "ecCodes' messages about names it does not know are not kept");
     }
 }

@@ -67,7 +67,8 @@ pub enum Matcher {
     AnyOf(Vec<String>),
     /// `k=!a/b`: present with none of these values.
     Exclude(Vec<String>),
-    /// `k?` or `k?default`: may be absent; absent means the default (or empty).
+    /// `k?` or `k?default`: may be absent; absent is the empty value. The default is kept
+    /// but, as in FDB5 5.25, not used: fields archived without the keyword have it empty.
     Optional(Option<String>),
     /// `k-`: consumed on archive but not part of any key.
     Hidden(Option<String>),
@@ -438,10 +439,8 @@ impl Predicate {
         let canonical = |v: &'a str| self.ty.canonical_cow(kw, v);
         Ok(match (&self.matcher, raw) {
             (Matcher::Hidden(_), _) => Take::Hidden,
-            (Matcher::Optional(default), None) => Take::Value(match default {
-                Some(d) => canonical(d)?,
-                None => "".into(),
-            }),
+            // Absent is empty, default or not: FDB5 5.25 stores nothing for `timespan?none`.
+            (Matcher::Optional(_), None) => Take::Value("".into()),
             (_, None) => Take::Fail(Miss::Missing(self)),
             (Matcher::Always | Matcher::Optional(_), Some(v)) => Take::Value(canonical(v)?),
             (Matcher::AnyOf(_), Some(v)) => {

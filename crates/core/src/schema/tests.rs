@@ -39,9 +39,10 @@ fn fdb5_schema_splits_operational_identifiers() {
         .split(&key("class=od,expver=1,stream=oper,date=20231201,time=0,domain=g,type=me,levtype=ml,step=0,number=3,levelist=1,param=138"))
         .unwrap();
     assert_eq!(me.element.to_string(), "step=0,levelist=1,param=138,coeffindex=");
-    // Optional with default: domain?g
+    // Optional with default (domain?g, timespan?none): absent is empty, as in FDB5.
     let wave = schema.split(&key("class=od,expver=1,stream=oper,date=20231201,time=0,type=fc,levtype=sfc,step=6,param=167")).unwrap();
-    assert_eq!(wave.dataset.get("domain"), Some("g"));
+    assert_eq!(wave.dataset.get("domain"), Some(""));
+    assert_eq!(wave.collocation.get("timespan"), Some(""));
 }
 
 const SMALL: &str = "
@@ -58,8 +59,8 @@ param: Param; step: Step; time: Time; expver: Expver;
 fn predicates_values_exclusions_defaults_hidden_and_rule_types() {
     let s = Schema::parse("small", SMALL).unwrap();
     let an = s.split(&key("class=od,expver=1,stream=oper,date=20231201,time=0,type=an,levtype=sfc,param=167,grid=1/1")).unwrap();
-    assert_eq!(an.dataset.to_string(), "class=od,expver=0001,stream=oper,date=20231201,time=0000,domain=g");
-    assert_eq!(an.element.to_string(), "step=0,levelist=,param=167");
+    assert_eq!(an.dataset.to_string(), "class=od,expver=0001,stream=oper,date=20231201,time=0000,domain=");
+    assert_eq!(an.element.to_string(), "step=,levelist=,param=167");
     let err = s.split(&key("class=xx,expver=1,stream=oper,date=1,time=0,type=an,levtype=sfc,param=1")).unwrap_err();
     assert!(err.to_string().contains("class=xx is not one of od/rd"), "{err}");
     let err = s.split(&key("class=od,expver=1,stream=test,date=1,time=0,type=an,levtype=sfc,param=1")).unwrap_err();
