@@ -54,9 +54,12 @@ enum Command {
         /// Show each field's location (file or object, offset, length)
         #[arg(long)]
         location: bool,
-        /// One k=v,k=v line per field, nothing else
-        #[arg(long, conflicts_with = "json")]
+        /// FDB5's porcelain lines: {dataset}{collocation}{element} and nothing else, for scripts
+        #[arg(long, conflicts_with_all = ["json", "flat"])]
         porcelain: bool,
+        /// One k=v,k=v,... line per field (the whole identifier, as a request would name it)
+        #[arg(long, conflicts_with = "json")]
+        flat: bool,
         #[arg(long)]
         json: bool,
     },
@@ -191,9 +194,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Archive { files, key } => archive(&mut open(config)?, &files, key.as_deref()),
         Command::Retrieve { request, output } => retrieve(&mut open(config)?, &request.requests()?, &output),
-        Command::List { request, depth, full, location, porcelain, json } => {
+        Command::List { request, depth, full, location, porcelain, flat, json } => {
             let fs = &mut open(config)?;
-            let style = output::ListStyle { location, porcelain, json };
+            let style = output::ListStyle { location, porcelain, flat, json };
             for r in request.requests()? {
                 let matches = fs.list(&r, ListOptions { depth, include_superseded: full })?;
                 output::print_list(&matches, depth, style)?;

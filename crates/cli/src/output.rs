@@ -12,7 +12,10 @@ use serde::Serialize;
 #[derive(Clone, Copy)]
 pub struct ListStyle {
     pub location: bool,
+    /// FDB5's lines and nothing else (no marks of fieldstore's own).
     pub porcelain: bool,
+    /// `k=v,...` lines.
+    pub flat: bool,
     pub json: bool,
 }
 
@@ -45,35 +48,28 @@ pub fn print_list(m: &Matches, depth: u8, style: ListStyle) -> anyhow::Result<()
         writeln!(out)?;
         return Ok(out.flush()?);
     }
+    let line = |keys: &[&Key]| if style.flat { Key::join(keys).display_non_empty() } else { keys.iter().map(|k| braces(k)).collect() };
     match depth {
         1 => {
             for d in &m.datasets {
-                writeln!(out, "{}", if style.porcelain { d.display_non_empty() } else { braces(d) })?;
+                writeln!(out, "{}", line(&[d]))?;
             }
         }
         2 => {
             for (d, c) in &m.collocations {
-                writeln!(
-                    out,
-                    "{}",
-                    if style.porcelain { Key::join(&[d, c]).display_non_empty() } else { format!("{}{}", braces(d), braces(c)) }
-                )?;
+                writeln!(out, "{}", line(&[d, c]))?;
             }
         }
         _ => {
             for f in &m.fields {
-                let mut line = if style.porcelain {
-                    f.identifier().to_string()
-                } else {
-                    format!("{}{}{}", braces(&f.dataset), braces(&f.collocation), braces(&f.element))
-                };
+                let mut text = line(&[&f.dataset, &f.collocation, &f.element]);
                 if style.location {
-                    line.push_str(&format!(" {} offset={} length={}", f.location.uri, f.location.offset, f.location.length));
+                    text.push_str(&format!(" {} offset={} length={}", f.location.uri, f.location.offset, f.location.length));
                 }
                 if f.superseded && !style.porcelain {
-                    line.push_str(" (superseded)");
+                    text.push_str(" (superseded)");
                 }
-                writeln!(out, "{line}")?;
+                writeln!(out, "{text}")?;
             }
         }
     }

@@ -63,7 +63,7 @@ fn archive_list_axes_retrieve_round_trip() {
          {class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}{type=fc,levtype=pl}{step=6,levelist=850,param=131}\n"
     );
     assert_eq!(
-        env.ok(&["list", "--porcelain", "class=od,step=12,levelist=500,param=t"]),
+        env.ok(&["list", "--flat", "class=od,step=12,levelist=500,param=t"]),
         "class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=12,levelist=500,param=130\n"
     );
     assert_eq!(env.ok(&["list", "--depth", "1"]), "{class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}\n");
@@ -167,7 +167,7 @@ fn config_and_schema_errors_name_the_culprit() {
     let split = env.ok(&[
         "schema",
         "--split",
-        "class=od,expver=1,stream=enfo,date=20231201,time=0,type=pf,levtype=pl,step=1,number=2,levelist=500,param=t",
+        "class=od,expver=1,stream=enfo,date=20231201,time=0,domain=g,type=pf,levtype=pl,step=1,number=2,levelist=500,param=t",
     ]);
     assert_eq!(split, "{class=od,expver=0001,stream=enfo,date=20231201,time=0000,domain=g}{type=pf,levtype=pl,anoffset=}{step=1,number=2,levelist=500,param=130,frequency=,direction=}\n");
     let info: serde_json::Value = serde_json::from_str(&env.ok(&["info", "--json"])).unwrap();
