@@ -2,15 +2,10 @@
 # Runs one of FDB5's own tools (fdb-write, fdb-list, ...) from the PyPI wheel against a root
 # directory, with the same schema as ../shared/peer/fdb5-peer.sh, for side-by-side runs.
 #   fdb5-tool.sh ROOT TOOL [ARGS...]
-# Installs FDB5 into $FDB5_PEER_VENV (default ~/.cache/fdb5-peer) on first use, as the peer does.
+# Installs FDB5 on first use (scripts/fdb5-install.sh).
 set -euo pipefail
 root=$1 tool=$2; shift 2
-venv=${FDB5_PEER_VENV:-$HOME/.cache/fdb5-peer}
-if [[ ! -x $venv/bin/python ]]; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q pyfdb fdb5lib >&2
-fi
-sp=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+sp=$(bash "$(dirname "$0")/fdb5-install.sh")
 home=$(mktemp -d); trap 'rm -rf "$home"' EXIT
 mkdir -p "$home/etc/fdb" "$root"
 cat > "$home/schema" <<'SCHEMA'

@@ -33,7 +33,7 @@ enum Command {
         #[arg(long, value_name = "KEY")]
         key: Option<String>,
     },
-    /// Retrieve the fields a MARS request names, in numeric key order
+    /// Retrieve the fields a MARS request names, in the order it names values (as FDB5)
     Retrieve {
         #[command(flatten)]
         request: RequestArgs,
@@ -198,7 +198,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let fs = &mut open(config)?;
             let style = output::ListStyle { location, porcelain, flat, json };
             for r in request.requests()? {
-                let matches = fs.list(&r, ListOptions { depth, include_superseded: full })?;
+                let matches = fs.list(&r, ListOptions { depth, include_superseded: full, ..ListOptions::default() })?;
                 output::print_list(&matches, depth, style)?;
                 if let Some(why) = &matches.explanation {
                     eprintln!("fieldstore: nothing matched {r}: {why}");

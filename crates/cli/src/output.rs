@@ -117,7 +117,7 @@ pub fn print_wipe(r: &WipeReport, json: bool) -> anyhow::Result<()> {
         for (d, c) in &r.collocations {
             s.push_str(&format!("{verb} collocation {}{}\n", braces(d), braces(c)));
         }
-        for u in &r.removed {
+        for u in r.removed.iter().chain(&r.catalogue_removed) {
             s.push_str(&format!("  {} {u}\n", if r.done { "removed" } else { "would remove" }));
         }
         s
@@ -128,11 +128,12 @@ pub fn print_purge(r: &PurgeReport, json: bool) -> anyhow::Result<()> {
     print_json_or(r, json, |r| {
         let verb = if r.done { "purged" } else { "would purge (dry run; add --doit)" };
         format!(
-            "{verb}: {} superseded fields ({} bytes), {} indexes hidden, {} data files/objects removed; {} superseded bytes share files with live fields and stay\n",
+            "{verb}: {} superseded fields ({} bytes), {} indexes hidden, {} data files/objects removed{}; {} superseded bytes share files with live fields and stay\n",
             r.superseded_fields,
             r.superseded_bytes,
             r.indexes_masked,
             r.removed.len(),
+            if r.done { format!(", {} index files removed", r.catalogue_removed.len()) } else { String::new() },
             r.unreclaimable_bytes
         )
     })

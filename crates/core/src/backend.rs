@@ -193,6 +193,7 @@ pub trait DatasetView {
     fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>>;
     /// Every entry of one index.
     fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>>;
-    /// Hides indexes from all readers (purge, partial wipe).
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<()>;
+    /// Hides indexes from all readers (purge, partial wipe). Returns the catalogue files or
+    /// objects it removed because no visible index uses them any more (for the report).
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>>;
 }

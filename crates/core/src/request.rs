@@ -67,8 +67,12 @@ impl Request {
                     if keyword.is_empty() || !keyword.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                         return Err(syntax(item, format!("'{}' is not a keyword", k.trim())));
                     }
-                    let values = parse_values(&keyword, v.trim())?;
                     let request = requests.last_mut().unwrap();
+                    // `k=off` unsets a keyword, as in MARS (`levtype=sfc,levelist=off`).
+                    if v.trim().eq_ignore_ascii_case("off") {
+                        continue;
+                    }
+                    let values = parse_values(&keyword, v.trim())?;
                     if request.get(&keyword).is_some() {
                         return Err(syntax(item, format!("keyword '{keyword}' given twice in one request")));
                     }
@@ -111,7 +115,9 @@ impl Request {
                 ValueItem::Range { from, to, by } => out.extend(ty.expand_range(keyword, from, to, by.as_deref())?),
             }
         }
-        out.dedup();
+        // A value named twice is one value, at its first place (FDB5 and MARS do the same).
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|v| seen.insert(v.clone()));
         Ok(Some(out))
     }
 }
@@ -246,6 +252,13 @@ mod tests {
         assert_eq!(all[1].verb.as_deref(), Some("list"));
         assert_eq!(all[1].values("expver", Expver).unwrap().unwrap(), ["0001"]);
         assert!(Request::parse(text).is_err());
+    }
+
+    #[test]
+    fn off_unsets_a_keyword_and_repeated_values_count_once() {
+        let r = Request::parse("levtype=sfc,levelist=OFF,step=6/0/6/12/0").unwrap();
+        assert_eq!(r.get("levelist"), None);
+        assert_eq!(r.values("step", Step).unwrap().unwrap(), ["6", "0", "12"]);
     }
 
     #[test]

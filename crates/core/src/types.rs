@@ -169,6 +169,22 @@ impl KeywordType {
         let span = format!("{from}/to/{to}");
         use KeywordType::*;
         match self {
+            // Types read from a date (a climate month, a year): the range is one of dates, or
+            // of months (`oct/to/dec`), as MARS expands `date` before any schema type reads it.
+            ClimateMonthly | ClimateDaily | Year | Month | YearMonth | MonthOfDate => {
+                let expanded = match Date.expand_range(keyword, from, to, by) {
+                    Ok(dates) => dates,
+                    Err(date_error) => month_range(from, to).ok_or(date_error)?,
+                };
+                let mut values: Vec<String> = Vec::new();
+                for value in expanded {
+                    let canonical = self.canonical(keyword, &value)?;
+                    if !values.contains(&canonical) {
+                        values.push(canonical);
+                    }
+                }
+                Ok(values)
+            }
             Date => {
                 let days = |v: &str| parse_date(v).map(CivilDate::days).map_err(|r| bad(v, &r));
                 let values = counted(keyword, &span, days(from)?, days(to)?, by_whole()?)?;
@@ -551,8 +567,12 @@ fn canonical_time(text: &str) -> std::result::Result<String, String> {
 
 const MONTHS: [&str; 12] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
+/// A month from its name or its three-letter abbreviation (`november`, `nov`).
 fn month_from_name(name: &str) -> Option<u32> {
-    MONTHS.iter().position(|m| name.eq_ignore_ascii_case(m)).map(|i| i as u32 + 1)
+    let name = name.to_ascii_lowercase();
+    let abbreviation = name.get(..3)?;
+    let full = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+    MONTHS.iter().position(|m| *m == abbreviation).filter(|&i| name.len() == 3 || full[i] == name).map(|i| i as u32 + 1)
 }
 
 /// ClimateDaily: month * 100 + day, from a date or `mon-D`.
@@ -567,15 +587,23 @@ fn climate_day(value: &str) -> std::result::Result<u32, String> {
     Ok(month * 100 + day)
 }
 
+/// `oct/to/dec`, `10/to/12`: the month numbers from one month to another, either way.
+fn month_range(from: &str, to: &str) -> Option<Vec<String>> {
+    let month = |v: &str| month_from_name(v).or_else(|| v.parse::<u32>().ok().filter(|m| (1..=12).contains(m)));
+    let (a, b) = (month(from.trim())?, month(to.trim())?);
+    let months: Vec<u32> = if a <= b { (a..=b).collect() } else { (b..=a).rev().collect() };
+    Some(months.into_iter().map(|m| m.to_string()).collect())
+}
+
 /// ClimateMonthly: the month number, from a date, a month number or a month name.
 fn climate_month(value: &str) -> std::result::Result<u32, String> {
-    if let Ok(n) = value.parse::<u32>() {
-        if (1..=12).contains(&n) {
-            return Ok(n);
-        }
-        return Ok(parse_date(value)?.month);
+    if let Some(month) = month_from_name(value) {
+        return Ok(month);
     }
-    month_from_name(value).ok_or_else(|| format!("'{value}' is not a month"))
+    match value.parse::<u32>() {
+        Ok(n) if (1..=12).contains(&n) => Ok(n),
+        _ => parse_date(value).map(|d| d.month).map_err(|_| format!("'{value}' is not a month or a date")),
+    }
 }
 
 #[cfg(test)]
@@ -673,6 +701,9 @@ mod tests {
         assert_eq!(c(Ignore, "anything"), "");
         assert_eq!(c(ClimateMonthly, "20100401"), "4");
         assert_eq!(c(ClimateMonthly, "may"), "5");
+        assert_eq!(c(ClimateMonthly, "November"), "11");
+        assert_eq!(c(ClimateMonthly, "2023-12-01"), "12");
+        assert!(ClimateMonthly.canonical("date", "novem").is_err());
         assert_eq!(c(ClimateDaily, "20100401"), "0401");
         assert_eq!(c(ClimateDaily, "feb-3"), "0203");
         assert_eq!(c(MonthOfDate, "20100401"), "04");
@@ -748,6 +779,9 @@ mod tests {
         assert_eq!(r(Double, "0.1", "0.3", Some("0.1")), ["0.1", "0.2", "0.3"]);
         assert_eq!(r(Double, "0.3", "0.1", Some("-0.1")), ["0.3", "0.2", "0.1"]);
         assert_eq!(r(Integer, "3", "1", None), ["3", "2", "1"]);
+        assert_eq!(r(ClimateMonthly, "20231130", "20231201", None), ["11", "12"]);
+        assert_eq!(r(ClimateMonthly, "oct", "dec", None), ["10", "11", "12"]);
+        assert!(Date.expand_range("k", "oct", "dec", None).is_err());
         for (t, a, b, by) in [
             (Integer, "-1", "9223372036854775807", Some("-1")),
             (Time, "0", "12", Some("4611686018427387904")),

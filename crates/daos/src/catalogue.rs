@@ -369,15 +369,17 @@ impl DatasetView for DaosView {
         self.load(index)?.keyed(index)
     }
 
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
+    /// Index key-values stay: readers of an older log position may still read them.
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
         if indexes.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         if self.current()?.is_none() {
             return Err(self.wiped());
         }
         // After `current`: attaching to a dataset created again restarts the log.
         let (mut slot, kv) = (self.slot, &self.open.as_ref().expect("attached").1);
-        publish(kv, &encode_batch(&[mask_record(indexes.iter().map(|i| i.id.as_str()))]), &mut slot)
+        publish(kv, &encode_batch(&[mask_record(indexes.iter().map(|i| i.id.as_str()))]), &mut slot)?;
+        Ok(Vec::new())
     }
 }

@@ -102,7 +102,7 @@ fn oper_steps_with_units(out: &mut Vec<FieldSpec>) {
     };
     // 30 h, 30 min and 90 min: three different steps.
     out.push(sfc(&[("paramId", "167"), ("step", "30")]));
-    for minutes in ["15", "30", "90", "150"] {
+    for minutes in ["15", "30", "60", "90", "150"] {
         out.push(sfc(&[("paramId", "167"), ("stepUnits", "m"), ("step", minutes)]));
     }
     // 1 and 2 days, in days.
@@ -276,8 +276,8 @@ fn large_fields(out: &mut Vec<FieldSpec>) {
     }
 }
 
-/// The second batch: pressure-level fields archived again with other values, and GRIB1
-/// surface fields replaced by GRIB2 ones.
+/// The second batch: pressure-level fields archived again with other values, a whole
+/// collocation replaced, and GRIB1 surface fields replaced by GRIB2 ones.
 fn replacements(out: &mut Vec<FieldSpec>) {
     for step in ["0", "6"] {
         for level in ["1000", "500"] {
@@ -287,6 +287,15 @@ fn replacements(out: &mut Vec<FieldSpec>) {
             spec.fill_bits = Some(12);
             out.push(spec);
         }
+    }
+    // Every field of one collocation (potential vorticity), so purge can reclaim its files.
+    let analysis = Base { kind: "an", time: "0", ..OPER };
+    for param in ["3", "54"] {
+        let mut keys = analysis.keys();
+        keys.extend([("step", "0"), ("levtype", "pv"), ("level", "2000"), ("paramId", param)]);
+        let mut spec = ecmwf("regular_ll_pl_grib1", 1, &keys);
+        spec.fill_bits = Some(12);
+        out.push(spec);
     }
     for step in ["0", "6", "12"] {
         for param in ["167", "151"] {

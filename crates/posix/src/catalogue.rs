@@ -529,13 +529,37 @@ impl DatasetView for PosixView {
         segment.entries().map(|(values, loc)| Ok((Key::from_values_string(&index.element_keywords, values)?, loc))).collect()
     }
 
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
+    /// Appends a mask record, then removes the index files no visible index uses any more
+    /// (as FDB5's wipe and purge do): only once the mask is durable, so a crash leaves at
+    /// worst a file nothing reads.
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
         if indexes.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let path = self.dir.join(TOC_FILE);
         let ids: Vec<String> = indexes.iter().map(|i| i.id.clone()).collect();
         let mut toc = OpenOptions::new().append(true).open(&path).ctx("open TOC", &path)?;
-        toc.write_all(&mask_frame(&ids)).and_then(|_| toc.sync_data()).ctx("append mask to TOC", &path)
+        toc.write_all(&mask_frame(&ids)).and_then(|_| toc.sync_data()).ctx("append mask to TOC", &path)?;
+        self.toc.refresh()?;
+        let file_of = |toc: &TocReader, id: &str| match toc.source(id) {
+            Some(SegmentSource::File(place)) => Some(place.file.clone()),
+            _ => None,
+        };
+        let used: BTreeSet<String> = self.toc.visible().filter_map(|i| file_of(&self.toc, &i.id)).collect();
+        let unused: BTreeSet<String> = ids.iter().filter_map(|id| file_of(&self.toc, id)).filter(|f| !used.contains(f)).collect();
+        let dataset = self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut removed = Vec::new();
+        for file in unused {
+            let path = self.dir.join(&file);
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed.push(format!("{dataset}/{file}")),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io("remove index file", path, e)),
+            }
+        }
+        for id in &ids {
+            self.segments.remove(id);
+        }
+        Ok(removed)
     }
 }

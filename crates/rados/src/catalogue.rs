@@ -396,13 +396,14 @@ impl DatasetView for RadosView {
         self.load(index)?.keyed(index)
     }
 
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
+    /// Index objects stay: readers of an older log position may still read them.
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
         if indexes.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         if !publish(&self.io, &self.identity, &[mask_record(indexes.iter().map(|i| i.id.as_str()))])? {
             return Err(Error::Invalid(format!("{}: the data set was wiped meanwhile; nothing to hide", self.io.describe(DATASET))));
         }
-        Ok(())
+        Ok(Vec::new())
     }
 }

@@ -25,6 +25,9 @@ pub struct WipeReport {
     pub collocations: Vec<(Key, Key)>,
     /// Store objects or files removed (or that would be).
     pub removed: Vec<String>,
+    /// Catalogue files (index files) removed because no visible index uses them any more
+    /// (known once done).
+    pub catalogue_removed: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -33,7 +36,10 @@ pub struct PurgeReport {
     pub superseded_fields: u64,
     pub superseded_bytes: u64,
     pub indexes_masked: u64,
+    /// Store objects or files removed (or that would be).
     pub removed: Vec<String>,
+    /// Catalogue files (index files) removed with the hidden indexes (known once done).
+    pub catalogue_removed: Vec<String>,
     /// Superseded bytes in files that also hold live fields (kept).
     pub unreclaimable_bytes: u64,
 }
@@ -73,7 +79,7 @@ impl FieldStore {
 
     /// The values present for each keyword among what a request names, in numeric order.
     pub fn axes(&mut self, request: &Request) -> Result<(Axes, Option<String>)> {
-        let matches = self.resolve(request, ListOptions { depth: 2, include_superseded: false }, Some(ControlAction::List))?;
+        let matches = self.resolve(request, ListOptions { depth: 2, ..ListOptions::default() }, Some(ControlAction::List))?;
         let mut axes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (dataset, coll) in &matches.collocations {
             for (k, v) in dataset.iter().chain(coll.iter()) {
@@ -113,7 +119,7 @@ impl FieldStore {
                 WIPE_MINIMUM_KEYS.join(", ")
             )));
         }
-        let by_dataset = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, Some(ControlAction::Wipe))?;
+        let by_dataset = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = by_dataset.explanation {
             return Err(Error::Invalid(format!("nothing to wipe: {why}")));
         }
@@ -140,7 +146,7 @@ impl FieldStore {
                 )));
             }
             if by_collocation.is_none() {
-                let options = ListOptions { depth: 2, include_superseded: false };
+                let options = ListOptions { depth: 2, ..ListOptions::default() };
                 by_collocation = Some(self.resolve(request, options, Some(ControlAction::Wipe))?.collocations);
             }
             let targets: BTreeSet<&Key> = by_collocation.iter().flatten().filter(|(d, _)| *d == dataset).map(|(_, c)| c).collect();
@@ -166,7 +172,7 @@ impl FieldStore {
         }
         let removable: Vec<String> = doomed_uris.difference(&kept_uris).cloned().collect();
         if doit {
-            view.mask(&doomed)?;
+            report.catalogue_removed.extend(view.mask(&doomed)?);
             for uri in &removable {
                 self.store().remove(uri)?;
             }
@@ -180,7 +186,7 @@ impl FieldStore {
     /// store objects used only by hidden indexes are removed. Must not run while a writer
     /// archives into the same datasets (as with FDB5).
     pub fn purge(&mut self, request: &Request, doit: bool) -> Result<PurgeReport> {
-        let datasets = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, Some(ControlAction::Wipe))?;
+        let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         let mut report = PurgeReport { done: doit, ..Default::default() };
         for dataset in datasets.datasets {
             let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
@@ -201,7 +207,7 @@ impl FieldStore {
             }
             report.indexes_masked += dead.len() as u64;
             if doit {
-                view.mask(&dead.iter().map(|u| u.info.as_ref()).collect::<Vec<_>>())?;
+                report.catalogue_removed.extend(view.mask(&dead.iter().map(|u| u.info.as_ref()).collect::<Vec<_>>())?);
                 for uri in &removable {
                     self.store().remove(uri)?;
                 }
@@ -234,7 +240,7 @@ impl FieldStore {
 
     /// Counts of what a request names: fields, bytes, superseded duplicates, indexes.
     pub fn stats(&mut self, request: &Request) -> Result<StatsReport> {
-        let datasets = self.resolve(request, ListOptions { depth: 1, include_superseded: false }, Some(ControlAction::List))?;
+        let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::List))?;
         let mut report = StatsReport::default();
         for dataset in datasets.datasets {
             let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
@@ -265,7 +271,7 @@ impl FieldStore {
 
     /// Datasets a request names, locked or not (for control and where).
     fn all_datasets_matching(&mut self, request: &Request) -> Result<Vec<Key>> {
-        Ok(self.resolve(request, ListOptions { depth: 1, include_superseded: false }, None)?.datasets)
+        Ok(self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, None)?.datasets)
     }
 
     fn schema_of(&mut self, dataset: &Key) -> Result<std::sync::Arc<crate::schema::Schema>> {

@@ -91,10 +91,11 @@ pub struct DataReader<'s> {
 }
 
 impl FieldStore {
-    /// Retrieves what a request names, in numeric key order. The explanation is set when
-    /// nothing matched.
+    /// Retrieves what a request names, in the order it names values (as FDB5 and MARS do;
+    /// see [`ListOptions::in_request_order`]). The explanation is set when nothing matched.
     pub fn retrieve(&mut self, request: &Request) -> Result<(DataReader<'_>, Option<String>)> {
-        let matches = self.resolve(request, ListOptions::default(), Some(ControlAction::Retrieve))?;
+        let options = ListOptions { in_request_order: true, ..ListOptions::default() };
+        let matches = self.resolve(request, options, Some(ControlAction::Retrieve))?;
         Ok((DataReader::new(self.store(), matches.fields), matches.explanation))
     }
 }

@@ -23,18 +23,39 @@ const SHOWN_REASONS: usize = 5;
 /// Up to this many value combinations are looked up one by one; beyond, the index is scanned.
 const MAX_POINT_LOOKUPS: usize = 4096;
 
-/// How deep `list` goes and whether it shows superseded fields.
+/// How deep `list` goes, whether it shows superseded fields, and in which order.
 #[derive(Clone, Copy, Debug)]
 pub struct ListOptions {
     /// 1: datasets; 2: datasets and collocations; 3: fields.
     pub depth: u8,
     /// Also return fields hidden by a newer archive of the same identifier.
     pub include_superseded: bool,
+    /// Order fields as the request names values (FDB5's and MARS' retrieve order: keywords
+    /// nested as the schema nests them, each keyword's values in the order written), and by
+    /// each keyword's type where the request names none. Otherwise by type only.
+    pub in_request_order: bool,
 }
 
 impl Default for ListOptions {
     fn default() -> Self {
-        ListOptions { depth: 3, include_superseded: false }
+        ListOptions { depth: 3, include_superseded: false, in_request_order: false }
+    }
+}
+
+/// A value's place in the order fields are given: its position among the values the
+/// request names for its keyword, or its place in its type's order.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum OrderKey {
+    Asked(usize),
+    Typed(SortKey),
+}
+
+impl OrderKey {
+    fn of(value: &str, ty: KeywordType, asked: Option<&[String]>) -> OrderKey {
+        match asked.and_then(|asked| asked.iter().position(|a| a == value)) {
+            Some(position) => OrderKey::Asked(position),
+            None => OrderKey::Typed(ty.sort_key(value)),
+        }
     }
 }
 
@@ -82,7 +103,7 @@ struct Resolution<'r> {
     groups: Vec<Group>,
     group_ids: HashMap<(Key, Key), usize>,
     /// Per field: its group and the sort keys of its element values.
-    field_order: Vec<(usize, Vec<SortKey>)>,
+    field_order: Vec<(usize, Vec<OrderKey>)>,
     known_keywords: BTreeSet<String>,
 }
 
@@ -90,7 +111,7 @@ struct Resolution<'r> {
 struct Group {
     dataset: Arc<Key>,
     collocation: Arc<Key>,
-    sort_key: Vec<SortKey>,
+    sort_key: Vec<OrderKey>,
     /// Union of the axes of the indexes met so far: an index whose axes miss it on some
     /// keyword cannot hold an element met before, so its entries need no check.
     axes: HashMap<String, HashSet<String>>,
@@ -122,7 +143,7 @@ impl FieldStore {
             request,
             options,
             action,
-            asked: Asked { request, cache: HashMap::new() },
+            asked: Asked { request, cache: HashMap::new(), unreadable: BTreeSet::new() },
             why: Why::default(),
             matches: Matches::default(),
             groups: Vec::new(),
@@ -156,6 +177,9 @@ impl FieldStore {
         }
         if let Some(unknown) = request.keywords().find(|k| !r.known_keywords.contains(*k)) {
             r.why.add(10, format!("unknown keyword '{unknown}': no schema rule uses it"));
+        }
+        for reason in std::mem::take(&mut r.asked.unreadable) {
+            r.why.add(9, reason);
         }
         let mut matches = r.matches;
         sort_fields(&mut matches.fields, &r.groups, r.field_order);
@@ -222,7 +246,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             r.matches.indexes.push((dataset.clone(), index, constraints));
             continue;
         }
-        let group = r.group(dataset, &index.collocation, &types);
+        let group = r.group(dataset, &index.collocation, &types)?;
         let entries = matching_entries(view, &index, &constraints)?;
         let element_types = &types[dataset.len() + index.collocation.len()..];
         let g = &mut r.groups[group];
@@ -238,7 +262,9 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             if superseded && !r.options.include_superseded {
                 continue;
             }
-            r.field_order.push((group, element.values().zip(element_types).map(|(v, t)| t.sort_key(v)).collect()));
+            let asked = |i: usize| constraints[i].as_deref().filter(|_| r.options.in_request_order);
+            r.field_order
+                .push((group, element.values().zip(element_types).enumerate().map(|(i, (v, t))| OrderKey::of(v, *t, asked(i))).collect()));
             g.fields.push(r.matches.fields.len());
             r.matches.fields.push(FieldEntry {
                 dataset: g.dataset.clone(),
@@ -310,12 +336,16 @@ fn plan_collocation(
 
 impl Resolution<'_> {
     /// The group of a (dataset, collocation) pair, created on first use.
-    fn group(&mut self, dataset: &Key, collocation: &Key, types: &[KeywordType]) -> usize {
+    fn group(&mut self, dataset: &Key, collocation: &Key, types: &[KeywordType]) -> Result<usize> {
         let id = (dataset.clone(), collocation.clone());
         if let Some(&g) = self.group_ids.get(&id) {
-            return g;
+            return Ok(g);
         }
-        let sort_key = dataset.values().chain(collocation.values()).zip(types).map(|(v, t)| t.sort_key(v)).collect();
+        let mut sort_key = Vec::with_capacity(dataset.len() + collocation.len());
+        for ((k, v), t) in dataset.iter().chain(collocation.iter()).zip(types) {
+            let asked = if self.options.in_request_order { self.asked.values(k, *t)? } else { None };
+            sort_key.push(OrderKey::of(v, *t, asked.as_deref().map(Vec::as_slice)));
+        }
         self.groups.push(Group {
             dataset: Arc::new(dataset.clone()),
             collocation: Arc::new(collocation.clone()),
@@ -325,14 +355,15 @@ impl Resolution<'_> {
             fields: Vec::new(),
         });
         self.group_ids.insert(id, self.groups.len() - 1);
-        self.groups.len() - 1
+        Ok(self.groups.len() - 1)
     }
 }
 
-/// Orders fields numerically by each keyword's type (steps, levels, numbers): groups by their
-/// dataset and collocation values, fields within by their element values, with sort keys
-/// computed once per field. The sort is stable, so the newest stays first among equals.
-fn sort_fields(fields: &mut [FieldEntry], groups: &[Group], order: Vec<(usize, Vec<SortKey>)>) {
+/// Orders fields by their order keys (numerically by each keyword's type where the request
+/// does not set the order): groups by their dataset and collocation values, fields within by
+/// their element values, with keys computed once per field. The sort is stable, so the
+/// newest stays first among equals.
+fn sort_fields(fields: &mut [FieldEntry], groups: &[Group], order: Vec<(usize, Vec<OrderKey>)>) {
     let mut by_group: Vec<usize> = (0..groups.len()).collect();
     by_group.sort_by(|&a, &b| groups[a].sort_key.cmp(&groups[b].sort_key));
     let mut rank = vec![0; groups.len()];
@@ -435,6 +466,8 @@ fn describe_off_axis(kw: &str, asked: &[String], axis: &AxisValues, ty: KeywordT
 struct Asked<'r> {
     request: &'r Request,
     cache: HashMap<(String, KeywordType), Option<Arc<Vec<String>>>>,
+    /// Why values could not be read with some data set's type (those data sets are left out).
+    unreadable: BTreeSet<String>,
 }
 
 struct Mismatch {
@@ -449,7 +482,15 @@ impl Asked<'_> {
         if let Some(v) = self.cache.get(&cache_key) {
             return Ok(v.clone());
         }
-        let v = self.request.values(keyword, ty)?.map(Arc::new);
+        let v = match self.request.values(keyword, ty) {
+            Ok(values) => values.map(Arc::new),
+            // A value one data set's type cannot read asks for nothing there, not for an
+            // error: another data set's type may read it (`date=nov` names a climate month).
+            Err(e) => {
+                self.unreadable.insert(e.to_string());
+                Some(Arc::new(Vec::new()))
+            }
+        };
         self.cache.insert(cache_key, v.clone());
         Ok(v)
     }
@@ -499,6 +540,9 @@ impl Why {
     }
 
     fn dataset_mismatch(&mut self, m: Mismatch) {
+        if m.asked.is_empty() {
+            return; // a value the data set's type cannot read: said as such
+        }
         let entry = self.dataset.entry(m.keyword).or_insert_with(|| (m.asked, BTreeSet::new()));
         entry.1.insert(m.stored);
     }
@@ -573,7 +617,7 @@ mod tests {
             self.scans += 1;
             Ok(self.entries.clone())
         }
-        fn mask(&mut self, _: &[&IndexInfo]) -> Result<()> {
+        fn mask(&mut self, _: &[&IndexInfo]) -> Result<Vec<String>> {
             unreachable!()
         }
     }
