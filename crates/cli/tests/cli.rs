@@ -554,3 +554,24 @@ fn a_grib1_field_over_8_mib_round_trips() {
     env.ok(&["retrieve", "levtype=sfc,param=2t", "-o", &back]);
     assert!(std::fs::read(&back).unwrap() == std::fs::read(&big).unwrap(), "retrieved bytes differ");
 }
+
+/// What FDB5's users write: names ecCodes knows (also of accumulated and extreme fields),
+/// any case; explanations name the keyword that does not match; ecCodes never prints on
+/// fieldstore's standard error.
+#[test]
+fn parameter_names_case_and_explanations_as_fdb5_users_write_them() {
+    let env = Env::new();
+    let sfc = env.sample("sfc.grib", &["--levtype", "sfc", "--steps", "6", "--params", "228/142/49/201/167", "--template", "GRIB1"]);
+    let enfo = env.sample("enfo.grib", &["--stream", "enfo", "--type", "pf", "--numbers", "1/2", "--levels", "500"]);
+    env.ok(&["archive", &sfc, &enfo]);
+    let listed = env.ok(&["list", "--flat", "CLASS=OD,stream=OPER,type=FC,levtype=SFC,param=tp/lsp/10fg/mx2t"]);
+    assert_eq!(listed.lines().count(), 4, "{listed}");
+    for request in ["param=tp", "param=no_such_name", "param=é", "stream=xxxx"] {
+        let out = env.run(&["list", request]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{request}: {stderr}");
+        assert!(!stderr.contains("ECCODES"), "{request}: {stderr}");
+    }
+    let why = String::from_utf8_lossy(&env.run(&["list", "class=od,stream=xxxx"]).stderr).into_owned();
+    assert!(why.contains("no data set has stream=xxxx") && !why.contains("no data set has class=od"), "{why}");
+}

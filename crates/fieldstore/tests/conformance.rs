@@ -94,6 +94,11 @@ fn results_come_in_numeric_order_and_requests_canonicalise() {
         let (axes, _) = fs.axes(&request("class=od")).unwrap();
         assert_eq!(axes["step"], ["0", "6", "12", "120"]);
         assert_eq!(axes["levelist"], ["50", "500", "1000"]);
+        // Retrieve gives the request's order (FDB5's): steps outside levels, each as written.
+        let (reader, _) = fs.retrieve(&request("class=od,param=t,step=120/0,levelist=500/to/50/by/-450")).unwrap();
+        let order: Vec<String> = reader.fields().iter().map(|f| f.element.display_non_empty()).collect();
+        let expected = ["step=120,levelist=500", "step=120,levelist=50", "step=0,levelist=500", "step=0,levelist=50"];
+        assert_eq!(order, expected.map(|e| format!("{e},param=130")));
     }
 }
 

@@ -100,6 +100,10 @@ struct EccodesParams {
 
 impl EccodesParams {
     fn resolve(name: &str) -> Option<i64> {
+        // ecCodes' short names are ASCII; other bytes crash some ecCodes versions' lookups.
+        if name.is_empty() || name.len() > 64 || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.+".contains(&b)) {
+            return None;
+        }
         let in_sample = |sample: &str| -> Option<i64> {
             let mut h = Handle::from_sample(sample).ok()?;
             h.set_long("centre", 98).ok()?;
@@ -145,6 +149,43 @@ mod tests {
         ];
         keys.extend_from_slice(extra);
         sample_message(sample, &keys).unwrap()
+    }
+
+    #[test]
+    fn steps_are_read_in_the_unit_the_message_gives() {
+        let sfc = |extra: &[(&str, &str)]| {
+            let mut keys = vec![("levtype", "sfc")];
+            keys.extend_from_slice(extra);
+            mars_keys(&ecmwf("regular_ll_sfc_grib2", &keys)).unwrap().get("step").map(String::from)
+        };
+        // ecCodes 2.28 reads both of the first two as "30".
+        assert_eq!(sfc(&[("paramId", "167"), ("step", "30")]).as_deref(), Some("30"));
+        assert_eq!(sfc(&[("paramId", "167"), ("stepUnits", "m"), ("step", "30")]).as_deref(), Some("30m"));
+        assert_eq!(sfc(&[("paramId", "167"), ("stepUnits", "m"), ("step", "90")]).as_deref(), Some("1h30m"));
+        assert_eq!(sfc(&[("paramId", "167"), ("indicatorOfUnitOfTimeRange", "2"), ("forecastTime", "2")]).as_deref(), Some("48"));
+        let accumulated = [("productDefinitionTemplateNumber", "8"), ("paramId", "228"), ("stepType", "accum")];
+        assert_eq!(sfc(&[accumulated.as_slice(), &[("stepRange", "0-24")]].concat()).as_deref(), Some("24"));
+        // ecCodes 2.28 reads this one as step 0, with an error on standard error.
+        assert_eq!(sfc(&[accumulated.as_slice(), &[("stepUnits", "m"), ("stepRange", "0-45")]].concat()).as_deref(), Some("45m"));
+        assert!(take_errors().is_empty());
+    }
+
+    #[test]
+    fn wave_spectra_have_no_internal_keys() {
+        let keys = [("centre", "98"), ("setLocalDefinition", "1"), ("localDefinitionNumber", "13"), ("class", "od"), ("stream", "wave")];
+        let more = [
+            ("type", "fc"),
+            ("expver", "0001"),
+            ("levtype", "sfc"),
+            ("step", "6"),
+            ("paramId", "140251"),
+            ("frequency", "3"),
+            ("direction", "2"),
+        ];
+        let spectrum = sample_message("regular_ll_sfc_grib1", &[keys.as_slice(), &more].concat()).unwrap();
+        let keys = mars_keys(&spectrum).unwrap();
+        assert!(keys.keywords().all(|k| !k.starts_with('_')), "{keys}");
+        assert_eq!((keys.get("param"), keys.get("frequency"), keys.get("direction")), (Some("140251"), Some("3"), Some("2")));
     }
 
     #[test]
@@ -201,6 +242,7 @@ mod tests {
         assert_eq!(r.param_id("t"), Some(130));
         assert_eq!(r.param_id("2t"), Some(167));
         assert_eq!(r.param_id("no_such_param_name"), None);
+        assert_eq!(r.param_id("é"), None, "not passed to ecCodes, which crashed on it");
         for (name, id) in [("tp", 228), ("lsp", 142), ("10fg", 49), ("mx2t", 201), ("cp", 143), ("swh", 140229), ("2dfd", 140251)] {
             assert_eq!(r.param_id(name), Some(id), "{name}");
         }
