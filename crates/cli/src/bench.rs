@@ -339,7 +339,7 @@ fn launch(a: &RunArgs) -> anyhow::Result<()> {
     }
     if a.json {
         for p in &phases {
-            println!("{p}");
+            outln!("{p}");
         }
     }
     // One aggregate per mode: pattern B runs writers and readers at once.
@@ -354,12 +354,12 @@ fn launch(a: &RunArgs) -> anyhow::Result<()> {
         let seconds = last.saturating_sub(first) as f64 / 1e6;
         let (fields, bytes, procs) = (sum("fields"), sum("bytes"), of_mode.len());
         if a.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({"mode": mode, "procs": procs, "fields": fields, "bytes": bytes, "seconds": seconds, "first_io_us": first, "last_io_us": last})
             );
         } else {
-            println!(
+            outln!(
                 "{procs} processes, {mode}: {fields} fields, {bytes} bytes in {seconds:.3} s (first to last I/O): {:.0} fields/s, {:.1} MiB/s",
                 fields as f64 / seconds,
                 bytes as f64 / seconds / 1048576.0
@@ -529,7 +529,7 @@ fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
     std::fs::write(a.out.join("summary.md"), &md)?;
     std::fs::write(a.out.join("summary.json"), serde_json::to_string_pretty(&rows)?)?;
     std::fs::write(a.out.join("summary.html"), sweep_html(&format!("fieldstore bench sweep: {}", a.benchmark), &rows))?;
-    print!("{md}");
+    out!("{md}");
     Ok(())
 }
 
@@ -672,29 +672,29 @@ fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"phases": phases, "overlap": overlap}))?);
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"phases": phases, "overlap": overlap}))?);
         return Ok(());
     }
-    println!("| {} |", analyze::PhaseMetrics::COLUMNS.join(" | "));
-    println!("|{}", "---|".repeat(analyze::PhaseMetrics::COLUMNS.len()));
+    outln!("| {} |", analyze::PhaseMetrics::COLUMNS.join(" | "));
+    outln!("|{}", "---|".repeat(analyze::PhaseMetrics::COLUMNS.len()));
     for p in &phases {
-        println!("| {} |", p.cells().join(" | "));
+        outln!("| {} |", p.cells().join(" | "));
     }
     for p in &phases {
         let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{op} {s:.3} s")).collect();
-        println!("{}: mean per process: {}", p.phase, ops.join(", "));
+        outln!("{}: mean per process: {}", p.phase, ops.join(", "));
     }
     if let Some(o) = overlap {
-        println!("write/read overlap: po_0 {:.2} %, po_f {:.2} %", o.po_0, o.po_f);
+        outln!("write/read overlap: po_0 {:.2} %, po_f {:.2} %", o.po_0, o.po_f);
     }
     Ok(())
 }
 
 fn print_phase(p: &Phase, json: bool) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string(p)?);
+        outln!("{}", serde_json::to_string(p)?);
     } else {
-        println!(
+        outln!(
             "{}: {} fields, {} bytes in {:.3} s: {:.0} fields/s, {:.1} MiB/s",
             p.mode,
             p.fields,
@@ -704,10 +704,10 @@ fn print_phase(p: &Phase, json: bool) -> anyhow::Result<()> {
             p.bytes_per_second() / (1 << 20) as f64
         );
         for (k, v) in &p.breakdown {
-            println!("  {k}: {v:.3} s");
+            outln!("  {k}: {v:.3} s");
         }
         if let (Some(first), Some(last)) = (p.first_window_rate, p.last_window_rate) {
-            println!("  first 10,000 fields: {first:.0} fields/s; last 10,000: {last:.0} fields/s ({:+.1}%)", 100.0 * (last / first - 1.0));
+            outln!("  first 10,000 fields: {first:.0} fields/s; last 10,000: {last:.0} fields/s ({:+.1}%)", 100.0 * (last / first - 1.0));
         }
     }
     Ok(())
@@ -734,13 +734,13 @@ fn compare_grib(a: &CompareArgs, w: &Workload) -> anyhow::Result<()> {
     let (f, o) = (best(&fdb5), best(&ours));
     if a.json {
         let out = serde_json::json!({"workload": w, "grib_bytes": bytes, "fdb_write_seconds": f, "fieldstore_archive_seconds": o, "speedup": f / o, "reps": a.reps});
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!("GRIB file of {} messages ({bytes} bytes), best of {} on {}", w.fields(), a.reps, a.root.display());
-        println!("| tool | seconds | fields/s |\n|---|---|---|");
-        println!("| fdb-write | {f:.3} | {:.0} |", w.fields() as f64 / f);
-        println!("| fieldstore archive | {o:.3} | {:.0} |", w.fields() as f64 / o);
-        println!("speed-up: {:.2}x", f / o);
+        outln!("GRIB file of {} messages ({bytes} bytes), best of {} on {}", w.fields(), a.reps, a.root.display());
+        outln!("| tool | seconds | fields/s |\n|---|---|---|");
+        outln!("| fdb-write | {f:.3} | {:.0} |", w.fields() as f64 / f);
+        outln!("| fieldstore archive | {o:.3} | {:.0} |", w.fields() as f64 / o);
+        outln!("speed-up: {:.2}x", f / o);
     }
     Ok(())
 }
@@ -787,11 +787,12 @@ fn point(a: &PointArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> 
     let (list_warm, retrieve_warm) = (median(|t| t.0), median(|t| t.1));
     if a.json {
         let out = serde_json::json!({"request": a.request, "fields": fields, "list_cold_ms": cold.0, "retrieve_cold_ms": cold.1, "list_warm_ms": list_warm, "retrieve_warm_ms": retrieve_warm});
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!(
+        outln!(
             "{fields} field(s): list {:.3} ms cold, {list_warm:.3} ms warm; retrieve {:.3} ms cold, {retrieve_warm:.3} ms warm",
-            cold.0, cold.1
+            cold.0,
+            cold.1
         );
     }
     Ok(())
@@ -802,7 +803,7 @@ fn explicit_keys(a: &ExplicitKeysArgs, config: Option<&std::path::Path>) -> anyh
     let config = config.context("bench explicit-keys needs --config (see bench compare)")?;
     let t = compare::run_fieldstore(config, &w).map_err(anyhow::Error::msg)?;
     let (n, bytes) = (w.fields(), w.fields() * w.field_size);
-    println!("archive {n} {bytes} {:.6}\nlist {n} {bytes} {:.6}\nretrieve {n} {bytes} {:.6}", t.archive, t.list, t.retrieve);
+    outln!("archive {n} {bytes} {:.6}\nlist {n} {bytes} {:.6}\nretrieve {n} {bytes} {:.6}", t.archive, t.list, t.retrieve);
     Ok(())
 }
 
@@ -857,10 +858,10 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
             "workload": w, "procs": a.procs, "root": a.root, "reps": a.reps, "phases": rows,
             "dd_write_bytes_per_second": dd, "fieldstore_archive_bytes_per_second": archive_bw, "fdb5_archive_bytes_per_second": fdb5_bw,
         });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
-    println!(
+    outln!(
         "{} processes x {} fields x {} bytes, one flush per step ({} steps), best of {} on {}",
         a.procs,
         w.fields(),
@@ -869,10 +870,10 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         a.reps,
         a.root.display()
     );
-    println!("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |");
-    println!("|---|---|---|---|");
+    outln!("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |");
+    outln!("|---|---|---|---|");
     for r in &rows {
-        println!(
+        outln!(
             "| {} | {:.4} ({:.4}) | {:.4} ({:.4}) | {:.2}x |",
             r["phase"].as_str().unwrap(),
             r["fdb5_seconds"].as_f64().unwrap(),
@@ -883,7 +884,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         );
     }
     let mib = |b: f64| b / 1048576.0;
-    println!(
+    outln!(
         "archive+flush bandwidth: fieldstore {:.0} MiB/s, FDB5 {:.0} MiB/s; dd 1 MiB blocks + fdatasync: {:.0} MiB/s (fieldstore at {:.0}% of dd)",
         mib(archive_bw),
         mib(fdb5_bw),

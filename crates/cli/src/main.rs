@@ -1,6 +1,31 @@
 //! `fieldstore`: archive, retrieve, list and administer weather fields. Argument parsing and
 //! printing only; all work is done by the `fieldstore` library.
 
+/// Writes a line to standard output; a write that fails (`/dev/full`) fails the command.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*).map_err(|e| anyhow::anyhow!("writing to standard output: {e}"))?
+    }};
+}
+
+/// Writes to standard output, as [`outln`] without the line end.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*).map_err(|e| anyhow::anyhow!("writing to standard output: {e}"))?
+    }};
+}
+
+/// Writes a line to standard error; one that cannot be written is lost, never fatal (the
+/// work it reports is done).
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod bench;
 mod output;
 mod sample;
@@ -175,11 +200,15 @@ fn keep_freed_heap() {
 }
 
 fn main() {
+    // A closed pipe ends the process quietly, as it ends any other tool (`schema | head -1`);
+    // Rust's runtime ignores SIGPIPE, which made every print after it panic.
+    // SAFETY: restoring a signal's default disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     keep_freed_heap();
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
         let _ = std::io::stdout().flush();
-        eprintln!("fieldstore: error: {e:#}");
+        note!("fieldstore: error: {e:#}");
         std::process::exit(1);
     }
 }
@@ -199,9 +228,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let style = output::ListStyle { location, porcelain, flat, json };
             for r in request.requests()? {
                 let matches = fs.list(&r, ListOptions { depth, include_superseded: full, ..ListOptions::default() })?;
-                output::print_list(&matches, depth, style)?;
+                output::print_list(&matches, depth, style).context("writing the list to standard output")?;
                 if let Some(why) = &matches.explanation {
-                    eprintln!("fieldstore: nothing matched {r}: {why}");
+                    note!("fieldstore: nothing matched {r}: {why}");
                 }
             }
             Ok(())
@@ -210,7 +239,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let (axes, why) = fs.axes(r)?;
             output::print_axes(&axes, q.json)?;
             if let Some(why) = why {
-                eprintln!("fieldstore: nothing matched {r}: {why}");
+                note!("fieldstore: nothing matched {r}: {why}");
             }
             Ok(())
         }),
@@ -269,9 +298,16 @@ fn read_input(f: &str) -> anyhow::Result<Input> {
         std::io::stdin().read_to_end(&mut data).context("reading standard input")?;
         return Ok(Input::Read(data));
     }
-    let file = std::fs::File::open(f).with_context(|| format!("opening {f}"))?;
-    if file.metadata().with_context(|| format!("reading {f}"))?.len() == 0 {
-        return Ok(Input::Read(Vec::new()));
+    let mut file = std::fs::File::open(f).with_context(|| format!("opening {f}"))?;
+    let metadata = file.metadata().with_context(|| format!("reading {f}"))?;
+    if metadata.is_dir() {
+        bail!("{f} is a directory, not a GRIB file");
+    }
+    // Pipes, FIFOs and devices have no size to map: read them (`archive <(cat f.grib)`).
+    if !metadata.is_file() || metadata.len() == 0 {
+        let mut data = Vec::new();
+        file.read_to_end(&mut data).with_context(|| format!("reading {f}"))?;
+        return Ok(Input::Read(data));
     }
     // SAFETY: the map is read-only; a file truncated by someone else while it is archived
     // would fault, as it would for any reader of a file that vanishes under it.
@@ -284,7 +320,7 @@ fn archive(fs: &mut FieldStore, files: &[String], key: Option<&str>) -> anyhow::
         let [file] = files else { bail!("--key archives exactly one FILE") };
         fs.archive(&Key::parse(key)?, &read_input(file)?)?;
         fs.flush()?;
-        eprintln!("archived 1 field from {file}");
+        note!("archived 1 field from {file}");
         return Ok(());
     }
     let inputs: Vec<(String, Input)> = files.iter().map(|f| Ok((f.clone(), read_input(f)?))).collect::<anyhow::Result<_>>()?;
@@ -302,7 +338,7 @@ fn archive(fs: &mut FieldStore, files: &[String], key: Option<&str>) -> anyhow::
     fs.flush()?;
     progress.finish_and_clear();
     let bytes = fs.archive_stats().bytes_archived;
-    eprintln!("archived {total} fields ({bytes} bytes) from {} input(s)", inputs.len());
+    note!("archived {total} fields ({bytes} bytes) from {} input(s)", inputs.len());
     Ok(())
 }
 
@@ -326,7 +362,7 @@ fn retrieve(fs: &mut FieldStore, requests: &[Request], output: &str) -> anyhow::
     }
     out.flush().context("writing output")?;
     if output != "-" || !std::io::stdout().is_terminal() {
-        eprintln!("retrieved {fields} fields ({bytes} bytes)");
+        note!("retrieved {fields} fields ({bytes} bytes)");
     }
     Ok(())
 }
@@ -361,12 +397,12 @@ fn schema(config: Option<&Path>, check: Option<&Path>, split: Option<&str>) -> a
     fieldstore::grib::install_param_resolver();
     if let Some(split) = split {
         let s = schema.split(&Key::parse(split)?)?;
-        println!("{{{}}}{{{}}}{{{}}}", s.dataset, s.collocation, s.element);
+        outln!("{{{}}}{{{}}}{{{}}}", s.dataset, s.collocation, s.element);
         return Ok(());
     }
     if check.is_some() {
         let paths = schema.paths().count();
-        println!(
+        outln!(
             "{}: ok: {} dataset rules, {paths} rule paths, {} typed keywords, {} keywords",
             schema.source_name,
             schema.rules().len(),
@@ -374,7 +410,7 @@ fn schema(config: Option<&Path>, check: Option<&Path>, split: Option<&str>) -> a
             schema.keywords().len()
         );
     } else {
-        print!("{}", schema.text());
+        out!("{}", schema.text());
     }
     Ok(())
 }

@@ -78,10 +78,10 @@ pub fn print_list(m: &Matches, depth: u8, style: ListStyle) -> anyhow::Result<()
 
 pub fn print_axes(axes: &BTreeMap<String, Vec<String>>, json: bool) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(axes)?);
+        outln!("{}", serde_json::to_string_pretty(axes)?);
     } else {
         for (k, v) in axes {
-            println!("{k}: {}", v.join(", "));
+            outln!("{k}: {}", v.join(", "));
         }
     }
     Ok(())
@@ -89,9 +89,9 @@ pub fn print_axes(axes: &BTreeMap<String, Vec<String>>, json: bool) -> anyhow::R
 
 pub fn print_json_or<T: Serialize + ?Sized>(value: &T, json: bool, text: fn(&T) -> String) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(value)?);
+        outln!("{}", serde_json::to_string_pretty(value)?);
     } else {
-        print!("{}", text(value));
+        out!("{}", text(value));
     }
     Ok(())
 }
@@ -142,12 +142,12 @@ pub fn print_purge(r: &PurgeReport, json: bool) -> anyhow::Result<()> {
 pub fn print_status(states: &[(Key, BTreeSet<ControlAction>)], json: bool) -> anyhow::Result<()> {
     if json {
         let v: Vec<_> = states.iter().map(|(k, l)| serde_json::json!({"dataset": k, "locked": l})).collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
     for (k, locks) in states {
         let names: Vec<&str> = locks.iter().map(|a| a.name()).collect();
-        println!("{} locked: {}", braces(k), if names.is_empty() { "none".to_string() } else { names.join(",") });
+        outln!("{} locked: {}", braces(k), if names.is_empty() { "none".to_string() } else { names.join(",") });
     }
     Ok(())
 }
@@ -164,9 +164,9 @@ pub fn print_info(config: &Config, json: bool) -> anyhow::Result<()> {
         "backends": fieldstore::BACKENDS,
     });
     if json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        outln!("{}", serde_json::to_string_pretty(&info)?);
     } else {
-        println!(
+        outln!(
             "fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}",
             info["version"].as_str().unwrap_or(""),
             config.source,

@@ -53,6 +53,8 @@ pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
     let levels = if a.levtype == "sfc" { vec![String::new()] } else { list(&a.levels) };
     let numbers = a.numbers.as_deref().map(list).unwrap_or_else(|| vec![String::new()]);
     let grib2 = !a.template.to_ascii_lowercase().contains("grib1");
+    // `--time 12` is 12:00, as `time=12` in a request (ecCodes would read 12 as 00:12).
+    let time = fieldstore::types::KeywordType::Time.canonical("time", &a.time)?.parse::<u32>()?.to_string();
     let mut out = std::io::BufWriter::new(std::fs::File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?);
     let mut count = 0;
     for number in &numbers {
@@ -68,7 +70,7 @@ pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
                         ("type", &a.kind),
                         ("expver", &a.expver),
                         ("date", &a.date),
-                        ("time", &a.time),
+                        ("time", &time),
                         ("step", &step),
                         ("levtype", &a.levtype),
                     ];
@@ -94,6 +96,6 @@ pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
         }
     }
     out.flush()?;
-    eprintln!("wrote {count} GRIB fields to {}", a.output.display());
+    note!("wrote {count} GRIB fields to {}", a.output.display());
     Ok(())
 }

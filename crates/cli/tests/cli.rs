@@ -575,3 +575,50 @@ fn parameter_names_case_and_explanations_as_fdb5_users_write_them() {
     let why = String::from_utf8_lossy(&env.run(&["list", "class=od,stream=xxxx"]).stderr).into_owned();
     assert!(why.contains("no data set has stream=xxxx") && !why.contains("no data set has class=od"), "{why}");
 }
+
+/// A typo never widens a command, odd inputs are read or refused by name, and a closed or
+/// full output never turns into a crash (issue 17's points 7, 8, 11 and 15).
+#[test]
+fn typos_pipes_and_closed_outputs_are_handled() {
+    let env = Env::new();
+    let file = env.sample("a.grib", &["--steps", "0/6", "--time", "12"]);
+    let shell = |script: &str| {
+        Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .env("F", BIN)
+            .env("FIELDSTORE_ROOT", &env.root)
+            .env_remove("FIELDSTORE_CONFIG")
+            .output()
+            .unwrap()
+    };
+    // Read from a pipe, not taken as empty; a directory is named as such.
+    let piped = shell(&format!("$F archive <(cat {file})"));
+    assert!(String::from_utf8_lossy(&piped.stderr).contains("archived 2 fields"), "{piped:?}");
+    assert!(env.fails(&["archive", env.work.to_str().unwrap()]).contains("is a directory"));
+    // `--time 12` is 12:00, as in requests.
+    assert_eq!(env.ok(&["list", "time=12"]).lines().count(), 2);
+    // Typos in destructive commands name the keyword and change nothing.
+    for args in [
+        vec!["purge", "clas=rd", "--doit"],
+        vec!["lock", "clas=rd"],
+        vec!["wipe", "class=od,expver=0001,stream=oper,date=20231201,time=1200,typ=fc", "--doit"],
+    ] {
+        let err = env.fails(&args);
+        assert!(err.contains("unknown keyword 'clas'") || err.contains("unknown keyword 'typ'"), "{args:?}: {err}");
+    }
+    assert_eq!(env.ok(&["list"]).lines().count(), 2);
+    assert!(env.ok(&["status"]).contains("locked: none"));
+    // Outputs: a closed pipe ends quietly, a full disk is an error, a full standard error
+    // loses only the note.
+    let head = shell("$F schema | :; echo \"status ${PIPESTATUS[0]}\"");
+    let text = String::from_utf8_lossy(&head.stdout);
+    assert!(!text.contains("status 101") && String::from_utf8_lossy(&head.stderr).is_empty(), "{head:?}");
+    let full = shell("$F list >/dev/full");
+    assert_eq!(full.status.code(), Some(1), "{full:?}");
+    assert!(String::from_utf8_lossy(&full.stderr).contains("No space left"), "{full:?}");
+    assert!(shell(&format!("$F archive {file} 2>/dev/full")).status.success());
+    // Out-of-range values are refused by name, not wrapped.
+    let err = String::from_utf8_lossy(&env.run(&["list", "date=-9223372036854775808"]).stderr).into_owned();
+    assert!(err.contains("before year 1"), "{err}");
+}

@@ -4,7 +4,7 @@
 //! (it depends on the schema rule), then [`Request::values`] canonicalises and expands them.
 
 use crate::error::{Error, Result};
-use crate::types::KeywordType;
+use crate::types::{KeywordType, MAX_RANGE_VALUES};
 
 /// One item of a value list.
 #[derive(Clone, Debug, PartialEq)]
@@ -113,6 +113,12 @@ impl Request {
             match item {
                 ValueItem::Single(v) => out.push(ty.canonical(keyword, v)?),
                 ValueItem::Range { from, to, by } => out.extend(ty.expand_range(keyword, from, to, by.as_deref())?),
+            }
+            // The whole list is bounded, not each range: 150 ranges of 100,000 values each
+            // would otherwise take gigabytes.
+            if out.len() > MAX_RANGE_VALUES {
+                let named = format!("{} values in {} items", out.len(), items.len());
+                return Err(Error::bad_value(keyword, &named, format!("the request names more than {MAX_RANGE_VALUES} values for it")));
             }
         }
         // A value named twice is one value, at its first place (FDB5 and MARS do the same).
@@ -252,6 +258,13 @@ mod tests {
         assert_eq!(all[1].verb.as_deref(), Some("list"));
         assert_eq!(all[1].values("expver", Expver).unwrap().unwrap(), ["0001"]);
         assert!(Request::parse(text).is_err());
+    }
+
+    #[test]
+    fn a_whole_list_is_bounded_not_each_range() {
+        let many = vec!["0/to/99999"; 150].join("/");
+        let err = Request::parse(&format!("number={many}")).unwrap().values("number", Integer).unwrap_err().to_string();
+        assert!(err.contains("more than 100000 values"), "{err}");
     }
 
     #[test]

@@ -511,6 +511,10 @@ pub fn parse_date(text: &str) -> std::result::Result<CivilDate, String> {
     let t = text.trim();
     if let Ok(n) = t.parse::<i64>() {
         if n <= 0 {
+            // Relative days reach back to year 1 at most: beyond, the arithmetic would wrap.
+            if n < -700_000 {
+                return Err(format!("'{t}' days ago is before year 1"));
+            }
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| e.to_string())?;
             return Ok(CivilDate::from_days(now.as_secs() as i64 / 86_400 + n));
         }
@@ -716,7 +720,16 @@ mod tests {
 
     #[test]
     fn bad_values_are_named() {
-        for (t, v) in [(Date, "20230230"), (Date, "yesterday"), (Time, "25"), (Integer, "1.5"), (Step, "6-0"), (Double, "x")] {
+        for (t, v) in [
+            (Date, "20230230"),
+            (Date, "yesterday"),
+            (Date, "-9223372036854775808"),
+            (Time, "25"),
+            (Integer, "1.5"),
+            (Step, "6-0"),
+            (Double, "x"),
+            (Double, "nan"),
+        ] {
             let err = t.canonical("kw", v).unwrap_err().to_string();
             assert!(err.contains("kw") && err.contains(v), "{err}");
         }

@@ -187,6 +187,9 @@ impl FieldStore {
     /// archives into the same datasets (as with FDB5).
     pub fn purge(&mut self, request: &Request, doit: bool) -> Result<PurgeReport> {
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
+        if let Some(why) = datasets.explanation {
+            return Err(Error::Invalid(format!("nothing to purge: {why}")));
+        }
         let mut report = PurgeReport { done: doit, ..Default::default() };
         for dataset in datasets.datasets {
             let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
@@ -269,9 +272,14 @@ impl FieldStore {
             .collect())
     }
 
-    /// Datasets a request names, locked or not (for control and where).
+    /// Datasets a request names, locked or not (for control and where); none is an error
+    /// that says why.
     fn all_datasets_matching(&mut self, request: &Request) -> Result<Vec<Key>> {
-        Ok(self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, None)?.datasets)
+        let matches = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, None)?;
+        match matches.explanation {
+            Some(why) => Err(Error::Invalid(format!("no data set matches {request}: {why}"))),
+            None => Ok(matches.datasets),
+        }
     }
 
     fn schema_of(&mut self, dataset: &Key) -> Result<std::sync::Arc<crate::schema::Schema>> {

@@ -176,6 +176,9 @@ impl FieldStore {
             resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut())?;
         }
         if let Some(unknown) = request.keywords().find(|k| !r.known_keywords.contains(*k)) {
+            // A typo must not widen a request (`purge clas=rd` is no `purge`): it names nothing.
+            r.matches = Matches::default();
+            r.field_order.clear();
             r.why.add(10, format!("unknown keyword '{unknown}': no schema rule uses it"));
         }
         for reason in std::mem::take(&mut r.asked.unreadable) {
