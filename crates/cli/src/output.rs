@@ -37,14 +37,21 @@ fn braces(key: &Key) -> String {
 pub fn print_list(m: &Matches, depth: u8, style: ListStyle) -> anyhow::Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if style.json {
-        let value = match depth {
-            1 => serde_json::to_value(&m.datasets)?,
-            2 => serde_json::to_value(
-                m.collocations.iter().map(|(d, c)| serde_json::json!({"dataset": d, "collocation": c})).collect::<Vec<_>>(),
-            )?,
-            _ => serde_json::to_value(&m.fields)?,
-        };
-        serde_json::to_writer_pretty(&mut out, &value)?;
+        // Written straight from the matches: a JSON tree of a million fields took gigabytes.
+        #[derive(Serialize)]
+        struct Collocation<'a> {
+            dataset: &'a Key,
+            collocation: &'a Key,
+        }
+        match depth {
+            1 => serde_json::to_writer_pretty(&mut out, &m.datasets)?,
+            2 => {
+                let pairs: Vec<Collocation> =
+                    m.collocations.iter().map(|(dataset, collocation)| Collocation { dataset, collocation }).collect();
+                serde_json::to_writer_pretty(&mut out, &pairs)?
+            }
+            _ => serde_json::to_writer_pretty(&mut out, &m.fields)?,
+        }
         writeln!(out)?;
         return Ok(out.flush()?);
     }

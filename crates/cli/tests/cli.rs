@@ -618,6 +618,14 @@ fn typos_pipes_and_closed_outputs_are_handled() {
     assert_eq!(full.status.code(), Some(1), "{full:?}");
     assert!(String::from_utf8_lossy(&full.stderr).contains("No space left"), "{full:?}");
     assert!(shell(&format!("$F archive {file} 2>/dev/full")).status.success());
+    // A schema file that never ends is refused, not read into memory.
+    let config = env.path("zero.yaml");
+    std::fs::write(
+        &config,
+        format!("schema: /dev/zero\ncatalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", env.root.display()),
+    )
+    .unwrap();
+    assert!(env.fails(&["--config", &config, "list"]).contains("schema /dev/zero: larger than"));
     // Out-of-range values are refused by name, not wrapped.
     let err = String::from_utf8_lossy(&env.run(&["list", "date=-9223372036854775808"]).stderr).into_owned();
     assert!(err.contains("before year 1"), "{err}");

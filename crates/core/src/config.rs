@@ -123,7 +123,7 @@ impl Config {
 
     pub fn from_file(path: &Path) -> Result<Config> {
         let text =
-            std::fs::read_to_string(path).map_err(|e| Error::Config { source_name: path.display().to_string(), message: e.to_string() })?;
+            read_bounded(path, MAX_CONFIG_BYTES).map_err(|message| Error::Config { source_name: path.display().to_string(), message })?;
         let mut config = Config::parse(&path.display().to_string(), &text)?;
         if let Some(schema) = &config.schema {
             if schema.is_relative() {
@@ -145,8 +145,11 @@ impl Config {
         match &self.schema {
             None => Ok(Schema::default_schema()),
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| Error::Config { source_name: self.source.clone(), message: format!("schema {}: {e}", path.display()) })?;
+                let error = |message: String| Error::Config {
+                    source_name: self.source.clone(),
+                    message: format!("schema {}: {message}", path.display()),
+                };
+                let text = read_bounded(path, MAX_SCHEMA_BYTES).map_err(error)?;
                 Schema::parse(&path.display().to_string(), &text)
             }
         }
@@ -163,6 +166,24 @@ pub fn default_root() -> PathBuf {
     }
     let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     home.join(".local/share/fieldstore")
+}
+
+/// Largest schema file read (FDB5's own is 32 KiB): `schema: /dev/zero` must not fill memory.
+const MAX_SCHEMA_BYTES: u64 = 16 << 20;
+/// Largest config file read.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// A text file's contents, refused beyond `limit` bytes (devices and pipes have no size to
+/// check first, so at most `limit + 1` bytes are read).
+fn read_bounded(path: &std::path::Path, limit: u64) -> std::result::Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("larger than {limit} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
 }
 
 #[cfg(test)]
