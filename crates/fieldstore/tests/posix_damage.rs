@@ -41,3 +41,25 @@ fn corrupt_and_truncated_data_are_reported() {
     let err = retrieve(&mut open_at(dir.path()), "class=od,step=0").unwrap_err();
     assert!(err.contains("corrupt index segment"), "{err}");
 }
+
+/// A flipped bit in the newest TOC record is damage, reported by file and byte: never an
+/// answer from the record before it (which held the field it replaced).
+#[test]
+fn damage_in_the_newest_toc_record_is_reported_not_answered_from_older_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=0,param=167").unwrap();
+    for content in [b"old field", b"new field"] {
+        let mut fs = open_at(dir.path());
+        fs.archive(&id, content).unwrap();
+        fs.flush().unwrap();
+    }
+    assert_eq!(retrieve(&mut open_at(dir.path()), "class=od").unwrap(), b"new field");
+    let dataset = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
+    let toc = dataset.join("toc");
+    let mut bytes = std::fs::read(&toc).unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 0x04;
+    std::fs::write(&toc, &bytes).unwrap();
+    let err = retrieve(&mut open_at(dir.path()), "class=od").unwrap_err();
+    assert!(err.contains("toc") && err.contains("bytes ") && err.contains("damaged"), "{err}");
+}

@@ -5,8 +5,10 @@
 //! collocation key it wrote since its last flush; a record names an index segment (file,
 //! offset, length) and summarises it (element keywords, the values of each element keyword:
 //! its axes, and the field count). **Mask records** hide index records (purge, partial
-//! wipe). Records are framed and checksummed ([`fieldstore_core::codec`]): a reader skips a
-//! torn or corrupt record and resynchronises on the next one.
+//! wipe). Records are framed and checksummed ([`fieldstore_core::codec`]). A reader skips a
+//! record torn by a crash and resynchronises on the next one, but reports a damaged one (by
+//! file and byte) rather than answer from the records before it ([`looks_torn`] tells them
+//! apart).
 //!
 //! Order. Each index record carries a **claim**: the TOC's size when its writer began the
 //! flush. Readers order records by (claim, position in the TOC), newest last. A flush that
@@ -28,7 +30,7 @@ use std::sync::Arc;
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::{FieldLocation, IndexInfo};
 
-use fieldstore_core::codec::{frame, next_magic, parse_frame, Decoder, Encoder, Frame};
+use fieldstore_core::codec::{self, frame, next_magic, parse_frame, Decoder, Encoder, Frame};
 use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, PendingIndex};
 
 pub const TOC_MAGIC: &[u8; 4] = b"FSTC";
@@ -218,13 +220,13 @@ impl TocReader {
         }
         let mut data = vec![0u8; (size - self.offset) as usize];
         file.read_exact_at(&mut data, self.offset).ctx("read TOC", &self.path)?;
-        let consumed = self.parse(&data);
+        let consumed = self.parse(&data)?;
         self.offset += consumed as u64;
         Ok(())
     }
 
     /// Parses frames; returns how many bytes were consumed (an incomplete tail is left).
-    fn parse(&mut self, data: &[u8]) -> usize {
+    fn parse(&mut self, data: &[u8]) -> Result<usize> {
         let mut pos = 0;
         while pos < data.len() {
             match parse_frame(TOC_MAGIC, &data[pos..]) {
@@ -240,22 +242,41 @@ impl TocReader {
                     // written at the very end is left for the next refresh.
                     match next_magic(TOC_MAGIC, &data[pos..]) {
                         Some(skip) if matches!(parse_frame(TOC_MAGIC, &data[pos + skip..]), Frame::Valid { .. }) => {
-                            self.bad_frames += 1;
+                            self.skip_torn(&data[pos..pos + skip], pos)?;
                             pos += skip;
                         }
                         _ => break,
                     }
                 }
-                Frame::Bad => {
-                    self.bad_frames += 1;
-                    match next_magic(TOC_MAGIC, &data[pos..]) {
-                        Some(skip) => pos += skip,
-                        None => return data.len().saturating_sub(3).max(pos),
+                Frame::Bad => match next_magic(TOC_MAGIC, &data[pos..]) {
+                    Some(skip) => {
+                        self.skip_torn(&data[pos..pos + skip], pos)?;
+                        pos += skip;
                     }
-                }
+                    None => {
+                        self.skip_torn(&data[pos..], pos)?;
+                        return Ok(data.len().saturating_sub(3).max(pos));
+                    }
+                },
             }
         }
-        pos
+        Ok(pos)
+    }
+
+    /// Skips bytes that do not frame a record, at `pos` of what this refresh read: a record
+    /// a crash tore is skipped; anything else is damage, reported by file and byte.
+    fn skip_torn(&mut self, region: &[u8], pos: usize) -> Result<()> {
+        let start = self.offset + pos as u64;
+        if looks_torn(region, start) {
+            self.bad_frames += 1;
+            return Ok(());
+        }
+        let end = start + region.len() as u64;
+        Err(Error::corrupt(
+            "TOC",
+            &self.path,
+            format!("bytes {start}..{end} are no whole record (a checksum or length that does not match): the data set is damaged, not torn by a crash"),
+        ))
     }
 
     fn apply(&mut self, kind: u8, payload: &[u8], position: u64) {
@@ -309,6 +330,24 @@ impl TocReader {
     pub fn source(&self, id: &str) -> Option<&SegmentSource> {
         self.sources.get(id)
     }
+}
+
+/// Whether bytes that frame no record, starting at byte `start` of a TOC, are what a crash
+/// leaves of a record appended but not written out: blocks the file system had not written
+/// read as zeros, so the bytes are zeros, or are zeros from a 512-byte boundary on; or the
+/// file's size was written up to a block boundary inside the record, so the record is cut
+/// short there and later appends follow. A record damaged later (a flipped bit) is whole and
+/// looks like none of these, unless its own last bytes are zeros across a 512-byte boundary
+/// (records end in a field count: a chance of about one in 70).
+pub fn looks_torn(region: &[u8], start: u64) -> bool {
+    const BLOCK: u64 = 512;
+    let nonzero_end = region.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
+    let end = start + region.len() as u64;
+    let zeros_from_boundary = (start + nonzero_end as u64).div_ceil(BLOCK) * BLOCK < end;
+    let declared = (region.len() >= 8 && region[..4] == TOC_MAGIC[..])
+        .then(|| codec::HEADER + u32::from_le_bytes(region[4..8].try_into().expect("4 bytes")) as usize);
+    let cut_at_boundary = declared.is_some_and(|size| size > region.len()) && end.is_multiple_of(BLOCK);
+    nonzero_end == 0 || zeros_from_boundary || cut_at_boundary
 }
 
 /// Encodes an index segment from entries sorted by element values.
@@ -424,15 +463,49 @@ mod tests {
     }
 
     #[test]
-    fn torn_and_corrupt_records_are_skipped_and_later_ones_read() {
+    fn damaged_records_are_reported_by_byte_not_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toc");
+        let (a, b) = (record("a", 0), record("b", 5));
+        for (place, damaged_tail) in [(20, false), (a.len() / 2, true)] {
+            // A flipped bit in the middle of the TOC, and in its newest record.
+            let mut bytes = a.clone();
+            let mut flipped = b.clone();
+            flipped[place] ^= 0x10;
+            bytes.extend_from_slice(&flipped);
+            if !damaged_tail {
+                bytes.extend_from_slice(&a);
+            }
+            std::fs::write(&path, &bytes).unwrap();
+            let err = TocReader::new(path.clone()).refresh().unwrap_err().to_string();
+            let start = a.len();
+            assert!(err.contains(&format!("bytes {start}..")) && err.contains("toc") && err.contains("damaged"), "{err}");
+        }
+    }
+
+    #[test]
+    fn torn_records_are_skipped_and_later_ones_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("toc");
         let (a, b, c) = (record("a", 0), record("b", 5), record("c", 9));
         let mut bytes = a.clone();
-        bytes.extend_from_slice(&b[..b.len() / 2]); // torn by a crash mid-write
-        let mut corrupt = c.clone();
-        corrupt[20] ^= 0xff;
-        bytes.extend_from_slice(&corrupt);
+        // Masks of nothing bring the next record's start near a 512-byte boundary.
+        let near_boundary = |bytes: &mut Vec<u8>| {
+            while !(14..b.len()).contains(&(512 - bytes.len() % 512)) {
+                bytes.extend_from_slice(&mask_frame(&["nothing".into()]));
+            }
+            512 - bytes.len() % 512
+        };
+        // Torn by a crash: the blocks not written read as zeros from a boundary on...
+        let boundary = near_boundary(&mut bytes);
+        let mut zeroed = b.clone();
+        zeroed[boundary..].fill(0);
+        bytes.extend_from_slice(&zeroed);
+        // ... or the size was written up to a block boundary inside the record.
+        let cut = near_boundary(&mut bytes);
+        assert!(cut < b.len() && cut > 13, "the cut falls inside the record's payload");
+        bytes.extend_from_slice(&b[..cut]);
+        assert_eq!(bytes.len() % 512, 0);
         bytes.extend_from_slice(&c);
         bytes.extend_from_slice(&mask_frame(&["a@0".into()]));
         std::fs::write(&path, &bytes).unwrap();
