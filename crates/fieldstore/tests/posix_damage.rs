@@ -63,3 +63,40 @@ fn damage_in_the_newest_toc_record_is_reported_not_answered_from_older_records()
     let err = retrieve(&mut open_at(dir.path()), "class=od").unwrap_err();
     assert!(err.contains("toc") && err.contains("bytes ") && err.contains("damaged"), "{err}");
 }
+
+/// A damaged catalogue file is reported by name, never read as a data set that is not there
+/// (a deleted TOC, an altered key file, with or without its checksum, one changed character
+/// of the stored schema).
+#[test]
+fn damaged_catalogue_files_are_reported_by_name() {
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=0,param=167").unwrap();
+    type Damage = fn(&std::path::Path);
+    let damages: [(&str, Damage); 4] = [
+        ("toc", |d| std::fs::remove_file(d.join("toc")).unwrap()),
+        ("key", |d| {
+            let text = std::fs::read_to_string(d.join("key")).unwrap();
+            std::fs::write(d.join("key"), text.replacen("class=od", "class=oe", 1)).unwrap();
+        }),
+        ("key", |d| {
+            // A key file of the first format (no checksum), altered: it no longer names its directory.
+            let text = std::fs::read_to_string(d.join("key")).unwrap();
+            std::fs::write(d.join("key"), text.lines().next().unwrap().replacen("class=od", "class=oe", 1)).unwrap();
+        }),
+        ("schema", |d| {
+            let text = std::fs::read_to_string(d.join("schema")).unwrap();
+            std::fs::write(d.join("schema"), text.replacen("step", "stap", 1)).unwrap();
+        }),
+    ];
+    for (file, damage) in damages {
+        let dir = tempfile::tempdir().unwrap();
+        let mut fs = open_at(dir.path());
+        fs.archive(&id, b"field").unwrap();
+        fs.flush().unwrap();
+        let dataset = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
+        damage(&dataset);
+        let mut reader = open_at(dir.path());
+        let err = reader.list(&request("class=od"), ListOptions::default()).map(|m| m.explanation).unwrap_err().to_string();
+        assert!(err.contains(&dataset.join(file).display().to_string()), "{file}: {err}");
+        assert!(reader.stats(&request("class=od")).is_err(), "{file}: stats counts nothing it cannot read");
+    }
+}

@@ -18,6 +18,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use fieldstore_core::checksum::crc32c;
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
@@ -179,12 +180,12 @@ fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
         std::fs::create_dir_all(dir).ctx("create dataset directory", dir)?;
         publish(dir, SCHEMA_FILE, schema_text.as_bytes())?;
         publish(dir, TOC_FILE, &identity_frame(&unique_suffix()))?;
-        publish(dir, KEY_FILE, dataset.to_string().as_bytes())?;
+        publish(dir, KEY_FILE, key_file_text(dataset, schema_text).as_bytes())?;
         if let Some(parent) = dir.parent() {
             File::open(parent).and_then(|d| d.sync_all()).ctx("sync directory", parent)?;
         }
     }
-    let stored = read_key(dir)?;
+    let stored = read_key(dir)?.key;
     if stored != *dataset {
         return Err(Error::Invalid(format!("directory {} holds data set {stored}, not {dataset}", dir.display())));
     }
@@ -204,10 +205,46 @@ fn publish(dir: &Path, name: &str, contents: &[u8]) -> Result<()> {
     }
 }
 
-fn read_key(dir: &Path) -> Result<Key> {
+/// What a dataset's `key` file holds: the dataset key, the CRC-32C of the schema file, and a
+/// CRC-32C of those two lines, so that damage to either file is found, not read as another
+/// dataset or another schema. Files written before the checksums hold the key alone.
+fn key_file_text(dataset: &Key, schema_text: &str) -> String {
+    let body = format!("{dataset}\nschema-crc32c={:08x}\n", crc32c(schema_text.as_bytes()));
+    format!("{body}crc32c={:08x}\n", crc32c(body.as_bytes()))
+}
+
+/// A dataset's key file, read and checked.
+struct KeyFile {
+    key: Key,
+    /// The schema file's CRC-32C (absent in key files of the first format).
+    schema_crc: Option<u32>,
+}
+
+/// Reads and checks a dataset directory's key file: its checksum, and that the key names this
+/// directory (the directory's name is made from the key's values).
+fn read_key(dir: &Path) -> Result<KeyFile> {
     let path = dir.join(KEY_FILE);
     let text = std::fs::read_to_string(&path).ctx("read dataset key", &path)?;
-    Key::parse(text.trim()).map_err(|e| Error::corrupt("dataset key", &path, e.to_string()))
+    let damaged = |reason: String| Error::corrupt("dataset key", &path, reason);
+    let hex = |line: &str, prefix: &str| line.strip_prefix(prefix).and_then(|h| u32::from_str_radix(h, 16).ok());
+    let lines: Vec<&str> = text.lines().collect();
+    let key_file = match lines.as_slice() {
+        [key] => KeyFile { key: Key::parse(key.trim()).map_err(|e| damaged(e.to_string()))?, schema_crc: None },
+        [key, schema, sum] => {
+            let body_end = text.len() - sum.len() - 1;
+            if hex(sum, "crc32c=") != Some(crc32c(&text.as_bytes()[..body_end])) {
+                return Err(damaged("its checksum does not match its contents".into()));
+            }
+            let schema_crc = hex(schema, "schema-crc32c=").ok_or_else(|| damaged(format!("line 2 is {schema:?}")))?;
+            KeyFile { key: Key::parse(key).map_err(|e| damaged(e.to_string()))?, schema_crc: Some(schema_crc) }
+        }
+        _ => return Err(damaged(format!("{} lines, where a key file has 1 or 3", lines.len()))),
+    };
+    let expected = dataset_dir_name(&key_file.key)?;
+    if dir.file_name() != Some(std::ffi::OsStr::new(&expected)) {
+        return Err(damaged(format!("it names data set {}, whose directory is {expected}", key_file.key)));
+    }
+    Ok(key_file)
 }
 
 impl DatasetWriter {
@@ -391,7 +428,7 @@ impl Catalogue for PosixCatalogue {
             if let Some(key) = known.get(&name) {
                 out.push(key.clone());
             } else if path.join(KEY_FILE).exists() {
-                let key = read_key(&path)?;
+                let key = read_key(&path)?.key;
                 known.insert(name, key.clone());
                 out.push(key);
             }
@@ -407,6 +444,11 @@ impl Catalogue for PosixCatalogue {
         }
         let schema_path = dir.join(SCHEMA_FILE);
         let schema_text = std::fs::read_to_string(&schema_path).ctx("read dataset schema", &schema_path)?;
+        if let Some(expected) = read_key(&dir)?.schema_crc {
+            if crc32c(schema_text.as_bytes()) != expected {
+                return Err(Error::corrupt("dataset schema", &schema_path, "its checksum does not match the one its key file records"));
+            }
+        }
         let toc = TocReader::new(dir.join(TOC_FILE));
         Ok(Some(Box::new(PosixView { dir, schema_text, toc, segments: HashMap::new() })))
     }
@@ -517,6 +559,10 @@ impl DatasetView for PosixView {
 
     fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
         self.toc.refresh()?;
+        // A wipe removes the whole directory; a TOC gone from beside its key file is damage.
+        if self.toc.missing && self.dir.join(KEY_FILE).exists() {
+            return Err(Error::corrupt("TOC", self.dir.join(TOC_FILE), "it is missing while the data set's key file is there"));
+        }
         Ok(self.toc.visible().cloned().collect())
     }
 

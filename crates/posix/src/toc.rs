@@ -180,8 +180,10 @@ pub struct TocReader {
     order: Vec<Ordered>,
     shared: Interner,
     masked: HashSet<String>,
-    /// Frames skipped as torn or corrupt.
+    /// Frames skipped as torn by a crash.
     pub bad_frames: u64,
+    /// The TOC was not there at the last refresh (its data set was wiped, or damaged).
+    pub missing: bool,
 }
 
 impl TocReader {
@@ -195,6 +197,7 @@ impl TocReader {
             shared: Interner::default(),
             masked: HashSet::new(),
             bad_frames: 0,
+            missing: false,
         }
     }
 
@@ -204,6 +207,7 @@ impl TocReader {
         let file = match File::open(&self.path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 *self = TocReader::new(std::mem::take(&mut self.path));
+                self.missing = true;
                 return Ok(());
             }
             other => other.ctx("open TOC", &self.path)?,
