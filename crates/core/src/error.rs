@@ -40,6 +40,11 @@ pub enum Error {
     #[error("GRIB {context}: {message}")]
     Grib { context: String, message: String },
 
+    /// A data set was wiped while this handle archived into it: what it archived since its
+    /// last flush went with it (the handle's next archive creates the data set again).
+    #[error("data set {dataset} was wiped while this flush published its fields: they went with it")]
+    Wiped { dataset: String },
+
     /// The caller asked for something that does not exist or cannot be done.
     #[error("{0}")]
     Invalid(String),

@@ -113,6 +113,9 @@ struct DatasetWriter {
     /// The pending entries' segments once written ahead of the flush; any later archive
     /// drops them (their bytes stay in the index files, unreferenced).
     staged: Option<StagedSegments>,
+    /// The data set was wiped under this writer: it is dropped at the next discard, so the
+    /// next archive creates the data set again.
+    wiped: bool,
 }
 
 /// Index segments written but not yet synced nor published.
@@ -166,6 +169,7 @@ impl PosixCatalogue {
                     pending: PendingIndexes::default(),
                     index_files: HashMap::new(),
                     staged: None,
+                    wiped: false,
                 })
             }
         };
@@ -339,10 +343,28 @@ impl DatasetWriter {
         self.toc.write_all(&staged.records).ctx("append to TOC", &toc_path)?;
         if embedded {
             self.unsynced = true;
-            Ok(())
         } else {
-            self.toc.sync_data().ctx("sync TOC", &toc_path)
+            self.toc.sync_data().ctx("sync TOC", &toc_path)?;
         }
+        // A wipe hides a data set by renaming its directory: records appended to a TOC that
+        // is no longer at its path were wiped with it, and this flush must not say otherwise.
+        if !self.toc_in_place()? {
+            self.wiped = true;
+            return Err(Error::Wiped { dataset: self.dataset.to_string() });
+        }
+        Ok(())
+    }
+
+    /// Whether the TOC this writer appends to is still the one at the data set's path.
+    fn toc_in_place(&self) -> Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let toc_path = self.dir.join(TOC_FILE);
+        let ours = self.toc.metadata().ctx("stat TOC", &toc_path)?;
+        Ok(match std::fs::metadata(&toc_path) {
+            Ok(there) => (there.dev(), there.ino()) == (ours.dev(), ours.ino()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(Error::io("stat TOC", toc_path, e)),
+        })
     }
 
     fn index_file(&mut self, collocation: &Key) -> Result<(&mut File, &String, &mut u64)> {
@@ -414,6 +436,7 @@ impl Catalogue for PosixCatalogue {
             writer.pending.clear();
             writer.staged = None;
         }
+        self.writers.retain(|w| !w.wiped);
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {

@@ -125,6 +125,17 @@ impl PosixStore {
 }
 
 impl DataFile {
+    /// Whether the file this writer appends to is still the one at its path.
+    fn in_place(&self) -> Result<bool> {
+        use std::os::unix::fs::MetadataExt;
+        let ours = self.file.metadata().ctx("stat data file", &self.path)?;
+        Ok(match std::fs::metadata(&self.path) {
+            Ok(there) => (there.dev(), there.ino()) == (ours.dev(), ours.ino()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(Error::io("stat data file", &self.path, e)),
+        })
+    }
+
     /// Writes what is buffered and syncs the file if anything was written since its last sync.
     fn sync(&mut self) -> Result<()> {
         if !self.buffer.is_empty() {
@@ -204,6 +215,7 @@ impl Store for PosixStore {
     /// the data it describes is. A dataset with no data file in this handle gets none.
     fn flush_with_commits(&mut self, commits: &[Commit]) -> Result<Vec<bool>> {
         let carriers: Vec<Option<usize>> = commits.iter().map(|c| self.carrier(&c.dataset)).collect();
+        let written: Vec<bool> = self.writers.iter().map(|w| w.dirty || !w.buffer.is_empty()).collect();
         for (i, w) in self.writers.iter_mut().enumerate() {
             if !carriers.contains(&Some(i)) {
                 w.sync()?;
@@ -213,6 +225,14 @@ impl Store for PosixStore {
             if let Some(i) = *carrier {
                 self.writers[i].append_commit(&commit.bytes);
                 self.writers[i].sync()?;
+            }
+        }
+        // A wipe takes a data set's directory away whole: fields written to a file no longer
+        // at its path went with it, even if the data set exists again when the catalogue
+        // publishes them.
+        for (w, written) in self.writers.iter().zip(written) {
+            if written && !w.in_place()? {
+                return Err(Error::Wiped { dataset: w.dataset.to_string() });
             }
         }
         Ok(carriers.iter().map(Option::is_some).collect())
@@ -261,15 +281,12 @@ impl Store for PosixStore {
         }
     }
 
+    /// Removes the data set's directory once empty. Its data files were removed by name:
+    /// deleting every file in the directory would delete those of a data set archived again
+    /// after the wipe took effect. (On a root of its own, a crashed writer's files that no
+    /// index names stay, and keep the directory.)
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         let dir = self.root.join(dataset_dir_name(dataset)?);
-        for name in crate::listing::names(&dir, "read dataset directory")? {
-            let path = dir.join(name);
-            if path.extension().is_some_and(|e| e == "data") {
-                std::fs::remove_file(&path).ctx("remove data file", &path)?;
-            }
-        }
-        // Leaves the directory if a catalogue still keeps files in it.
         let _ = std::fs::remove_dir(&dir);
         Ok(())
     }

@@ -131,8 +131,14 @@ impl FieldStore {
             let below: Vec<&str> = request.keywords().filter(|k| !dataset_keywords.contains(k)).collect();
             if below.is_empty() {
                 if doit {
+                    // What the data set's indexes name now: a data set archived again after
+                    // the wipe takes effect has other files, which must stay.
+                    let uris = self.dataset_uris(&dataset)?;
                     // Catalogue first: the dataset disappears for readers at once, then its bytes go.
                     self.catalogue().wipe_dataset(&dataset)?;
+                    for uri in &uris {
+                        self.store().remove(uri)?;
+                    }
                     self.store().wipe_dataset(&dataset)?;
                 }
                 report.datasets.push(dataset);
@@ -153,6 +159,16 @@ impl FieldStore {
             self.wipe_collocations(&dataset, targets, doit, &mut report)?;
         }
         Ok(report)
+    }
+
+    /// Every store object or file a dataset's indexes name.
+    fn dataset_uris(&mut self, dataset: &Key) -> Result<BTreeSet<String>> {
+        let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(BTreeSet::new()) };
+        let mut uris = BTreeSet::new();
+        for index in view.indexes()? {
+            uris.extend(view.entries(&index)?.into_iter().map(|(_, l)| l.uri.to_string()));
+        }
+        Ok(uris)
     }
 
     /// Hides a dataset's indexes of the given collocations and removes store objects only

@@ -108,8 +108,11 @@ impl FieldStore {
         };
         let embedded: Vec<Key> = commits.into_iter().zip(embedded).filter(|(_, e)| *e).map(|(c, _)| c.dataset).collect();
         // A catalogue failure keeps its entries pending: their bytes are durable, and the
-        // next flush can still publish them.
-        self.catalogue.flush(&embedded)?;
+        // next flush can still publish them; unless their data set was wiped meanwhile.
+        match self.catalogue.flush(&embedded) {
+            Err(e @ Error::Wiped { .. }) => return Err(self.discard_pending(e, "")),
+            other => other?,
+        }
         self.pending_fields = 0;
         self.stats.flushes += 1;
         Ok(())
