@@ -199,11 +199,28 @@ fn keep_freed_heap() {
     }
 }
 
+/// Ends the process with a clear message when a mapped file shrinks under it (SIGBUS): an
+/// input truncated while it is archived. Nothing archived since the last flush was published,
+/// so nothing stored is lost; the data files keep unreferenced bytes, as after a crash.
+extern "C" fn mapped_file_truncated(_: libc::c_int) {
+    const MESSAGE: &[u8] = b"fieldstore: error: a file shrank while it was being read (an input truncated while it was archived?); \
+nothing archived by this command since its last flush was made visible\n";
+    // SAFETY: write(2) and _exit(2) are async-signal-safe; MESSAGE is static.
+    unsafe {
+        libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+        libc::_exit(1);
+    }
+}
+
 fn main() {
     // A closed pipe ends the process quietly, as it ends any other tool (`schema | head -1`);
     // Rust's runtime ignores SIGPIPE, which made every print after it panic.
-    // SAFETY: restoring a signal's default disposition before any thread starts.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    // SAFETY: restoring a signal's default disposition, and setting a handler that only
+    // calls async-signal-safe functions, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGBUS, mapped_file_truncated as *const () as libc::sighandler_t);
+    }
     keep_freed_heap();
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
@@ -310,7 +327,7 @@ fn read_input(f: &str) -> anyhow::Result<Input> {
         return Ok(Input::Read(data));
     }
     // SAFETY: the map is read-only; a file truncated by someone else while it is archived
-    // would fault, as it would for any reader of a file that vanishes under it.
+    // faults (SIGBUS), which `mapped_file_truncated` turns into a clear error.
     let map = unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("mapping {f}"))?;
     Ok(Input::Mapped(map))
 }

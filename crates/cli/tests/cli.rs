@@ -630,3 +630,33 @@ fn typos_pipes_and_closed_outputs_are_handled() {
     let err = String::from_utf8_lossy(&env.run(&["list", "date=-9223372036854775808"]).stderr).into_owned();
     assert!(err.contains("before year 1"), "{err}");
 }
+
+/// An input truncated while it is archived ends the command with a clear error, never a
+/// crash by signal (it is read through a mapping, where a truncated file faults).
+#[test]
+fn an_input_truncated_while_archived_is_an_error_not_a_crash() {
+    use std::os::unix::process::ExitStatusExt;
+    let env = Env::new();
+    let steps: Vec<String> = (0..=240).step_by(3).map(|s| s.to_string()).collect();
+    let file = env.sample(
+        "big.grib",
+        &["--steps", &steps.join("/"), "--levels", "1000/925/850/700/500/300/200/100", "--params", "130/131/132/133/135/138/155/157"],
+    );
+    let len = std::fs::metadata(&file).unwrap().len();
+    for delay_ms in [0, 5, 20, 60] {
+        let copy = env.path("copy.grib");
+        std::fs::copy(&file, &copy).unwrap();
+        let child = Command::new(BIN)
+            .args(["archive", &copy])
+            .env("FIELDSTORE_ROOT", &env.root)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        std::fs::OpenOptions::new().write(true).open(&copy).unwrap().set_len(len / 3).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.signal(), None, "{delay_ms} ms: killed by a signal: {stderr}");
+        assert!(out.status.success() || stderr.contains("fieldstore: error:"), "{delay_ms} ms: {stderr}");
+    }
+}
