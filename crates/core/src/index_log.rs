@@ -68,6 +68,11 @@ impl LogReplay {
     pub fn indexes(&self) -> Vec<Arc<IndexInfo>> {
         self.visible.iter().rev().cloned().collect()
     }
+
+    /// The ids of every index the log named, masked or not (their objects, for a wipe).
+    pub fn all_ids(&self) -> impl Iterator<Item = &str> {
+        self.visible.iter().map(|i| i.id.as_str()).chain(self.masked.iter().map(String::as_str))
+    }
 }
 
 /// A location as stored in an index entry.

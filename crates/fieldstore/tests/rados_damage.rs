@@ -147,7 +147,8 @@ fn a_wipe_cut_short_after_its_first_removal_leaves_nothing_visible_and_nothing_c
     assert!(io.remove("dataset").unwrap());
     let err = retrieve(&mut site.open(), "class=od,step=0").unwrap_err();
     assert!(!err.contains("corrupt"), "no dataset, not a broken one: {err}");
-    assert_eq!(io.object_names().unwrap().len(), before - 1, "index and field objects are left, unreferenced");
+    let leftovers = io.object_names().unwrap();
+    assert_eq!(leftovers.len(), before - 1, "index and field objects are left, unreferenced");
 
     // A writer creates the dataset again; only its own fields are visible.
     let mut writer = site.open();
@@ -156,7 +157,13 @@ fn a_wipe_cut_short_after_its_first_removal_leaves_nothing_visible_and_nothing_c
     let listed = site.open().list(&request("class=od"), ListOptions::default()).unwrap();
     assert_eq!(listed.fields.iter().map(|f| f.element.get("step").unwrap()).collect::<Vec<_>>(), ["2"]);
 
-    // A whole wipe of the dataset key removes everything in its namespace, leftovers too.
+    // A whole wipe removes what the data set's creation names, nothing else: objects of
+    // another creation in the namespace (here the leftovers of the wipe cut short; in a race,
+    // those of a data set archived again meanwhile) stay.
     writer.wipe(&request("class=od,expver=1"), true).unwrap();
-    assert_eq!(io.object_names().unwrap(), Vec::<String>::new());
+    let mut left = io.object_names().unwrap();
+    left.sort();
+    let mut expected = leftovers;
+    expected.sort();
+    assert_eq!(left, expected);
 }

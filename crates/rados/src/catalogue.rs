@@ -286,11 +286,29 @@ impl Catalogue for RadosCatalogue {
     /// The dataset object (its log) goes first: readers see no dataset from then on, never a
     /// log that names index objects already removed. A wipe cut short leaves only
     /// unreferenced objects in the namespace, which a later wipe of this dataset key removes.
+    /// Removes the data set object (readers see the data set gone at once), then the index
+    /// objects its log names. Not every object in the namespace: a data set created again
+    /// while the wipe runs writes other objects there, which must stay. (Index objects of a
+    /// flush that failed, which no log names, stay too.)
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        self.namespaces.get(&self.prefix)?.apply(DATASETS, &WriteOp::new().remove(&dataset.to_string()))?;
         let io = self.dataset_context(dataset)?;
+        let mut replay = LogReplay::default();
+        if let Some((_, log)) = read_log(&io, 0)? {
+            let mut rest = &log[..];
+            while let Some((records, after)) = split_batch(rest) {
+                for record in records {
+                    // An undecodable record names no object this wipe could find.
+                    let _ = replay.apply(record);
+                }
+                rest = after;
+            }
+        }
+        self.namespaces.get(&self.prefix)?.apply(DATASETS, &WriteOp::new().remove(&dataset.to_string()))?;
         io.remove(DATASET)?;
-        io.remove_all_objects("")
+        for id in replay.all_ids() {
+            io.remove(id)?;
+        }
+        Ok(())
     }
 
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
