@@ -17,8 +17,8 @@ macro_rules! out {
     }};
 }
 
-/// Writes a line to standard error; one that cannot be written is lost, never fatal (the
-/// work it reports is done).
+/// Writes a line to standard error; one that cannot be written (a full disk) is lost, never
+/// an error (the work it reports is done). A closed pipe ends the process, as it ends any tool.
 macro_rules! note {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -200,11 +200,13 @@ fn keep_freed_heap() {
 }
 
 /// Ends the process with a clear message when a mapped file shrinks under it (SIGBUS): an
-/// input truncated while it is archived. Nothing archived since the last flush was published,
-/// so nothing stored is lost; the data files keep unreferenced bytes, as after a crash.
+/// input truncated while it is archived, or a data file truncated under a reader. Nothing
+/// archived since the last flush was published, so nothing stored is lost; the data files
+/// keep unreferenced bytes, as after a crash.
 extern "C" fn mapped_file_truncated(_: libc::c_int) {
-    const MESSAGE: &[u8] = b"fieldstore: error: a file shrank while it was being read (an input truncated while it was archived?); \
-nothing archived by this command since its last flush was made visible\n";
+    const MESSAGE: &[u8] = b"fieldstore: error: a file shrank while it was read through a mapping (an input truncated while it \
+was archived, or a data file truncated while it was read); nothing archived by this command since its last flush was made \
+visible\n";
     // SAFETY: write(2) and _exit(2) are async-signal-safe; MESSAGE is static.
     unsafe {
         libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
@@ -320,7 +322,12 @@ fn read_input(f: &str) -> anyhow::Result<Input> {
     if metadata.is_dir() {
         bail!("{f} is a directory, not a GRIB file");
     }
-    // Pipes, FIFOs and devices have no size to map: read them (`archive <(cat f.grib)`).
+    // Pipes and FIFOs have no size to map: read them (`archive <(cat f.grib)`). A device
+    // could be endless (`/dev/zero`).
+    use std::os::unix::fs::FileTypeExt;
+    if metadata.file_type().is_char_device() || metadata.file_type().is_block_device() {
+        bail!("{f} is a device, not a GRIB file");
+    }
     if !metadata.is_file() || metadata.len() == 0 {
         let mut data = Vec::new();
         file.read_to_end(&mut data).with_context(|| format!("reading {f}"))?;

@@ -596,6 +596,7 @@ fn typos_pipes_and_closed_outputs_are_handled() {
     let piped = shell(&format!("$F archive <(cat {file})"));
     assert!(String::from_utf8_lossy(&piped.stderr).contains("archived 2 fields"), "{piped:?}");
     assert!(env.fails(&["archive", env.work.to_str().unwrap()]).contains("is a directory"));
+    assert!(env.fails(&["archive", "/dev/zero"]).contains("is a device"));
     // `--time 12` is 12:00, as in requests.
     assert_eq!(env.ok(&["list", "time=12"]).lines().count(), 2);
     // Typos in destructive commands name the keyword and change nothing.
@@ -659,4 +660,29 @@ fn an_input_truncated_while_archived_is_an_error_not_a_crash() {
         assert_eq!(out.status.signal(), None, "{delay_ms} ms: killed by a signal: {stderr}");
         assert!(out.status.success() || stderr.contains("fieldstore: error:"), "{delay_ms} ms: {stderr}");
     }
+}
+
+/// When ecCodes cannot read one of its definition files it logs an error and goes on with
+/// keys missing (here an ensemble member without `number`, which would replace another
+/// member): the archive fails naming ecCodes' words, and stores nothing (issue 17 point 9).
+#[test]
+fn an_error_eccodes_logs_while_decoding_fails_the_archive() {
+    let env = Env::new();
+    let file = env.sample("ens.grib", &["--stream", "enfo", "--type", "pf", "--numbers", "1/2"]);
+    let system = Path::new("/usr/share/eccodes/definitions");
+    assert!(system.is_dir(), "Debian's libeccodes-dev installs its definitions there");
+    let broken = env.work.join("definitions/grib2");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("template.4.eps.def"), "this is not ( a definition\n").unwrap();
+    let path = format!("{}:{}", env.work.join("definitions").display(), system.display());
+    let out = Command::new(BIN)
+        .args(["archive", &file])
+        .env("FIELDSTORE_ROOT", &env.root)
+        .env("ECCODES_DEFINITION_PATH", &path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("ecCodes reported") && stderr.contains("template.4.eps.def"), "{stderr}");
+    assert!(!stderr.contains("ECCODES ERROR"), "ecCodes' own lines stay off standard error: {stderr}");
+    assert_eq!(env.ok(&["list"]), "", "nothing was archived");
 }

@@ -56,8 +56,9 @@ pub trait Store: Send + Sync {
     /// Deletes one stored object or file (purge); deleting a missing one is not an error.
     fn remove(&self, uri: &str) -> Result<()>;
     /// Deletes what this store keeps for a dataset beyond its objects or files (wipe): the
-    /// wipe has removed every one its indexes named first, so that nothing archived into
-    /// the data set after the wipe took effect is touched.
+    /// wipe has removed every one its indexes named first, and nothing archived into the
+    /// data set after the wipe took effect may be touched (POSIX removes an empty directory,
+    /// RADOS nothing; DAOS still destroys the data set's container).
     fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
     /// Where the dataset's bytes live, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;

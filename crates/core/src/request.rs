@@ -70,6 +70,7 @@ impl Request {
                     let request = requests.last_mut().unwrap();
                     // `k=off` unsets a keyword, as in MARS (`levtype=sfc,levelist=off`).
                     if v.trim().eq_ignore_ascii_case("off") {
+                        request.entries.retain(|(k, _)| *k != keyword);
                         continue;
                     }
                     let values = parse_values(&keyword, v.trim())?;
@@ -269,7 +270,7 @@ mod tests {
 
     #[test]
     fn off_unsets_a_keyword_and_repeated_values_count_once() {
-        let r = Request::parse("levtype=sfc,levelist=OFF,step=6/0/6/12/0").unwrap();
+        let r = Request::parse("levtype=sfc,levelist=500,levelist=OFF,step=6/0/6/12/0").unwrap();
         assert_eq!(r.get("levelist"), None);
         assert_eq!(r.values("step", Step).unwrap().unwrap(), ["6", "0", "12"]);
     }

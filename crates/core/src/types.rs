@@ -174,7 +174,7 @@ impl KeywordType {
             ClimateMonthly | ClimateDaily | Year | Month | YearMonth | MonthOfDate => {
                 let expanded = match Date.expand_range(keyword, from, to, by) {
                     Ok(dates) => dates,
-                    Err(date_error) => month_range(from, to).ok_or(date_error)?,
+                    Err(date_error) => month_range(from, to, by_whole()?).ok_or(date_error)?,
                 };
                 let mut values: Vec<String> = Vec::new();
                 for value in expanded {
@@ -393,14 +393,16 @@ pub fn parse_step_minutes(text: &str) -> std::result::Result<i64, String> {
         }
         total
     };
-    let minutes = seconds / 60.0;
-    if !minutes.is_finite() || minutes.fract() != 0.0 {
-        return Err(format!("'{t}' is not a whole number of minutes"));
-    }
-    if minutes > MAX_STEP_MINUTES as f64 {
+    if !seconds.is_finite() || seconds > MAX_STEP_MINUTES as f64 * 60.0 {
         return Err(format!("'{t}' is beyond the largest step ({} hours)", MAX_STEP_MINUTES / 60));
     }
-    Ok(if negative { -(minutes as i64) } else { minutes as i64 })
+    // Decimal hours are not exact in binary (1.1 h is 3960.0000000000005 s): whole seconds.
+    let whole_seconds = seconds.round();
+    if (seconds - whole_seconds).abs() > 1e-6 || whole_seconds % 60.0 != 0.0 {
+        return Err(format!("'{t}' is not a whole number of minutes"));
+    }
+    let minutes = (whole_seconds / 60.0) as i64;
+    Ok(if negative { -minutes } else { minutes })
 }
 
 /// A step in minutes as FDB5 writes it: whole hours as a number (`30`), otherwise hours and
@@ -591,12 +593,11 @@ fn climate_day(value: &str) -> std::result::Result<u32, String> {
     Ok(month * 100 + day)
 }
 
-/// `oct/to/dec`, `10/to/12`: the month numbers from one month to another, either way.
-fn month_range(from: &str, to: &str) -> Option<Vec<String>> {
+/// `oct/to/dec`, `1/to/12/by/3`: the month numbers from one month to another, either way.
+fn month_range(from: &str, to: &str, by: i64) -> Option<Vec<String>> {
     let month = |v: &str| month_from_name(v).or_else(|| v.parse::<u32>().ok().filter(|m| (1..=12).contains(m)));
-    let (a, b) = (month(from.trim())?, month(to.trim())?);
-    let months: Vec<u32> = if a <= b { (a..=b).collect() } else { (b..=a).rev().collect() };
-    Some(months.into_iter().map(|m| m.to_string()).collect())
+    let (a, b) = (i64::from(month(from.trim())?), i64::from(month(to.trim())?));
+    Some(counted("date", "", a, b, by).ok()?.map(|m| m.to_string()).collect())
 }
 
 /// ClimateMonthly: the month number, from a date, a month number or a month name.
@@ -766,6 +767,8 @@ mod tests {
             ("90m", "1h30m"),
             ("1h30m", "1h30m"),
             ("1.5", "1h30m"),
+            ("1.1", "1h6m"),
+            ("0.55", "33m"),
             ("1d", "24"),
             ("2D", "48"),
             ("1440m", "24"),
@@ -794,6 +797,7 @@ mod tests {
         assert_eq!(r(Integer, "3", "1", None), ["3", "2", "1"]);
         assert_eq!(r(ClimateMonthly, "20231130", "20231201", None), ["11", "12"]);
         assert_eq!(r(ClimateMonthly, "oct", "dec", None), ["10", "11", "12"]);
+        assert_eq!(r(ClimateMonthly, "1", "12", Some("3")), ["1", "4", "7", "10"]);
         assert!(Date.expand_range("k", "oct", "dec", None).is_err());
         for (t, a, b, by) in [
             (Integer, "-1", "9223372036854775807", Some("-1")),

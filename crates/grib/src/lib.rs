@@ -34,13 +34,19 @@ pub fn mars_keys(message: &[u8]) -> Result<Key> {
             message: "no MARS keys (not an ECMWF-style GRIB? set them with grib_set)".into(),
         });
     }
-    let mut key = Key::new();
-    for name in names {
-        let value = match name.as_str() {
+    let mut values = Vec::with_capacity(names.len());
+    for name in &names {
+        values.push(match name.as_str() {
             "param" => handle.get_long("paramId")?.to_string(),
-            "step" => format_step_minutes(step_minutes(&mut handle)?),
-            _ => handle.get_string(&name)?,
-        };
+            "step" => String::new(), // read last: it changes how ecCodes presents times
+            _ => handle.get_string(name)?,
+        });
+    }
+    if let Some(i) = names.iter().position(|n| n == "step") {
+        values[i] = format_step_minutes(step_minutes(&mut handle)?);
+    }
+    let mut key = Key::new();
+    for (name, value) in names.into_iter().zip(values) {
         if !value.is_empty() && key.get(&name).is_none() {
             key.push(name, value);
         }
@@ -58,6 +64,9 @@ pub fn mars_keys(message: &[u8]) -> Result<Key> {
 /// over 0-24 h by step 24), read in minutes whatever unit the message uses. ecCodes' `step`
 /// key is given in the message's own unit, which older ecCodes versions (2.28) do not name:
 /// a 30-minute step reads `30`, as a 30-hour one does; asking for minutes is exact in all.
+/// `stepUnits` is a transient key in ecCodes' definitions (GRIB1 and GRIB2, 2.28 to 2.50):
+/// setting it changes how the handle presents times, never the message's bytes, so this is
+/// safe on a handle over bytes it does not own.
 pub fn step_minutes(handle: &mut Handle<'_>) -> Result<i64> {
     const MINUTES: i64 = 0;
     handle.set_long("stepUnits", MINUTES)?;

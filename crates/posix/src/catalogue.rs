@@ -357,14 +357,7 @@ impl DatasetWriter {
 
     /// Whether the TOC this writer appends to is still the one at the data set's path.
     fn toc_in_place(&self) -> Result<bool> {
-        use std::os::unix::fs::MetadataExt;
-        let toc_path = self.dir.join(TOC_FILE);
-        let ours = self.toc.metadata().ctx("stat TOC", &toc_path)?;
-        Ok(match std::fs::metadata(&toc_path) {
-            Ok(there) => (there.dev(), there.ino()) == (ours.dev(), ours.ino()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-            Err(e) => return Err(Error::io("stat TOC", toc_path, e)),
-        })
+        crate::listing::still_at(&self.toc, &self.dir.join(TOC_FILE))
     }
 
     fn index_file(&mut self, collocation: &Key) -> Result<(&mut File, &String, &mut u64)> {
@@ -436,7 +429,9 @@ impl Catalogue for PosixCatalogue {
             writer.pending.clear();
             writer.staged = None;
         }
-        self.writers.retain(|w| !w.wiped);
+        // A writer whose data set was wiped (found here or by the store) is dropped, so the
+        // next archive creates the data set again.
+        self.writers.retain(|w| !w.wiped && w.toc_in_place().unwrap_or(false));
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {
@@ -582,8 +577,9 @@ impl DatasetView for PosixView {
 
     fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
         self.toc.refresh()?;
-        // A wipe removes the whole directory; a TOC gone from beside its key file is damage.
-        if self.toc.missing && self.dir.join(KEY_FILE).exists() {
+        // A wipe removes the whole directory; a TOC gone from beside its key file is damage
+        // (checked again: the data set may have been created again meanwhile).
+        if self.toc.missing && self.dir.join(KEY_FILE).exists() && !self.dir.join(TOC_FILE).exists() {
             return Err(Error::corrupt("TOC", self.dir.join(TOC_FILE), "it is missing while the data set's key file is there"));
         }
         Ok(self.toc.visible().cloned().collect())

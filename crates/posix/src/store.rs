@@ -127,13 +127,7 @@ impl PosixStore {
 impl DataFile {
     /// Whether the file this writer appends to is still the one at its path.
     fn in_place(&self) -> Result<bool> {
-        use std::os::unix::fs::MetadataExt;
-        let ours = self.file.metadata().ctx("stat data file", &self.path)?;
-        Ok(match std::fs::metadata(&self.path) {
-            Ok(there) => (there.dev(), there.ino()) == (ours.dev(), ours.ino()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-            Err(e) => return Err(Error::io("stat data file", &self.path, e)),
-        })
+        crate::listing::still_at(&self.file, &self.path)
     }
 
     /// Writes what is buffered and syncs the file if anything was written since its last sync.

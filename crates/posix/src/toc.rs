@@ -212,6 +212,7 @@ impl TocReader {
             }
             other => other.ctx("open TOC", &self.path)?,
         };
+        self.missing = false;
         let size = file.metadata().ctx("stat TOC", &self.path)?.len();
         if let Some(identity) = &self.identity {
             let mut head = vec![0u8; identity.len()];

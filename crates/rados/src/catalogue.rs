@@ -281,15 +281,12 @@ impl Catalogue for RadosCatalogue {
         Ok(Some(Box::new(RadosView::new(io, schema_text, identity))))
     }
 
-    /// Unlists the dataset first (so it is not found half-removed), then removes its index
-    /// objects, and its dataset object last.
-    /// The dataset object (its log) goes first: readers see no dataset from then on, never a
-    /// log that names index objects already removed. A wipe cut short leaves only
-    /// unreferenced objects in the namespace, which a later wipe of this dataset key removes.
-    /// Removes the data set object (readers see the data set gone at once), then the index
-    /// objects its log names. Not every object in the namespace: a data set created again
-    /// while the wipe runs writes other objects there, which must stay. (Index objects of a
-    /// flush that failed, which no log names, stay too.)
+    /// Reads the log, unlists the data set, removes the data set object (its log: readers
+    /// see no data set from then on, never a log that names index objects already removed),
+    /// then the index objects that log names. Not every object in the namespace: a data set
+    /// created again while the wipe runs writes other objects there, which must stay. So a
+    /// wipe cut short, a flush that failed, or a flush published between the log's reading
+    /// and the removal leave index objects no log names, which stay.
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         let io = self.dataset_context(dataset)?;
         let mut replay = LogReplay::default();
