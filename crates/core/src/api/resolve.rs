@@ -51,12 +51,25 @@ enum OrderKey {
 }
 
 impl OrderKey {
-    fn of(value: &str, ty: KeywordType, asked: Option<&[String]>) -> OrderKey {
-        match asked.and_then(|asked| asked.iter().position(|a| a == value)) {
+    /// A value's key: its place among the values asked, if the request names it there.
+    fn new(asked_at: Option<usize>, value: &str, ty: KeywordType) -> OrderKey {
+        match asked_at {
             Some(position) => OrderKey::Asked(position),
             None => OrderKey::Typed(ty.sort_key(value)),
         }
     }
+}
+
+/// The values a request names for one keyword, by their place in the request: computed
+/// once per keyword, so ordering a field costs a lookup per keyword whatever the list's length.
+type AskedOrder = HashMap<String, usize>;
+
+fn asked_order(values: &[String]) -> AskedOrder {
+    let mut order = AskedOrder::with_capacity(values.len());
+    for (i, v) in values.iter().enumerate() {
+        order.entry(v.clone()).or_insert(i);
+    }
+    order
 }
 
 /// One stored field.
@@ -227,7 +240,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
                 plan
             }
         };
-        let Some(Plan { constraints, types }) = plan else { continue };
+        let Some(Plan { constraints, types, order }) = plan else { continue };
         if let Some(i) = off_axis(&index, &constraints) {
             r.why.note(4, || {
                 let kw = &index.element_keywords[i];
@@ -265,9 +278,9 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             if superseded && !r.options.include_superseded {
                 continue;
             }
-            let asked = |i: usize| constraints[i].as_deref().filter(|_| r.options.in_request_order);
-            r.field_order
-                .push((group, element.values().zip(element_types).enumerate().map(|(i, (v, t))| OrderKey::of(v, *t, asked(i))).collect()));
+            let asked_at = |i: usize, v: &str| order.get(i).and_then(Option::as_ref).and_then(|o| o.get(v).copied());
+            let keys = element.values().zip(element_types).enumerate().map(|(i, (v, t))| OrderKey::new(asked_at(i, v), v, *t));
+            r.field_order.push((group, keys.collect()));
             g.fields.push(r.matches.fields.len());
             r.matches.fields.push(FieldEntry {
                 dataset: g.dataset.clone(),
@@ -297,6 +310,8 @@ type PlansByKeywords = Vec<(Vec<String>, Option<Plan>)>;
 struct Plan {
     constraints: Arc<Constraints>,
     types: Arc<Vec<KeywordType>>,
+    /// Per element keyword, the places of its asked values (retrieve only; empty for list).
+    order: Arc<Vec<Option<AskedOrder>>>,
 }
 
 fn plan_collocation(
@@ -334,7 +349,9 @@ fn plan_collocation(
         .chain(index.collocation.keywords().map(|k| schema.type_of(&path.levels[..2], k)))
         .chain(index.element_keywords.iter().map(|k| schema.type_of(&path.levels, k)))
         .collect();
-    Ok(Some(Plan { constraints: Arc::new(constraints), types: Arc::new(types) }))
+    // Only retrieve orders by the request (list orders by type).
+    let order = if r.options.in_request_order { constraints.iter().map(|c| c.as_deref().map(asked_order)).collect() } else { Vec::new() };
+    Ok(Some(Plan { constraints: Arc::new(constraints), types: Arc::new(types), order: Arc::new(order) }))
 }
 
 impl Resolution<'_> {
@@ -347,7 +364,8 @@ impl Resolution<'_> {
         let mut sort_key = Vec::with_capacity(dataset.len() + collocation.len());
         for ((k, v), t) in dataset.iter().chain(collocation.iter()).zip(types) {
             let asked = if self.options.in_request_order { self.asked.values(k, *t)? } else { None };
-            sort_key.push(OrderKey::of(v, *t, asked.as_deref().map(Vec::as_slice)));
+            // Once per group: a search is as cheap as a map.
+            sort_key.push(OrderKey::new(asked.and_then(|a| a.iter().position(|x| x == v)), v, *t));
         }
         self.groups.push(Group {
             dataset: Arc::new(dataset.clone()),
