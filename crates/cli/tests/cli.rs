@@ -627,6 +627,8 @@ fn typos_pipes_and_closed_outputs_are_handled() {
     )
     .unwrap();
     assert!(env.fails(&["--config", &config, "list"]).contains("schema /dev/zero: larger than"));
+    // A request naming too many values is refused, whatever the data sets' types.
+    assert!(env.fails(&["list", "step=0/to/99999/by/1/0/to/99999/by/1"]).contains("at most 100000 may be named"));
     // Out-of-range values are refused by name, not wrapped.
     let err = String::from_utf8_lossy(&env.run(&["list", "date=-9223372036854775808"]).stderr).into_owned();
     assert!(err.contains("before year 1"), "{err}");

@@ -20,6 +20,11 @@ pub enum Error {
     #[error("bad value {value:?} for keyword '{keyword}': {reason}")]
     BadValue { keyword: String, value: String, reason: String },
 
+    /// A request names more values for a keyword than any request may (whatever the types
+    /// that read them).
+    #[error("the request names {count} values or more for keyword '{keyword}': at most {limit} may be named")]
+    TooManyValues { keyword: String, count: usize, limit: usize },
+
     /// No schema rule accepts this identifier on archive.
     #[error("no schema rule matches {identifier}: {reason}")]
     NoRule { identifier: String, reason: String },

@@ -118,8 +118,7 @@ impl Request {
             // The whole list is bounded, not each range: 150 ranges of 100,000 values each
             // would otherwise take gigabytes.
             if out.len() > MAX_RANGE_VALUES {
-                let named = format!("{} values in {} items", out.len(), items.len());
-                return Err(Error::bad_value(keyword, &named, format!("the request names more than {MAX_RANGE_VALUES} values for it")));
+                return Err(Error::TooManyValues { keyword: keyword.to_string(), count: out.len(), limit: MAX_RANGE_VALUES });
             }
         }
         // A value named twice is one value, at its first place (FDB5 and MARS do the same).
@@ -265,7 +264,7 @@ mod tests {
     fn a_whole_list_is_bounded_not_each_range() {
         let many = vec!["0/to/99999"; 150].join("/");
         let err = Request::parse(&format!("number={many}")).unwrap().values("number", Integer).unwrap_err().to_string();
-        assert!(err.contains("more than 100000 values"), "{err}");
+        assert!(err.contains("at most 100000 may be named"), "{err}");
     }
 
     #[test]

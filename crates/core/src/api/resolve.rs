@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::FieldStore;
 use crate::axis::AxisValues;
 use crate::backend::{ControlAction, DatasetView, FieldLocation, IndexInfo};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::request::Request;
 use crate::schema::{Rule, RulePath, Schema};
@@ -507,10 +507,11 @@ impl Asked<'_> {
             Ok(values) => values.map(Arc::new),
             // A value one data set's type cannot read asks for nothing there, not for an
             // error: another data set's type may read it (`date=nov` names a climate month).
-            Err(e) => {
+            Err(e @ Error::BadValue { .. }) => {
                 self.unreadable.insert(e.to_string());
                 Some(Arc::new(Vec::new()))
             }
+            Err(e) => return Err(e),
         };
         self.cache.insert(cache_key, v.clone());
         Ok(v)
