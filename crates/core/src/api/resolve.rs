@@ -195,7 +195,9 @@ impl FieldStore {
             r.why.add(10, format!("unknown keyword '{unknown}': no schema rule uses it"));
         }
         for reason in std::mem::take(&mut r.asked.unreadable) {
-            r.why.add(9, reason);
+            // Below a lock (5) or a value off an axis (4): where a data set could read the value,
+            // why it did not match says more.
+            r.why.add(3, reason);
         }
         let mut matches = r.matches;
         sort_fields(&mut matches.fields, &r.groups, r.field_order);
