@@ -89,8 +89,8 @@ impl Outcome {
                 Some(differing.join("; "))
             }
             (Outcome::Count(a), Outcome::Count(b)) if a != b => Some(format!("{a} against {b}")),
-            (a @ Outcome::Stats { .. }, b @ Outcome::Stats { .. }) if a.summary() != b.summary() => {
-                Some(format!("{} against {}", a.summary(), b.summary()))
+            (Outcome::Stats { indexed: a, reachable: b }, Outcome::Stats { indexed: c, reachable: d }) if (a, b) != (c, d) => {
+                Some(format!("{} against {}", self.summary(), other.summary()))
             }
             (Outcome::Named(a), Outcome::Named(b)) if a != b => Some(format!("{a:?} against {b:?}")),
             _ => None,

@@ -36,6 +36,24 @@ fn refused(output: &Output) -> Outcome {
     Outcome::Refused(text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string())
 }
 
+/// A tool's standard output if it succeeded, else its refusal.
+fn answered(output: &Output) -> Result<String, Outcome> {
+    if output.status.success() {
+        Ok(stdout(output))
+    } else {
+        Err(refused(output))
+    }
+}
+
+/// What is left after a wipe or purge: everything listed (`--full --porcelain`, as `listed`
+/// answered) and the data and index files under `root`.
+fn remaining(listed: Result<String, Outcome>, root: &Path) -> anyhow::Result<Outcome> {
+    match listed {
+        Ok(text) => Ok(Outcome::Remaining { listed: sorted_lines(&text), disk: disk_entries(root)? }),
+        Err(refusal) => bail!("listing after a removal was refused: {refusal:?}"),
+    }
+}
+
 fn sorted_lines(text: &str) -> Vec<String> {
     let mut lines: Vec<String> = text.lines().filter(|l| !l.is_empty()).map(String::from).collect();
     lines.sort();
@@ -92,8 +110,7 @@ impl Fdb5 {
 
     /// `fdb-TOOL ARGS REQUEST`: its standard output, or the refusal.
     fn answer(&self, tool: &str, args: &[&str], request: &str) -> anyhow::Result<Result<String, Outcome>> {
-        let out = run(self.tool(tool).args(args).arg(request))?;
-        Ok(if out.status.success() { Ok(stdout(&out)) } else { Err(refused(&out)) })
+        Ok(answered(&run(self.tool(tool).args(args).arg(request))?))
     }
 
     /// The data and index files a wipe report names, as `DATASET/COLLOCATION.kind`, or the
@@ -208,11 +225,7 @@ impl System for Fdb5 {
 impl Fdb5 {
     /// Everything listed (superseded fields too) and the data and index files on disk.
     fn after_removal(&self) -> anyhow::Result<Outcome> {
-        let listed = match self.answer("fdb-list", &["--minimum-keys=", "--porcelain", "--full"], "class=od")? {
-            Ok(text) => sorted_lines(&text),
-            Err(refusal) => bail!("listing after a removal was refused: {refusal:?}"),
-        };
-        Ok(Outcome::Remaining { listed, disk: disk_entries(&self.root)? })
+        remaining(self.answer("fdb-list", &["--minimum-keys=", "--porcelain", "--full"], "class=od")?, &self.root)
     }
 }
 
@@ -248,8 +261,7 @@ impl Fieldstore {
     }
 
     fn answer(&self, args: &[&str], request: &str) -> anyhow::Result<Result<String, Outcome>> {
-        let out = run(self.command(args).arg(request))?;
-        Ok(if out.status.success() { Ok(stdout(&out)) } else { Err(refused(&out)) })
+        Ok(answered(&run(self.command(args).arg(request))?))
     }
 
     fn json(&self, args: &[&str], request: &str) -> anyhow::Result<Result<serde_json::Value, Outcome>> {
@@ -272,11 +284,7 @@ impl Fieldstore {
     }
 
     fn after_removal(&self) -> anyhow::Result<Outcome> {
-        let listed = match self.answer(&["list", "--porcelain", "--full"], "class=od")? {
-            Ok(text) => sorted_lines(&text),
-            Err(refusal) => bail!("listing after a removal was refused: {refusal:?}"),
-        };
-        Ok(Outcome::Remaining { listed, disk: disk_entries(&self.root)? })
+        remaining(self.answer(&["list", "--porcelain", "--full"], "class=od")?, &self.root)
     }
 }
 
