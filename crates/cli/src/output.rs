@@ -127,6 +127,7 @@ pub fn print_wipe(r: &WipeReport, json: bool) -> anyhow::Result<()> {
         for u in r.removed.iter().chain(&r.catalogue_removed) {
             s.push_str(&format!("  {} {u}\n", if r.done { "removed" } else { "would remove" }));
         }
+        s.push_str(&in_use_text(&r.in_use));
         s
     })
 }
@@ -142,8 +143,13 @@ pub fn print_purge(r: &PurgeReport, json: bool) -> anyhow::Result<()> {
             r.removed.len(),
             if r.done { format!(", {} index files removed", r.catalogue_removed.len()) } else { String::new() },
             r.unreclaimable_bytes
-        )
+        ) + &in_use_text(&r.in_use)
     })
+}
+
+/// The files a wipe or purge left to the live writers still appending to them.
+fn in_use_text(in_use: &[String]) -> String {
+    in_use.iter().map(|u| format!("  left {u}: a live writer still appends to it (a later purge removes it)\n")).collect()
 }
 
 pub fn print_status(states: &[(Key, BTreeSet<ControlAction>)], json: bool) -> anyhow::Result<()> {

@@ -53,8 +53,10 @@ pub trait Store: Send + Sync {
         self.read(uri, offset, &mut buffer)?;
         Ok(Box::new(ReadDone(buffer)))
     }
-    /// Deletes one stored object or file (purge); deleting a missing one is not an error.
-    fn remove(&self, uri: &str) -> Result<()>;
+    /// Deletes one stored object or file (purge, wipe); deleting a missing one is not an error.
+    /// `false`: left in place, because a live writer still appends to it and may yet name it
+    /// in a record it publishes (a later purge removes it).
+    fn remove(&self, uri: &str) -> Result<bool>;
     /// Deletes what this store keeps for a dataset beyond its objects or files (wipe): the
     /// wipe has removed every one its indexes named first, and nothing archived into the
     /// data set after the wipe took effect may be touched (POSIX removes an empty directory,

@@ -76,11 +76,11 @@ impl Store for DaosStore {
         self.array(uri, |array| array.read(offset, buf))
     }
 
-    fn remove(&self, uri: &str) -> Result<()> {
+    fn remove(&self, uri: &str) -> Result<bool> {
         let (label, oid) = self.parse(uri)?;
         // No container: the dataset was wiped, so the array is gone too.
         self.containers.with(label, false, |container| container.byte_array(oid)?.destroy())?;
-        Ok(())
+        Ok(true)
     }
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {

@@ -38,7 +38,13 @@ fn grib1_length(message: &[u8]) -> Result<usize, String> {
         at += u24(message, at)?; // section 3 (bitmap)
     }
     let section4 = u24(message, at)?;
-    Ok(if section4 < 120 { (length & 0x7f_ffff) * 120 - section4 + 4 } else { length })
+    if section4 >= 120 {
+        return Ok(length);
+    }
+    let units = length & 0x7f_ffff;
+    (units * 120 + 4)
+        .checked_sub(section4)
+        .ok_or_else(|| format!("corrupt: a long message of {units} x 120 bytes is shorter than its section 4 ({section4} bytes)"))
 }
 
 /// Finds every message in `data`. `source` names the input in errors.
@@ -76,4 +82,19 @@ pub fn scan(data: &[u8], source: &str) -> Result<Vec<MessageSpan>> {
         pos += length;
     }
     Ok(spans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_grib1_message_shorter_than_its_section_4_is_an_error_not_an_overflow() {
+        // Found by the grib_scan fuzz target: 0 units of 120 bytes, less than section 4's 24.
+        let mut message = b"GRIB\x80\x00\x00\x01\x00\x00\x08\x00\x00\x00\x00\x00".to_vec();
+        message.extend_from_slice(&[0, 0, 24]);
+        message.resize(40, 0);
+        let error = scan(&message, "f.grib").unwrap_err().to_string();
+        assert!(error.contains("shorter than its section 4 (24 bytes)"), "{error}");
+    }
 }

@@ -365,6 +365,7 @@ impl DatasetWriter {
             let name = format!("{}.{}.index", collocation_name(collocation)?, unique_suffix());
             let path = self.dir.join(&name);
             let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create index file", &path)?;
+            crate::in_use::hold(&file);
             self.index_files.insert(collocation.clone(), (file, name, 0));
         }
         let (f, n, s) = self.index_files.get_mut(collocation).expect("inserted above");
@@ -616,10 +617,8 @@ impl DatasetView for PosixView {
         let mut removed = Vec::new();
         for file in unused {
             let path = self.dir.join(&file);
-            match std::fs::remove_file(&path) {
-                Ok(()) => removed.push(format!("{dataset}/{file}")),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io("remove index file", path, e)),
+            if crate::in_use::remove_unless_held(&path).ctx("remove index file", &path)? == crate::in_use::Removal::Removed {
+                removed.push(format!("{dataset}/{file}"));
             }
         }
         for id in &ids {

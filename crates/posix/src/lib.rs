@@ -4,12 +4,13 @@
 //! why they keep fieldstore's guarantees.
 
 mod catalogue;
-mod embedded;
+pub mod embedded;
+mod in_use;
 mod large_reads;
 mod listing;
-mod naming;
+pub mod naming;
 mod store;
-mod toc;
+pub mod toc;
 mod write_back;
 mod writers;
 

@@ -20,6 +20,7 @@ use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{Commit, FieldLocation, Key, Store};
 
+use crate::in_use::{self, remove_unless_held, Removal};
 use crate::large_reads::LargeReads;
 use crate::naming::{collocation_name, dataset_dir_name, resolve_relative};
 
@@ -97,6 +98,7 @@ impl PosixStore {
         let path = dir.join(&file_name);
         // O_EXCL: a name collision can never make two writers share a file.
         let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create data file", &path)?;
+        in_use::hold(&file);
         let uri: Arc<str> = format!("{dir_name}/{file_name}").into();
         let (dataset, collocation) = (dataset.clone(), collocation.clone());
         let buffer = Vec::with_capacity(WRITE_BUFFER);
@@ -266,13 +268,11 @@ impl Store for PosixStore {
         })
     }
 
-    fn remove(&self, uri: &str) -> Result<()> {
+    fn remove(&self, uri: &str) -> Result<bool> {
         let path = resolve_relative(&self.root, uri)?;
         self.readers.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io("remove data file", path, e)),
-            _ => Ok(()),
-        }
+        let removal = remove_unless_held(&path).ctx("remove data file", &path)?;
+        Ok(removal != Removal::InUse)
     }
 
     /// Removes the data set's directory once empty. Its data files were removed by name:

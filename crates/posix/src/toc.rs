@@ -385,6 +385,13 @@ pub fn read_place(dir: &Path, record: &SegmentPlace) -> Result<Vec<u8>> {
     }
     let path = dir.join(&record.file);
     let file = File::open(&path).ctx("open index file", &path)?;
+    // The place is checked against the file before anything is allocated: a damaged or
+    // crafted record may name any length.
+    let size = file.metadata().ctx("stat index file", &path)?.len();
+    if record.offset.checked_add(record.length).is_none_or(|end| end > size) {
+        let place = format!("segment of {} bytes at offset {}", record.length, record.offset);
+        return Err(Error::corrupt("index file", &path, format!("{place} lies past the file's end ({size} bytes)")));
+    }
     let mut data = vec![0u8; record.length as usize];
     file.read_exact_at(&mut data, record.offset)
         .map_err(|e| Error::corrupt("index file", &path, format!("segment at offset {} unreadable: {e}", record.offset)))?;
@@ -403,11 +410,15 @@ impl Segment {
     pub fn load(dir: &Path, record: &SegmentPlace) -> Result<Segment> {
         let path = dir.join(&record.file);
         let data = read_place(dir, record)?;
-        let Frame::Valid { kind: KIND_SEGMENT, payload, .. } = parse_frame(INDEX_MAGIC, &data) else {
-            return Err(Error::corrupt("index segment", &path, format!("checksum or framing error at offset {}", record.offset)));
+        Segment::from_frame(&data).map_err(|why| Error::corrupt("index segment", &path, format!("{why} at offset {}", record.offset)))
+    }
+
+    /// Checks and decodes a segment's frame; the error says what is wrong with it.
+    pub fn from_frame(data: &[u8]) -> std::result::Result<Segment, &'static str> {
+        let Frame::Valid { kind: KIND_SEGMENT, payload, .. } = parse_frame(INDEX_MAGIC, data) else {
+            return Err("checksum or framing error");
         };
-        Segment::decode(payload)
-            .ok_or_else(|| Error::corrupt("index segment", &path, format!("undecodable segment at offset {}", record.offset)))
+        Segment::decode(payload).ok_or("undecodable segment")
     }
 
     fn decode(payload: &[u8]) -> Option<Segment> {

@@ -133,10 +133,11 @@ impl Store for RadosStore {
         Ok(Box::new(self.namespaces.get(namespace)?.start_read(object, offset, length, buffer)?))
     }
 
-    fn remove(&self, uri: &str) -> Result<()> {
+    /// Field objects are written whole and never appended to, so none is ever in use.
+    fn remove(&self, uri: &str) -> Result<bool> {
         let (namespace, object) = self.parse(uri)?;
         self.namespaces.get(namespace)?.remove(object)?;
-        Ok(())
+        Ok(true)
     }
 
     /// Nothing beyond the field objects, which the wipe removed by name: removing every

@@ -28,6 +28,9 @@ pub struct WipeReport {
     /// Catalogue files (index files) removed because no visible index uses them any more
     /// (known once done).
     pub catalogue_removed: Vec<String>,
+    /// Store files left in place because a live writer still appends to them (known once
+    /// done; a later purge removes them).
+    pub in_use: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -42,6 +45,9 @@ pub struct PurgeReport {
     pub catalogue_removed: Vec<String>,
     /// Superseded bytes in files that also hold live fields (kept).
     pub unreclaimable_bytes: u64,
+    /// Store files left in place because a live writer still appends to them (known once
+    /// done; a later purge removes them).
+    pub in_use: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -136,9 +142,7 @@ impl FieldStore {
                     let uris = self.dataset_uris(&dataset)?;
                     // Catalogue first: the dataset disappears for readers at once, then its bytes go.
                     self.catalogue().wipe_dataset(&dataset)?;
-                    for uri in &uris {
-                        self.store().remove(uri)?;
-                    }
+                    report.in_use.extend(self.remove_from_store(uris)?.1);
                     self.store().wipe_dataset(&dataset)?;
                 }
                 report.datasets.push(dataset);
@@ -187,20 +191,37 @@ impl FieldStore {
             doomed_uris.extend(view.entries(index)?.into_iter().map(|(_, l)| l.uri.to_string()));
         }
         let removable: Vec<String> = doomed_uris.difference(&kept_uris).cloned().collect();
+        report.collocations.extend(targets.into_iter().map(|c| (dataset.clone(), c.clone())));
         if doit {
             report.catalogue_removed.extend(view.mask(&doomed)?);
-            for uri in &removable {
-                self.store().remove(uri)?;
-            }
+            let (removed, in_use) = self.remove_from_store(removable)?;
+            report.removed.extend(removed);
+            report.in_use.extend(in_use);
+        } else {
+            report.removed.extend(removable);
         }
-        report.collocations.extend(targets.into_iter().map(|c| (dataset.clone(), c.clone())));
-        report.removed.extend(removable);
         Ok(())
     }
 
+    /// Removes store objects or files; returns those removed and those left in place because
+    /// a live writer still appends to them.
+    fn remove_from_store(&self, uris: impl IntoIterator<Item = String>) -> Result<(Vec<String>, Vec<String>)> {
+        let (mut removed, mut in_use) = (Vec::new(), Vec::new());
+        for uri in uris {
+            if self.store().remove(&uri)? {
+                removed.push(uri);
+            } else {
+                in_use.push(uri);
+            }
+        }
+        Ok((removed, in_use))
+    }
+
     /// Reclaims superseded fields (FDB5's `purge`): indexes with no live entry are hidden and
-    /// store objects used only by hidden indexes are removed. Must not run while a writer
-    /// archives into the same datasets (as with FDB5).
+    /// store objects used only by hidden indexes are removed, but for files a live writer
+    /// still appends to (which a later purge removes). FDB5 requires that no writer archives
+    /// into the data sets purged; fieldstore keeps what they archive (on POSIX, where file
+    /// systems support `flock`).
     pub fn purge(&mut self, request: &Request, doit: bool) -> Result<PurgeReport> {
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = datasets.explanation {
@@ -227,11 +248,12 @@ impl FieldStore {
             report.indexes_masked += dead.len() as u64;
             if doit {
                 report.catalogue_removed.extend(view.mask(&dead.iter().map(|u| u.info.as_ref()).collect::<Vec<_>>())?);
-                for uri in &removable {
-                    self.store().remove(uri)?;
-                }
+                let (removed, in_use) = self.remove_from_store(removable)?;
+                report.removed.extend(removed);
+                report.in_use.extend(in_use);
+            } else {
+                report.removed.extend(removable);
             }
-            report.removed.extend(removable);
         }
         Ok(report)
     }

@@ -484,7 +484,7 @@ mod tests {
         fn read_ahead(&self) -> usize {
             self.read_ahead
         }
-        fn remove(&self, _: &str) -> Result<()> {
+        fn remove(&self, _: &str) -> Result<bool> {
             unreachable!("the reader only reads")
         }
         fn wipe_dataset(&self, _: &Key) -> Result<()> {

@@ -1,0 +1,40 @@
+//! fieldstore's fuzz targets: every parser of text from users (schemas, requests, configs, keys)
+//! and every decoder of bytes read back from disk or objects (GRIB streams, TOC records, index
+//! segments, commits embedded in data files, the object-store catalogues' logs), each as a
+//! function of one input that must never panic, hang or allocate without bound, and that checks
+//! what it can of its answer.
+//!
+//! Two callers share them: the coverage-guided fuzzers in `fuzz/` (`scripts/fuzz.sh`, one
+//! binary per target, starting from [`seeds`]), and `tests/corpus.rs`, which replays the seeds
+//! and the corpus kept in `fuzz/corpus/<target>/` on every test run, so inputs that once found
+//! a defect keep proving it fixed. `docs/reliability.md` says how to run them and what the last long run found.
+//!
+//! Records on disk are checksummed, so bytes a fuzzer invents rarely get past the checksum to
+//! the decoder behind it. The record targets therefore read their input two ways, chosen by its
+//! first byte: as raw bytes, and as a list of payloads that [`framing::frames`] wraps in valid
+//! frames, which reaches the decoders of each record kind.
+
+mod framing;
+mod languages;
+mod records;
+mod seeds;
+
+pub use languages::{config, key, request, schema};
+pub use records::{embedded_commits, grib_scan, index_segment, object_log, toc};
+pub use seeds::seeds;
+
+/// A fuzz target: one input, checked by assertions (a failed one is a finding).
+pub type Target = fn(&[u8]);
+
+/// Every target, by the name of its fuzzer binary and corpus directory.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("schema", schema),
+    ("request", request),
+    ("config", config),
+    ("key", key),
+    ("grib_scan", grib_scan),
+    ("toc", toc),
+    ("index_segment", index_segment),
+    ("embedded_commits", embedded_commits),
+    ("object_log", object_log),
+];

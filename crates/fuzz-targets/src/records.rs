@@ -1,0 +1,138 @@
+//! Targets for bytes read back: GRIB streams given to `archive`, and every record fieldstore
+//! writes to disk or to objects, read as a reader after a crash or damage would meet them.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+
+use fieldstore_core::index_log::{decode_entries, decode_location, split_batch, LogReplay};
+use fieldstore_posix::embedded;
+use fieldstore_posix::toc::{self, Segment, TocReader, INDEX_MAGIC, TOC_MAGIC};
+
+use crate::framing::{frames, payloads, wants_frames};
+
+/// GRIB message splitting: the messages found lie inside the input, in order, without overlap,
+/// each from its `GRIB` to its `7777`.
+pub fn grib_scan(data: &[u8]) {
+    let Ok(spans) = fieldstore_grib::scan(data, "fuzz") else { return };
+    let mut end = 0;
+    for span in spans {
+        assert!(span.offset >= end, "message at {} overlaps the one before", span.offset);
+        let message = &data[span.offset..span.offset + span.length];
+        assert!(message.starts_with(b"GRIB") && message.ends_with(b"7777") && matches!(span.edition, 1 | 2));
+        end = span.offset + span.length;
+    }
+}
+
+thread_local! {
+    /// One directory per fuzzing process, its files rewritten for each input.
+    static SCRATCH: RefCell<Option<tempfile::TempDir>> = const { RefCell::new(None) };
+}
+
+/// `name` in the scratch directory, holding `contents`.
+fn scratch_file(name: &str, contents: &[u8]) -> PathBuf {
+    SCRATCH.with_borrow_mut(|dir| {
+        let dir = dir.get_or_insert_with(|| tempfile::tempdir().expect("a temporary directory"));
+        let path = dir.path().join(name);
+        std::fs::write(&path, contents).expect("scratch file written");
+        path
+    })
+}
+
+/// The input as raw bytes, or as payloads framed with `magic`.
+fn record_bytes(magic: &[u8; 4], data: &[u8]) -> Option<Vec<u8>> {
+    let (framed, rest) = wants_frames(data)?;
+    Some(if framed { frames(magic, rest) } else { rest.to_vec() })
+}
+
+/// A TOC as a reader meets it: whole, then again after more was appended. Whatever it makes
+/// visible has an index segment it can name.
+pub fn toc(data: &[u8]) {
+    let Some(bytes) = record_bytes(TOC_MAGIC, data) else { return };
+    let half = bytes.len() / 2;
+    let path = scratch_file("toc", &bytes[..half]);
+    let mut reader = TocReader::new(path.clone());
+    if reader.refresh().is_err() {
+        return;
+    }
+    std::fs::write(&path, &bytes).expect("scratch file written");
+    if reader.refresh().is_ok() {
+        let dir = path.parent().expect("a scratch directory");
+        for index in reader.visible() {
+            let source = reader.source(&index.id);
+            assert!(source.is_some(), "visible index {} has no segment", index.id);
+            if let Some(toc::SegmentSource::File(place)) = source {
+                let _ = Segment::load(dir, place);
+            }
+        }
+    }
+}
+
+/// Index segments as the POSIX catalogue reads them from index files, then looks fields up.
+pub fn index_segment(data: &[u8]) {
+    let Some(bytes) = record_bytes(INDEX_MAGIC, data) else { return };
+    let Ok(segment) = Segment::from_frame(&bytes) else { return };
+    let entries: Vec<String> = segment.entries().map(|(values, _)| values.to_string()).collect();
+    for values in &entries {
+        assert!(segment.lookup(values).is_some(), "entry {values} cannot be looked up");
+    }
+}
+
+/// Commits embedded in a data file, found searching backwards from its end, and the index
+/// records and segments they carry.
+pub fn embedded_commits(data: &[u8]) {
+    let Some((framed, rest)) = wants_frames(data) else { return };
+    let bytes = if framed { commits_around(rest) } else { rest.to_vec() };
+    let Ok(commits) = embedded::read_all(&scratch_file("data", &bytes)) else { return };
+    for commit in &commits {
+        for (record, segment) in toc::decode_commit(commit).into_iter().flatten() {
+            let _ = toc::record_place(record);
+            let _ = Segment::from_frame(segment);
+        }
+    }
+}
+
+/// Payloads as field bytes (even kinds) and valid commits (odd kinds) of a data file named
+/// `data`, each commit linked to the one before.
+fn commits_around(data: &[u8]) -> Vec<u8> {
+    let mut file = Vec::new();
+    let mut previous_end = 0;
+    for (kind, payload) in payloads(data) {
+        if kind & 1 == 0 {
+            file.extend_from_slice(payload);
+        } else {
+            file.extend(embedded::encode("data", file.len() as u64, previous_end, payload));
+            previous_end = file.len() as u64;
+        }
+    }
+    file
+}
+
+/// The log of the RADOS and DAOS catalogues: batches of records appended one after another,
+/// replayed as a reader does, and the index objects' entries.
+pub fn object_log(data: &[u8]) {
+    let Some((framed, rest)) = wants_frames(data) else { return };
+    if framed {
+        let records: Vec<Vec<u8>> = payloads(rest).into_iter().map(|(kind, p)| [&[kind % 3][..], p].concat()).collect();
+        replay(&fieldstore_core::index_log::encode_batch(&records));
+    } else {
+        replay(rest);
+        if let Some(entries) = decode_entries(rest) {
+            let _ = entries.lookup(&fieldstore_core::Key::new());
+        }
+        let _ = decode_location(rest);
+    }
+}
+
+fn replay(mut log: &[u8]) {
+    let mut replay = LogReplay::default();
+    while let Some((records, rest)) = split_batch(log) {
+        assert!(rest.len() < log.len(), "a batch that consumes nothing would loop");
+        for record in records {
+            let _ = replay.apply(record);
+        }
+        log = rest;
+    }
+    let visible: Vec<String> = replay.indexes().iter().map(|i| i.id.clone()).collect();
+    let named: Vec<&str> = replay.all_ids().collect();
+    assert!(visible.iter().all(|id| named.contains(&id.as_str())), "a visible index is not among those a wipe removes");
+}

@@ -1,0 +1,84 @@
+//! Seed inputs for each target, made by fieldstore's own encoders so that they follow today's
+//! formats: the fuzzers start from them (`scripts/fuzz.sh` writes them with `fuzz-seeds`), and
+//! the corpus test replays them with the corpus.
+
+use fieldstore_core::index_log;
+use fieldstore_core::indexing::PendingIndexes;
+use fieldstore_core::{FieldLocation, Key};
+use fieldstore_posix::embedded;
+use fieldstore_posix::toc::{self, SegmentPlace};
+
+/// Each target's seeds, by target name.
+pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
+    let texts = |items: &[&str]| items.iter().map(|t| t.as_bytes().to_vec()).collect::<Vec<_>>();
+    let index = pending_index();
+    let index = index.iter().next().expect("one index");
+    let segment = toc::encode_segment(&index.entries);
+    let record = toc::index_record(0, &SegmentPlace { file: "toc".into(), offset: 0, length: segment.len() as u64 }, index);
+    let raw = |bytes: Vec<u8>| [&[0u8][..], &bytes].concat();
+    let toc_file = [
+        toc::identity_frame("seed"),
+        toc::index_frame(&record),
+        toc::recovered_frame(&record, &segment),
+        toc::mask_frame(&["toc@0".into()]),
+    ]
+    .concat();
+    let commit = toc::encode_commit(&[(record.clone(), segment.clone())]);
+    let data_file = [b"GRIB field bytes".to_vec(), embedded::encode("data", 16, 0, &commit)].concat();
+    let identity_kind = toc::identity_frame("")[fieldstore_core::codec::HEADER - 1];
+    let log = index_log::encode_batch(&[index_log::index_record("index-1", index), index_log::mask_record(["index-0"].into_iter())]);
+    vec![
+        ("schema", vec![fieldstore_core::schema::DEFAULT_SCHEMA.as_bytes().to_vec(), b"[ class, stream\n  [ type\n    [ step, param ]]]\n".to_vec()]),
+        (
+            "request",
+            texts(&[
+                "class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step=0/to/12/by/6,param=167",
+                "retrieve,class=od,date=20231201/20231202,levelist=500/850,param=2t/130,number=1/to/10",
+                "class=od,step=0/to/2h/by/30m,levelist=0.1/to/0.3/by/0.1,time=0/to/18/by/6,date=-1",
+            ]),
+        ),
+        (
+            "config",
+            texts(&[
+                "catalogue: { type: posix, root: /tmp/a }\nstore: { type: posix, root: /tmp/a }\n",
+                "schema: schema\ncatalogue: { type: rados, pool: fieldstore, namespace_prefix: x, timeout_seconds: 5 }\nstore: { type: daos, pool: p }\n",
+            ]),
+        ),
+        ("key", texts(&["class=od,expver=0001,stream=oper\nclass=od,expver=0001,stream=enfo", "a=_\nb=..", "c=x/y\nc=x%2Fy"])),
+        ("grib_scan", vec![grib2(20), grib1(&[0, 0, 20]), [grib2(24), vec![0, b'\n']].concat(), grib1(&[0x80, 0, 1])]),
+        ("toc", vec![raw(toc_file), [&[1u8, identity_kind, 4, 0][..], b"seed"].concat()]),
+        ("index_segment", vec![raw(segment)]),
+        ("embedded_commits", vec![raw(data_file), [&[1u8, 1, 6, 0][..], b"commit", &[0, 3, 0], b"abc"].concat()]),
+        ("object_log", vec![raw(log), raw(index_log::encode_entries(index))]),
+    ]
+}
+
+fn pending_index() -> PendingIndexes {
+    let mut index = PendingIndexes::default();
+    let collocation = Key::from_pairs([("type", "fc"), ("levtype", "sfc")]);
+    for (step, offset) in [("0", 0), ("6", 100)] {
+        let location = FieldLocation { uri: "data".into(), offset, length: 100, crc32c: 7 };
+        index.insert(&collocation, &Key::from_pairs([("step", step), ("param", "167")]), location);
+    }
+    index
+}
+
+/// A GRIB2 message of `length` bytes: header, zeros, end marker.
+fn grib2(length: u64) -> Vec<u8> {
+    let mut m = b"GRIB\0\0\0\x02".to_vec();
+    m.extend_from_slice(&length.to_be_bytes());
+    m.resize(length as usize - 4, 0);
+    m.extend_from_slice(b"7777");
+    m
+}
+
+/// A GRIB1 message whose 3-byte length field is `length` (its top bit marks ECMWF's encoding
+/// of long messages), 20 bytes long.
+fn grib1(length: &[u8; 3]) -> Vec<u8> {
+    let mut m = b"GRIB".to_vec();
+    m.extend_from_slice(length);
+    m.push(1);
+    m.extend_from_slice(&[0, 0, 8, 0, 0, 0, 0, 0]);
+    m.extend_from_slice(b"7777");
+    m
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Fuzzes fieldstore's parsers and record decoders (crates/fuzz-targets) with cargo-fuzz and
+# libFuzzer; docs/reliability.md says what each target covers and what the last long run found.
+#
+#   scripts/fuzz.sh run [SECONDS [TARGET...]]  each target (default: all) for SECONDS (default
+#                                              600), growing fuzz/corpus/TARGET, then minimising it
+#   scripts/fuzz.sh brief [SECONDS]            each target for SECONDS (default 10) on a copy of
+#                                              its corpus (what CI runs)
+#
+# With a nightly toolchain the targets are built with AddressSanitizer, else with stable and no
+# sanitizer; either way with overflow checks and debug assertions. A failing input is left in
+# fuzz/artifacts/TARGET/ (copy it into fuzz/corpus/TARGET/ with the fix: the corpus test replays
+# it on every test run) and the script exits 1. Each target's figures go to
+# fuzz/target/MODE-summary.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-}
+case "$mode" in
+    run) seconds=${2:-600}; shift $(($# < 2 ? $# : 2)) ;;
+    brief) seconds=${2:-10}; shift $(($# < 2 ? $# : 2)) ;;
+    *) sed -n '2,15p' "$0" >&2; exit 2 ;;
+esac
+
+if ! command -v cargo-fuzz >/dev/null; then
+    echo "fuzz: installing cargo-fuzz" >&2
+    cargo install cargo-fuzz --locked --version 0.13.2 >&2
+fi
+if cargo +nightly --version >/dev/null 2>&1; then
+    toolchain=+nightly sanitizer=address
+else
+    toolchain=+stable sanitizer=none
+fi
+flags=(-O -a --sanitizer "$sanitizer")
+
+seeds=$PWD/fuzz/target/seeds
+cargo run -q -p fieldstore-fuzz-targets --bin fuzz-seeds "$seeds"
+(cd fuzz && cargo "$toolchain" fuzz build "${flags[@]}" >&2)
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cd fuzz && cargo "$toolchain" fuzz list)
+
+summary=fuzz/target/$mode-summary.txt
+: >"$summary"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+failed=0
+for target in "${targets[@]}"; do
+    corpus=$PWD/fuzz/corpus/$target
+    mkdir -p "$corpus"
+    if [ "$mode" = brief ]; then
+        cp -r "$corpus" "$scratch/$target"
+        corpus=$scratch/$target
+    fi
+    log=fuzz/target/$mode-$target.log
+    # Leaks are not looked for: ecCodes (behind parameter names) keeps its tables to the end.
+    if ! (cd fuzz && cargo "$toolchain" fuzz run "${flags[@]}" "$target" "$corpus" "$seeds/$target" -- \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -detect_leaks=0 -print_final_stats=1) >"$log" 2>&1; then
+        echo "fuzz: $target FAILED: see $log and fuzz/artifacts/$target/" >&2
+        failed=1
+    fi
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
+    cov=$(sed -n 's/.* cov: \([0-9]*\) .*/\1/p' "$log" | tail -1)
+    if [ "$mode" = run ]; then
+        (cd fuzz && cargo "$toolchain" fuzz cmin "${flags[@]}" "$target" "$corpus" >>"../$log" 2>&1)
+    fi
+    inputs=$(find "$corpus" -type f | wc -l)
+    line="$target: ${seconds}s, ${runs:-?} inputs run, coverage ${cov:-?} edges, corpus $inputs inputs, peak RSS ${rss:-?} MiB ($toolchain, sanitizer $sanitizer)"
+    echo "$line" | tee -a "$summary"
+done
+exit $failed
