@@ -1,6 +1,6 @@
-//! A fault injector for fieldstore's tests, loaded into a command with `LD_PRELOAD`. It wraps
-//! the C library's calls that change files (writes, syncs, renames and links, unlinks) and,
-//! for calls on files under one directory, counts them by class and fails one:
+//! Fault injection and change recording for fieldstore's tests, loaded into a command with
+//! `LD_PRELOAD`. It wraps the C library's calls that change files (writes, syncs, renames and
+//! links, unlinks, mkdir) and acts on those under one directory:
 //!
 //! - `FIELDSTORE_FAULT_ROOT=DIR`: only calls on paths under `DIR` count (others pass through);
 //! - `FIELDSTORE_FAULT=CLASS:N:KIND`: the `N`th call (from 1) of `CLASS` (`write`, `sync`,
@@ -9,7 +9,9 @@
 //!   it); without it nothing fails;
 //! - `FIELDSTORE_FAULT_LOG=FILE`: each counted call appends `CLASS N PATH` to `FILE`, and the
 //!   failed one `FAILED CLASS N PATH`: a run without a fault tells a test how many calls of
-//!   each class a command makes, so that it can fail each in turn.
+//!   each class a command makes, so that it can fail each in turn;
+//! - `FIELDSTORE_RECORD=DIR`: every change made is recorded, with the bytes written, for the
+//!   crash-state simulator ([`record`]).
 //!
 //! The wrappers call the real functions through `dlsym(RTLD_NEXT)` and use nothing of the
 //! standard library that writes (which would call them again). Rust's standard library calls
@@ -19,11 +21,16 @@
 //! arguments on unchanged (a short write passes a shorter count).
 #![allow(clippy::missing_safety_doc)]
 
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+mod paths;
+pub mod record;
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use libc::{off64_t, size_t, ssize_t};
+use libc::{mode_t, off64_t, size_t, ssize_t};
+
+use record::Recording;
 
 /// A class of calls counted together.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -59,6 +66,7 @@ struct Settings {
     root: Option<Vec<u8>>,
     fault: Option<(Class, u64, Kind)>,
     log: Option<CString>,
+    record: Option<CString>,
 }
 
 fn settings() -> &'static Settings {
@@ -69,6 +77,7 @@ fn settings() -> &'static Settings {
             root: var("FIELDSTORE_FAULT_ROOT"),
             fault: var("FIELDSTORE_FAULT").and_then(|v| parse_fault(&String::from_utf8_lossy(&v))),
             log: var("FIELDSTORE_FAULT_LOG").and_then(|v| CString::new(v).ok()),
+            record: var("FIELDSTORE_RECORD").and_then(|v| CString::new(v).ok()),
         }
     })
 }
@@ -90,54 +99,35 @@ fn parse_fault(text: &str) -> Option<(Class, u64, Kind)> {
 static COUNTS: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
 
 /// Looks up the next definition of a C function (the C library's).
+#[macro_export]
+#[doc(hidden)]
 macro_rules! real {
     ($name:literal: $ty:ty) => {{
-        static REAL: OnceLock<usize> = OnceLock::new();
+        static REAL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let address = *REAL.get_or_init(|| unsafe { libc::dlsym(libc::RTLD_NEXT, concat!($name, "\0").as_ptr().cast()) as usize });
         assert!(address != 0, concat!("fieldstore-faults: no ", $name, " to wrap"));
         unsafe { std::mem::transmute::<usize, $ty>(address) }
     }};
 }
 
-/// The path an open descriptor names (for the root filter and the log).
-fn fd_path(fd: c_int) -> Vec<u8> {
-    let link = format!("/proc/self/fd/{fd}\0");
-    let mut buf = [0u8; 4096];
-    let n = unsafe { libc::readlink(link.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len()) };
-    if n < 0 {
-        return Vec::new();
-    }
-    buf[..n as usize].to_vec()
+/// A call under the watched directory: the fault to inject into it, if it is the one, and
+/// the recorder, held until the change is recorded.
+struct Watched {
+    fault: Option<Kind>,
+    recording: Option<Recording>,
 }
 
-/// The absolute form of a path argument (relative ones are taken from the working directory).
-fn arg_path(path: *const c_char) -> Vec<u8> {
-    if path.is_null() {
-        return Vec::new();
-    }
-    let bytes = unsafe { CStr::from_ptr(path) }.to_bytes();
-    if bytes.starts_with(b"/") {
-        return bytes.to_vec();
-    }
-    let mut cwd = [0u8; 4096];
-    if unsafe { libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()) }.is_null() {
-        return bytes.to_vec();
-    }
-    let end = cwd.iter().position(|b| *b == 0).unwrap_or(0);
-    [&cwd[..end], b"/", bytes].concat()
-}
-
-/// Counts a call of `class` on `path`; the fault to inject, if this is the one.
-fn count(class: Class, path: &[u8]) -> Option<Kind> {
+/// Looks at a call of `class` on `path` (and, for renames and links, `other`).
+fn watch(class: Class, path: &[u8], other: Option<&[u8]>) -> Option<Watched> {
     let settings = settings();
     let root = settings.root.as_deref()?;
-    if !(path.starts_with(root) && matches!(path.get(root.len()), None | Some(b'/'))) {
+    if !(paths::under(path, root) || other.is_some_and(|o| paths::under(o, root))) {
         return None;
     }
     let n = COUNTS[class as usize].fetch_add(1, Ordering::SeqCst) + 1;
     let fault = settings.fault.filter(|(c, at, _)| *c == class && *at == n).map(|(_, _, kind)| kind);
     log(if fault.is_some() { "FAILED " } else { "" }, class, n, path);
-    fault
+    Some(Watched { fault, recording: record::start(settings.record.as_ref()) })
 }
 
 /// Appends a line to the log (opened each time: a command may fork or close descriptors).
@@ -166,115 +156,187 @@ fn shortened(count: size_t) -> size_t {
     (count / 2).max(count.min(1))
 }
 
+/// A write of `count` bytes from `buf` to `fd` (at `offset`, or at the descriptor's position),
+/// made by `real` with the count it is given.
+unsafe fn watched_write(fd: c_int, buf: *const u8, count: size_t, offset: Option<off64_t>, real: impl Fn(size_t) -> ssize_t) -> ssize_t {
+    let Some(mut watched) = watch(Class::Write, &paths::of_fd(fd), None) else { return real(count) };
+    let n = match watched.fault {
+        Some(Kind::Short) => real(shortened(count)),
+        Some(kind) => return fail(kind) as ssize_t,
+        None => real(count),
+    };
+    if let (Some(recording), true) = (watched.recording.as_mut(), n > 0) {
+        // Without an offset the write went to the descriptor's position (the end, with
+        // O_APPEND), which it has moved past what it wrote.
+        let at = offset.unwrap_or_else(|| libc::lseek(fd, 0, libc::SEEK_CUR) - n as off64_t);
+        recording.write(&paths::of_fd(fd), at as u64, std::slice::from_raw_parts(buf, n as usize));
+    }
+    n
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, count: size_t) -> ssize_t {
     let real = real!("write": unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t);
-    match count_fd(Class::Write, fd) {
-        Some(Kind::Short) => real(fd, buf, shortened(count)),
-        Some(kind) => fail(kind) as ssize_t,
-        None => real(fd, buf, count),
-    }
+    watched_write(fd, buf.cast(), count, None, |n| real(fd, buf, n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn pwrite64(fd: c_int, buf: *const c_void, count: size_t, offset: off64_t) -> ssize_t {
     let real = real!("pwrite64": unsafe extern "C" fn(c_int, *const c_void, size_t, off64_t) -> ssize_t);
-    match count_fd(Class::Write, fd) {
-        Some(Kind::Short) => real(fd, buf, shortened(count), offset),
-        Some(kind) => fail(kind) as ssize_t,
-        None => real(fd, buf, count, offset),
-    }
+    watched_write(fd, buf.cast(), count, Some(offset), |n| real(fd, buf, n, offset))
 }
 
+/// A vectored write is made as one write of its buffers joined (the same bytes, in one call).
 #[no_mangle]
 pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, iovcnt: c_int) -> ssize_t {
     let real = real!("writev": unsafe extern "C" fn(c_int, *const libc::iovec, c_int) -> ssize_t);
-    match count_fd(Class::Write, fd) {
-        // A short vectored write: the first buffer's half.
-        Some(Kind::Short) if iovcnt > 0 => {
-            let first = &*iov;
-            let real_write = real!("write": unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t);
-            real_write(fd, first.iov_base, shortened(first.iov_len))
-        }
-        Some(kind) if kind != Kind::Short => fail(kind) as ssize_t,
-        _ => real(fd, iov, iovcnt),
+    if settings().root.is_none() || iovcnt <= 0 {
+        return real(fd, iov, iovcnt);
     }
+    let slices = std::slice::from_raw_parts(iov, iovcnt as usize);
+    let joined: Vec<u8> = slices.iter().flat_map(|v| std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len)).copied().collect();
+    write(fd, joined.as_ptr().cast(), joined.len())
 }
 
-/// Counts a call on a descriptor.
-fn count_fd(class: Class, fd: c_int) -> Option<Kind> {
-    settings().root.as_ref()?;
-    count(class, &fd_path(fd))
+/// A sync of a file or directory.
+unsafe fn watched_sync(fd: c_int, real: impl Fn() -> c_int) -> c_int {
+    let path = paths::of_fd(fd);
+    let Some(mut watched) = watch(Class::Sync, &path, None) else { return real() };
+    if let Some(kind) = watched.fault {
+        return fail(kind);
+    }
+    let result = real();
+    if let (Some(recording), 0) = (watched.recording.as_mut(), result) {
+        recording.change("sync", &path, None);
+    }
+    result
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
     let real = real!("fsync": unsafe extern "C" fn(c_int) -> c_int);
-    count_fd(Class::Sync, fd).map_or_else(|| real(fd), fail)
+    watched_sync(fd, || real(fd))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
     let real = real!("fdatasync": unsafe extern "C" fn(c_int) -> c_int);
-    count_fd(Class::Sync, fd).map_or_else(|| real(fd), fail)
+    watched_sync(fd, || real(fd))
 }
 
-/// Counts a call naming a path (relative to `dirfd` when it is not `AT_FDCWD`).
-fn count_at(class: Class, dirfd: c_int, path: *const c_char) -> Option<Kind> {
-    settings().root.as_ref()?;
-    let relative = !path.is_null() && unsafe { *path } != b'/' as c_char;
-    let full = if dirfd != libc::AT_FDCWD && relative {
-        [fd_path(dirfd), b"/".to_vec(), unsafe { CStr::from_ptr(path) }.to_bytes().to_vec()].concat()
-    } else {
-        arg_path(path)
-    };
-    count(class, &full)
+/// A change of directory entries: `op` on `path` (and `other`, the new name of a rename or
+/// link), counted as `class`.
+unsafe fn watched_change(class: Class, op: &str, path: Vec<u8>, other: Option<Vec<u8>>, real: impl Fn() -> c_int) -> c_int {
+    // Renames and links are counted and named by the name they make.
+    let named = other.as_deref().unwrap_or(&path);
+    let Some(mut watched) = watch(class, named, other.as_ref().map(|_| &path[..])) else { return real() };
+    if let Some(kind) = watched.fault {
+        return fail(kind);
+    }
+    let result = real();
+    if let (Some(recording), 0) = (watched.recording.as_mut(), result) {
+        recording.change(op, &path, other.as_deref());
+    }
+    result
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn rename(old: *const c_char, new: *const c_char) -> c_int {
     let real = real!("rename": unsafe extern "C" fn(*const c_char, *const c_char) -> c_int);
-    count_at(Class::Rename, libc::AT_FDCWD, new).map_or_else(|| real(old, new), fail)
+    let (from, to) = (paths::at(libc::AT_FDCWD, old), paths::at(libc::AT_FDCWD, new));
+    watched_change(Class::Rename, "rename", from, Some(to), || real(old, new))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn renameat(olddir: c_int, old: *const c_char, newdir: c_int, new: *const c_char) -> c_int {
     let real = real!("renameat": unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char) -> c_int);
-    count_at(Class::Rename, newdir, new).map_or_else(|| real(olddir, old, newdir, new), fail)
+    let (from, to) = (paths::at(olddir, old), paths::at(newdir, new));
+    watched_change(Class::Rename, "rename", from, Some(to), || real(olddir, old, newdir, new))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn renameat2(olddir: c_int, old: *const c_char, newdir: c_int, new: *const c_char, flags: c_uint) -> c_int {
     let real = real!("renameat2": unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_uint) -> c_int);
-    count_at(Class::Rename, newdir, new).map_or_else(|| real(olddir, old, newdir, new, flags), fail)
+    let (from, to) = (paths::at(olddir, old), paths::at(newdir, new));
+    watched_change(Class::Rename, "rename", from, Some(to), || real(olddir, old, newdir, new, flags))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn link(old: *const c_char, new: *const c_char) -> c_int {
     let real = real!("link": unsafe extern "C" fn(*const c_char, *const c_char) -> c_int);
-    count_at(Class::Rename, libc::AT_FDCWD, new).map_or_else(|| real(old, new), fail)
+    let (from, to) = (paths::at(libc::AT_FDCWD, old), paths::at(libc::AT_FDCWD, new));
+    watched_change(Class::Rename, "link", from, Some(to), || real(old, new))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn linkat(olddir: c_int, old: *const c_char, newdir: c_int, new: *const c_char, flags: c_int) -> c_int {
     let real = real!("linkat": unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_int) -> c_int);
-    count_at(Class::Rename, newdir, new).map_or_else(|| real(olddir, old, newdir, new, flags), fail)
+    let (from, to) = (paths::at(olddir, old), paths::at(newdir, new));
+    watched_change(Class::Rename, "link", from, Some(to), || real(olddir, old, newdir, new, flags))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn unlink(path: *const c_char) -> c_int {
     let real = real!("unlink": unsafe extern "C" fn(*const c_char) -> c_int);
-    count_at(Class::Unlink, libc::AT_FDCWD, path).map_or_else(|| real(path), fail)
+    watched_change(Class::Unlink, "unlink", paths::at(libc::AT_FDCWD, path), None, || real(path))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn unlinkat(dir: c_int, path: *const c_char, flags: c_int) -> c_int {
     let real = real!("unlinkat": unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int);
-    count_at(Class::Unlink, dir, path).map_or_else(|| real(dir, path, flags), fail)
+    let op = if flags & libc::AT_REMOVEDIR != 0 { "rmdir" } else { "unlink" };
+    watched_change(Class::Unlink, op, paths::at(dir, path), None, || real(dir, path, flags))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn rmdir(path: *const c_char) -> c_int {
     let real = real!("rmdir": unsafe extern "C" fn(*const c_char) -> c_int);
-    count_at(Class::Unlink, libc::AT_FDCWD, path).map_or_else(|| real(path), fail)
+    watched_change(Class::Unlink, "rmdir", paths::at(libc::AT_FDCWD, path), None, || real(path))
+}
+
+/// File creation is recorded, never failed (it is no class of its own). `open64` is what
+/// Rust's standard library calls; C declares it variadic, but the third argument (the mode,
+/// passed whenever `O_CREAT` is) is read from the same register either way on x86-64 and
+/// AArch64 Linux.
+#[no_mangle]
+pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
+    let real = real!("open64": unsafe extern "C" fn(*const c_char, c_int, mode_t) -> c_int);
+    let creating = flags & libc::O_CREAT != 0 && settings().record.is_some();
+    let existed = creating && libc::access(path, libc::F_OK) == 0;
+    let fd = real(path, flags, mode);
+    if creating && !existed && fd >= 0 {
+        record_new("create", paths::at(libc::AT_FDCWD, path));
+    }
+    fd
+}
+
+/// Directory creation is recorded, never failed (it is no class of its own).
+#[no_mangle]
+pub unsafe extern "C" fn mkdir(path: *const c_char, mode: mode_t) -> c_int {
+    let real = real!("mkdir": unsafe extern "C" fn(*const c_char, mode_t) -> c_int);
+    let result = real(path, mode);
+    if result == 0 {
+        record_new("mkdir", paths::at(libc::AT_FDCWD, path));
+    }
+    result
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn mkdirat(dir: c_int, path: *const c_char, mode: mode_t) -> c_int {
+    let real = real!("mkdirat": unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int);
+    let result = real(dir, path, mode);
+    if result == 0 {
+        record_new("mkdir", paths::at(dir, path));
+    }
+    result
+}
+
+/// Records a new file or directory (`op`: `create` or `mkdir`) under the watched root.
+fn record_new(op: &str, path: Vec<u8>) {
+    let settings = settings();
+    if settings.root.as_deref().is_some_and(|root| paths::under(&path, root)) {
+        if let Some(mut recording) = record::start(settings.record.as_ref()) {
+            recording.change(op, &path, None);
+        }
+    }
 }

@@ -133,14 +133,29 @@ fn concurrent_writers_and_readers(site: &Site) {
     }
 }
 
+/// Kills per pairing: `FIELDSTORE_CRASH_TRIALS`, else 20 (the long mode,
+/// `scripts/crash-trials.sh`, runs 1,000).
+fn crash_trials() -> usize {
+    std::env::var("FIELDSTORE_CRASH_TRIALS").map_or(20, |n| n.parse().expect("FIELDSTORE_CRASH_TRIALS is a number of kills"))
+}
+
 #[test]
 fn writers_killed_at_random_moments_lose_nothing_flushed_and_leave_no_partial_field() {
+    let trials = crash_trials();
     for site in sites() {
-        writers_killed_at_random_moments(&site, 20);
+        let began = Instant::now();
+        let (killed, beyond) = writers_killed_at_random_moments(&site, trials);
+        eprintln!(
+            "{}: {trials} writers killed ({killed} mid-run; {beyond} with the step being flushed visible too), nothing flushed lost, no partial step; {:.0} s",
+            site.name,
+            began.elapsed().as_secs_f64()
+        );
     }
 }
 
-fn writers_killed_at_random_moments(site: &Site, trials: usize) {
+/// Returns how many writers were killed before they ended, and how many had the step they
+/// were flushing when killed made visible.
+fn writers_killed_at_random_moments(site: &Site, trials: usize) -> (usize, usize) {
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = || {
         seed ^= seed << 13;
@@ -148,7 +163,7 @@ fn writers_killed_at_random_moments(site: &Site, trials: usize) {
         seed ^= seed << 17;
         seed
     };
-    let mut killed_mid_run = 0;
+    let (mut killed_mid_run, mut beyond_flushed) = (0, 0);
     // One reader for all trials, as a post-processing job would keep one.
     let mut fs = site.open();
     for trial in 0..trials {
@@ -172,14 +187,16 @@ fn writers_killed_at_random_moments(site: &Site, trials: usize) {
             site.name,
             visible.len()
         );
+        beyond_flushed += usize::from(visible.len() > flushed);
     }
     assert!(killed_mid_run >= trials / 2, "{}: most trials must kill the writer mid-run ({killed_mid_run}/{trials})", site.name);
     // The store is still usable: a new writer archives and flushes, and everything reads.
     let mut fs = site.open();
-    let id = identifier(999, 0, 0);
+    // Member 99: the trials' writers are members 100 and up.
+    let id = identifier(99, 0, 0);
     fs.archive(&id, &payload(&id, 100)).unwrap();
     fs.flush().unwrap();
-    assert_eq!(retrieve(&mut fs, "class=od,number=999").unwrap(), payload(&id, 100));
+    assert_eq!(retrieve(&mut fs, "class=od,number=99").unwrap(), payload(&id, 100));
     let all = fs.list(&request("class=od"), ListOptions::default()).unwrap();
     assert!(all.fields.len() > FIELDS_PER_STEP);
     // The POSIX catalogue (commits embedded, the default on a local disk): the killed
@@ -191,6 +208,7 @@ fn writers_killed_at_random_moments(site: &Site, trials: usize) {
         let markers: Vec<_> = datasets.flat_map(|d| std::fs::read_dir(d.join("writers")).unwrap()).collect();
         assert!(markers.is_empty(), "{}: writer markers left: {markers:?}", site.name);
     }
+    (killed_mid_run, beyond_flushed)
 }
 
 /// Child body for the full-disk test: runs on a 1 MiB tmpfs of its own (see below).

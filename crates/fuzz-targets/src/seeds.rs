@@ -20,6 +20,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         toc::identity_frame("seed"),
         toc::index_frame(&record),
         toc::recovered_frame(&record, &segment),
+        toc::flush_frame(&[record.clone(), record.clone()]),
         toc::mask_frame(&["toc@0".into()]),
     ]
     .concat();

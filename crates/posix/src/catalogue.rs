@@ -27,7 +27,7 @@ use fieldstore_core::{Catalogue, Commit, ControlAction, DatasetView, FieldLocati
 
 use crate::naming::{collocation_name, dataset_dir_name};
 use crate::toc::{
-    decode_commit, encode_commit, encode_segment, identity_frame, index_frame, index_record, mask_frame, read_place, record_place,
+    decode_commit, encode_commit, encode_segment, flush_frame, identity_frame, index_record, mask_frame, read_place, record_place,
     recovered_frame, Segment, SegmentPlace, SegmentSource, TocReader,
 };
 use crate::writers::{boot_id, on_local_file_system, Marker, Sharing};
@@ -116,6 +116,9 @@ struct DatasetWriter {
     /// The data set was wiped under this writer: it is dropped at the next discard, so the
     /// next archive creates the data set again.
     wiped: bool,
+    /// An index file was created since the directory was last synced: its name would not
+    /// survive a power loss.
+    names_unsynced: bool,
 }
 
 /// Index segments written but not yet synced nor published.
@@ -166,6 +169,7 @@ impl PosixCatalogue {
                     marker,
                     unsynced: false,
                     unsynced_file_closed: false,
+                    names_unsynced: false,
                     pending: PendingIndexes::default(),
                     index_files: HashMap::new(),
                     staged: None,
@@ -184,9 +188,13 @@ fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
         std::fs::create_dir_all(dir).ctx("create dataset directory", dir)?;
         publish(dir, SCHEMA_FILE, schema_text.as_bytes())?;
         publish(dir, TOC_FILE, &identity_frame(&unique_suffix()))?;
+        // The key file says the data set is whole: after a power loss it is there only if the
+        // schema and TOC are.
+        sync_dir(dir)?;
         publish(dir, KEY_FILE, key_file_text(dataset, schema_text).as_bytes())?;
+        sync_dir(dir)?;
         if let Some(parent) = dir.parent() {
-            File::open(parent).and_then(|d| d.sync_all()).ctx("sync directory", parent)?;
+            sync_dir(parent)?;
         }
     }
     let stored = read_key(dir)?.key;
@@ -194,6 +202,11 @@ fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
         return Err(Error::Invalid(format!("directory {} holds data set {stored}, not {dataset}", dir.display())));
     }
     Ok(())
+}
+
+/// Makes the entries of a directory durable (created, renamed and removed names).
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).ctx("sync directory", dir)
 }
 
 /// Writes `name` durably unless it exists: temp file, fsync, then `link` (atomic, no clobber).
@@ -314,10 +327,10 @@ impl DatasetWriter {
             *size += segment.len() as u64;
             touched.insert(index.collocation.clone());
             let record = index_record(claim, &place, index);
-            records.extend_from_slice(&index_frame(&record));
             if self.marker.is_some() {
-                commit.push((record, segment));
+                commit.push((record.clone(), segment));
             }
+            records.push(record);
         }
         // Started write-back shares the store's sync only when the segments are synced at
         // flush (Ordered). Embedded, they need no sync: their blocks, allocated now, would
@@ -329,14 +342,23 @@ impl DatasetWriter {
             }
         }
         let commit = if commit.is_empty() { Vec::new() } else { encode_commit(&commit) };
+        let records = flush_frame(&records);
         Ok(StagedSegments { records, touched, commit })
     }
 
+    /// Appends the staged records to the TOC. Unless the store embedded the commit (whose
+    /// recovery brings back a lost index file's segments), the index files are synced first,
+    /// and the directory if one of them is new, so the TOC never names what a power loss
+    /// could take.
     fn publish(&mut self, staged: &StagedSegments, embedded: bool) -> Result<()> {
         if !embedded {
             for collocation in &staged.touched {
                 let (file, name, _) = &self.index_files[collocation];
                 file.sync_data().ctx("sync index file", self.dir.join(name))?;
+            }
+            if self.names_unsynced {
+                sync_dir(&self.dir)?;
+                self.names_unsynced = false;
             }
         }
         let toc_path = self.dir.join(TOC_FILE);
@@ -367,6 +389,7 @@ impl DatasetWriter {
             let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create index file", &path)?;
             crate::in_use::hold(&file);
             self.index_files.insert(collocation.clone(), (file, name, 0));
+            self.names_unsynced = true;
         }
         let (f, n, s) = self.index_files.get_mut(collocation).expect("inserted above");
         Ok((f, n, s))
@@ -479,6 +502,9 @@ impl Catalogue for PosixCatalogue {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             other => other.ctx("hide dataset directory", &dir)?,
         }
+        // Durable before anything in it goes: a power loss must not bring the data set back
+        // with some of its files removed.
+        sync_dir(&self.root)?;
         std::fs::remove_dir_all(&doomed).ctx("remove wiped dataset", &doomed)
     }
 

@@ -63,6 +63,8 @@ struct DataFile {
     dirty: bool,
     /// Where the last commit embedded in this file ends (0: none yet).
     last_commit_end: u64,
+    /// Its directory was synced since it was created: its name survives a power loss.
+    named_durably: bool,
 }
 
 impl PosixStore {
@@ -102,7 +104,19 @@ impl PosixStore {
         let uri: Arc<str> = format!("{dir_name}/{file_name}").into();
         let (dataset, collocation) = (dataset.clone(), collocation.clone());
         let buffer = Vec::with_capacity(WRITE_BUFFER);
-        Ok(DataFile { dataset, collocation, uri, path, name: file_name, file, buffer, size: 0, dirty: false, last_commit_end: 0 })
+        Ok(DataFile {
+            dataset,
+            collocation,
+            uri,
+            path,
+            name: file_name,
+            file,
+            buffer,
+            size: 0,
+            dirty: false,
+            last_commit_end: 0,
+            named_durably: false,
+        })
     }
 
     /// The data file a dataset's commit goes into: one written since the last flush if any.
@@ -193,6 +207,25 @@ fn write_all_vectored(file: &mut File, mut slices: &mut [IoSlice<'_>]) -> std::i
     Ok(())
 }
 
+impl PosixStore {
+    /// Syncs the directories of the data files created since the last flush (`written` says
+    /// which files this flush wrote), once each: a file's sync makes its bytes durable, not
+    /// its name, and a power loss could otherwise lose a flushed file whole with the commit
+    /// in it. A writer pays this once per data set directory, at its first flush there.
+    fn sync_new_names(&mut self, written: &[bool]) -> Result<()> {
+        let mut synced: Vec<&Path> = Vec::new();
+        for (w, _) in self.writers.iter_mut().zip(written).filter(|(w, written)| **written && !w.named_durably) {
+            let dir = w.path.parent().expect("a data file is in a directory");
+            if !synced.contains(&dir) {
+                File::open(dir).and_then(|d| d.sync_all()).ctx("sync data set directory", dir)?;
+                synced.push(dir);
+            }
+            w.named_durably = true;
+        }
+        Ok(())
+    }
+}
+
 impl Store for PosixStore {
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
         let w = self.writer(dataset, collocation)?;
@@ -206,9 +239,10 @@ impl Store for PosixStore {
     }
 
     /// Each commit goes into a data file of its dataset (one written since the last flush if
-    /// there is one), which is synced after every other file: its one sync makes the commit
-    /// and the last of the data durable together, and the commit is durable only once all
-    /// the data it describes is. A dataset with no data file in this handle gets none.
+    /// there is one), which is synced after every other file and after the directories of
+    /// new files: its one sync makes the commit and the last of the data durable together,
+    /// and the commit is durable only once all the data it describes is, names included. A
+    /// dataset with no data file in this handle gets none.
     fn flush_with_commits(&mut self, commits: &[Commit]) -> Result<Vec<bool>> {
         let carriers: Vec<Option<usize>> = commits.iter().map(|c| self.carrier(&c.dataset)).collect();
         let written: Vec<bool> = self.writers.iter().map(|w| w.dirty || !w.buffer.is_empty()).collect();
@@ -217,6 +251,8 @@ impl Store for PosixStore {
                 w.sync()?;
             }
         }
+        // The names of new files too, before a commit can be recovered that points into them.
+        self.sync_new_names(&written)?;
         for (commit, carrier) in commits.iter().zip(&carriers) {
             if let Some(i) = *carrier {
                 self.writers[i].append_commit(&commit.bytes);

@@ -43,6 +43,10 @@ const KIND_IDENTITY: u8 = 3;
 const KIND_INDEX: u8 = 4;
 /// A recovered index record: an index record, then its segment frame.
 const KIND_RECOVERED: u8 = 5;
+/// The index records of one flush in one frame (each as its length u32 and its payload; no
+/// frame inside, which a reader resynchronising after damage could take for a record): a
+/// power loss that cuts the TOC's last write short takes all of them, never some.
+const KIND_BATCH: u8 = 6;
 const KIND_SEGMENT: u8 = 1;
 
 /// The payload of an index record: the claim, where its segment is, then its summary
@@ -60,6 +64,22 @@ pub fn index_record(claim: u64, place: &SegmentPlace, index: &PendingIndex) -> V
 /// The TOC frame of an index record.
 pub fn index_frame(record: &[u8]) -> Vec<u8> {
     frame(TOC_MAGIC, KIND_INDEX, record)
+}
+
+/// The TOC frame of one flush's index records: one record's own, or a batch of several.
+pub fn flush_frame(records: &[Vec<u8>]) -> Vec<u8> {
+    match records {
+        [] => Vec::new(),
+        [record] => index_frame(record),
+        _ => {
+            let mut e = Encoder::new();
+            for record in records {
+                e.u32(record.len() as u32);
+                e.buf.extend_from_slice(record);
+            }
+            frame(TOC_MAGIC, KIND_BATCH, &e.buf)
+        }
+    }
 }
 
 /// The TOC frame of a recovered index record: the record and its segment's frame, so the
@@ -289,6 +309,7 @@ impl TocReader {
             KIND_INDEX => self.add_index(payload, None, position).map(drop),
             KIND_UNCLAIMED_INDEX => self.add_index(payload, Some(position), position).map(drop),
             KIND_RECOVERED => self.add_recovered(payload, position),
+            KIND_BATCH => self.add_batch(payload, position),
             KIND_MASK => Decoder::new(payload).strs().map(|ids| self.masked.extend(ids)),
             KIND_IDENTITY => Some(()),
             _ => None,
@@ -310,6 +331,18 @@ impl TocReader {
             self.order.insert(at, Ordered { claim, position, info: Arc::new(info) });
         }
         Some(id)
+    }
+
+    /// The index records of a batch, each at its own position inside it.
+    fn add_batch(&mut self, payload: &[u8], position: u64) -> Option<()> {
+        let mut d = Decoder::new(payload);
+        let mut inner = position;
+        while !d.finished() {
+            let record = d.u32().and_then(|n| d.bytes(n as usize))?;
+            self.add_index(record, None, inner)?;
+            inner += 1;
+        }
+        Some(())
     }
 
     /// A recovered record's segment replaces any index file copy of it, which the crash
@@ -340,8 +373,8 @@ impl TocReader {
 /// Whether bytes that frame no record, starting at byte `start` of a TOC, are what a crash
 /// leaves of a record appended but not written out: blocks the file system had not written
 /// read as zeros, so the bytes are zeros, or are zeros from a 512-byte boundary on; or the
-/// file's size was written up to a block boundary inside the record, so the record is cut
-/// short there and later appends follow. A record damaged later (a flipped bit) is whole and
+/// file's size was written up to a block boundary inside the record (even inside its
+/// header), so the record is cut short there and later appends follow. A record damaged later (a flipped bit) is whole and
 /// looks like none of these, unless its own last bytes are zeros across a 512-byte boundary
 /// (records end in a field count: a chance of about one in 70).
 pub fn looks_torn(region: &[u8], start: u64) -> bool {
@@ -351,7 +384,9 @@ pub fn looks_torn(region: &[u8], start: u64) -> bool {
     let zeros_from_boundary = (start + nonzero_end as u64).div_ceil(BLOCK) * BLOCK < end;
     let declared = (region.len() >= 8 && region[..4] == TOC_MAGIC[..])
         .then(|| codec::HEADER + u32::from_le_bytes(region[4..8].try_into().expect("4 bytes")) as usize);
-    let cut_at_boundary = declared.is_some_and(|size| size > region.len()) && end.is_multiple_of(BLOCK);
+    // Cut inside its header, or after it, before the length it declares.
+    let cut_header = region.len() < codec::HEADER && TOC_MAGIC.starts_with(&region[..region.len().min(4)]);
+    let cut_at_boundary = (cut_header || declared.is_some_and(|size| size > region.len())) && end.is_multiple_of(BLOCK);
     nonzero_end == 0 || zeros_from_boundary || cut_at_boundary
 }
 
