@@ -13,5 +13,5 @@ source "$here/scripts/test-services.sh"
 start_test_services
 cargo build --workspace --all-targets -q
 FIELDSTORE_CRASH_TRIALS=${1:-1000} cargo test -q -p fieldstore --test processes writers_killed_at_random_moments -- --nocapture 2>&1 \
-  | grep -A3 -e "writers killed" -e "panicked" -e "test result"
+  | grep --line-buffered -A3 -e "writers killed" -e "panicked" -e "test result"
 test "${PIPESTATUS[0]}" = 0
