@@ -194,7 +194,12 @@ pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, iovcnt: c_in
         return real(fd, iov, iovcnt);
     }
     let slices = std::slice::from_raw_parts(iov, iovcnt as usize);
-    let joined: Vec<u8> = slices.iter().flat_map(|v| std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len)).copied().collect();
+    let joined: Vec<u8> = slices
+        .iter()
+        .filter(|v| v.iov_len > 0) // an empty buffer may have a null base
+        .flat_map(|v| std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len))
+        .copied()
+        .collect();
     write(fd, joined.as_ptr().cast(), joined.len())
 }
 

@@ -185,7 +185,7 @@ impl PosixCatalogue {
 fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
     let key_path = dir.join(KEY_FILE);
     if !key_path.exists() {
-        std::fs::create_dir_all(dir).ctx("create dataset directory", dir)?;
+        crate::listing::create_dir_durably(dir)?;
         publish(dir, SCHEMA_FILE, schema_text.as_bytes())?;
         publish(dir, TOC_FILE, &identity_frame(&unique_suffix()))?;
         // The key file says the data set is whole: after a power loss it is there only if the
@@ -401,8 +401,12 @@ impl DatasetWriter {
         if !self.unsynced {
             return true;
         }
-        let synced =
-            !self.unsynced_file_closed && self.index_files.values().all(|(f, _, _)| f.sync_data().is_ok()) && self.toc.sync_data().is_ok();
+        // The names of new index files too: without the marker, nothing would recover them.
+        let synced = !self.unsynced_file_closed
+            && self.index_files.values().all(|(f, _, _)| f.sync_data().is_ok())
+            && (!self.names_unsynced || sync_dir(&self.dir).is_ok())
+            && self.toc.sync_data().is_ok();
+        self.names_unsynced &= !synced;
         self.unsynced = !synced;
         synced
     }

@@ -18,6 +18,23 @@ pub fn names(dir: &Path, action: &'static str) -> Result<Vec<OsString>> {
     entries.map(|entry| entry.map(|e| e.file_name()).ctx(action, dir)).collect()
 }
 
+/// Creates `dir` and whichever of its ancestors are missing, each made durable in its parent (a
+/// directory's sync makes its entries durable, not its own name), so that a power loss cannot
+/// take away a root or data set directory once anything in it was synced.
+pub fn create_dir_durably(dir: &Path) -> Result<()> {
+    let missing: Vec<&Path> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
+    for new in missing.into_iter().rev() {
+        match std::fs::create_dir(new) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            other => other.ctx("create directory", new)?,
+        }
+        // A relative path's first component is in the working directory.
+        let parent = new.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        File::open(parent).and_then(|d| d.sync_all()).ctx("sync directory", parent)?;
+    }
+    Ok(())
+}
+
 /// Whether `path` still names the file `file` was opened as (a wipe renames a data set's
 /// directory away: files opened in it are then elsewhere, or gone).
 pub fn still_at(file: &File, path: &Path) -> Result<bool> {

@@ -95,7 +95,9 @@ impl PosixStore {
     fn create_data_file(&self, dataset: &Key, collocation: &Key) -> Result<DataFile> {
         let dir_name = dataset_dir_name(dataset)?;
         let dir = self.root.join(&dir_name);
-        std::fs::create_dir_all(&dir).ctx("create dataset directory", &dir)?;
+        // On a root of its own (else the catalogue made it), the directory's name must be
+        // durable before any commit or record points into it.
+        crate::listing::create_dir_durably(&dir)?;
         let file_name = format!("{}.{}.data", collocation_name(collocation)?, unique_suffix());
         let path = dir.join(&file_name);
         // O_EXCL: a name collision can never make two writers share a file.

@@ -232,7 +232,8 @@ impl File {
             if rng.chance(keep) {
                 let first_boundary = offset.div_ceil(512) * 512;
                 let end = offset + data.len() as u64;
-                let kept = if first_boundary < end && rng.chance(keep / 2.0) {
+                // Everything kept (keep 1) is the write-back completed: no cut.
+                let kept = if first_boundary < end && keep < 1.0 && rng.chance(keep / 2.0) {
                     let boundary = first_boundary + 512 * rng.below((end - first_boundary).div_ceil(512));
                     (boundary - offset) as usize
                 } else {
