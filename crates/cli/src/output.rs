@@ -149,7 +149,7 @@ pub fn print_purge(r: &PurgeReport, json: bool) -> anyhow::Result<()> {
 
 /// The files a wipe or purge left to the live writers still appending to them.
 fn in_use_text(in_use: &[String]) -> String {
-    in_use.iter().map(|u| format!("  left {u}: a live writer still appends to it (a later purge removes it)\n")).collect()
+    in_use.iter().map(|u| format!("  left {u}: a live writer still appends to it (it stays: no later purge finds it yet)\n")).collect()
 }
 
 pub fn print_status(states: &[(Key, BTreeSet<ControlAction>)], json: bool) -> anyhow::Result<()> {

@@ -55,7 +55,7 @@ pub trait Store: Send + Sync {
     }
     /// Deletes one stored object or file (purge, wipe); deleting a missing one is not an error.
     /// `false`: left in place, because a live writer still appends to it and may yet name it
-    /// in a record it publishes (a later purge removes it).
+    /// in a record it publishes (it stays; reclaiming it later is to be done).
     fn remove(&self, uri: &str) -> Result<bool>;
     /// Deletes what this store keeps for a dataset beyond its objects or files (wipe): the
     /// wipe has removed every one its indexes named first, and nothing archived into the

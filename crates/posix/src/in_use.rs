@@ -3,7 +3,8 @@
 //! the process ends, however it ends). Purge and wipe remove a file only under an exclusive
 //! lock taken without waiting, so they never remove a file that a writer may yet name in a
 //! record it publishes (a purge decides from records read before that writer's next flush).
-//! A file left this way is removed by a later purge, once its writer has closed it.
+//! A file left this way stays once its writer has closed it: no later purge finds it yet
+//! (the masked indexes that named it are no longer read), which is to be done.
 //!
 //! On a file system without `flock` (some Lustre mounts) every file counts as unused, as
 //! before: there, purge must not run while writers archive into the same data sets (as FDB5

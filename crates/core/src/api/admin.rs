@@ -29,7 +29,7 @@ pub struct WipeReport {
     /// (known once done).
     pub catalogue_removed: Vec<String>,
     /// Store files left in place because a live writer still appends to them (known once
-    /// done; a later purge removes them).
+    /// done; they stay: no later purge finds them yet).
     pub in_use: Vec<String>,
 }
 
@@ -46,7 +46,7 @@ pub struct PurgeReport {
     /// Superseded bytes in files that also hold live fields (kept).
     pub unreclaimable_bytes: u64,
     /// Store files left in place because a live writer still appends to them (known once
-    /// done; a later purge removes them).
+    /// done; they stay: no later purge finds them yet).
     pub in_use: Vec<String>,
 }
 
@@ -219,7 +219,7 @@ impl FieldStore {
 
     /// Reclaims superseded fields (FDB5's `purge`): indexes with no live entry are hidden and
     /// store objects used only by hidden indexes are removed, but for files a live writer
-    /// still appends to (which a later purge removes). FDB5 requires that no writer archives
+    /// still appends to (they stay; reclaiming them later is to be done). FDB5 requires that no writer archives
     /// into the data sets purged; fieldstore keeps what they archive (on POSIX, where file
     /// systems support `flock`).
     pub fn purge(&mut self, request: &Request, doit: bool) -> Result<PurgeReport> {
