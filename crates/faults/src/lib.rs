@@ -319,17 +319,17 @@ pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: mode_t)
 #[no_mangle]
 pub unsafe extern "C" fn mkdir(path: *const c_char, mode: mode_t) -> c_int {
     let real = real!("mkdir": unsafe extern "C" fn(*const c_char, mode_t) -> c_int);
-    let result = real(path, mode);
-    if result == 0 {
-        record_new("mkdir", paths::at(libc::AT_FDCWD, path));
-    }
-    result
+    made_dir(real(path, mode), libc::AT_FDCWD, path)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn mkdirat(dir: c_int, path: *const c_char, mode: mode_t) -> c_int {
     let real = real!("mkdirat": unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int);
-    let result = real(dir, path, mode);
+    made_dir(real(dir, path, mode), dir, path)
+}
+
+/// Records the directory a successful mkdir made; returns its result.
+fn made_dir(result: c_int, dir: c_int, path: *const c_char) -> c_int {
     if result == 0 {
         record_new("mkdir", paths::at(dir, path));
     }
