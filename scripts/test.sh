@@ -19,5 +19,7 @@ cargo test --workspace -q 2>&1 | grep -v '^$'
 test "${PIPESTATUS[0]}" = 0
 # The fuzzers, briefly, from the corpus in fuzz/corpus (the test run above replayed it).
 bash "$here/scripts/fuzz.sh" brief 10 >/dev/null
+# Power cuts on a real device (ext4 and XFS over a logged loop device), a bounded sample.
+bash "$here/scripts/power-cut.sh" --states 100
 bash "$here/scripts/demo.sh" >/dev/null
 echo "fieldstore: all tests passed"

@@ -131,6 +131,20 @@ fn child_power_loss_workload() {
     }
 }
 
+/// Child body for `scripts/power-cut.py`, which runs the workload above on a real device and
+/// mounts the states a power cut could leave on it: checks the store at `ROOT` as `check_state`
+/// does, `DONE` steps having returned, and fails with what is wrong.
+#[test]
+fn child_power_cut_check() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
+    let Some(spec) = spec.strip_prefix("power-cut-check:") else { return };
+    let (commit, rest) = spec.split_once(':').unwrap();
+    let (done, root) = rest.split_once(':').unwrap();
+    if let Err(e) = check_state(Path::new(root), commit, done.parse().unwrap()) {
+        panic!("{e}");
+    }
+}
+
 /// Runs the workload under the recorder; returns its log.
 fn record_workload(dir: &Path, commit: &str) -> Vec<Change> {
     let (root, log) = (dir.join("root"), dir.join("log"));
