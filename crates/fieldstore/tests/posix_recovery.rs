@@ -14,7 +14,16 @@ use common::*;
 use fieldstore::{Config, FieldStore, Key, ListOptions};
 
 fn open_embedded(root: &Path) -> FieldStore {
-    let yaml = format!("catalogue: {{type: posix, root: {0}, commit: embedded}}\nstore: {{type: posix, root: {0}}}\n", root.display());
+    open_embedded_on(root, root)
+}
+
+/// Catalogue and store on roots of their own.
+fn open_embedded_on(catalogue: &Path, store: &Path) -> FieldStore {
+    let yaml = format!(
+        "catalogue: {{type: posix, root: {}, commit: embedded}}\nstore: {{type: posix, root: {}}}\n",
+        catalogue.display(),
+        store.display()
+    );
     fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap()
 }
 
@@ -93,6 +102,32 @@ fn records_and_segments_lost_in_a_host_crash_are_recovered_from_the_store() {
     assert!(recovered_size > toc_sizes[3]);
     assert_eq!(steps_listed(&mut open_at(root)), ["0", "1", "2", "3", "4"]);
     assert_eq!(size(&dataset.join("toc")), recovered_size);
+}
+
+/// Found by the power-loss simulator (`power_loss`, layout `embedded-two-roots`): a writer
+/// still holding data files of a wiped data set keeps them from the wipe, and a crash of its
+/// process after another of its handles archived the data set again made recovery take the
+/// old handle's commits (same process, same session) and bring wiped fields back.
+#[test]
+fn recovery_after_a_wipe_takes_no_commit_of_the_wiped_data_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let (catalogue, store) = (dir.path().join("catalogue"), dir.path().join("store"));
+    let mut old = open_embedded_on(&catalogue, &store);
+    for step in [1, 2] {
+        old.archive(&identifier(step), &payload(&identifier(step), 3000)).unwrap();
+    }
+    old.flush().unwrap();
+    let report = open_embedded_on(&catalogue, &store).wipe(&request("class=od,expver=1,stream=oper,date=20231201,time=12"), true).unwrap();
+    assert!(!report.in_use.is_empty(), "the old writer's data files stay while it holds them");
+    let mut new = open_embedded_on(&catalogue, &store);
+    new.archive(&identifier(3), &payload(&identifier(3), 3000)).unwrap();
+    new.flush().unwrap();
+    // The process "crashes": neither handle closes, and the host restarts.
+    std::mem::forget(old);
+    std::mem::forget(new);
+    assert_eq!(restart_host(&dataset_dir(&catalogue)), 1);
+
+    assert_eq!(steps_listed(&mut open_embedded_on(&catalogue, &store)), ["3"]);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //!   (and then correct), so no superseded field shows in place of a newer flushed one;
 //! - the store reads without error, and accepts new archives.
 //!
-//! Both POSIX commit modes are explored. `FIELDSTORE_POWER_LOSS_STATES` sets the random states
+//! Both POSIX commit modes are explored, and catalogue and store on roots of their own. `FIELDSTORE_POWER_LOSS_STATES` sets the random states
 //! drawn per point of the log besides the two extremes (default 2; the long mode runs more).
 
 mod common;
@@ -97,8 +97,18 @@ fn expected(done: usize) -> BTreeMap<String, Vec<u8>> {
     fields
 }
 
-fn config_text(root: &Path, commit: &str) -> String {
-    format!("catalogue: {{type: posix, root: {0}, commit: {commit}}}\nstore: {{type: posix, root: {0}}}\n", root.display())
+/// A layout: a commit mode, with catalogue and store under one root (`embedded`, `ordered`) or
+/// on roots of their own (`embedded-two-roots`: `ROOT/catalogue` and `ROOT/store`).
+fn config_text(root: &Path, layout: &str) -> String {
+    let (commit, catalogue, store) = match layout.strip_suffix("-two-roots") {
+        Some(commit) => (commit, root.join("catalogue"), root.join("store")),
+        None => (layout, root.to_path_buf(), root.to_path_buf()),
+    };
+    format!(
+        "catalogue: {{type: posix, root: {}, commit: {commit}}}\nstore: {{type: posix, root: {}}}\n",
+        catalogue.display(),
+        store.display()
+    )
 }
 
 fn open_root(root: &Path, commit: &str) -> FieldStore {
@@ -264,7 +274,7 @@ fn explore(commit: &str) -> usize {
 
 #[test]
 fn a_power_loss_at_any_point_loses_no_flushed_field_and_shows_nothing_partial() {
-    for commit in ["embedded", "ordered"] {
+    for commit in ["embedded", "ordered", "embedded-two-roots"] {
         let checked = explore(commit);
         eprintln!("{commit}: {checked} crash states checked");
     }

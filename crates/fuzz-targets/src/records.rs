@@ -84,7 +84,7 @@ pub fn embedded_commits(data: &[u8]) {
     let bytes = if framed { commits_around(rest) } else { rest.to_vec() };
     let Ok(commits) = embedded::read_all(&scratch_file("data", &bytes)) else { return };
     for commit in &commits {
-        for (record, segment) in toc::decode_commit(commit).into_iter().flatten() {
+        for (record, segment) in toc::decode_commit(commit).into_iter().flat_map(|(_, parts)| parts) {
             let _ = toc::record_place(record);
             let _ = Segment::from_frame(segment);
         }

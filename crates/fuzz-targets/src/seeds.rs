@@ -24,7 +24,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         toc::mask_frame(&["toc@0".into()]),
     ]
     .concat();
-    let commit = toc::encode_commit(&[(record.clone(), segment.clone())]);
+    let commit = toc::encode_commit("host.1.2.0", &[(record.clone(), segment.clone())]);
     let data_file = [b"GRIB field bytes".to_vec(), embedded::encode("data", 16, 0, &commit)].concat();
     let identity_kind = toc::identity_frame("")[fieldstore_core::codec::HEADER - 1];
     let log = index_log::encode_batch(&[index_log::index_record("index-1", index), index_log::mask_record(["index-0"].into_iter())]);

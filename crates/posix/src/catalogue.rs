@@ -341,7 +341,10 @@ impl DatasetWriter {
                 crate::write_back::start(file);
             }
         }
-        let commit = if commit.is_empty() { Vec::new() } else { encode_commit(&commit) };
+        let commit = match &self.marker {
+            Some(marker) if !commit.is_empty() => encode_commit(marker.name(), &commit),
+            _ => Vec::new(),
+        };
         let records = flush_frame(&records);
         Ok(StagedSegments { records, touched, commit })
     }
@@ -544,9 +547,12 @@ impl Catalogue for PosixCatalogue {
     /// its index file is not the committed one, is appended again as a recovered record
     /// (segment inline, original claim); the intact ones' index files are synced, then the
     /// TOC, and the session's markers removed. Running it twice appends nothing new that
-    /// readers would see twice: a record's index id is read once.
+    /// readers would see twice: a record's index id is read once. Only commits of a marker
+    /// still here count: the session's others are of writers that closed (their records are
+    /// durable) or wrote into an earlier incarnation of the data set, since wiped.
     fn recover(&self, dataset: &Key, session: &str, commits: &[Vec<u8>]) -> Result<()> {
         let dir = self.dataset_dir(dataset)?;
+        let markers = crate::writers::markers_of(&dir, session)?;
         let toc_path = dir.join(TOC_FILE);
         let mut toc = TocReader::new(toc_path.clone());
         toc.refresh()?;
@@ -554,7 +560,11 @@ impl Catalogue for PosixCatalogue {
         let mut lost = Vec::new();
         let mut intact_files = BTreeSet::new();
         for commit in commits {
-            for (record, segment) in decode_commit(commit).ok_or_else(undecodable)? {
+            let (marker, parts) = decode_commit(commit).ok_or_else(undecodable)?;
+            if !markers.iter().any(|m| m == marker) {
+                continue;
+            }
+            for (record, segment) in parts {
                 let place = record_place(record).ok_or_else(undecodable)?;
                 match toc.source(&place.id()) {
                     Some(SegmentSource::Inline(_)) => {}

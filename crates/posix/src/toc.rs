@@ -133,9 +133,13 @@ impl SegmentPlace {
 }
 
 /// A writer's commit for one flush of one dataset, which the store makes durable with the
-/// data: each index record with its segment's frame.
-pub fn encode_commit(parts: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
+/// data: the name of the writer's marker, then each index record with its segment's frame.
+/// The marker ties the commit to this writer in this incarnation of the data set: recovery
+/// takes only commits whose marker it finds (`crate::writers`), never those of a writer of
+/// the same process that wrote into a wiped incarnation whose data files were left behind.
+pub fn encode_commit(marker: &str, parts: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     let mut e = Encoder::new();
+    e.str(marker);
     e.u32(parts.len() as u32);
     for (record, segment) in parts {
         e.u32(record.len() as u32);
@@ -146,9 +150,13 @@ pub fn encode_commit(parts: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     e.buf
 }
 
-/// The (index record, segment frame) pairs of a commit; `None` if it does not decode.
-pub fn decode_commit(commit: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
+/// A commit's (index record, segment frame) pairs.
+pub type CommitParts<'a> = Vec<(&'a [u8], &'a [u8])>;
+
+/// The marker name and the parts of a commit; `None` if it does not decode.
+pub fn decode_commit(commit: &[u8]) -> Option<(&str, CommitParts<'_>)> {
     let mut d = Decoder::new(commit);
+    let marker = d.str()?;
     let count = d.u32()?;
     let mut parts = Vec::new();
     for _ in 0..count {
@@ -156,7 +164,7 @@ pub fn decode_commit(commit: &[u8]) -> Option<Vec<(&[u8], &[u8])>> {
         let segment = d.u32().and_then(|n| d.bytes(n as usize))?;
         parts.push((record, segment));
     }
-    d.finished().then_some(parts)
+    d.finished().then_some((marker, parts))
 }
 
 /// The first record of every TOC: a name no other TOC has. Readers compare it on each

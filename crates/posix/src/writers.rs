@@ -100,6 +100,12 @@ impl Marker {
         Ok(Marker { path })
     }
 
+    /// The marker's name, unique among all writers (`HOST.PID.TIME.N`), which the writer's
+    /// commits carry.
+    pub fn name(&self) -> &str {
+        self.path.file_name().and_then(|n| n.to_str()).expect("a marker is named by unique_suffix")
+    }
+
     pub fn remove(self) {
         // If the removal is lost, a later opener checks this writer's records again and
         // finds them whole: harmless.
@@ -208,15 +214,18 @@ fn written_before_this_boot(path: &Path) -> bool {
     }
 }
 
-/// Removes every marker of a session.
-pub fn forget(dataset_dir: &Path, session: &str) -> Result<()> {
+/// The names of a session's markers in a dataset directory (not the hidden ones).
+pub fn markers_of(dataset_dir: &Path, session: &str) -> Result<Vec<String>> {
     let dir = dataset_dir.join(WRITERS_DIR);
     let prefix = format!("{session}.");
-    for entry in std::fs::read_dir(&dir).ctx("read writers directory", &dir)? {
-        let entry = entry.ctx("read writers directory", &dir)?;
-        if entry.file_name().to_string_lossy().starts_with(&prefix) {
-            let _ = std::fs::remove_file(entry.path());
-        }
+    let names = crate::listing::names(&dir, "read writers directory")?;
+    Ok(names.into_iter().map(|n| n.to_string_lossy().into_owned()).filter(|n| n.starts_with(&prefix)).collect())
+}
+
+/// Removes every marker of a session.
+pub fn forget(dataset_dir: &Path, session: &str) -> Result<()> {
+    for name in markers_of(dataset_dir, session)? {
+        let _ = std::fs::remove_file(dataset_dir.join(WRITERS_DIR).join(name));
     }
     Ok(())
 }
