@@ -15,7 +15,9 @@
 //! ```
 //!
 //! A program under test may append its own lines to `DIR/ops` (marks of what it has done);
-//! they land between the changes made before and after them.
+//! they land between the changes made before and after them. Several processes may record
+//! into one log: each change is made and recorded under an exclusive `flock` of `DIR/ops`, so
+//! the lines of all of them are in the order of their changes too.
 
 use std::ffi::{c_int, c_void, CString};
 use std::sync::{Mutex, MutexGuard};
@@ -25,14 +27,21 @@ use libc::{size_t, ssize_t};
 struct Files {
     ops: c_int,
     blobs: c_int,
-    blob_size: u64,
 }
 
 static FILES: Mutex<Option<Files>> = Mutex::new(None);
 
-/// Holds the recorder while a change is made and recorded, so that the order of the lines is
-/// the order of the changes, whatever threads make them.
+/// Holds the recorder, and the log's lock, while a change is made and recorded, so that the
+/// order of the lines is the order of the changes, whatever threads and processes make them.
 pub struct Recording(MutexGuard<'static, Option<Files>>);
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if let Some(files) = self.0.as_ref() {
+            unsafe { libc::flock(files.ops, libc::LOCK_UN) };
+        }
+    }
+}
 
 /// The recorder, if recording is asked for.
 pub fn start(dir: Option<&CString>) -> Option<Recording> {
@@ -45,8 +54,14 @@ pub fn start(dir: Option<&CString>) -> Option<Recording> {
             (fd >= 0).then_some(fd)
         };
         let (ops, blobs) = (open("ops")?, open("blobs")?);
-        let blob_size = unsafe { libc::lseek(blobs, 0, libc::SEEK_END) }.max(0) as u64;
-        *files = Some(Files { ops, blobs, blob_size });
+        *files = Some(Files { ops, blobs });
+    }
+    let ops = files.as_ref()?.ops;
+    // SAFETY: a descriptor this module opened; the lock is released when the Recording drops.
+    while unsafe { libc::flock(ops, libc::LOCK_EX) } != 0 {
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
     }
     Some(Recording(files))
 }
@@ -55,9 +70,9 @@ impl Recording {
     /// Records `data` written at `offset` of `path`.
     pub fn write(&mut self, path: &[u8], offset: u64, data: &[u8]) {
         let Some(files) = self.0.as_mut() else { return };
-        let at = files.blob_size;
+        // The blobs' end, which other processes move too (under the same lock).
+        let at = unsafe { libc::lseek(files.blobs, 0, libc::SEEK_END) }.max(0) as u64;
         write_all(files.blobs, data);
-        files.blob_size += data.len() as u64;
         let line = [b"write\t", path, format!("\t{offset}\t{}\t{at}\n", data.len()).as_bytes()].concat();
         write_all(files.ops, &line);
     }

@@ -42,25 +42,54 @@ fn bytes(id: &Key, version: u8) -> Vec<u8> {
     b
 }
 
+/// Fields, each in a version.
+type Fields = Vec<(Key, u8)>;
+
 /// One step of the workload.
 enum Step {
     /// Writer `writer` archives these fields (in this version) and flushes.
     Archive {
         writer: usize,
-        fields: Vec<(Key, u8)>,
+        fields: Fields,
     },
+    /// Writer processes of their own, started together, each archive their fields and flush.
+    Together(Vec<Fields>),
     Purge(&'static str),
     Wipe(&'static str),
 }
 
+impl Step {
+    /// Each group of fields the step makes visible whole or not at all: one per data set of a
+    /// flush, one per data set of a wipe.
+    fn units(&self, before: &BTreeMap<String, Vec<u8>>) -> Vec<Vec<String>> {
+        let per_dataset = |fields: &Fields| -> Vec<Vec<String>> {
+            let mut units: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+            for (id, _) in fields {
+                let id = id.to_string();
+                units.entry(DATASETS.iter().find(|d| id.starts_with(**d)).unwrap()).or_default().push(id);
+            }
+            units.into_values().collect()
+        };
+        match self {
+            Step::Archive { fields, .. } => per_dataset(fields),
+            Step::Together(members) => members.iter().flat_map(per_dataset).collect(),
+            Step::Purge(_) => Vec::new(),
+            Step::Wipe(dataset) => vec![before.keys().filter(|id| id.starts_with(dataset)).cloned().collect()],
+        }
+    }
+}
+
 const D1: &str = "class=od,expver=0001,stream=oper,date=20231201,time=1200";
 const D2: &str = "class=od,expver=0001,stream=oper,date=20231202,time=1200";
+/// Created by two processes at once.
+const D3: &str = "class=od,expver=0001,stream=oper,date=20231204,time=1200";
+const DATASETS: [&str; 3] = [D1, D2, D3];
 
 fn steps() -> Vec<Step> {
-    let fields = |dates: &[u32], steps: std::ops::Range<u32>, version: u8| -> Vec<(Key, u8)> {
+    let fields_of = |dates: &[u32], levtypes: &[&str], steps: std::ops::Range<u32>, version: u8| -> Fields {
         let mut out = Vec::new();
         for &date in dates {
-            for levtype in ["sfc", "pl"] {
+            for levtype in levtypes {
                 for step in steps.clone() {
                     out.push((id(date, levtype, step, 130), version));
                 }
@@ -68,6 +97,7 @@ fn steps() -> Vec<Step> {
         }
         out
     };
+    let fields = |dates: &[u32], steps, version| fields_of(dates, &["sfc", "pl"], steps, version);
     vec![
         Step::Archive { writer: 0, fields: fields(&[20231201, 20231202], 0..2, 1) },
         // Another writer replaces half of the first one's fields and adds its own.
@@ -77,6 +107,11 @@ fn steps() -> Vec<Step> {
         Step::Wipe(D2),
         // A new writer archives the wiped data set again.
         Step::Archive { writer: 2, fields: fields(&[20231202], 0..2, 4) },
+        // Two processes create a data set at once, one of them adding to another.
+        Step::Together(vec![
+            fields_of(&[20231204], &["sfc"], 0..3, 5),
+            [fields_of(&[20231204], &["pl"], 0..3, 6), fields_of(&[20231201], &["sfc"], 5..7, 6)].concat(),
+        ]),
     ]
 }
 
@@ -87,6 +122,11 @@ fn expected(done: usize) -> BTreeMap<String, Vec<u8>> {
         match step {
             Step::Archive { fields: archived, .. } => {
                 for (id, version) in archived {
+                    fields.insert(id.to_string(), bytes(&id, version));
+                }
+            }
+            Step::Together(members) => {
+                for (id, version) in members.into_iter().flatten() {
                     fields.insert(id.to_string(), bytes(&id, version));
                 }
             }
@@ -133,12 +173,53 @@ fn child_power_loss_workload() {
                 }
                 writers[writer].flush().unwrap();
             }
+            Step::Together(members) => run_together(commit, root, n, members.len()),
             Step::Purge(dataset) => drop(open_root(Path::new(root), commit).purge(&request(dataset), true).unwrap()),
             Step::Wipe(dataset) => drop(open_root(Path::new(root), commit).wipe(&request(dataset), true).unwrap()),
         }
         // One write: a line split over several could interleave with a recorded change.
         marks.write_all(format!("mark\t{}\n", n + 1).as_bytes()).unwrap();
     }
+}
+
+/// Runs the members of step `step` (a `Together`) as processes of their own, started at once;
+/// they inherit the recorder, which orders the changes of all of them in one log.
+fn run_together(layout: &str, root: &str, step: usize, members: usize) {
+    let start = std::env::temp_dir().join(format!("fieldstore-power-loss-{}-{step}.start", std::process::id()));
+    let children: Vec<_> = (0..members)
+        .map(|member| {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["child_power_loss_member", "--exact", "--nocapture", "--test-threads=1", "--quiet"])
+                .env(CHILD_ENV, format!("power-loss-member:{layout}:{root}:{step}:{member}:{}", start.display()))
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::fs::write(&start, "").unwrap();
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "a member of step {step} failed");
+    }
+    std::fs::remove_file(&start).unwrap();
+}
+
+/// Child body of one member of a `Together` step: waits for the start, archives, flushes.
+#[test]
+fn child_power_loss_member() {
+    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
+    let Some(spec) = spec.strip_prefix("power-loss-member:") else { return };
+    let parts: Vec<&str> = spec.splitn(5, ':').collect();
+    let [layout, root, step, member, start] = parts[..] else { panic!("bad member spec {spec}") };
+    let Step::Together(members) = steps().swap_remove(step.parse().unwrap()) else { panic!("step {step} is not Together") };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !Path::new(start).exists() {
+        assert!(std::time::Instant::now() < deadline, "no start for member {member}");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let mut fs = open_root(Path::new(root), layout);
+    for (id, version) in &members[member.parse::<usize>().unwrap()] {
+        fs.archive(id, &bytes(id, *version)).unwrap();
+    }
+    fs.flush().unwrap();
 }
 
 /// Child body for `scripts/power-cut.py`, which runs the workload above on a real device and
@@ -198,13 +279,13 @@ fn check_state(root: &Path, commit: &str, done: usize) -> Result<(), String> {
             ));
         }
     }
-    // Each flush of the step under way is whole or absent, per data set.
-    for dataset in [D1, D2] {
-        let changed: Vec<&String> =
-            after.keys().chain(before.keys()).filter(|id| id.starts_with(dataset) && before.get(*id) != after.get(*id)).collect();
+    // Each flush (per data set and writer) and wipe of the step under way is whole or absent.
+    for unit in steps().get(done).map_or(Vec::new(), |step| step.units(&before)) {
+        let changed: Vec<&String> = unit.iter().filter(|id| before.get(*id) != after.get(*id)).collect();
         let now_after = changed.iter().filter(|id| seen.get(**id) == after.get(**id)).count();
         let now_before = changed.iter().filter(|id| seen.get(**id) == before.get(**id)).count();
         if now_after != changed.len() && now_before != changed.len() {
+            let dataset = DATASETS.iter().find(|d| unit[0].starts_with(**d)).unwrap();
             return Err(format!("step {} is partly visible in {dataset}: {now_after} of {} fields changed", done + 1, changed.len()));
         }
     }
