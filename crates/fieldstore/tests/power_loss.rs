@@ -241,7 +241,9 @@ fn record_workload(dir: &Path, commit: &str) -> Vec<Change> {
     let (root, log) = (dir.join("root"), dir.join("log"));
     std::fs::create_dir_all(&log).unwrap();
     std::fs::write(log.join("ops"), "").unwrap();
-    let injector = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/debug/libfieldstore_faults.so");
+    // Beside this test's directory (target/PROFILE/deps): built with the workspace.
+    let exe = std::env::current_exe().unwrap();
+    let injector = exe.parent().and_then(Path::parent).unwrap().join("libfieldstore_faults.so");
     assert!(injector.exists(), "{} is missing: build the workspace first (cargo build --workspace)", injector.display());
     let status = Command::new(std::env::current_exe().unwrap())
         .args(["child_power_loss_workload", "--exact", "--nocapture", "--test-threads=1", "--quiet"])

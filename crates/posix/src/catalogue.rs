@@ -192,10 +192,13 @@ fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
         // schema and TOC are.
         sync_dir(dir)?;
         publish(dir, KEY_FILE, key_file_text(dataset, schema_text).as_bytes())?;
-        sync_dir(dir)?;
-        if let Some(parent) = dir.parent() {
-            sync_dir(parent)?;
-        }
+    }
+    // The key and the directory's own name durable, before this writer's first flush can
+    // return. Also when the key was there: another writer may have linked it and not yet
+    // synced it (a writer opens a data set once per handle, so this costs two syncs each).
+    sync_dir(dir)?;
+    if let Some(parent) = dir.parent() {
+        sync_dir(parent)?;
     }
     let stored = read_key(dir)?.key;
     if stored != *dataset {
