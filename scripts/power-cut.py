@@ -44,6 +44,8 @@ MKFS = {"ext4": ["mkfs.ext4", "-q", "-F", "-b", "4096"], "xfs": ["mkfs.xfs", "-q
 # The kernel writes dirty pages back after this long (centiseconds) while the workload runs, so
 # unsynced data also reaches the disk at unplanned moments, as it does on a busy machine.
 EAGER_WRITEBACK = {"/proc/sys/vm/dirty_expire_centisecs": "1", "/proc/sys/vm/dirty_writeback_centisecs": "1"}
+# What to restore if another run left the eager values in place: the kernel's defaults.
+KERNEL_DEFAULTS = {"/proc/sys/vm/dirty_expire_centisecs": "3000", "/proc/sys/vm/dirty_writeback_centisecs": "500"}
 
 
 def serve(image, log_dir, mountpoint):
@@ -126,7 +128,8 @@ def mounted(image_or_device, fs_type, directory):
 
 @contextlib.contextmanager
 def eager_writeback():
-    saved = {path: open(path).read() for path in EAGER_WRITEBACK}
+    saved = {path: open(path).read().strip() for path in EAGER_WRITEBACK}
+    saved = {path: KERNEL_DEFAULTS[path] if value == EAGER_WRITEBACK[path] else value for path, value in saved.items()}
     try:
         for path, value in EAGER_WRITEBACK.items():
             open(path, "w").write(value)
