@@ -306,42 +306,47 @@ pub unsafe extern "C" fn rmdir(path: *const c_char) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
     let real = real!("open64": unsafe extern "C" fn(*const c_char, c_int, mode_t) -> c_int);
-    let creating = flags & libc::O_CREAT != 0 && settings().record.is_some();
-    let existed = creating && libc::access(path, libc::F_OK) == 0;
-    let fd = real(path, flags, mode);
-    if creating && !existed && fd >= 0 {
-        record_new("create", paths::at(libc::AT_FDCWD, path));
+    if flags & libc::O_CREAT == 0 || settings().record.is_none() {
+        return real(path, flags, mode);
     }
-    fd
+    make_new("create", paths::at(libc::AT_FDCWD, path), || {
+        let existed = libc::access(path, libc::F_OK) == 0;
+        let fd = real(path, flags, mode);
+        (fd, fd >= 0 && !existed)
+    })
 }
 
 /// Directory creation is recorded, never failed (it is no class of its own).
 #[no_mangle]
 pub unsafe extern "C" fn mkdir(path: *const c_char, mode: mode_t) -> c_int {
     let real = real!("mkdir": unsafe extern "C" fn(*const c_char, mode_t) -> c_int);
-    made_dir(real(path, mode), libc::AT_FDCWD, path)
+    make_new("mkdir", paths::at(libc::AT_FDCWD, path), || {
+        let result = real(path, mode);
+        (result, result == 0)
+    })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn mkdirat(dir: c_int, path: *const c_char, mode: mode_t) -> c_int {
     let real = real!("mkdirat": unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int);
-    made_dir(real(dir, path, mode), dir, path)
+    make_new("mkdir", paths::at(dir, path), || {
+        let result = real(dir, path, mode);
+        (result, result == 0)
+    })
 }
 
-/// Records the directory a successful mkdir made; returns its result.
-fn made_dir(result: c_int, dir: c_int, path: *const c_char) -> c_int {
-    if result == 0 {
-        record_new("mkdir", paths::at(dir, path));
+/// Makes a new file or directory (`op`: `create` or `mkdir`) at `path` with `make`, which
+/// returns the call's result and whether it made something new; records it when it is under
+/// the watched root. The recorder's lock is held across the call, as for every other change:
+/// else another process could make and log a change inside the new directory first, and the
+/// log would name a directory before it exists.
+fn make_new(op: &str, path: Vec<u8>, make: impl FnOnce() -> (c_int, bool)) -> c_int {
+    let settings = settings();
+    let watched = settings.root.as_deref().is_some_and(|root| paths::under(&path, root));
+    let mut recording = if watched { record::start(settings.record.as_ref()) } else { None };
+    let (result, made) = make();
+    if let (Some(recording), true) = (recording.as_mut(), made) {
+        recording.change(op, &path, None);
     }
     result
-}
-
-/// Records a new file or directory (`op`: `create` or `mkdir`) under the watched root.
-fn record_new(op: &str, path: Vec<u8>) {
-    let settings = settings();
-    if settings.root.as_deref().is_some_and(|root| paths::under(&path, root)) {
-        if let Some(mut recording) = record::start(settings.record.as_ref()) {
-            recording.change(op, &path, None);
-        }
-    }
 }

@@ -1,16 +1,18 @@
 //! Power loss never loses a flushed field (issue 24): a workload of several writers, data sets
 //! and collocations, a purge and a wipe runs as a child process under the `fieldstore-faults`
 //! recorder; from its log, `crash_states` rebuilds the states a power loss could leave after
-//! every change (everything synced kept; of the rest, any subset, writes cut at 512-byte
-//! boundaries, directory entries missing), and each is opened as a new process would (with its
-//! recovery of embedded commits) and checked:
+//! every change (everything synced kept; of the rest, any subset, writes cut short or holed at
+//! 512-byte boundaries, directory entries missing), and each is opened as a new process would
+//! (with its recovery of embedded commits) and checked:
 //! - every field whose flush returned is listed, with its bytes;
 //! - nothing else is visible but the step under way, each of its flushes whole or not at all
 //!   (and then correct), so no superseded field shows in place of a newer flushed one;
 //! - the store reads without error, and accepts new archives.
 //!
-//! Both POSIX commit modes are explored, and catalogue and store on roots of their own. `FIELDSTORE_POWER_LOSS_STATES` sets the random states
-//! drawn per point of the log besides the two extremes (default 2; the long mode runs more).
+//! Both POSIX commit modes are explored, and catalogue and store on roots of their own.
+//! `FIELDSTORE_POWER_LOSS_STATES` sets the random states drawn per point of the log besides
+//! the two extremes (default 2; the long mode runs more). The `regression_` tests check, at
+//! every point, the state by rule that once showed a defect.
 
 mod common;
 mod crash_states;
@@ -19,9 +21,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use common::*;
-use crash_states::{materialize, read_log, Change, Rng, Simulation};
+use crash_states::{materialize, read_log, sectors, Change, Entry, Fates, Random, Rng, Simulation, WriteFate};
 use fieldstore::{Config, FieldStore, Key, ListOptions};
 
 const CHILD_ENV: &str = "FIELDSTORE_TEST_CHILD";
@@ -305,42 +308,51 @@ fn states_per_point() -> usize {
     std::env::var("FIELDSTORE_POWER_LOSS_STATES").map_or(2, |n| n.parse().expect("FIELDSTORE_POWER_LOSS_STATES is a number"))
 }
 
-/// Explores every point of the log of one commit mode; returns the states checked.
-fn explore(commit: &str) -> usize {
-    let dir = tempfile::tempdir().unwrap();
-    let changes = record_workload(dir.path(), commit);
-    if std::env::var("FIELDSTORE_POWER_LOSS_DUMP").is_ok() {
-        for (i, c) in changes.iter().enumerate() {
-            let t = format!("{c:?}");
-            eprintln!("{} {}", i + 1, &t[..t.len().min(160)]);
+/// The log of the workload in a layout, recorded once per test process.
+fn recorded(layout: &str) -> Arc<Vec<Change>> {
+    static LOGS: Mutex<BTreeMap<String, Arc<Vec<Change>>>> = Mutex::new(BTreeMap::new());
+    let mut logs = LOGS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let log = logs.entry(layout.to_string()).or_insert_with(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let changes = record_workload(dir.path(), layout);
+        let marks = changes.iter().filter(|c| matches!(c, Change::Mark)).count();
+        assert_eq!(marks, steps().len(), "every step marked");
+        if std::env::var("FIELDSTORE_POWER_LOSS_DUMP").is_ok() {
+            for (i, c) in changes.iter().enumerate() {
+                let t = format!("{c:?}");
+                eprintln!("{layout} {} {}", i + 1, &t[..t.len().min(160)]);
+            }
         }
-    }
-    let marks = changes.iter().filter(|c| matches!(c, Change::Mark)).count();
-    assert_eq!(marks, steps().len(), "every step marked");
+        Arc::new(changes)
+    });
+    log.clone()
+}
+
+/// The states to check at one point of a log, each with its name.
+type Draw<'a> = &'a mut dyn FnMut() -> Vec<(String, Box<dyn Fates>)>;
+
+/// Checks the states `draw` gives at every point of the log of one layout; returns how many.
+fn explore(layout: &str, draw: Draw) -> usize {
+    let changes = recorded(layout);
+    let dir = tempfile::tempdir().unwrap();
     let mut simulation = Simulation::new();
-    let (mut rng, mut checked, mut failures) = (Rng(0x2545_F491_4F6C_DD1D), 0, Vec::new());
-    let mut done = 0;
+    let (mut checked, mut failures, mut done) = (0, Vec::new(), 0);
     for point in 0..=changes.len() {
         if point > 0 {
             simulation.apply(&changes[point - 1]);
             done += usize::from(matches!(changes[point - 1], Change::Mark));
         }
-        let keeps = [0.0, 1.0].into_iter().chain((0..states_per_point()).map(|i| [0.5, 0.2, 0.8][i % 3]));
-        for (n, keep) in keeps.enumerate() {
-            let seed = rng.next();
-            let state = simulation.crash_state(keep, &mut Rng(seed | 1));
+        for (n, (name, mut fates)) in draw().into_iter().enumerate() {
+            let state = simulation.crash_state(fates.as_mut());
             let root: PathBuf = dir.path().join(format!("state-{point}-{n}"));
             materialize(&state, &root);
-            let what = format!(
-                "{commit}: crash after change {point} of {} ({done} steps done), state {n} (keep {keep}, seed {seed:#x})",
-                changes.len()
-            );
-            if let Err(e) = check_state(&root, commit, done) {
+            if let Err(e) = check_state(&root, layout, done) {
                 // FIELDSTORE_POWER_LOSS_KEEP=DIR keeps each failing state there, to be opened by hand.
                 if let Some(dir) = std::env::var_os("FIELDSTORE_POWER_LOSS_KEEP") {
-                    materialize(&state, &Path::new(&dir).join(format!("{commit}-{point}-{n}")));
+                    materialize(&state, &Path::new(&dir).join(format!("{layout}-{point}-{n}")));
                 }
-                failures.push(format!("{commit}: {what}: {e}"));
+                let total = changes.len();
+                failures.push(format!("{layout}: crash after change {point} of {total} ({done} steps done), state {name}: {e}"));
             }
             std::fs::remove_dir_all(&root).unwrap();
             checked += 1;
@@ -355,10 +367,137 @@ fn explore(commit: &str) -> usize {
     checked
 }
 
+const LAYOUTS: [&str; 3] = ["embedded", "ordered", "embedded-two-roots"];
+
 #[test]
 fn a_power_loss_at_any_point_loses_no_flushed_field_and_shows_nothing_partial() {
-    for commit in ["embedded", "ordered", "embedded-two-roots"] {
-        let checked = explore(commit);
-        eprintln!("{commit}: {checked} crash states checked");
+    for layout in LAYOUTS {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut draw = || {
+            let keeps = [0.0, 1.0].into_iter().chain((0..states_per_point()).map(|i| [0.5, 0.2, 0.8][i % 3]));
+            keeps
+                .map(|keep| {
+                    let seed = rng.next() | 1;
+                    let fates: Box<dyn Fates> = Box::new(Random { keep, rng: Rng(seed) });
+                    (format!("keep {keep}, seed {seed:#x}"), fates)
+                })
+                .collect()
+        };
+        let checked = explore(layout, &mut draw);
+        eprintln!("{layout}: {checked} crash states checked");
+    }
+}
+
+/// Fates decided by rule, the same at every point of a log: the crash states that once
+/// showed a defect, kept as its regression test.
+#[derive(Clone, Copy)]
+struct Rule {
+    entry: fn(&Entry) -> bool,
+    write: fn(file: &str, offset: u64, length: usize) -> WriteFate,
+}
+
+impl Fates for Rule {
+    fn entry(&mut self, entry: &Entry) -> bool {
+        (self.entry)(entry)
+    }
+
+    fn write(&mut self, file: &str, offset: u64, length: usize) -> WriteFate {
+        (self.write)(file, offset, length)
+    }
+}
+
+/// Checks the states of `rules` at every point of the workload's log in each layout.
+fn regression(layouts: &[&str], rules: &[(&str, Rule)]) {
+    for layout in layouts {
+        let mut draw = || rules.iter().map(|(name, rule)| (name.to_string(), Box::new(*rule) as Box<dyn Fates>)).collect();
+        explore(layout, &mut draw);
+    }
+}
+
+fn kept(_: &Entry) -> bool {
+    true
+}
+
+fn whole(_: &str, _: u64, _: usize) -> WriteFate {
+    WriteFate::Whole
+}
+
+fn adds_name_ending(entry: &Entry, suffix: &str) -> bool {
+    entry.to.as_deref().is_some_and(|path| path.ends_with(suffix))
+}
+
+/// A new data file's name was never made durable: a power loss lost a flushed data file
+/// whole, commit included; then a recovered commit could name a data file whose name was not
+/// yet durable (its directory is now synced before the commit is appended).
+#[test]
+fn regression_a_flushed_data_file_keeps_its_name() {
+    let rule = Rule { entry: |e| !adds_name_ending(e, ".data"), write: whole };
+    regression(&LAYOUTS, &[("new data files' names lost", rule)]);
+}
+
+/// Ordered mode: the TOC named a new index file whose name a power loss could take (shown
+/// with the catalogue on a root of its own: on one root, the store's sync of the data set
+/// directory for its new data files covers the index files too).
+#[test]
+fn regression_the_toc_never_names_an_index_file_a_power_loss_can_take() {
+    let rule = Rule { entry: |e| !adds_name_ending(e, ".index"), write: whole };
+    regression(&["ordered", "ordered-two-roots"], &[("new index files' names lost", rule)]);
+}
+
+/// A data set's key file survived without its TOC ("TOC missing while the key file is
+/// there"): the key is now linked once the schema and TOC names are durable.
+#[test]
+fn regression_a_data_set_key_never_survives_without_its_toc() {
+    let rule = Rule { entry: |e| adds_name_ending(e, "/key"), write: whole };
+    regression(&LAYOUTS, &[("only key files' names kept", rule)]);
+}
+
+/// A wipe's rename of the data set away was lost while removals in it were kept: the data
+/// set came back with some of its files gone (its rename is now durable first).
+#[test]
+fn regression_a_wipe_never_leaves_a_data_set_with_some_files_removed() {
+    let rule = Rule { entry: |e| !e.is_rename(), write: whole };
+    regression(&LAYOUTS, &[("renames lost", rule)]);
+}
+
+/// The several TOC records of one flush, written at once, were kept in part when the write
+/// was cut at a block boundary (they are now one frame).
+#[test]
+fn regression_a_flush_is_never_kept_in_part_in_the_toc() {
+    let rules = [
+        ("TOC writes cut at their first boundary", Rule { entry: kept, write: |f, o, l| cut_toc(f, o, l, false) }),
+        ("TOC writes cut at their last boundary", Rule { entry: kept, write: |f, o, l| cut_toc(f, o, l, true) }),
+    ];
+    regression(&LAYOUTS, &rules);
+}
+
+/// A TOC write cut at its first (or last) block boundary inside it; other writes whole.
+fn cut_toc(file: &str, offset: u64, length: usize, at_last: bool) -> WriteFate {
+    let pieces = sectors(offset, length);
+    match if at_last { pieces.last() } else { pieces.get(1) } {
+        Some(piece) if file.ends_with("/toc") && piece.start > 0 => WriteFate::Prefix(piece.start),
+        _ => WriteFate::Whole,
+    }
+}
+
+/// A TOC record with a block inside it never written (a hole: the writes after it were) was
+/// reported as damage, and the data set could not be read; and when it ended the TOC, its last
+/// bytes, left unread for the next read, were reported then (both now read as torn).
+#[test]
+fn regression_a_toc_record_with_a_hole_reads_as_torn() {
+    let rules = [
+        ("TOC writes' first block lost", Rule { entry: kept, write: |f, o, l| toc_hole(f, o, l, 0) }),
+        ("TOC writes' second block lost", Rule { entry: kept, write: |f, o, l| toc_hole(f, o, l, 1) }),
+    ];
+    regression(&LAYOUTS, &rules);
+}
+
+/// A TOC write with its block `lost` (if it has a later one) not written; other writes whole.
+fn toc_hole(file: &str, offset: u64, length: usize, lost: usize) -> WriteFate {
+    let pieces = sectors(offset, length).len();
+    if file.ends_with("/toc") && lost + 1 < pieces {
+        WriteFate::Sectors((0..pieces).map(|i| i != lost).collect())
+    } else {
+        WriteFate::Whole
     }
 }

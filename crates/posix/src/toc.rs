@@ -210,6 +210,9 @@ pub struct TocReader {
     masked: HashSet<String>,
     /// Frames skipped as torn by a crash.
     pub bad_frames: u64,
+    /// The last bytes of a torn record at the end of the TOC, left unread by the last refresh
+    /// in case they begin the next record's magic: not to be judged again.
+    torn_tail: usize,
     /// The TOC was not there at the last refresh (its data set was wiped, or damaged).
     pub missing: bool,
 }
@@ -225,6 +228,7 @@ impl TocReader {
             shared: Interner::default(),
             masked: HashSet::new(),
             bad_frames: 0,
+            torn_tail: 0,
             missing: false,
         }
     }
@@ -261,6 +265,7 @@ impl TocReader {
     /// Parses frames; returns how many bytes were consumed (an incomplete tail is left).
     fn parse(&mut self, data: &[u8]) -> Result<usize> {
         let mut pos = 0;
+        let torn_tail = std::mem::take(&mut self.torn_tail);
         while pos < data.len() {
             match parse_frame(TOC_MAGIC, &data[pos..]) {
                 Frame::Valid { kind, payload, size } => {
@@ -275,7 +280,7 @@ impl TocReader {
                     // written at the very end is left for the next refresh.
                     match next_magic(TOC_MAGIC, &data[pos..]) {
                         Some(skip) if matches!(parse_frame(TOC_MAGIC, &data[pos + skip..]), Frame::Valid { .. }) => {
-                            self.skip_torn(&data[pos..pos + skip], pos)?;
+                            self.skip_torn(&data[pos..pos + skip], pos, torn_tail)?;
                             pos += skip;
                         }
                         _ => break,
@@ -283,12 +288,14 @@ impl TocReader {
                 }
                 Frame::Bad => match next_magic(TOC_MAGIC, &data[pos..]) {
                     Some(skip) => {
-                        self.skip_torn(&data[pos..pos + skip], pos)?;
+                        self.skip_torn(&data[pos..pos + skip], pos, torn_tail)?;
                         pos += skip;
                     }
                     None => {
-                        self.skip_torn(&data[pos..], pos)?;
-                        return Ok(data.len().saturating_sub(3).max(pos));
+                        self.skip_torn(&data[pos..], pos, torn_tail)?;
+                        let read = data.len().saturating_sub(3).max(pos);
+                        self.torn_tail = data.len() - read;
+                        return Ok(read);
                     }
                 },
             }
@@ -297,8 +304,12 @@ impl TocReader {
     }
 
     /// Skips bytes that do not frame a record, at `pos` of what this refresh read: a record
-    /// a crash tore is skipped; anything else is damage, reported by file and byte.
-    fn skip_torn(&mut self, region: &[u8], pos: usize) -> Result<()> {
+    /// a crash tore is skipped; anything else is damage, reported by file and byte. The first
+    /// `torn_tail` bytes read are the end of a torn record the last refresh skipped.
+    fn skip_torn(&mut self, region: &[u8], pos: usize, torn_tail: usize) -> Result<()> {
+        if pos == 0 && region.len() <= torn_tail {
+            return Ok(());
+        }
         let start = self.offset + pos as u64;
         if looks_torn(region, start) {
             self.bad_frames += 1;
@@ -382,9 +393,11 @@ impl TocReader {
 /// leaves of a record appended but not written out: blocks the file system had not written
 /// read as zeros, so the bytes are zeros, or are zeros from a 512-byte boundary on; or the
 /// file's size was written up to a block boundary inside the record (even inside its
-/// header), so the record is cut short there and later appends follow. A record damaged later (a flipped bit) is whole and
-/// looks like none of these, unless its own last bytes are zeros across a 512-byte boundary
-/// (records end in a field count: a chance of about one in 70).
+/// header), so the record is cut short there and later appends follow; or blocks inside it
+/// read as zeros while later ones were written (a hole). A record damaged later (a flipped
+/// bit) is whole and looks like none of these, unless its own last bytes are zeros across a
+/// 512-byte boundary (records end in a field count: a chance of about one in 70). A block a
+/// failing disk returns as zeros looks like a hole, and is skipped as one.
 pub fn looks_torn(region: &[u8], start: u64) -> bool {
     const BLOCK: u64 = 512;
     let nonzero_end = region.iter().rposition(|b| *b != 0).map_or(0, |i| i + 1);
@@ -395,7 +408,18 @@ pub fn looks_torn(region: &[u8], start: u64) -> bool {
     // Cut inside its header, or after it, before the length it declares.
     let cut_header = region.len() < codec::HEADER && TOC_MAGIC.starts_with(&region[..region.len().min(4)]);
     let cut_at_boundary = (cut_header || declared.is_some_and(|size| size > region.len())) && end.is_multiple_of(BLOCK);
-    nonzero_end == 0 || zeros_from_boundary || cut_at_boundary
+    nonzero_end == 0 || zeros_from_boundary || cut_at_boundary || has_unwritten_block(region, start)
+}
+
+/// Whether a block of the file inside `region` (at byte `start` of it) reads as zeros: one
+/// the file system had not written when the power went, whatever it wrote after it. Only a
+/// whole 512-byte block counts, or the region's first bytes up to a boundary, which hold a
+/// record's magic: a flipped bit makes neither.
+fn has_unwritten_block(region: &[u8], start: u64) -> bool {
+    const BLOCK: usize = 512;
+    let first_boundary = ((BLOCK as u64 - start % BLOCK as u64) % BLOCK as u64) as usize;
+    let head_lost = first_boundary > 0 && region.len() >= first_boundary && region[..first_boundary].iter().all(|b| *b == 0);
+    head_lost || region.get(first_boundary..).is_some_and(|rest| rest.chunks_exact(BLOCK).any(|block| block.iter().all(|b| *b == 0)))
 }
 
 /// Encodes an index segment from entries sorted by element values.
@@ -580,6 +604,67 @@ mod tests {
         assert_eq!(toc.visible().next().unwrap().id, "d@1");
         let Some(SegmentSource::File(place)) = toc.source("c@9") else { panic!("c@9 is in an index file") };
         assert_eq!(place, &SegmentPlace { file: "c".into(), offset: 9, length: 10 });
+    }
+
+    /// Appends a mask frame sized so that the next record starts `before` bytes before a
+    /// 512-byte boundary.
+    fn pad_to(bytes: &mut Vec<u8>, before: usize) {
+        let base = mask_frame(&["x".into()]).len();
+        let need = (2 * 512 - before - (bytes.len() + base) % 512) % 512;
+        bytes.extend_from_slice(&mask_frame(&["x".repeat(1 + need)]));
+        assert_eq!(512 - bytes.len() % 512, before);
+    }
+
+    fn visible_after_reading(bytes: &[u8]) -> Result<(Vec<String>, u64)> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("toc"), bytes).unwrap();
+        let mut toc = TocReader::new(dir.path().join("toc"));
+        toc.refresh()?;
+        // Read again, as readers do: what it left unread at the end is judged again.
+        toc.refresh()?;
+        Ok((toc.visible().map(|r| r.id.clone()).collect(), toc.bad_frames))
+    }
+
+    #[test]
+    fn a_record_cut_inside_its_header_at_a_block_boundary_is_torn() {
+        let (a, b, c) = (record("a", 0), record("b", 5), record("c", 9));
+        for cut in [1, 5, 12] {
+            let mut bytes = a.clone();
+            pad_to(&mut bytes, cut);
+            bytes.extend_from_slice(&b[..cut]);
+            bytes.extend_from_slice(&c);
+            assert_eq!(visible_after_reading(&bytes).unwrap(), (vec!["c@9".to_string(), "a@0".to_string()], 1), "cut after {cut} bytes");
+        }
+    }
+
+    #[test]
+    fn a_flush_record_with_a_block_never_written_is_torn_and_a_flipped_bit_is_not() {
+        let batch = flush_frame(&(0..40).map(|i| record_payload(&format!("f{i}"), i, 0)).collect::<Vec<_>>());
+        let later = record("d", 1);
+        let mut base = record("a", 0);
+        pad_to(&mut base, 100);
+        let at = base.len();
+        assert!(batch.len() > 100 + 2 * 512, "the batch spans a whole block");
+        // Its first bytes up to a boundary (its magic), or a whole block inside it, read as
+        // zeros: with a later record after it, and as the TOC's last bytes.
+        for hole in [0..100, 100..612] {
+            let mut holed = batch.clone();
+            holed[hole.clone()].fill(0);
+            for tail in [&later[..], &[]] {
+                let bytes = [&base[..], &holed, tail].concat();
+                let (ids, bad) = visible_after_reading(&bytes).unwrap();
+                assert_eq!(ids.first().map(String::as_str), Some(if tail.is_empty() { "a@0" } else { "d@1" }), "hole {hole:?}");
+                assert!(!ids.iter().any(|id| id.starts_with('f')) && bad == 1, "hole {hole:?}: {ids:?}");
+            }
+        }
+        // Zeros that fill no whole block, or a flipped bit, are damage.
+        for (place, value) in [(300, 0u8), (700, 0x55)] {
+            let mut damaged = batch.clone();
+            damaged[place..place + 8].fill(value);
+            damaged[place] ^= 1;
+            let err = visible_after_reading(&[&base[..], &damaged, &later].concat()).unwrap_err().to_string();
+            assert!(err.contains(&format!("bytes {at}..")) && err.contains("damaged"), "{err}");
+        }
     }
 
     #[test]
