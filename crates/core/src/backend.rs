@@ -182,7 +182,10 @@ pub trait Catalogue: Send {
         Ok(Vec::new())
     }
     /// Publishes again every record of `commits` that a crash lost, then forgets the session.
-    fn recover(&self, _dataset: &Key, _session: &str, _commits: &[Vec<u8>]) -> Result<()> {
+    /// A commit is taken only if `whole` says every field it names is (read back with its
+    /// checksum): a commit and the data it describes are made durable by one sync, and a power
+    /// loss during that sync may keep the commit without all of the data.
+    fn recover(&self, _dataset: &Key, _session: &str, _commits: &[Vec<u8>], _whole: &dyn Fn(&FieldLocation) -> Result<bool>) -> Result<()> {
         Ok(())
     }
 }

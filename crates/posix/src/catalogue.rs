@@ -553,7 +553,7 @@ impl Catalogue for PosixCatalogue {
     /// readers would see twice: a record's index id is read once. Only commits of a marker
     /// still here count: the session's others are of writers that closed (their records are
     /// durable) or wrote into an earlier incarnation of the data set, since wiped.
-    fn recover(&self, dataset: &Key, session: &str, commits: &[Vec<u8>]) -> Result<()> {
+    fn recover(&self, dataset: &Key, session: &str, commits: &[Vec<u8>], whole: &dyn Fn(&FieldLocation) -> Result<bool>) -> Result<()> {
         let dir = self.dataset_dir(dataset)?;
         let markers = crate::writers::markers_of(&dir, session)?;
         let toc_path = dir.join(TOC_FILE);
@@ -562,20 +562,33 @@ impl Catalogue for PosixCatalogue {
         let undecodable = || Error::corrupt("embedded commit", dir.join(session), "its records do not decode".to_string());
         let mut lost = Vec::new();
         let mut intact_files = BTreeSet::new();
+        // A writer's commits in order; one whose data is not whole ends its writer's: its
+        // flush never returned, so none after it began.
+        let mut broken_markers = BTreeSet::new();
         for commit in commits {
             let (marker, parts) = decode_commit(commit).ok_or_else(undecodable)?;
-            if !markers.iter().any(|m| m == marker) {
+            if !markers.iter().any(|m| m == marker) || broken_markers.contains(marker) {
                 continue;
             }
+            let mut commit_lost = Vec::new();
+            let mut commit_files = Vec::new();
             for (record, segment) in parts {
                 let place = record_place(record).ok_or_else(undecodable)?;
                 match toc.source(&place.id()) {
                     Some(SegmentSource::Inline(_)) => {}
                     Some(SegmentSource::File(p)) if read_place(&dir, p).is_ok_and(|bytes| bytes == segment) => {
-                        intact_files.insert(dir.join(&p.file));
+                        commit_files.push(dir.join(&p.file));
                     }
-                    _ => lost.extend_from_slice(&recovered_frame(record, segment)),
+                    _ => commit_lost.push((record, segment)),
                 }
+            }
+            if !all_whole(&commit_lost, whole, undecodable)? {
+                broken_markers.insert(marker);
+                continue;
+            }
+            intact_files.extend(commit_files);
+            for (record, segment) in commit_lost {
+                lost.extend_from_slice(&recovered_frame(record, segment));
             }
         }
         for path in intact_files {
@@ -585,6 +598,19 @@ impl Catalogue for PosixCatalogue {
         toc_file.write_all(&lost).and_then(|_| toc_file.sync_data()).ctx("append recovered records to TOC", &toc_path)?;
         crate::writers::forget(&dir, session)
     }
+}
+
+/// Whether every field that the segments of these commit parts name is whole.
+fn all_whole(parts: &[(&[u8], &[u8])], whole: &dyn Fn(&FieldLocation) -> Result<bool>, undecodable: impl Fn() -> Error) -> Result<bool> {
+    for (_, segment) in parts {
+        let segment = Segment::from_frame(segment).map_err(|_| undecodable())?;
+        for (_, location) in segment.entries() {
+            if !whole(&location)? {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 fn lock_name(action: ControlAction) -> String {

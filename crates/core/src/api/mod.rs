@@ -20,7 +20,7 @@ pub use admin::{Axes, PurgeReport, StatsReport, WhereReport, WipeReport};
 pub use read::DataReader;
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
-use crate::backend::{Catalogue, ControlAction, Store};
+use crate::backend::{Catalogue, ControlAction, FieldLocation, Store};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::recent::RecentList;
@@ -154,12 +154,25 @@ impl FieldStore {
     fn open_dataset(&self, dataset: &Key) -> Result<Option<Box<dyn crate::backend::DatasetView>>> {
         for session in self.catalogue.sessions_to_recover(dataset)? {
             let commits = self.store.embedded_commits(dataset, &session)?;
-            match self.catalogue.recover(dataset, &session, &commits) {
+            match self.catalogue.recover(dataset, &session, &commits, &|location| self.is_whole(location)) {
                 Err(e) if e.is_write_refused() => break,
                 other => other?,
             }
         }
         self.catalogue.open(dataset)
+    }
+
+    /// Whether a field's bytes are all in the store, with its checksum. A missing or short
+    /// data file is an answer (no), not an error: a power loss can leave either.
+    fn is_whole(&self, location: &FieldLocation) -> Result<bool> {
+        let Ok(length) = usize::try_from(location.length) else { return Ok(false) };
+        let mut bytes = vec![0u8; length];
+        match self.store.read(&location.uri, location.offset, &mut bytes) {
+            Ok(()) => Ok(crate::checksum::crc32c(&bytes) == location.crc32c),
+            Err(Error::Corrupt { .. }) => Ok(false),
+            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Splits an identifier again with a dataset's own schema, which must agree on the
