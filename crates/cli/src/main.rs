@@ -54,9 +54,20 @@ enum Command {
         /// GRIB files, or - for standard input
         #[arg(required = true)]
         files: Vec<String>,
-        /// Archive FILE's bytes as one field with this identifier (k=v,k=v,...)
-        #[arg(long, value_name = "KEY")]
+        /// Archive FILE's bytes, as they are, as one field with this identifier (k=v,k=v,...);
+        /// refused for a file of several GRIB messages
+        #[arg(long, value_name = "KEY", conflicts_with_all = ["modifiers", "include_filter", "exclude_filter"])]
         key: Option<String>,
+        /// Set these keys in each message (through ecCodes) before reading its identifier, as
+        /// FDB5's fdb-write --modifiers: e.g. expver=0042,packingType=grib_ccsds
+        #[arg(long, value_name = "K=V,...")]
+        modifiers: Option<String>,
+        /// Archive only the messages that match this request (fdb-write --include-filter)
+        #[arg(long, value_name = "REQUEST", visible_alias = "filter-include")]
+        include_filter: Option<String>,
+        /// Leave out the messages that match this request (fdb-write --exclude-filter)
+        #[arg(long, value_name = "REQUEST", visible_alias = "filter-exclude")]
+        exclude_filter: Option<String>,
     },
     /// Retrieve the fields a MARS request names, in the order it names values (as FDB5)
     Retrieve {
@@ -133,7 +144,20 @@ struct RequestArgs {
     /// Read requests from a file (several requests allowed)
     #[arg(long, value_name = "FILE", conflicts_with = "request")]
     request_file: Option<PathBuf>,
+    /// Keywords every request must name, comma-separated, empty for none (default: FDB5's,
+    /// class,expver; for wipe, purge, lock and unlock class,expver,stream,date,time)
+    #[arg(long, value_name = "KEYS")]
+    minimum_keys: Option<String>,
+    /// Act on the whole store (no request, no minimum keys)
+    #[arg(long, conflicts_with_all = ["request", "request_file", "minimum_keys"])]
+    all: bool,
 }
+
+/// The keywords a request must name before a command reads or changes what it names, unless
+/// `--all` is given (FDB5's tools' defaults).
+const MINIMUM_KEYS: &[&str] = &["class", "expver"];
+/// ... before a command removes, hides or locks data sets.
+const MINIMUM_KEYS_TO_CHANGE: &[&str] = &["class", "expver", "stream", "date", "time"];
 
 /// A request and the choice of JSON output.
 #[derive(Args)]
@@ -159,25 +183,49 @@ struct RemovalArgs {
 struct ControlArgs {
     #[command(flatten)]
     request: RequestArgs,
-    /// Actions to (un)lock: archive, retrieve, list, wipe (default: all)
+    /// Actions to (un)lock: archive, retrieve, list, wipe; repeated or comma-separated (default: all)
     #[arg(long = "action", value_name = "ACTION")]
     actions: Vec<String>,
 }
 
 impl RequestArgs {
-    fn requests(&self) -> anyhow::Result<Vec<Request>> {
-        match (&self.request, &self.request_file) {
-            (Some(r), _) => Ok(vec![Request::parse(r)?]),
+    /// The requests given, each naming the minimum keys (`default_minimum` unless
+    /// `--minimum-keys` says otherwise); with `--all`, one request for everything.
+    fn requests(&self, default_minimum: &[&str]) -> anyhow::Result<Vec<Request>> {
+        if self.all {
+            return Ok(vec![Request::default()]);
+        }
+        let requests = match (&self.request, &self.request_file) {
+            (Some(r), _) => vec![Request::parse(r)?],
             (None, Some(f)) => {
                 let text = std::fs::read_to_string(f).with_context(|| format!("reading request file {}", f.display()))?;
                 let all = Request::parse_many(&text)?;
                 if all.is_empty() {
                     bail!("request file {} holds no request", f.display());
                 }
-                Ok(all)
+                all
             }
-            (None, None) => Ok(vec![Request::default()]),
+            (None, None) => vec![Request::default()],
+        };
+        let minimum: Vec<&str> = match &self.minimum_keys {
+            Some(keys) => keys.split(',').map(str::trim).filter(|k| !k.is_empty()).collect(),
+            None => default_minimum.to_vec(),
+        };
+        for r in &requests {
+            let missing: Vec<&str> = minimum.iter().copied().filter(|k| r.get(k).is_none()).collect();
+            if !missing.is_empty() {
+                let what = if r.is_empty() {
+                    "no request was given".to_string()
+                } else {
+                    format!("the request {r} names no {}", missing.join(", "))
+                };
+                bail!(
+                    "{what}: name a value for each of {} (the minimum keys; --minimum-keys changes them), or give --all to act on the whole store",
+                    minimum.join(", ")
+                );
+            }
         }
+        Ok(requests)
     }
 }
 
@@ -224,7 +272,12 @@ fn main() {
         libc::signal(libc::SIGBUS, mapped_file_truncated as *const () as libc::sighandler_t);
     }
     keep_freed_heap();
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        // --help and --version are no errors; a wrong argument exits 1, as any other error
+        // does (FDB5's tools' convention), after clap's message and usage.
+        let _ = e.print();
+        std::process::exit(if e.use_stderr() { 1 } else { 0 });
+    });
     if let Err(e) = run(cli) {
         let _ = std::io::stdout().flush();
         note!("fieldstore: error: {e:#}");
@@ -237,15 +290,31 @@ fn open(cli_config: Option<&Path>) -> anyhow::Result<FieldStore> {
     Ok(fieldstore::open(&config)?)
 }
 
+/// Opens a store that must be there: every command but `archive` reads it, and a store that
+/// is not there is most often a mistyped path, not an empty store.
+fn open_existing(cli_config: Option<&Path>) -> anyhow::Result<FieldStore> {
+    let fs = open(cli_config)?;
+    fs.check_exists()?;
+    Ok(fs)
+}
+
 fn run(cli: Cli) -> anyhow::Result<()> {
     let config = cli.config.as_deref();
     match cli.command {
-        Command::Archive { files, key } => archive(&mut open(config)?, &files, key.as_deref()),
-        Command::Retrieve { request, output } => retrieve(&mut open(config)?, &request.requests()?, &output),
+        Command::Archive { files, key: Some(key), .. } => archive_raw(&mut open(config)?, &files, &key),
+        Command::Archive { files, key: None, modifiers, include_filter, exclude_filter } => {
+            let options = fieldstore::GribOptions {
+                modifiers: modifiers.as_deref().map(fieldstore::GribOptions::parse_modifiers).transpose()?.unwrap_or_default(),
+                include: include_filter.as_deref().map(Request::parse).transpose()?,
+                exclude: exclude_filter.as_deref().map(Request::parse).transpose()?,
+            };
+            archive(&mut open(config)?, &files, &options)
+        }
+        Command::Retrieve { request, output } => retrieve(&mut open_existing(config)?, &request.requests(MINIMUM_KEYS)?, &output),
         Command::List { request, depth, full, location, porcelain, flat, json } => {
-            let fs = &mut open(config)?;
+            let fs = &mut open_existing(config)?;
             let style = output::ListStyle { location, porcelain, flat, json };
-            for r in request.requests()? {
+            for r in request.requests(MINIMUM_KEYS)? {
                 let matches = fs.list(&r, ListOptions { depth, include_superseded: full, ..ListOptions::default() })?;
                 output::print_list(&matches, depth, style).context("writing the list to standard output")?;
                 if let Some(why) = &matches.explanation {
@@ -254,7 +323,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Axes(q) => for_each_request(config, &q.request, |fs, r| {
+        Command::Axes(q) => for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| {
             let (axes, why) = fs.axes(r)?;
             output::print_axes(&axes, q.json)?;
             if let Some(why) = why {
@@ -262,19 +331,31 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }),
-        Command::Wipe(w) => for_each_request(config, &w.query.request, |fs, r| output::print_wipe(&fs.wipe(r, w.doit)?, w.query.json)),
-        Command::Purge(p) => for_each_request(config, &p.query.request, |fs, r| output::print_purge(&fs.purge(r, p.doit)?, p.query.json)),
-        Command::Lock(c) => control(&mut open(config)?, &c, Some(true), false),
-        Command::Unlock(c) => control(&mut open(config)?, &c, Some(false), false),
-        Command::Status(q) => control(&mut open(config)?, &ControlArgs { request: q.request, actions: Vec::new() }, None, q.json),
-        Command::Stats(q) => for_each_request(config, &q.request, |fs, r| output::print_json_or(&fs.stats(r)?, q.json, output::stats_text)),
-        Command::Where(q) => {
-            for_each_request(config, &q.request, |fs, r| output::print_json_or(fs.where_is(r)?.as_slice(), q.json, output::where_text))
+        Command::Wipe(w) => for_each_request(config, &w.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
+            output::print_wipe(&fs.wipe(r, w.doit)?, w.query.json)
+        }),
+        Command::Purge(p) => for_each_request(config, &p.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
+            output::print_purge(&fs.purge(r, p.doit)?, p.query.json)
+        }),
+        Command::Lock(c) => control(&mut open_existing(config)?, &c, Some(true), false),
+        Command::Unlock(c) => control(&mut open_existing(config)?, &c, Some(false), false),
+        Command::Status(q) => control(&mut open_existing(config)?, &ControlArgs { request: q.request, actions: Vec::new() }, None, q.json),
+        Command::Stats(q) => {
+            for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| output::print_json_or(&fs.stats(r)?, q.json, output::stats_text))
         }
+        Command::Where(q) => for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| {
+            output::print_json_or(fs.where_is(r)?.as_slice(), q.json, output::where_text)
+        }),
         Command::Schema { check, split } => schema(config, check.as_deref(), split.as_deref()),
         Command::Info { json } => {
             let config = Config::resolve(config)?;
-            output::print_info(&config, json)
+            // Checked as a reader would use it: the schema read, the backends reached, the
+            // store there.
+            let everything = ListOptions { depth: 1, ..ListOptions::default() };
+            let mut fs = fieldstore::open(&config)?;
+            fs.check_exists()?;
+            let datasets = fs.list(&Request::default(), everything)?.datasets.len();
+            output::print_info(&config, datasets, json)
         }
         Command::Sample(args) => sample::run(&args),
         Command::Bench(b) => bench::run(&b, config),
@@ -285,10 +366,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 fn for_each_request(
     config: Option<&Path>,
     args: &RequestArgs,
+    minimum_keys: &[&str],
     mut each: impl FnMut(&mut FieldStore, &Request) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let fs = &mut open(config)?;
-    for r in args.requests()? {
+    let fs = &mut open_existing(config)?;
+    for r in args.requests(minimum_keys)? {
         each(fs, &r)?;
     }
     Ok(())
@@ -339,39 +421,124 @@ fn read_input(f: &str) -> anyhow::Result<Input> {
     Ok(Input::Mapped(map))
 }
 
-fn archive(fs: &mut FieldStore, files: &[String], key: Option<&str>) -> anyhow::Result<()> {
-    if let Some(key) = key {
-        let [file] = files else { bail!("--key archives exactly one FILE") };
-        fs.archive(&Key::parse(key)?, &read_input(file)?)?;
-        fs.flush()?;
-        note!("archived 1 field from {file}");
-        return Ok(());
+/// `archive --key`: one file's bytes as one field. A file of several GRIB messages would be
+/// stored, and retrieved, as one field under one key: refused.
+fn archive_raw(fs: &mut FieldStore, files: &[String], key: &str) -> anyhow::Result<()> {
+    let [file] = files else { bail!("--key archives exactly one FILE") };
+    let data = read_input(file)?;
+    if let Ok(messages) = fieldstore::grib::scan(&data, file) {
+        if messages.len() > 1 {
+            bail!(
+                "{file} holds {} GRIB messages: --key would store them as one field under one key; archive {file} without --key \
+                 to read each message's keys (--modifiers k=v,... sets some of them)",
+                messages.len()
+            );
+        }
     }
-    let inputs: Vec<(String, Input)> = files.iter().map(|f| Ok((f.clone(), read_input(f)?))).collect::<anyhow::Result<_>>()?;
-    // Every message of every input is checked before anything is archived.
-    let mut prepared = Vec::new();
-    for (name, data) in &inputs {
-        prepared.push(fieldstore::prepare_grib(fs, data, if name == "-" { "<stdin>" } else { name })?);
-    }
-    let total: usize = prepared.iter().map(Vec::len).sum();
-    let progress = output::progress(total as u64, "archiving");
-    for field in prepared.iter().flatten() {
-        fs.archive(&field.identifier, field.bytes)?;
-        progress.inc(1);
-    }
+    fs.archive(&Key::parse(key)?, &data)?;
     fs.flush()?;
-    progress.finish_and_clear();
-    let bytes = fs.archive_stats().bytes_archived;
-    note!("archived {total} fields ({bytes} bytes) from {} input(s)", inputs.len());
+    note!("archived 1 field from {file} ({} bytes, as they are)", data.len());
     Ok(())
 }
 
+fn archive(fs: &mut FieldStore, files: &[String], options: &fieldstore::GribOptions) -> anyhow::Result<()> {
+    let inputs: Vec<(String, Input)> = files.iter().map(|f| Ok((f.clone(), read_input(f)?))).collect::<anyhow::Result<_>>()?;
+    // Every message of every input is checked before anything is archived; reading the keys
+    // (ecCodes) is most of the time an archive takes.
+    let reading = output::progress(inputs.iter().map(|(_, data)| data.len() as u64).sum(), "reading keys");
+    let mut prepared = Vec::new();
+    for (name, data) in &inputs {
+        let source = if name == "-" { "<stdin>" } else { name };
+        prepared.push(fieldstore::prepare_grib(fs, data, source, options, &|n| reading.inc(n as u64))?);
+    }
+    reading.finish_and_clear();
+    let total: usize = prepared.iter().map(Vec::len).sum();
+    let field_bytes = prepared.iter().flatten().map(|f| f.bytes.len() as u64).sum();
+    let archiving = output::progress(field_bytes, "archiving");
+    for field in prepared.iter().flatten() {
+        fs.archive(&field.identifier, &field.bytes)?;
+        archiving.inc(field.bytes.len() as u64);
+    }
+    archiving.finish_and_clear();
+    let flushing = output::spinner("flushing");
+    fs.flush()?;
+    flushing.finish_and_clear();
+    let bytes = fs.archive_stats().bytes_archived;
+    note!("archived {total} fields ({}) from {} input(s)", output::human_bytes(bytes), inputs.len());
+    Ok(())
+}
+
+/// Where retrieved fields go: standard output, or a file written under a temporary name beside
+/// it and renamed into place once complete, so a failed retrieve leaves no file behind (and
+/// never a partial one in place of an earlier one).
+/// A device or pipe (`/dev/stdout`, a FIFO) is written in place.
+enum Sink {
+    Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
+    Special(std::io::BufWriter<std::fs::File>),
+    File { out: std::io::BufWriter<tempfile::NamedTempFile>, path: PathBuf },
+}
+
+impl Sink {
+    fn open(output: &str) -> anyhow::Result<Sink> {
+        if output == "-" {
+            return Ok(Sink::Stdout(std::io::BufWriter::new(std::io::stdout().lock())));
+        }
+        let mut path = PathBuf::from(output);
+        if let Ok(metadata) = std::fs::metadata(&path) {
+            if !metadata.is_file() {
+                let file = std::fs::OpenOptions::new().write(true).open(&path).with_context(|| format!("opening {output}"))?;
+                return Ok(Sink::Special(std::io::BufWriter::new(file)));
+            }
+            // A link to a file: the file it names is replaced, not the link.
+            path = std::fs::canonicalize(&path).with_context(|| format!("resolving {output}"))?;
+        }
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        use std::os::unix::fs::PermissionsExt;
+        let temporary = tempfile::Builder::new()
+            .prefix(".fieldstore-retrieve-")
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(dir)
+            .with_context(|| format!("creating {output} (a temporary file in {})", dir.display()))?;
+        Ok(Sink::File { out: std::io::BufWriter::new(temporary), path })
+    }
+
+    /// Writes out what is buffered and, for a file, gives it its name.
+    fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Sink::Stdout(mut out) => out.flush().context("writing to standard output"),
+            Sink::Special(mut out) => out.flush().context("writing the output"),
+            Sink::File { out, path } => {
+                let temporary = out.into_inner().map_err(|e| e.into_error()).with_context(|| format!("writing {}", path.display()))?;
+                temporary
+                    .persist(&path)
+                    .map_err(|e| e.error)
+                    .with_context(|| format!("moving the output into place as {}", path.display()))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Stdout(out) => out.write(buf),
+            Sink::Special(out) => out.write(buf),
+            Sink::File { out, .. } => out.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Stdout(out) => out.flush(),
+            Sink::Special(out) => out.flush(),
+            Sink::File { out, .. } => out.flush(),
+        }
+    }
+}
+
 fn retrieve(fs: &mut FieldStore, requests: &[Request], output: &str) -> anyhow::Result<()> {
-    let mut out: Box<dyn Write> = if output == "-" {
-        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
-    } else {
-        Box::new(std::io::BufWriter::new(std::fs::File::create(output).with_context(|| format!("creating {output}"))?))
-    };
+    let mut out = Sink::open(output)?;
     let (mut fields, mut bytes) = (0usize, 0u64);
     for r in requests {
         let (mut reader, why) = fs.retrieve(r)?;
@@ -384,9 +551,9 @@ fn retrieve(fs: &mut FieldStore, requests: &[Request], output: &str) -> anyhow::
         std::io::copy(&mut progress.wrap_read(&mut reader), &mut out).context("retrieving")?;
         progress.finish_and_clear();
     }
-    out.flush().context("writing output")?;
+    out.finish()?;
     if output != "-" || !std::io::stdout().is_terminal() {
-        note!("retrieved {fields} fields ({bytes} bytes)");
+        note!("retrieved {fields} fields ({})", output::human_bytes(bytes));
     }
     Ok(())
 }
@@ -395,12 +562,18 @@ fn control(fs: &mut FieldStore, args: &ControlArgs, lock: Option<bool>, json: bo
     let actions: Vec<ControlAction> = if args.actions.is_empty() {
         ControlAction::ALL.to_vec()
     } else {
+        // Repeated, or comma-separated as `status` prints them.
         args.actions
             .iter()
-            .map(|a| ControlAction::from_name(a).with_context(|| format!("unknown action '{a}' (use archive, retrieve, list or wipe)")))
+            .flat_map(|a| a.split(','))
+            .map(|a| {
+                ControlAction::from_name(a.trim()).with_context(|| format!("unknown action '{a}' (use archive, retrieve, list or wipe)"))
+            })
             .collect::<anyhow::Result<_>>()?
     };
-    for r in args.request.requests()? {
+    // Status only reads: the minimum keys of reading.
+    let minimum_keys = if lock.is_some() { MINIMUM_KEYS_TO_CHANGE } else { MINIMUM_KEYS };
+    for r in args.request.requests(minimum_keys)? {
         let states = fs.control(&r, &actions, lock)?;
         if states.is_empty() {
             bail!("no data set matches {r}");

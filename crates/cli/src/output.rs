@@ -19,15 +19,27 @@ pub struct ListStyle {
     pub json: bool,
 }
 
-/// A progress bar when standard output is a terminal, hidden otherwise.
+/// A progress bar of bytes on standard error while it is a terminal (hidden otherwise, and
+/// for no work), with sizes and rates as people read them and the time left.
 pub fn progress(total: u64, what: &str) -> ProgressBar {
-    if !std::io::stdout().is_terminal() || total == 0 {
+    if !std::io::stderr().is_terminal() || total == 0 {
         return ProgressBar::hidden();
     }
+    let template = "{msg} [{bar:40}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta} left)";
     let bar = ProgressBar::new(total);
-    bar.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})").unwrap().progress_chars("=> "));
+    bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
     bar.set_message(what.to_string());
     bar
+}
+
+/// A spinner on standard error while it is a terminal, for work of unknown length.
+pub fn spinner(what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let spinner = ProgressBar::new_spinner().with_message(what.to_string());
+    spinner.enable_steady_tick(std::time::Duration::from_millis(100));
+    spinner
 }
 
 fn braces(key: &Key) -> String {
@@ -106,7 +118,13 @@ pub fn print_json_or<T: Serialize + ?Sized>(value: &T, json: bool, text: fn(&T) 
 pub fn stats_text(s: &StatsReport) -> String {
     format!(
         "data sets: {}\nindexes: {}\nfields: {}\nbytes: {}\nsuperseded fields: {}\nsuperseded bytes: {}\ndata files/objects: {}\n",
-        s.datasets, s.indexes, s.fields, s.bytes, s.superseded_fields, s.superseded_bytes, s.data_objects
+        s.datasets,
+        s.indexes,
+        s.fields,
+        human_bytes(s.bytes),
+        s.superseded_fields,
+        human_bytes(s.superseded_bytes),
+        s.data_objects
     )
 }
 
@@ -134,17 +152,35 @@ pub fn print_wipe(r: &WipeReport, json: bool) -> anyhow::Result<()> {
 
 pub fn print_purge(r: &PurgeReport, json: bool) -> anyhow::Result<()> {
     print_json_or(r, json, |r| {
-        let verb = if r.done { "purged" } else { "would purge (dry run; add --doit)" };
-        format!(
-            "{verb}: {} superseded fields ({} bytes), {} indexes hidden, {} data files/objects removed{}; {} superseded bytes share files with live fields and stay\n",
-            r.superseded_fields,
-            r.superseded_bytes,
-            r.indexes_masked,
-            r.removed.len(),
-            if r.done { format!(", {} index files removed", r.catalogue_removed.len()) } else { String::new() },
-            r.unreclaimable_bytes
-        ) + &in_use_text(&r.in_use)
+        let (verb, freed, dry) = if r.done { ("purged", "freed", "") } else { ("would purge", "would free", " (dry run; add --doit)") };
+        let index_files = if r.done { format!(", {} index files removed", r.catalogue_removed.len()) } else { String::new() };
+        let mut text = format!(
+            "{verb} {} of {} superseded fields{dry}: no longer listed or counted ({} indexes hidden{index_files})",
+            r.fields_hidden, r.superseded_fields, r.indexes_masked
+        );
+        if r.fields_kept > 0 {
+            text +=
+                &format!("; {} stay (they share an index with live fields: `list --full` shows them, `stats` counts them)", r.fields_kept);
+        }
+        text += &format!(
+            "\n{freed} {} of {} superseded bytes: {} data files/objects removed",
+            human_bytes(r.bytes_freed),
+            human_bytes(r.superseded_bytes),
+            r.removed.len()
+        );
+        if r.unreclaimable_bytes > 0 {
+            text += &format!(
+                "; {} stay on disk (in files that also hold live fields, or left to live writers)",
+                human_bytes(r.unreclaimable_bytes)
+            );
+        }
+        text + "\n" + &in_use_text(&r.in_use)
     })
+}
+
+/// A byte count as people read it (exact counts are in `--json`).
+pub fn human_bytes(bytes: u64) -> String {
+    indicatif::BinaryBytes(bytes).to_string()
 }
 
 /// The files a wipe or purge left to the live writers still appending to them.
@@ -165,7 +201,7 @@ pub fn print_status(states: &[(Key, BTreeSet<ControlAction>)], json: bool) -> an
     Ok(())
 }
 
-pub fn print_info(config: &Config, json: bool) -> anyhow::Result<()> {
+pub fn print_info(config: &Config, datasets: usize, json: bool) -> anyhow::Result<()> {
     let schema = config.schema.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "fieldstore default schema".into());
     let option_text = |b: &fieldstore::config::BackendConfig| serde_json::to_value(&b.options).unwrap_or_default();
     let info = serde_json::json!({
@@ -175,12 +211,13 @@ pub fn print_info(config: &Config, json: bool) -> anyhow::Result<()> {
         "catalogue": {"type": config.catalogue.kind, "options": option_text(&config.catalogue)},
         "store": {"type": config.store.kind, "options": option_text(&config.store)},
         "backends": fieldstore::BACKENDS,
+        "datasets": datasets,
     });
     if json {
         outln!("{}", serde_json::to_string_pretty(&info)?);
     } else {
         outln!(
-            "fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}",
+            "fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}\ndata sets: {datasets}",
             info["version"].as_str().unwrap_or(""),
             config.source,
             config.catalogue.kind,

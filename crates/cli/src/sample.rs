@@ -30,16 +30,16 @@ pub struct SampleArgs {
     /// sfc, pl, ml, pv, pt, sol, ...
     #[arg(long, default_value = "pl")]
     levtype: String,
-    /// Steps, '/'-separated
+    /// Steps, as a request names them: 0/6/12 or 0/to/48/by/6
     #[arg(long, default_value = "0")]
     steps: String,
-    /// Levels, '/'-separated (ignored for sfc)
+    /// Levels, as a request names them (ignored for sfc)
     #[arg(long, default_value = "500")]
     levels: String,
-    /// Parameter ids, '/'-separated
+    /// Parameter ids or names, as a request names them
     #[arg(long, default_value = "130")]
     params: String,
-    /// Ensemble numbers, '/'-separated (ensemble streams)
+    /// Ensemble numbers, as a request names them: 1/2/3 or 1/to/50 (ensemble streams)
     #[arg(long)]
     numbers: Option<String>,
     /// Fill each field with varying values packed at this many bits per value (samples are
@@ -49,18 +49,26 @@ pub struct SampleArgs {
 }
 
 pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
-    let list = |s: &str| s.split('/').map(str::to_string).collect::<Vec<_>>();
-    let levels = if a.levtype == "sfc" { vec![String::new()] } else { list(&a.levels) };
-    let numbers = a.numbers.as_deref().map(list).unwrap_or_else(|| vec![String::new()]);
+    use fieldstore::types::KeywordType;
+    fieldstore::grib::install_param_resolver();
+    let levels = if a.levtype == "sfc" { vec![String::new()] } else { values("levels", "levelist", &a.levels, KeywordType::Double)? };
+    let numbers = a
+        .numbers
+        .as_deref()
+        .map(|n| values("numbers", "number", n, KeywordType::Integer))
+        .transpose()?
+        .unwrap_or_else(|| vec![String::new()]);
+    let (steps, params) =
+        (values("steps", "step", &a.steps, KeywordType::Step)?, values("params", "param", &a.params, KeywordType::Param)?);
     let grib2 = !a.template.to_ascii_lowercase().contains("grib1");
     // `--time 12` is 12:00, as `time=12` in a request (ecCodes would read 12 as 00:12).
     let time = fieldstore::types::KeywordType::Time.canonical("time", &a.time)?.parse::<u32>()?.to_string();
     let mut out = std::io::BufWriter::new(std::fs::File::create(&a.output).with_context(|| format!("creating {}", a.output.display()))?);
     let mut count = 0;
     for number in &numbers {
-        for step in list(&a.steps) {
+        for step in &steps {
             for level in &levels {
-                for param in list(&a.params) {
+                for param in &params {
                     let mut keys: Vec<(&str, &str)> = vec![
                         ("centre", "98"),
                         ("setLocalDefinition", "1"),
@@ -71,13 +79,13 @@ pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
                         ("expver", &a.expver),
                         ("date", &a.date),
                         ("time", &time),
-                        ("step", &step),
+                        ("step", step),
                         ("levtype", &a.levtype),
                     ];
                     if !level.is_empty() {
                         keys.push(("level", level));
                     }
-                    keys.push(("paramId", &param));
+                    keys.push(("paramId", param));
                     if !number.is_empty() {
                         if grib2 {
                             keys.push(("productDefinitionTemplateNumber", "1"));
@@ -98,4 +106,12 @@ pub fn run(a: &SampleArgs) -> anyhow::Result<()> {
     out.flush()?;
     note!("wrote {count} GRIB fields to {}", a.output.display());
     Ok(())
+}
+
+/// The values of an option written as a request writes a keyword's values (`1/2`,
+/// `0/to/48/by/6`), each checked as the keyword's type reads it: the error names the option.
+fn values(option: &str, keyword: &str, text: &str, ty: fieldstore::types::KeywordType) -> anyhow::Result<Vec<String>> {
+    let request = fieldstore::Request::parse(&format!("{keyword}={text}")).with_context(|| format!("--{option} {text}"))?;
+    let values = request.values(keyword, ty).with_context(|| format!("--{option} {text}"))?;
+    values.filter(|v| !v.is_empty()).with_context(|| format!("--{option} {text}: name values, e.g. 1/2/3 or 1/to/10"))
 }

@@ -56,36 +56,40 @@ fn archive_list_axes_retrieve_round_trip() {
     let env = Env::new();
     let file = env.sample("a.grib", &["--steps", "0/6/12", "--levels", "500/850", "--params", "130/131"]);
     env.ok(&["archive", &file]);
-    let list = env.ok(&["list", "class=od,step=6,levelist=850"]);
+    let list = env.ok(&["list", "class=od,expver=0001,step=6,levelist=850"]);
     assert_eq!(
         list,
         "{class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}{type=fc,levtype=pl}{step=6,levelist=850,param=130}\n\
          {class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}{type=fc,levtype=pl}{step=6,levelist=850,param=131}\n"
     );
     assert_eq!(
-        env.ok(&["list", "--flat", "class=od,step=12,levelist=500,param=t"]),
+        env.ok(&["list", "--flat", "class=od,expver=1,step=12,levelist=500,param=t"]),
         "class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=12,levelist=500,param=130\n"
     );
-    assert_eq!(env.ok(&["list", "--depth", "1"]), "{class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}\n");
-    assert_eq!(env.ok(&["list", "--depth", "2"]).lines().count(), 1);
-    let json: serde_json::Value = serde_json::from_str(&env.ok(&["list", "--json", "class=od,step=0"])).unwrap();
+    assert_eq!(env.ok(&["list", "--all", "--depth", "1"]), "{class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g}\n");
+    assert_eq!(env.ok(&["list", "--all", "--depth", "2"]).lines().count(), 1);
+    let json: serde_json::Value = serde_json::from_str(&env.ok(&["list", "--json", "class=od,expver=0001,step=0"])).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 4);
     assert_eq!(json[0]["element"]["step"], "0");
     assert!(json[0]["location"]["length"].as_u64().unwrap() > 0);
-    assert!(env.ok(&["list", "--location", "class=od,step=0,levelist=500,param=130"]).contains("offset=0 length="));
-    let axes: serde_json::Value = serde_json::from_str(&env.ok(&["axes", "--json", "class=od"])).unwrap();
+    assert!(env.ok(&["list", "--location", "class=od,expver=0001,step=0,levelist=500,param=130"]).contains("offset=0 length="));
+    let axes: serde_json::Value = serde_json::from_str(&env.ok(&["axes", "--json", "class=od,expver=0001"])).unwrap();
     assert_eq!(axes["step"], serde_json::json!(["0", "6", "12"]));
     let back = env.path("back.grib");
     env.ok(&["retrieve", "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl", "-o", &back]);
     assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&file).unwrap());
-    let stdout = env.ok(&["retrieve", "class=od,step=0,levelist=500,param=130", "-o", "-"]);
+    let stdout = env.ok(&["retrieve", "class=od,expver=0001,step=0,levelist=500,param=130", "-o", "-"]);
     assert!(stdout.starts_with("GRIB"));
     let req = env.path("req.mars");
-    std::fs::write(&req, "retrieve,class=od,step=0,levelist=500\nretrieve,class=od,step=12,levelist=850,param=131\n").unwrap();
+    std::fs::write(
+        &req,
+        "retrieve,class=od,expver=0001,step=0,levelist=500\nretrieve,class=od,expver=0001,step=12,levelist=850,param=131\n",
+    )
+    .unwrap();
     let multi = env.path("multi.grib");
     env.ok(&["retrieve", "--request-file", &req, "-o", &multi]);
     assert_eq!(fieldstore::grib::scan(&std::fs::read(&multi).unwrap(), "multi").unwrap().len(), 3);
-    let stats: serde_json::Value = serde_json::from_str(&env.ok(&["stats", "--json"])).unwrap();
+    let stats: serde_json::Value = serde_json::from_str(&env.ok(&["stats", "--all", "--json"])).unwrap();
     assert_eq!(stats["fields"], 12);
 }
 
@@ -97,17 +101,19 @@ fn raw_archive_with_key_lock_status_wipe() {
     let key = "class=rd,expver=abcd,stream=oper,date=20240101,time=0,type=an,levtype=sfc,step=0,param=167";
     env.ok(&["archive", "--key", key, &raw]);
     let out = env.path("out.bin");
-    env.ok(&["retrieve", "class=rd,param=167", "-o", &out]);
+    env.ok(&["retrieve", "class=rd,expver=abcd,param=167", "-o", &out]);
     assert_eq!(std::fs::read(&out).unwrap(), b"not grib at all");
-    env.ok(&["lock", "class=rd", "--action", "archive"]);
-    assert!(env.ok(&["status", "class=rd"]).contains("locked: archive"));
+    let dataset = "class=rd,expver=abcd,stream=oper,date=20240101,time=0";
+    env.ok(&["lock", dataset, "--action", "archive"]);
+    assert!(env.ok(&["status", "class=rd,expver=abcd"]).contains("locked: archive"));
     assert!(env.fails(&["archive", "--key", key, &raw]).contains("locked for archive"));
-    env.ok(&["unlock", "class=rd"]);
-    assert!(env.ok(&["status", "class=rd"]).contains("locked: none"));
-    assert!(env.fails(&["lock", "class=rd", "--action", "frobnicate"]).contains("unknown action 'frobnicate'"));
-    assert!(env.ok(&["wipe", "class=rd,expver=abcd"]).contains("would wipe"));
-    assert!(env.ok(&["wipe", "class=rd,expver=abcd", "--doit"]).contains("wiped data set"));
-    let err = env.fails(&["retrieve", "class=rd", "-o", &out]);
+    env.ok(&["unlock", dataset]);
+    assert!(env.ok(&["status", "class=rd,expver=abcd"]).contains("locked: none"));
+    assert!(env.fails(&["lock", dataset, "--action", "frobnicate"]).contains("unknown action 'frobnicate'"));
+    assert!(env.ok(&["wipe", dataset]).contains("would wipe"));
+    assert!(env.ok(&["wipe", dataset, "--doit"]).contains("wiped data set"));
+    // The data set's directory is gone, the store's root stays.
+    let err = env.fails(&["retrieve", "class=rd,expver=abcd", "-o", &out]);
     assert!(err.contains("nothing matched") && err.contains("no data sets"), "{err}");
 }
 
@@ -120,7 +126,7 @@ fn bad_grib_is_refused_whole_and_named() {
     std::fs::write(&truncated, &bytes[..bytes.len() - 10]).unwrap();
     let err = env.fails(&["archive", &truncated]);
     assert!(err.contains("truncated.grib, message 2") && err.contains("truncated"), "{err}");
-    assert_eq!(env.ok(&["list"]), "", "no part of a bad input is archived");
+    assert!(env.fails(&["list", "--all"]).contains("find a store at"), "no part of a bad input is archived");
     let corrupt = env.path("corrupt.grib");
     let mut c = bytes.clone();
     c.truncate(bytes.len() / 2);
@@ -130,7 +136,7 @@ fn bad_grib_is_refused_whole_and_named() {
     let err = env.fails(&["archive", "/usr/share/eccodes/samples/GRIB2.tmpl"]);
     assert!(err.contains("no MARS 'class' key") && err.contains("grib_set"), "{err}");
     env.ok(&["archive", &good]);
-    assert_eq!(env.ok(&["list"]).lines().count(), 2);
+    assert_eq!(env.ok(&["list", "--all"]).lines().count(), 2);
 }
 
 #[test]
@@ -145,7 +151,7 @@ fn archive_reads_standard_input() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("archived 3 fields"));
-    assert_eq!(env.ok(&["list", "--porcelain", "levtype=sfc,step=12"]).lines().count(), 1);
+    assert_eq!(env.ok(&["list", "--porcelain", "class=od,expver=0001,levtype=sfc,step=12"]).lines().count(), 1);
 }
 
 #[test]
@@ -170,8 +176,19 @@ fn config_and_schema_errors_name_the_culprit() {
         "class=od,expver=1,stream=enfo,date=20231201,time=0,domain=g,type=pf,levtype=pl,step=1,number=2,levelist=500,param=t",
     ]);
     assert_eq!(split, "{class=od,expver=0001,stream=enfo,date=20231201,time=0000,domain=g}{type=pf,levtype=pl,anoffset=}{step=1,number=2,levelist=500,param=130,frequency=,direction=}\n");
+    // `info` checks the configuration as a reader uses it: a store that is not there, a
+    // schema file that is not there, are errors naming the path.
+    let err = env.fails(&["info"]);
+    assert!(err.contains("find a store at") && err.contains(env.root.to_str().unwrap()), "{err}");
+    std::fs::write(
+        &config,
+        format!("schema: /no/such.schema\ncatalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", env.root.display()),
+    )
+    .unwrap();
+    assert!(env.fails(&["--config", &config, "info"]).contains("schema /no/such.schema"));
+    env.ok(&["archive", &env.sample("one.grib", &["--steps", "0"])]);
     let info: serde_json::Value = serde_json::from_str(&env.ok(&["info", "--json"])).unwrap();
-    assert_eq!(info["store"]["type"], "posix");
+    assert_eq!((info["store"]["type"].as_str(), info["datasets"].as_u64()), (Some("posix"), Some(1)));
 }
 
 /// Runs a shell script inside a new user and mount namespace, where it may mount a small
@@ -196,17 +213,17 @@ fn full_and_read_only_disks_give_one_clear_error_and_lose_nothing() {
         mount -t tmpfs -o size=1m tmpfs {mnt}
         export FIELDSTORE_ROOT={mnt}/root
         {BIN} archive {small}
-        {BIN} retrieve class=od -o {mnt}/before.grib
+        {BIN} retrieve class=od,expver=1 -o {mnt}/before.grib
         if {BIN} archive --key class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step=99,levelist=1,param=1 {big} 2> {full_err}; then echo "full archive succeeded"; exit 1; fi
         grep -q "No space left on device" {full_err} || {{ cat {full_err}; exit 1; }}
         test "$(wc -l < {full_err})" = 1
         rm -f {mnt}/before.grib
-        {BIN} retrieve class=od -o /dev/stdout | cmp - {small}
-        test "$({BIN} list class=od | wc -l)" = 3
+        {BIN} retrieve class=od,expver=1 -o /dev/stdout | cmp - {small}
+        test "$({BIN} list class=od,expver=1 | wc -l)" = 3
         mount -o remount,ro {mnt}
         if {BIN} archive {small} 2> {env_err}; then echo "read-only archive succeeded"; exit 1; fi
         grep -q "Read-only file system" {env_err}
-        {BIN} retrieve class=od -o /dev/stdout | cmp - {small}
+        {BIN} retrieve class=od,expver=1 -o /dev/stdout | cmp - {small}
         echo all-good
         "#,
         env_err = env.path("ro.err"),
@@ -551,7 +568,7 @@ fn a_grib1_field_over_8_mib_round_trips() {
     assert!(std::fs::metadata(&big).unwrap().len() > 8 << 20);
     env.ok(&["archive", &big]);
     let back = env.path("back.grib");
-    env.ok(&["retrieve", "levtype=sfc,param=2t", "-o", &back]);
+    env.ok(&["retrieve", "class=od,expver=1,levtype=sfc,param=2t", "-o", &back]);
     assert!(std::fs::read(&back).unwrap() == std::fs::read(&big).unwrap(), "retrieved bytes differ");
 }
 
@@ -564,15 +581,15 @@ fn parameter_names_case_and_explanations_as_fdb5_users_write_them() {
     let sfc = env.sample("sfc.grib", &["--levtype", "sfc", "--steps", "6", "--params", "228/142/49/201/167", "--template", "GRIB1"]);
     let enfo = env.sample("enfo.grib", &["--stream", "enfo", "--type", "pf", "--numbers", "1/2", "--levels", "500"]);
     env.ok(&["archive", &sfc, &enfo]);
-    let listed = env.ok(&["list", "--flat", "CLASS=OD,stream=OPER,type=FC,levtype=SFC,param=tp/lsp/10fg/mx2t"]);
+    let listed = env.ok(&["list", "--flat", "CLASS=OD,EXPVER=0001,stream=OPER,type=FC,levtype=SFC,param=tp/lsp/10fg/mx2t"]);
     assert_eq!(listed.lines().count(), 4, "{listed}");
     for request in ["param=tp", "param=no_such_name", "param=é", "stream=xxxx"] {
-        let out = env.run(&["list", request]);
+        let out = env.run(&["list", "--minimum-keys=", request]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{request}: {stderr}");
         assert!(!stderr.contains("ECCODES"), "{request}: {stderr}");
     }
-    let why = String::from_utf8_lossy(&env.run(&["list", "class=od,stream=xxxx"]).stderr).into_owned();
+    let why = String::from_utf8_lossy(&env.run(&["list", "class=od,expver=0001,stream=xxxx"]).stderr).into_owned();
     assert!(why.contains("no data set has stream=xxxx") && !why.contains("no data set has class=od"), "{why}");
 }
 
@@ -598,24 +615,24 @@ fn typos_pipes_and_closed_outputs_are_handled() {
     assert!(env.fails(&["archive", env.work.to_str().unwrap()]).contains("is a directory"));
     assert!(env.fails(&["archive", "/dev/zero"]).contains("is a device"));
     // `--time 12` is 12:00, as in requests.
-    assert_eq!(env.ok(&["list", "time=12"]).lines().count(), 2);
+    assert_eq!(env.ok(&["list", "class=od,expver=0001,time=12"]).lines().count(), 2);
     // Typos in destructive commands name the keyword and change nothing.
     for args in [
-        vec!["purge", "clas=rd", "--doit"],
-        vec!["lock", "clas=rd"],
+        vec!["purge", "clas=rd,expver=0001,stream=oper,date=20231201,time=1200", "--doit", "--minimum-keys=expver"],
+        vec!["lock", "clas=rd,expver=0001,stream=oper,date=20231201,time=1200", "--minimum-keys=expver"],
         vec!["wipe", "class=od,expver=0001,stream=oper,date=20231201,time=1200,typ=fc", "--doit"],
     ] {
         let err = env.fails(&args);
         assert!(err.contains("unknown keyword 'clas'") || err.contains("unknown keyword 'typ'"), "{args:?}: {err}");
     }
-    assert_eq!(env.ok(&["list"]).lines().count(), 2);
-    assert!(env.ok(&["status"]).contains("locked: none"));
+    assert_eq!(env.ok(&["list", "--all"]).lines().count(), 2);
+    assert!(env.ok(&["status", "--all"]).contains("locked: none"));
     // Outputs: a closed pipe ends quietly, a full disk is an error, a full standard error
     // loses only the note.
     let head = shell("$F schema | :; echo \"status ${PIPESTATUS[0]}\"");
     let text = String::from_utf8_lossy(&head.stdout);
     assert!(!text.contains("status 101") && String::from_utf8_lossy(&head.stderr).is_empty(), "{head:?}");
-    let full = shell("$F list >/dev/full");
+    let full = shell("$F list --all >/dev/full");
     assert_eq!(full.status.code(), Some(1), "{full:?}");
     assert!(String::from_utf8_lossy(&full.stderr).contains("No space left"), "{full:?}");
     assert!(shell(&format!("$F archive {file} 2>/dev/full")).status.success());
@@ -626,11 +643,11 @@ fn typos_pipes_and_closed_outputs_are_handled() {
         format!("schema: /dev/zero\ncatalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", env.root.display()),
     )
     .unwrap();
-    assert!(env.fails(&["--config", &config, "list"]).contains("schema /dev/zero: larger than"));
+    assert!(env.fails(&["--config", &config, "list", "--all"]).contains("schema /dev/zero: larger than"));
     // A request naming too many values is refused, whatever the data sets' types.
-    assert!(env.fails(&["list", "step=0/to/99999/by/1/0/to/99999/by/1"]).contains("at most 100000 may be named"));
+    assert!(env.fails(&["list", "class=od,expver=0001,step=0/to/99999/by/1/0/to/99999/by/1"]).contains("at most 100000 may be named"));
     // Out-of-range values are refused by name, not wrapped.
-    let err = String::from_utf8_lossy(&env.run(&["list", "date=-9223372036854775808"]).stderr).into_owned();
+    let err = String::from_utf8_lossy(&env.run(&["list", "class=od,expver=0001,date=-9223372036854775808"]).stderr).into_owned();
     assert!(err.contains("before year 1"), "{err}");
 }
 
@@ -686,5 +703,5 @@ fn an_error_eccodes_logs_while_decoding_fails_the_archive() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && stderr.contains("ecCodes reported") && stderr.contains("template.4.eps.def"), "{stderr}");
     assert!(!stderr.contains("ECCODES ERROR"), "ecCodes' own lines stay off standard error: {stderr}");
-    assert_eq!(env.ok(&["list"]), "", "nothing was archived");
+    assert!(env.fails(&["list", "--all"]).contains("find a store at"), "nothing was archived");
 }

@@ -164,6 +164,13 @@ pub trait Catalogue: Send {
     fn flush(&mut self, embedded: &[Key]) -> Result<()>;
     /// Forgets the entries archived since the last successful flush (their bytes were lost).
     fn discard(&mut self);
+    /// An error naming where the catalogue should be if it is not there (a POSIX root never
+    /// made): tools refuse to read a store that does not exist, which is most often a mistyped
+    /// path, while readers of the library see no data sets until a writer makes it. Default:
+    /// there (a backend whose open fails without it).
+    fn check_exists(&self) -> Result<()> {
+        Ok(())
+    }
     /// Every dataset key stored.
     fn datasets(&self) -> Result<Vec<Key>>;
     /// A read view of one dataset, or `None` if it does not exist.

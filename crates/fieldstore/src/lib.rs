@@ -20,6 +20,10 @@ pub use fieldstore_grib as grib;
 pub use fieldstore_objects as objects;
 pub use fieldstore_rados as rados;
 
+mod grib_input;
+
+pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
+
 use fieldstore_core::config::BackendConfig;
 use fieldstore_posix::{CommitMode, PosixCatalogue, PosixStore};
 
@@ -189,65 +193,4 @@ pub fn open_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<d
         return Ok(Box::new(daos::objects::DaosPool::new(daos::Pool::connect(&config)?, prefix, class)?));
     }
     Ok(Box::new(objects::posix::PosixPool::new(spec)?))
-}
-
-/// One GRIB message ready to archive.
-pub struct GribField<'a> {
-    pub identifier: Key,
-    pub bytes: &'a [u8],
-}
-
-/// Splits GRIB bytes into messages and reads each one's MARS identifier, checking every
-/// message against the schema before anything is archived: a bad message anywhere means
-/// nothing from this input is archived. Errors name the input and the message.
-pub fn prepare_grib<'a>(fs: &FieldStore, data: &'a [u8], source: &str) -> Result<Vec<GribField<'a>>> {
-    let spans = grib::scan(data, source)?;
-    // Decoding keys with ecCodes is the cost here; it is thread-safe, so each core takes a
-    // share of the messages. Results keep the input order.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(spans.len().div_ceil(64)).max(1);
-    let chunk = spans.len().div_ceil(threads).max(1);
-    let schema = fs.schema();
-    std::thread::scope(|s| {
-        let workers: Vec<_> =
-            spans.chunks(chunk).enumerate().map(|(c, part)| s.spawn(move || identify(schema, data, source, c * chunk, part))).collect();
-        let mut fields = Vec::with_capacity(spans.len());
-        for w in workers {
-            fields.extend(w.join().map_err(|_| Error::Invalid("decoding GRIB keys panicked".into()))??);
-        }
-        Ok(fields)
-    })
-}
-
-/// The identifiers of some messages (`first` is the index of the first), checked against the
-/// schema.
-fn identify<'a>(schema: &Schema, data: &'a [u8], source: &str, first: usize, spans: &[grib::MessageSpan]) -> Result<Vec<GribField<'a>>> {
-    let mut fields = Vec::with_capacity(spans.len());
-    for (i, span) in spans.iter().enumerate() {
-        let bytes = &data[span.offset..span.offset + span.length];
-        let context = || format!("{source}, message {} at byte {}", first + i + 1, span.offset);
-        let identifier = grib::mars_keys(bytes).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
-        if let Some(missing) = ["class", "expver", "stream"].into_iter().find(|k| identifier.get(k).is_none()) {
-            return Err(Error::Grib {
-                context: context(),
-                message: format!(
-                    "no MARS '{missing}' key (has {identifier}): not an ECMWF-style GRIB; add MARS keys with grib_set, \
-                     e.g. -s centre=98,setLocalDefinition=1,localDefinitionNumber=1,class=od,stream=oper,type=fc,expver=0001"
-                ),
-            });
-        }
-        schema.split(&identifier).map_err(|e| Error::Grib { context: context(), message: e.to_string() })?;
-        fields.push(GribField { identifier, bytes });
-    }
-    Ok(fields)
-}
-
-/// Archives every message of a GRIB byte stream (not flushed); `progress` gets the count
-/// archived so far. Returns the number of fields.
-pub fn archive_grib(fs: &mut FieldStore, data: &[u8], source: &str, mut progress: impl FnMut(usize)) -> Result<usize> {
-    let fields = prepare_grib(fs, data, source)?;
-    for (i, field) in fields.iter().enumerate() {
-        fs.archive(&field.identifier, field.bytes)?;
-        progress(i + 1);
-    }
-    Ok(fields.len())
 }

@@ -1,5 +1,6 @@
 //! GRIB support through the system ecCodes library: splitting streams into messages
-//! ([`scan`]), reading a message's MARS identifier ([`mars_keys`]), resolving parameter names
+//! ([`scan`]), reading a message's MARS identifier ([`mars_keys`]), setting keys in a message
+//! ([`modify`]), resolving parameter names
 //! with ecCodes' own definitions ([`install_param_resolver`]), and building test fields from
 //! ecCodes' samples ([`sample_message`]).
 
@@ -16,6 +17,23 @@ use fieldstore_core::Key;
 
 pub use handle::{take_errors, Handle};
 pub use scan::{scan, MessageSpan};
+
+/// The message with these keys set through ecCodes (FDB5's `fdb-write --modifiers`): each
+/// as a string, which ecCodes converts to the key's own type (`expver=0042`, `step=12`,
+/// `packingType=grib_ccsds`). The error names the key ecCodes refused.
+pub fn modify(message: &[u8], modifiers: &[(String, String)]) -> Result<Vec<u8>> {
+    let mut handle = Handle::from_message_copy(message)?;
+    for (key, value) in modifiers {
+        if let Err(as_string) = handle.set_string(key, value) {
+            // Some keys take only numbers.
+            match value.parse::<i64>() {
+                Ok(number) => handle.set_long(key, number).map_err(|_| as_string)?,
+                Err(_) => return Err(as_string),
+            }
+        }
+    }
+    handle.message()
+}
 
 /// The MARS identifier of one GRIB message, from ecCodes' `mars` namespace. `param` is the
 /// parameter id (`paramId`), so GRIB1 `130.128` and GRIB2 `130` agree; `step` is the end of

@@ -188,6 +188,7 @@ fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
         crate::listing::create_dir_durably(dir)?;
         publish(dir, SCHEMA_FILE, schema_text.as_bytes())?;
         publish(dir, TOC_FILE, &identity_frame(&unique_suffix()))?;
+        crate::toc::refuse_foreign(dir)?;
         // The key file says the data set is whole: after a power loss it is there only if the
         // schema and TOC are.
         sync_dir(dir)?;
@@ -466,6 +467,13 @@ impl Catalogue for PosixCatalogue {
         // A writer whose data set was wiped (found here or by the store) is dropped, so the
         // next archive creates the data set again.
         self.writers.retain(|w| !w.wiped && w.toc_in_place().unwrap_or(false));
+    }
+
+    fn check_exists(&self) -> Result<()> {
+        match std::fs::metadata(&self.root) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::io("find a store at", &self.root, e)),
+            other => other.map(drop).ctx("find a store at", &self.root),
+        }
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {

@@ -98,6 +98,7 @@ impl PosixStore {
         // On a root of its own (else the catalogue made it), the directory's name must be
         // durable before any commit or record points into it.
         crate::listing::create_dir_durably(&dir)?;
+        crate::toc::refuse_foreign(&dir)?;
         let file_name = format!("{}.{}.data", collocation_name(collocation)?, unique_suffix());
         let path = dir.join(&file_name);
         // O_EXCL: a name collision can never make two writers share a file.

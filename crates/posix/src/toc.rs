@@ -389,6 +389,27 @@ impl TocReader {
     }
 }
 
+/// Refuses a data set directory holding a TOC that is not fieldstore's: FDB5 names its
+/// databases' directories as fieldstore names its data sets', so a root shared with FDB5 (or
+/// an FDB5 root given as fieldstore's) holds directories fieldstore must never write into.
+pub fn refuse_foreign(dir: &Path) -> Result<()> {
+    let mut magic = [0u8; 4];
+    match std::fs::File::open(dir.join("toc")) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("open TOC", dir.join("toc"), e)),
+        Ok(mut file) => {
+            if std::io::Read::read_exact(&mut file, &mut magic).is_ok() && magic == *TOC_MAGIC {
+                return Ok(());
+            }
+        }
+    }
+    Err(Error::Invalid(format!(
+        "{} holds a TOC that is not fieldstore's (an FDB5 database?): fieldstore writes nothing there; give fieldstore a root \
+         of its own (an FDB5 config puts it in the root's subdirectory 'fieldstore')",
+        dir.display()
+    )))
+}
+
 /// Whether bytes that frame no record, starting at byte `start` of a TOC, are what a crash
 /// leaves of a record appended but not written out: blocks the file system had not written
 /// read as zeros, so the bytes are zeros, or are zeros from a 512-byte boundary on; or the

@@ -36,14 +36,24 @@ pub struct WipeReport {
 #[derive(Debug, Default, Serialize)]
 pub struct PurgeReport {
     pub done: bool,
+    /// The superseded fields found (what `stats` counted before the purge).
     pub superseded_fields: u64,
     pub superseded_bytes: u64,
+    /// Of those, the fields no longer listed (even with `--full`) nor counted: every field of
+    /// their index was superseded, so the index was hidden (or would be).
+    pub fields_hidden: u64,
+    /// The others: they share an index with live fields, which stays, so `list --full` still
+    /// shows them and `stats` still counts them.
+    pub fields_kept: u64,
     pub indexes_masked: u64,
     /// Store objects or files removed (or that would be).
     pub removed: Vec<String>,
+    /// The superseded bytes in them: freed (or that would be).
+    pub bytes_freed: u64,
     /// Catalogue files (index files) removed with the hidden indexes (known once done).
     pub catalogue_removed: Vec<String>,
-    /// Superseded bytes in files that also hold live fields (kept).
+    /// Superseded bytes that stay on disk: in files that also hold live fields, or left to
+    /// a live writer.
     pub unreclaimable_bytes: u64,
     /// Store files left in place because a live writer still appends to them (known once
     /// done; they stay: no later purge finds them yet).
@@ -157,7 +167,12 @@ impl FieldStore {
             }
             if by_collocation.is_none() {
                 let options = ListOptions { depth: 2, ..ListOptions::default() };
-                by_collocation = Some(self.resolve(request, options, Some(ControlAction::Wipe))?.collocations);
+                let matches = self.resolve(request, options, Some(ControlAction::Wipe))?;
+                if let Some(why) = matches.explanation {
+                    // No collocation is there (any more): said, not a silent success.
+                    return Err(Error::Invalid(format!("nothing to wipe: {why}")));
+                }
+                by_collocation = Some(matches.collocations);
             }
             let targets: BTreeSet<&Key> = by_collocation.iter().flatten().filter(|(d, _)| *d == dataset).map(|(_, c)| c).collect();
             self.wipe_collocations(&dataset, targets, doit, &mut report)?;
@@ -233,28 +248,32 @@ impl FieldStore {
             let usage = index_usage(view.as_mut())?;
             let live_uris: BTreeSet<&String> = usage.iter().filter(|u| u.live > 0).flat_map(|u| u.uris.iter()).collect();
             let dead: Vec<&IndexUse> = usage.iter().filter(|u| u.live == 0).collect();
-            let mut removable: BTreeSet<String> = BTreeSet::new();
+            // Files holding superseded fields only, with the bytes of those fields.
+            let mut removable: BTreeMap<String, u64> = BTreeMap::new();
             for u in &usage {
                 for (uri, bytes) in &u.superseded {
                     report.superseded_fields += 1;
                     report.superseded_bytes += bytes;
-                    if live_uris.contains(uri) {
-                        report.unreclaimable_bytes += bytes;
-                    } else {
-                        removable.insert(uri.clone());
+                    if !live_uris.contains(uri) {
+                        *removable.entry(uri.clone()).or_default() += bytes;
                     }
                 }
             }
+            report.fields_hidden += dead.iter().map(|u| u.superseded.len() as u64).sum::<u64>();
             report.indexes_masked += dead.len() as u64;
-            if doit {
+            let removed = if doit {
                 report.catalogue_removed.extend(view.mask(&dead.iter().map(|u| u.info.as_ref()).collect::<Vec<_>>())?);
-                let (removed, in_use) = self.remove_from_store(removable)?;
-                report.removed.extend(removed);
+                let (removed, in_use) = self.remove_from_store(removable.keys().cloned())?;
                 report.in_use.extend(in_use);
+                removed
             } else {
-                report.removed.extend(removable);
-            }
+                removable.keys().cloned().collect()
+            };
+            report.bytes_freed += removed.iter().map(|uri| removable[uri]).sum::<u64>();
+            report.removed.extend(removed);
         }
+        report.fields_kept = report.superseded_fields - report.fields_hidden;
+        report.unreclaimable_bytes = report.superseded_bytes - report.bytes_freed;
         Ok(report)
     }
 

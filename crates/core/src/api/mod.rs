@@ -67,6 +67,13 @@ impl FieldStore {
         }
     }
 
+    /// An error naming where the store should be if it is not there: for tools, which
+    /// refuse to read a store that was never made (most often a mistyped path). Archiving
+    /// makes it.
+    pub fn check_exists(&self) -> Result<()> {
+        self.catalogue.check_exists()
+    }
+
     /// The configured schema.
     pub fn schema(&self) -> &Schema {
         &self.schema

@@ -189,10 +189,12 @@ impl FieldStore {
             resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut())?;
         }
         if let Some(unknown) = request.keywords().find(|k| !r.known_keywords.contains(*k)) {
-            // A typo must not widen a request (`purge clas=rd` is no `purge`): it names nothing.
-            r.matches = Matches::default();
-            r.field_order.clear();
-            r.why.add(10, format!("unknown keyword '{unknown}': no schema rule uses it"));
+            // A typo must not widen a request (`purge clas=rd` is no `purge`): it is an error,
+            // as in FDB5.
+            return Err(Error::RequestSyntax {
+                context: request.to_string(),
+                message: format!("unknown keyword '{unknown}': no schema rule uses it"),
+            });
         }
         for reason in std::mem::take(&mut r.asked.unreadable) {
             // Below a lock (5) or a value off an axis (4): where a data set could read the value,
@@ -244,16 +246,14 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
         };
         let Some(Plan { constraints, types, order }) = plan else { continue };
         if let Some(i) = off_axis(&index, &constraints) {
-            r.why.note(4, || {
-                let kw = &index.element_keywords[i];
-                let reason = describe_off_axis(
-                    kw,
-                    constraints[i].as_deref().unwrap_or_default(),
-                    &index.axes[kw.as_str()],
-                    types[dataset.len() + index.collocation.len() + i],
-                );
-                format!("{reason} in {{{dataset}}}{{{}}}", index.collocation.display_non_empty())
-            });
+            let kw = &index.element_keywords[i];
+            r.why.off_axis(
+                kw,
+                constraints[i].as_deref().unwrap_or_default(),
+                || format!("{{{dataset}}}{{{}}}", index.collocation.display_non_empty()),
+                &index.axes[kw.as_str()],
+                types[dataset.len() + index.collocation.len() + i],
+            );
             continue;
         }
         if r.options.depth == 2 {
@@ -473,16 +473,18 @@ fn off_axis(index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> Option<us
     })
 }
 
-fn describe_off_axis(kw: &str, asked: &[String], axis: &AxisValues, ty: KeywordType) -> String {
-    let mut sorted: Vec<&str> = axis.iter().collect();
+/// Values shown of an axis that does not hold what was asked.
+const SHOWN_AXIS_VALUES: usize = 12;
+
+fn describe_off_axis(kw: &str, asked: &str, place: &str, stored: &BTreeSet<String>, ty: KeywordType) -> String {
+    if stored.iter().all(|s| s.is_empty()) {
+        return format!("{kw}={asked}: no field of {place} has a {kw}");
+    }
+    let mut sorted: Vec<&str> = stored.iter().map(String::as_str).collect();
     sorted.sort_by(|a, b| ty.compare(a, b));
-    let more = if sorted.len() > 12 { ", ..." } else { "" };
-    let shown = if sorted.iter().all(|s| s.is_empty()) {
-        "(absent)".to_string()
-    } else {
-        sorted.into_iter().take(12).collect::<Vec<_>>().join(",")
-    };
-    format!("{kw}={} is not on the axis (stored: {shown}{more})", asked.join("/"))
+    let more = if sorted.len() > SHOWN_AXIS_VALUES { ", ..." } else { "" };
+    let shown = sorted.into_iter().take(SHOWN_AXIS_VALUES).collect::<Vec<_>>().join(",");
+    format!("{kw}={asked} is not on the axis (stored: {shown}{more}) in {place}")
 }
 
 /// A request's canonical values per keyword and type, computed once.
@@ -541,6 +543,9 @@ impl Asked<'_> {
 #[derive(Default)]
 struct Why {
     reasons: BTreeMap<u8, Vec<String>>,
+    /// Asked values off an index's axis, by keyword, asked values and collocation, with the
+    /// values stored: one reason per collocation, however many indexes it has.
+    off_axis: BTreeMap<(String, String, String), (KeywordType, BTreeSet<String>)>,
     /// Dataset-level mismatches: keyword -> (asked values, stored values seen).
     dataset: BTreeMap<String, (Vec<String>, BTreeSet<String>)>,
 }
@@ -563,6 +568,22 @@ impl Why {
         }
     }
 
+    /// Notes that an index's axis of `kw` holds none of the values asked (`place` names its
+    /// collocation).
+    fn off_axis(&mut self, kw: &str, asked: &[String], place: impl FnOnce() -> String, axis: &AxisValues, ty: KeywordType) {
+        let key = (kw.to_string(), asked.join("/"), place());
+        if self.off_axis.len() > SHOWN_REASONS && !self.off_axis.contains_key(&key) {
+            return;
+        }
+        let (_, stored) = self.off_axis.entry(key).or_insert_with(|| (ty, BTreeSet::new()));
+        for value in axis.iter() {
+            if stored.len() > SHOWN_AXIS_VALUES {
+                break;
+            }
+            stored.insert(value.to_string());
+        }
+    }
+
     fn dataset_mismatch(&mut self, m: Mismatch) {
         if m.asked.is_empty() {
             return; // a value the data set's type cannot read: said as such
@@ -576,11 +597,18 @@ impl Why {
             let stored: Vec<&str> = stored.iter().take(12).map(String::as_str).collect();
             self.add(1, format!("no data set has {kw}={} (stored data sets have {kw}={})", asked.join("/"), stored.join("/")));
         }
+        for ((kw, asked, place), (ty, stored)) in std::mem::take(&mut self.off_axis) {
+            self.add(4, describe_off_axis(&kw, &asked, &place, &stored, ty));
+        }
         match self.reasons.into_iter().next_back() {
             Some((_, reasons)) => {
                 let shown: Vec<String> = reasons.iter().take(SHOWN_REASONS).cloned().collect();
                 let more = if reasons.len() > SHOWN_REASONS { " (and more)".to_string() } else { String::new() };
-                format!("{}{more}", shown.join("; "))
+                // One reason a line when there are several.
+                match shown.as_slice() {
+                    [one] => format!("{one}{more}"),
+                    _ => format!("for these reasons:\n  {}{more}", shown.join("\n  ")),
+                }
             }
             None => "nothing is stored that matches".into(),
         }

@@ -8,6 +8,11 @@
 //!
 //! Without a config file, both live under `$FIELDSTORE_ROOT`, or under
 //! `$XDG_DATA_HOME/fieldstore` (`~/.local/share/fieldstore`) when that is unset.
+//!
+//! FDB5's config files are read too ([`fdb5`]), wherever a config is, and from FDB5's own
+//! variables when fieldstore's are not set.
+
+mod fdb5;
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +25,11 @@ use crate::schema::Schema;
 pub const CONFIG_ENV: &str = "FIELDSTORE_CONFIG";
 /// Environment variable naming the root of the default POSIX store.
 pub const ROOT_ENV: &str = "FIELDSTORE_ROOT";
+/// FDB5's variables, read when fieldstore's config variable is not set: a config file's path,
+/// a config's YAML text, and FDB5's home (whose `etc/fdb/config.yaml` is read if present).
+pub const FDB5_CONFIG_FILE_ENV: &str = "FDB5_CONFIG_FILE";
+pub const FDB5_CONFIG_ENV: &str = "FDB5_CONFIG";
+pub const FDB_HOME_ENV: &str = "FDB_HOME";
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -98,16 +108,25 @@ impl BackendConfig {
 }
 
 impl Config {
-    /// The config named by `--config`, else `$FIELDSTORE_CONFIG`, else the default POSIX
-    /// store.
+    /// The config named by `--config`, else `$FIELDSTORE_CONFIG`, else FDB5's
+    /// (`$FDB5_CONFIG_FILE`, `$FDB5_CONFIG`, `$FDB_HOME/etc/fdb/config.yaml`), else the default
+    /// POSIX store.
     pub fn resolve(explicit: Option<&Path>) -> Result<Config> {
-        if let Some(path) = explicit {
-            return Config::from_file(path);
+        let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if let Some(path) = explicit.map(PathBuf::from).or_else(|| set(CONFIG_ENV).map(PathBuf::from)) {
+            return Config::from_file(&path);
         }
-        match std::env::var_os(CONFIG_ENV) {
-            Some(p) if !p.is_empty() => Config::from_file(Path::new(&p)),
-            _ => Ok(Config::default_posix()),
+        if let Some(path) = set(FDB5_CONFIG_FILE_ENV) {
+            return Config::from_file(Path::new(&path));
         }
+        if let Some(text) = set(FDB5_CONFIG_ENV) {
+            let text = text.into_string().map_err(|_| Error::Config { source_name: "$FDB5_CONFIG".into(), message: "not UTF-8".into() })?;
+            return Config::parse("$FDB5_CONFIG", &text);
+        }
+        if let Some(home) = set(FDB_HOME_ENV).map(|h| PathBuf::from(h).join("etc/fdb/config.yaml")).filter(|p| p.exists()) {
+            return Config::from_file(&home);
+        }
+        Ok(Config::default_posix())
     }
 
     /// A POSIX catalogue and store under the default root.
@@ -133,9 +152,14 @@ impl Config {
         Ok(config)
     }
 
+    /// Parses a config's text: fieldstore's, or FDB5's.
     pub fn parse(source: &str, text: &str) -> Result<Config> {
-        let mut config: Config =
-            serde_yaml::from_str(text).map_err(|e| Error::Config { source_name: source.into(), message: e.to_string() })?;
+        let error = |e: serde_yaml::Error| Error::Config { source_name: source.into(), message: e.to_string() };
+        let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(error)?;
+        if fdb5::is_fdb5(&value) {
+            return fdb5::translate(source, value);
+        }
+        let mut config: Config = serde_yaml::from_value(value).map_err(error)?;
         config.source = source.to_string();
         Ok(config)
     }

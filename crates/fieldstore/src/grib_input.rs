@@ -1,0 +1,142 @@
+//! GRIB input: splitting a byte stream into messages, reading each one's MARS identifier
+//! (through ecCodes), and FDB5's `fdb-write` options: keys set in each message
+//! (`--modifiers`) and messages kept or left out by their keys (`--include-filter`,
+//! `--exclude-filter`).
+
+use std::borrow::Cow;
+
+use fieldstore_core::schema::{Schema, SplitKey};
+use fieldstore_core::{Error, FieldStore, Key, Request, Result};
+use fieldstore_grib as grib;
+
+/// One GRIB message ready to archive: the input's bytes, or the message re-encoded with the
+/// modifiers set.
+pub struct GribField<'a> {
+    pub identifier: Key,
+    pub bytes: Cow<'a, [u8]>,
+}
+
+/// What is done to each message before it is archived (FDB5's `fdb-write` options).
+#[derive(Clone, Debug, Default)]
+pub struct GribOptions {
+    /// Keys set in each message through ecCodes before its identifier is read, so the
+    /// stored message says what its identifier says (`--modifiers=expver=0042,...`).
+    pub modifiers: Vec<(String, String)>,
+    /// Only messages whose keys match this request are archived (`--include-filter`).
+    pub include: Option<Request>,
+    /// Messages whose keys match this request are not archived (`--exclude-filter`).
+    pub exclude: Option<Request>,
+}
+
+impl GribOptions {
+    /// Parses `k=v,k=v` modifiers; the error names the one without a value.
+    pub fn parse_modifiers(text: &str) -> Result<Vec<(String, String)>> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(|item| match item.split_once('=') {
+                Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+                _ => Err(Error::RequestSyntax { context: item.to_string(), message: "a modifier is key=value".into() }),
+            })
+            .collect()
+    }
+}
+
+/// Splits GRIB bytes into messages and reads each one's MARS identifier, checking every
+/// message against the schema before anything is archived: a bad message anywhere means
+/// nothing from this input is archived. Errors name the input and the message. Messages the
+/// filters leave out are not returned. `decoded` is told the length of each message decoded
+/// (from several threads).
+pub fn prepare_grib<'a>(
+    fs: &FieldStore,
+    data: &'a [u8],
+    source: &str,
+    options: &GribOptions,
+    decoded: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<GribField<'a>>> {
+    let spans = grib::scan(data, source)?;
+    // Decoding keys with ecCodes is the cost here; it is thread-safe, so each core takes a
+    // share of the messages. Results keep the input order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(spans.len().div_ceil(64)).max(1);
+    let chunk = spans.len().div_ceil(threads).max(1);
+    let input = Input { schema: fs.schema(), data, source, options, decoded };
+    std::thread::scope(|s| {
+        let workers: Vec<_> = spans.chunks(chunk).enumerate().map(|(c, part)| s.spawn(move || input.identify(c * chunk, part))).collect();
+        let mut fields = Vec::with_capacity(spans.len());
+        for w in workers {
+            fields.extend(w.join().map_err(|_| Error::Invalid("decoding GRIB keys panicked".into()))??);
+        }
+        Ok(fields)
+    })
+}
+
+/// Archives every message of a GRIB byte stream (not flushed); `progress` gets the count
+/// archived so far. Returns the number of fields.
+pub fn archive_grib(fs: &mut FieldStore, data: &[u8], source: &str, mut progress: impl FnMut(usize)) -> Result<usize> {
+    let fields = prepare_grib(fs, data, source, &GribOptions::default(), &|_| {})?;
+    for (i, field) in fields.iter().enumerate() {
+        fs.archive(&field.identifier, &field.bytes)?;
+        progress(i + 1);
+    }
+    Ok(fields.len())
+}
+
+/// One input being prepared, shared by the threads that decode its messages.
+#[derive(Clone, Copy)]
+struct Input<'i, 'a> {
+    schema: &'i Schema,
+    data: &'a [u8],
+    source: &'i str,
+    options: &'i GribOptions,
+    decoded: &'i (dyn Fn(usize) + Sync),
+}
+
+impl<'a> Input<'_, 'a> {
+    /// The fields of some messages (`first` is the index of the first), checked against the
+    /// schema, without those the filters leave out.
+    fn identify(self, first: usize, spans: &[grib::MessageSpan]) -> Result<Vec<GribField<'a>>> {
+        let mut fields = Vec::with_capacity(spans.len());
+        for (i, span) in spans.iter().enumerate() {
+            let context = || format!("{}, message {} at byte {}", self.source, first + i + 1, span.offset);
+            let grib_error = |e: &dyn std::fmt::Display| Error::Grib { context: context(), message: e.to_string() };
+            let original = &self.data[span.offset..span.offset + span.length];
+            let bytes = match self.options.modifiers.as_slice() {
+                [] => Cow::Borrowed(original),
+                modifiers => Cow::Owned(grib::modify(original, modifiers).map_err(|e| grib_error(&e))?),
+            };
+            let identifier = grib::mars_keys(&bytes).map_err(|e| grib_error(&e))?;
+            if let Some(missing) = ["class", "expver", "stream"].into_iter().find(|k| identifier.get(k).is_none()) {
+                return Err(grib_error(&format!(
+                    "no MARS '{missing}' key (has {identifier}): not an ECMWF-style GRIB; add MARS keys with grib_set or \
+                     --modifiers, e.g. -s centre=98,setLocalDefinition=1,localDefinitionNumber=1,class=od,stream=oper,type=fc,expver=0001"
+                )));
+            }
+            let split = self.schema.split(&identifier).map_err(|e| grib_error(&e))?;
+            if self.wanted(&split)? {
+                fields.push(GribField { identifier, bytes });
+            }
+            (self.decoded)(span.length);
+        }
+        Ok(fields)
+    }
+
+    /// Whether the filters keep a message with these keys.
+    fn wanted(&self, split: &SplitKey) -> Result<bool> {
+        let include = self.options.include.as_ref().map_or(Ok(true), |r| self.matches(r, split))?;
+        let exclude = self.options.exclude.as_ref().map_or(Ok(false), |r| self.matches(r, split))?;
+        Ok(include && !exclude)
+    }
+
+    /// Whether every keyword of `filter` has one of its values in the message's keys,
+    /// compared as the schema's types read them (`param=t` is `param=130`).
+    fn matches(&self, filter: &Request, split: &SplitKey) -> Result<bool> {
+        for keyword in filter.keywords() {
+            let Some(values) = filter.values(keyword, self.schema.type_of(&[], keyword))? else { continue };
+            let value = split.dataset.get(keyword).or_else(|| split.collocation.get(keyword)).or_else(|| split.element.get(keyword));
+            if !value.is_some_and(|v| values.iter().any(|w| w == v)) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
