@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
+use fieldstore::request::FieldRequest;
 use fieldstore::{Config, ControlAction, FieldStore, Key, ListOptions, Request};
 
 #[derive(Parser)]
@@ -73,9 +74,9 @@ enum Command {
     Retrieve {
         #[command(flatten)]
         request: RequestArgs,
-        /// Output file, or - for standard output
+        /// Output file, or - for standard output; without it, each request's target= (MARS)
         #[arg(short, long, value_name = "OUT")]
-        output: String,
+        output: Option<String>,
     },
     /// List stored fields as {dataset}{collocation}{element}
     List {
@@ -189,11 +190,12 @@ struct ControlArgs {
 }
 
 impl RequestArgs {
-    /// The requests given, each naming the minimum keys (`default_minimum` unless
+    /// The requests given, read as MARS reads them for this store (routing keywords set
+    /// aside, and said so), each naming the minimum keys (`default_minimum` unless
     /// `--minimum-keys` says otherwise); with `--all`, one request for everything.
-    fn requests(&self, default_minimum: &[&str]) -> anyhow::Result<Vec<Request>> {
+    fn requests(&self, fs: &FieldStore, default_minimum: &[&str]) -> anyhow::Result<Vec<FieldRequest>> {
         if self.all {
-            return Ok(vec![Request::default()]);
+            return Ok(vec![Request::default().for_fields(|_| true)?]);
         }
         let requests = match (&self.request, &self.request_file) {
             (Some(r), _) => vec![Request::parse(r)?],
@@ -211,7 +213,13 @@ impl RequestArgs {
             Some(keys) => keys.split(',').map(str::trim).filter(|k| !k.is_empty()).collect(),
             None => default_minimum.to_vec(),
         };
-        for r in &requests {
+        let keywords = fs.schema().keywords();
+        let requests: Vec<FieldRequest> =
+            requests.iter().map(|r| r.for_fields(|k| keywords.contains(k))).collect::<fieldstore::Result<_>>()?;
+        for FieldRequest { request: r, ignored, .. } in &requests {
+            if !ignored.is_empty() {
+                note!("fieldstore: passed over {} in {r} (they select no field)", ignored.join(","));
+            }
             let missing: Vec<&str> = minimum.iter().copied().filter(|k| r.get(k).is_none()).collect();
             if !missing.is_empty() {
                 let what = if r.is_empty() {
@@ -310,11 +318,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             archive(&mut open(config)?, &files, &options)
         }
-        Command::Retrieve { request, output } => retrieve(&mut open_existing(config)?, &request.requests(MINIMUM_KEYS)?, &output),
+        Command::Retrieve { request, output } => {
+            let fs = &mut open_existing(config)?;
+            let requests = request.requests(fs, MINIMUM_KEYS)?;
+            retrieve(fs, &requests, output.as_deref())
+        }
         Command::List { request, depth, full, location, porcelain, flat, json } => {
             let fs = &mut open_existing(config)?;
             let style = output::ListStyle { location, porcelain, flat, json };
-            for r in request.requests(MINIMUM_KEYS)? {
+            for FieldRequest { request: r, .. } in request.requests(fs, MINIMUM_KEYS)? {
                 let matches = fs.list(&r, ListOptions { depth, include_superseded: full, ..ListOptions::default() })?;
                 output::print_list(&matches, depth, style).context("writing the list to standard output")?;
                 if let Some(why) = &matches.explanation {
@@ -370,7 +382,7 @@ fn for_each_request(
     mut each: impl FnMut(&mut FieldStore, &Request) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let fs = &mut open_existing(config)?;
-    for r in args.requests(minimum_keys)? {
+    for FieldRequest { request: r, .. } in args.requests(fs, minimum_keys)? {
         each(fs, &r)?;
     }
     Ok(())
@@ -537,7 +549,32 @@ impl Write for Sink {
     }
 }
 
-fn retrieve(fs: &mut FieldStore, requests: &[Request], output: &str) -> anyhow::Result<()> {
+/// Retrieves each request into `-o OUT`, or else into the file its `target=` names (MARS:
+/// requests naming the same target write one after the other into it).
+fn retrieve(fs: &mut FieldStore, requests: &[FieldRequest], output: Option<&str>) -> anyhow::Result<()> {
+    let mut outputs: Vec<(String, Vec<&Request>)> = Vec::new();
+    for FieldRequest { request, target, .. } in requests {
+        let out = match (output, target) {
+            (Some(out), _) => out,
+            (None, Some(target)) => target,
+            (None, None) => bail!("no output for {request}: give -o FILE (or - for standard output), or target=FILE in the request"),
+        };
+        match outputs.iter_mut().find(|(o, _)| o == out) {
+            Some((_, group)) => group.push(request),
+            None => outputs.push((out.to_string(), vec![request])),
+        }
+    }
+    if output.is_some() && requests.iter().any(|r| r.target.is_some()) {
+        note!("fieldstore: writing to {} as -o says; target= in the requests passed over", output.unwrap_or_default());
+    }
+    for (out, group) in outputs {
+        retrieve_into(fs, &group, &out)?;
+    }
+    Ok(())
+}
+
+/// Retrieves requests into one output (`-` for standard output).
+fn retrieve_into(fs: &mut FieldStore, requests: &[&Request], output: &str) -> anyhow::Result<()> {
     let mut out = Sink::open(output)?;
     let (mut fields, mut bytes) = (0usize, 0u64);
     for r in requests {
@@ -553,7 +590,11 @@ fn retrieve(fs: &mut FieldStore, requests: &[Request], output: &str) -> anyhow::
     }
     out.finish()?;
     if output != "-" || !std::io::stdout().is_terminal() {
-        note!("retrieved {fields} fields ({})", output::human_bytes(bytes));
+        note!(
+            "retrieved {fields} fields ({}){}",
+            output::human_bytes(bytes),
+            if output == "-" { String::new() } else { format!(" into {output}") }
+        );
     }
     Ok(())
 }
@@ -573,7 +614,7 @@ fn control(fs: &mut FieldStore, args: &ControlArgs, lock: Option<bool>, json: bo
     };
     // Status only reads: the minimum keys of reading.
     let minimum_keys = if lock.is_some() { MINIMUM_KEYS_TO_CHANGE } else { MINIMUM_KEYS };
-    for r in args.request.requests(minimum_keys)? {
+    for FieldRequest { request: r, .. } in args.request.requests(fs, minimum_keys)? {
         let states = fs.control(&r, &actions, lock)?;
         if states.is_empty() {
             bail!("no data set matches {r}");

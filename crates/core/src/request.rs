@@ -73,7 +73,11 @@ impl Request {
                         request.entries.retain(|(k, _)| *k != keyword);
                         continue;
                     }
-                    let values = parse_values(&keyword, v.trim())?;
+                    let values = match keyword.as_str() {
+                        // A path: '/' separates no values there.
+                        "target" => Values::List(vec![ValueItem::Single(v.trim().to_string())]),
+                        _ => parse_values(&keyword, v.trim())?,
+                    };
                     if request.get(&keyword).is_some() {
                         return Err(syntax(item, format!("keyword '{keyword}' given twice in one request")));
                     }
@@ -125,6 +129,81 @@ impl Request {
         let mut seen = std::collections::HashSet::new();
         out.retain(|v| seen.insert(v.clone()));
         Ok(Some(out))
+    }
+}
+
+/// MARS keywords that route a request or name its output: they select no field, and a store
+/// reads them as MARS does (`target` names the output) or passes over them.
+pub const ROUTING_KEYWORDS: &[&str] = &["target", "database", "expect", "fieldset", "use", "padding", "priority", "transfer", "cache"];
+
+/// MARS keywords that ask for the fields transformed (interpolated, cropped, repacked,
+/// converted): fieldstore returns fields as they were archived, so a request naming one is
+/// refused rather than answered with what was not asked for. (`format=grib` asks for nothing.)
+pub const POST_PROCESSING_KEYWORDS: &[&str] = &[
+    "grid",
+    "area",
+    "resol",
+    "rotation",
+    "frame",
+    "bitmap",
+    "interpolation",
+    "accuracy",
+    "packing",
+    "truncation",
+    "intgrid",
+    "gaussian",
+    "format",
+];
+
+/// Verbs of requests that read fields.
+const READING_VERBS: &[&str] = &["retrieve", "list", "read"];
+
+/// A request as a store reads it: the keywords that select fields, the output it names, and
+/// the routing keywords passed over.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldRequest {
+    pub request: Request,
+    /// `target=`: the file MARS writes the fields to.
+    pub target: Option<String>,
+    /// Routing keywords passed over, as `k=v`.
+    pub ignored: Vec<String>,
+}
+
+impl Request {
+    /// Reads the request as MARS does for a store whose schemas use the keywords `uses` says:
+    /// keywords they use select fields whatever their name (FDB5's schema uses `grid`);
+    /// routing keywords are set aside (`target` as the output); post-processing keywords and
+    /// verbs that read no fields are refused, naming them.
+    pub fn for_fields(&self, uses: impl Fn(&str) -> bool) -> Result<FieldRequest> {
+        if let Some(verb) = self.verb.as_deref().filter(|v| !READING_VERBS.contains(v)) {
+            return Err(Error::RequestSyntax {
+                context: self.to_string(),
+                message: format!("verb '{verb}' reads no fields (requests here are {})", READING_VERBS.join(", ")),
+            });
+        }
+        let mut out = FieldRequest { request: Request { verb: self.verb.clone(), entries: Vec::new() }, target: None, ignored: Vec::new() };
+        for (keyword, values) in &self.entries {
+            let text = Request { verb: None, entries: vec![(keyword.clone(), values.clone())] }.to_string();
+            let harmless_format = keyword == "format" && text.eq_ignore_ascii_case("format=grib");
+            if uses(keyword) {
+                out.request.entries.push((keyword.clone(), values.clone()));
+            } else if keyword == "target" {
+                out.target = Some(text["target=".len()..].to_string());
+            } else if ROUTING_KEYWORDS.contains(&keyword.as_str()) || harmless_format {
+                out.ignored.push(text);
+            } else if POST_PROCESSING_KEYWORDS.contains(&keyword.as_str()) {
+                return Err(Error::RequestSyntax {
+                    context: self.to_string(),
+                    message: format!(
+                        "{text} asks for the fields transformed (interpolated, cropped, repacked or converted), which fieldstore does \
+                         not do: leave it out to have them as archived (FDB5's fdb-read passes over it and returns them as archived)"
+                    ),
+                });
+            } else {
+                out.request.entries.push((keyword.clone(), values.clone()));
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -247,6 +326,26 @@ mod tests {
         assert_eq!(r.values("param", Param).unwrap().unwrap(), ["130", "167"]);
         assert_eq!(r.values("date", Date).unwrap().unwrap(), ["20231201", "20231202"]);
         assert_eq!(r.values("number", Integer).unwrap().unwrap(), ["1", "2", "3"]);
+    }
+
+    #[test]
+    fn mars_request_files_keep_what_selects_and_read_or_refuse_the_rest() {
+        let text = "retrieve,class=od,grid=1/1,target=\"/tmp/out dir/t.grib\",database=fdb,format=GRIB,step=6\n";
+        let request = &Request::parse_many(text).unwrap()[0];
+        // A schema that uses `grid` selects on it.
+        let read = request.for_fields(|k| ["class", "grid", "step"].contains(&k)).unwrap();
+        assert_eq!(read.request.to_string(), "retrieve,class=od,grid=1/1,step=6");
+        assert_eq!(read.target.as_deref(), Some("/tmp/out dir/t.grib"));
+        assert_eq!(read.ignored, ["database=fdb", "format=GRIB"]);
+        // Else it asks for interpolation, which is refused by name.
+        let err = request.for_fields(|k| ["class", "step"].contains(&k)).unwrap_err().to_string();
+        assert!(err.contains("grid=1/1 asks for the fields transformed"), "{err}");
+        // Keywords neither MARS nor the schema know stay, for the store to name as unknown.
+        let typo = Request::parse("class=od,setp=6").unwrap().for_fields(|k| k == "class").unwrap();
+        assert_eq!(typo.request.to_string(), "class=od,setp=6");
+        let archive = Request::parse("archive,class=od").unwrap().for_fields(|_| true).unwrap_err().to_string();
+        assert!(archive.contains("verb 'archive' reads no fields"), "{archive}");
+        assert!(Request::parse("format=netcdf").unwrap().for_fields(|_| false).is_err());
     }
 
     #[test]
