@@ -4,9 +4,15 @@
 //! occurs.
 
 use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+/// The tests install FDB5 into one place on first use: one at a time.
+static FDB5: Mutex<()> = Mutex::new(());
 
 #[test]
 fn fieldstore_answers_as_fdb5_does_on_real_shaped_data() {
+    let _fdb5 = FDB5.lock().unwrap_or_else(|p| p.into_inner());
     let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let documented = fieldstore_parity::documented_differences(&std::fs::read_to_string(project.join("docs/fdb5.md")).unwrap());
     for case in fieldstore_parity::cases::all() {
@@ -28,4 +34,49 @@ fn fieldstore_answers_as_fdb5_does_on_real_shaped_data() {
     assert!(same.is_empty(), "documented differences no longer occur (update docs/fdb5.md and the cases):\n{}", same.join("\n"));
     assert!(report.cases >= 200 && report.fields >= 880, "{} cases over {} fields", report.cases, report.fields);
     assert!(!report.expected.is_empty(), "the documented differences are exercised");
+}
+
+/// `scripts/fdb5-import.sh` (docs/fdb5-users.md) copies an FDB5 store into fieldstore: the
+/// same fields listed, the same bytes retrieved.
+#[test]
+fn the_import_script_copies_an_fdb5_store_field_for_field() {
+    let _fdb5 = FDB5.lock().unwrap_or_else(|p| p.into_inner());
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (fdb_root, fs_root) = (work.path().join("fdb"), work.path().join("fieldstore"));
+    let tool = format!("bash {} {}", project.join("scripts/fdb5-tool.sh").display(), fdb_root.display());
+    let run = |script: &str| {
+        let out = Command::new("bash")
+            .args(["-c", script])
+            .current_dir(work.path())
+            .env("F", env!("CARGO_BIN_EXE_fieldstore"))
+            .env("FDB", &tool)
+            .env("FIELDSTORE_ROOT", &fs_root)
+            .env_remove("FIELDSTORE_CONFIG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    run("$F sample --stream enfo --type pf --numbers 1/to/3 --steps 0/6 -o ens.grib && \
+         $F sample --steps 0/to/24/by/12 --params 130/131 --levels 500/850 -o oper.grib && \
+         $F sample --levtype sfc --params 167 --date 20231202 -o sfc.grib && $FDB fdb-write ens.grib oper.grib sfc.grib");
+    let import = run(&format!("FDB5_TOOL_PREFIX=\"$FDB\" FIELDSTORE_BIN=$F bash {}", project.join("scripts/fdb5-import.sh").display()));
+    assert!(String::from_utf8_lossy(&import.stderr).contains("archived 19 of 19 fields"), "{import:?}");
+    let sorted = |out: std::process::Output| {
+        let mut lines: Vec<String> =
+            String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with('{')).map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sorted(run("$F list --all --porcelain")), sorted(run("$FDB fdb-list --all --minimum-keys= --porcelain")));
+    let messages = |bytes: &[u8]| {
+        let mut all: Vec<Vec<u8>> =
+            fieldstore::grib::scan(bytes, "output").unwrap().iter().map(|m| bytes[m.offset..m.offset + m.length].to_vec()).collect();
+        all.sort();
+        all
+    };
+    let imported = run("$F retrieve --all -o -").stdout;
+    let written: Vec<u8> = ["ens.grib", "oper.grib", "sfc.grib"].iter().flat_map(|f| std::fs::read(work.path().join(f)).unwrap()).collect();
+    assert_eq!(messages(&imported), messages(&written), "the same bytes, message for message");
 }

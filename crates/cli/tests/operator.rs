@@ -325,3 +325,31 @@ fn mars_request_files_work_as_fdb_read_reads_them() {
     assert!(refused.contains("grid=1/1 asks for the fields transformed") && !store.path("g.grib").exists(), "{refused}");
     assert!(store.fails(&["retrieve", "class=od,expver=0001"]).contains("give -o FILE"));
 }
+
+/// Files and directories follow the user's umask: private with 077, shared by a group's
+/// writers with 002 (the TOC, which every writer of a data set appends to, group-writable).
+#[test]
+fn the_store_follows_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    for (umask, expect_file, expect_dir) in [("077", 0o600, 0o700), ("002", 0o664, 0o775)] {
+        let store = Store::new();
+        store.ok(&["sample", "-o", "one.grib"]);
+        let out = store.shell(&format!("umask {umask} && $F archive one.grib"));
+        assert!(out.status.success(), "{out:?}");
+        let mut checked = 0;
+        let mut dirs = vec![store.root.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+                let expected = if path.is_dir() { expect_dir } else { expect_file };
+                assert_eq!(mode, expected, "umask {umask}: {} is {mode:o}", path.display());
+                if path.is_dir() {
+                    dirs.push(path);
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 6, "umask {umask}: {checked} files and directories");
+    }
+}

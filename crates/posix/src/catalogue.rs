@@ -156,7 +156,7 @@ impl PosixCatalogue {
                 let dir = self.dataset_dir(dataset)?;
                 create_dataset(&dir, dataset, schema_text)?;
                 let toc_path = dir.join(TOC_FILE);
-                let toc = OpenOptions::new().append(true).create(true).mode(0o644).open(&toc_path).ctx("open TOC", &toc_path)?;
+                let toc = OpenOptions::new().append(true).create(true).mode(0o666).open(&toc_path).ctx("open TOC", &toc_path)?;
                 let marker = match (self.commit_mode, boot_id()) {
                     (CommitMode::Embedded, Some(_)) => Some(Marker::create(&dir)?),
                     _ => None,
@@ -216,7 +216,7 @@ fn sync_dir(dir: &Path) -> Result<()> {
 /// Writes `name` durably unless it exists: temp file, fsync, then `link` (atomic, no clobber).
 fn publish(dir: &Path, name: &str, contents: &[u8]) -> Result<()> {
     let tmp = dir.join(format!(".{name}.{}", unique_suffix()));
-    let mut f = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&tmp).ctx("create", &tmp)?;
+    let mut f = OpenOptions::new().write(true).create_new(true).mode(0o666).open(&tmp).ctx("create", &tmp)?;
     f.write_all(contents).and_then(|_| f.sync_all()).ctx("write", &tmp)?;
     let result = std::fs::hard_link(&tmp, dir.join(name));
     let _ = std::fs::remove_file(&tmp);
@@ -393,7 +393,7 @@ impl DatasetWriter {
         if !self.index_files.contains_key(collocation) {
             let name = format!("{}.{}.index", collocation_name(collocation)?, unique_suffix());
             let path = self.dir.join(&name);
-            let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create index file", &path)?;
+            let file = OpenOptions::new().append(true).create_new(true).mode(0o666).open(&path).ctx("create index file", &path)?;
             crate::in_use::hold(&file);
             self.index_files.insert(collocation.clone(), (file, name, 0));
             self.names_unsynced = true;

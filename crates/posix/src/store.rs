@@ -102,7 +102,7 @@ impl PosixStore {
         let file_name = format!("{}.{}.data", collocation_name(collocation)?, unique_suffix());
         let path = dir.join(&file_name);
         // O_EXCL: a name collision can never make two writers share a file.
-        let file = OpenOptions::new().append(true).create_new(true).mode(0o644).open(&path).ctx("create data file", &path)?;
+        let file = OpenOptions::new().append(true).create_new(true).mode(0o666).open(&path).ctx("create data file", &path)?;
         in_use::hold(&file);
         let uri: Arc<str> = format!("{dir_name}/{file_name}").into();
         let (dataset, collocation) = (dataset.clone(), collocation.clone());

@@ -116,7 +116,7 @@ impl Marker {
 /// Writes and syncs `content` under the hidden name `.NAME` in `dir`, then renames it `NAME`.
 fn create_hidden_then_rename(dir: &Path, name: &str, content: &[u8]) -> Result<()> {
     let (hidden, path) = (dir.join(format!(".{name}")), dir.join(name));
-    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o644).open(&hidden).ctx("create writer marker", &hidden)?;
+    let mut file = OpenOptions::new().write(true).create_new(true).mode(0o666).open(&hidden).ctx("create writer marker", &hidden)?;
     file.write_all(content).and_then(|_| file.sync_all()).ctx("write writer marker", &hidden)?;
     std::fs::rename(&hidden, &path).ctx("publish writer marker", &path)
 }
@@ -128,7 +128,7 @@ fn create_unnamed_then_link(dir: &Path, path: &Path, content: &[u8]) -> std::io:
     use std::os::fd::AsRawFd;
     use std::os::unix::ffi::OsStrExt;
     let unsupported = |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOENT));
-    let mut file = match OpenOptions::new().write(true).mode(0o644).custom_flags(libc::O_TMPFILE).open(dir) {
+    let mut file = match OpenOptions::new().write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir) {
         Err(e) if unsupported(&e) => return Ok(false),
         other => other?,
     };
