@@ -17,12 +17,25 @@ macro_rules! out {
     }};
 }
 
-/// Writes a line to standard error; one that cannot be written (a full disk) is lost, never
-/// an error (the work it reports is done). A closed pipe ends the process, as it ends any tool.
+/// Writes a line to standard error unless `--quiet`; one that cannot be written (a full disk)
+/// is lost, never an error (the work it reports is done). A closed pipe ends the process, as
+/// it ends any tool.
 macro_rules! note {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        if crate::output::shown(crate::output::Verbosity::Normal) {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), $($arg)*);
+        }
+    }};
+}
+
+/// Writes a line to standard error with `--verbose` only, as [`note`] does.
+macro_rules! detail {
+    ($($arg:tt)*) => {{
+        if crate::output::shown(crate::output::Verbosity::Verbose) {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), $($arg)*);
+        }
     }};
 }
 
@@ -34,16 +47,23 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use fieldstore::request::FieldRequest;
 use fieldstore::{Config, ControlAction, FieldStore, Key, ListOptions, Request};
 
 #[derive(Parser)]
 #[command(name = "fieldstore", version, about = "A store for weather and climate fields with FDB5's semantics")]
 struct Cli {
-    /// Config file (YAML); default: $FIELDSTORE_CONFIG, else a POSIX store under $FIELDSTORE_ROOT
+    /// Config file (YAML, fieldstore's or FDB5's); default: $FIELDSTORE_CONFIG, else FDB5's
+    /// variables, else a POSIX store under $FIELDSTORE_ROOT
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Print errors only: no notes, no progress
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Also print what each step did and how long it took
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -51,6 +71,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Archive GRIB files (keys read from each message), or raw bytes with --key; then flush
+    #[command(after_help = "Examples:\n  fieldstore archive fc.grib an.grib
+  fieldstore archive --modifiers expver=0042 --include-filter param=t fc.grib
+  fieldstore archive --key class=rd,expver=xyz1,stream=oper,date=20240101,time=0,type=an,levtype=sfc,step=0,param=167 raw.bin")]
     Archive {
         /// GRIB files, or - for standard input
         #[arg(required = true)]
@@ -71,6 +94,9 @@ enum Command {
         exclude_filter: Option<String>,
     },
     /// Retrieve the fields a MARS request names, in the order it names values (as FDB5)
+    #[command(after_help = "Examples:\n  fieldstore retrieve class=od,expver=0001,step=0/to/12/by/6,param=t -o t.grib
+  fieldstore retrieve --request-file mars.req          # each request's target= names its output
+  fieldstore retrieve class=od,expver=0001,number=1 -o - | grib_ls -")]
     Retrieve {
         #[command(flatten)]
         request: RequestArgs,
@@ -79,6 +105,9 @@ enum Command {
         output: Option<String>,
     },
     /// List stored fields as {dataset}{collocation}{element}
+    #[command(after_help = "Examples:\n  fieldstore list class=od,expver=0001,stream=enfo,step=6
+  fieldstore list --all --depth 1                     # every data set
+  fieldstore list --flat --location class=od,expver=0001,param=t")]
     List {
         #[command(flatten)]
         request: RequestArgs,
@@ -101,22 +130,41 @@ enum Command {
         json: bool,
     },
     /// The values stored for each keyword among what a request names
+    #[command(after_help = "Examples:\n  fieldstore axes class=od,expver=0001
+  fieldstore axes --json class=od,expver=0001,stream=enfo")]
     Axes(QueryArgs),
     /// Remove data sets or collocations (dry run unless --doit)
+    #[command(after_help = "Examples:\n  fieldstore wipe class=od,expver=0001,stream=oper,date=20231201,time=1200            # a dry run
+  fieldstore wipe class=od,expver=0001,stream=oper,date=20231201,time=1200,type=pf --doit")]
     Wipe(RemovalArgs),
     /// Reclaim fields superseded by newer archives (dry run unless --doit)
+    #[command(after_help = "Examples:\n  fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200
+  fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit --json")]
     Purge(RemovalArgs),
     /// Lock actions on the data sets a request names
+    #[command(after_help = "Examples:\n  fieldstore lock class=od,expver=0001,stream=oper,date=20231201,time=1200 --action archive,wipe
+  fieldstore lock --all --action wipe")]
     Lock(ControlArgs),
     /// Unlock actions on the data sets a request names
+    #[command(after_help = "Examples:\n  fieldstore unlock class=od,expver=0001,stream=oper,date=20231201,time=1200
+  fieldstore unlock class=od,expver=0001,stream=oper,date=20231201,time=1200 --action wipe")]
     Unlock(ControlArgs),
     /// Show the locks of the data sets a request names
+    #[command(after_help = "Examples:\n  fieldstore status class=od,expver=0001
+  fieldstore status --all --json")]
     Status(QueryArgs),
     /// Counts of fields, bytes, indexes and superseded duplicates
+    #[command(after_help = "Examples:\n  fieldstore stats class=od,expver=0001
+  fieldstore stats --all --json")]
     Stats(QueryArgs),
     /// Where the data sets a request names are stored
+    #[command(after_help = "Examples:\n  fieldstore where class=od,expver=0001
+  fieldstore where --all --json")]
     Where(QueryArgs),
     /// Check or show a schema (default: the configured one)
+    #[command(after_help = "Examples:\n  fieldstore schema --check /etc/fdb/schema
+  fieldstore schema --split class=od,expver=1,stream=oper,date=20231201,time=0,type=fc,levtype=sfc,step=6,param=2t
+  fieldstore schema > my.schema")]
     Schema {
         /// Check this schema file and summarise it
         #[arg(long, value_name = "FILE")]
@@ -125,16 +173,31 @@ enum Command {
         #[arg(long, value_name = "KEY")]
         split: Option<String>,
     },
-    /// Show the configuration, schema and backends in use
+    /// Check the configuration (schema, backends, the store there) and show it
+    #[command(after_help = "Examples:\n  fieldstore info
+  fieldstore --config ceph.yaml info --json
+  FDB5_CONFIG_FILE=/etc/fdb/config.yaml fieldstore info")]
     Info {
         #[arg(long)]
         json: bool,
     },
     /// Write GRIB fields made from ecCodes' samples (for trying fieldstore out and for tests)
+    #[command(after_help = "Examples:\n  fieldstore sample --steps 0/to/24/by/6 --params t/u/v -o fc.grib
+  fieldstore sample --stream enfo --type pf --numbers 1/to/10 -o ens.grib")]
     Sample(Box<sample::SampleArgs>),
     /// Benchmarks: hammer, field-io, ior, analyze, sweep, and side-by-side comparison with FDB5
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) to standard output
+    #[command(after_help = "Examples:\n  fieldstore completions bash > ~/.local/share/bash-completion/completions/fieldstore\n  \
+fieldstore completions zsh > ~/.zfunc/_fieldstore\n  fieldstore completions fish > ~/.config/fish/completions/fieldstore.fish")]
+    Completions { shell: clap_complete::Shell },
+    /// Write man pages (fieldstore.1, fieldstore-list.1, ...) into a directory
+    #[command(after_help = "Examples:\n  fieldstore man --out ~/.local/share/man/man1 && man fieldstore-list")]
+    Man {
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -255,6 +318,26 @@ fn keep_freed_heap() {
     }
 }
 
+/// Writes a man page for `fieldstore` and one for each subcommand (`fieldstore-list.1`, ...),
+/// from the same definition as `--help`.
+fn write_man_pages(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let command = Cli::command();
+    let mut pages = vec![("fieldstore".to_string(), command.clone())];
+    for sub in command.get_subcommands() {
+        let name = format!("fieldstore-{}", sub.get_name());
+        pages.push((name.clone(), sub.clone().name(name)));
+    }
+    for (name, page) in &pages {
+        let path = dir.join(format!("{name}.1"));
+        let mut bytes = Vec::new();
+        clap_mangen::Man::new(page.clone()).render(&mut bytes).with_context(|| format!("rendering {name}.1"))?;
+        std::fs::write(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
+    }
+    note!("wrote {} man pages to {}", pages.len(), dir.display());
+    Ok(())
+}
+
 /// Ends the process with a clear message when a mapped file shrinks under it (SIGBUS): an
 /// input truncated while it is archived, or a data file truncated under a reader. Nothing
 /// archived since the last flush was published, so nothing stored is lost; the data files
@@ -288,13 +371,15 @@ fn main() {
     });
     if let Err(e) = run(cli) {
         let _ = std::io::stdout().flush();
-        note!("fieldstore: error: {e:#}");
+        // Errors print whatever the verbosity; one that cannot be written is lost.
+        let _ = writeln!(std::io::stderr(), "fieldstore: error: {e:#}");
         std::process::exit(1);
     }
 }
 
 fn open(cli_config: Option<&Path>) -> anyhow::Result<FieldStore> {
     let config = Config::resolve(cli_config)?;
+    detail!("config: {}", config.source);
     Ok(fieldstore::open(&config)?)
 }
 
@@ -307,6 +392,11 @@ fn open_existing(cli_config: Option<&Path>) -> anyhow::Result<FieldStore> {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    output::set_verbosity(match (cli.quiet, cli.verbose) {
+        (true, _) => output::Verbosity::Quiet,
+        (_, true) => output::Verbosity::Verbose,
+        _ => output::Verbosity::Normal,
+    });
     let config = cli.config.as_deref();
     match cli.command {
         Command::Archive { files, key: Some(key), .. } => archive_raw(&mut open(config)?, &files, &key),
@@ -371,6 +461,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Sample(args) => sample::run(&args),
         Command::Bench(b) => bench::run(&b, config),
+        Command::Completions { shell } => {
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(shell, &mut Cli::command(), "fieldstore", &mut out);
+            out.flush().context("writing the completions")
+        }
+        Command::Man { out } => write_man_pages(&out),
     }
 }
 
@@ -457,6 +553,7 @@ fn archive(fs: &mut FieldStore, files: &[String], options: &fieldstore::GribOpti
     let inputs: Vec<(String, Input)> = files.iter().map(|f| Ok((f.clone(), read_input(f)?))).collect::<anyhow::Result<_>>()?;
     // Every message of every input is checked before anything is archived; reading the keys
     // (ecCodes) is most of the time an archive takes.
+    let started = std::time::Instant::now();
     let reading = output::progress(inputs.iter().map(|(_, data)| data.len() as u64).sum(), "reading keys");
     let mut prepared = Vec::new();
     for (name, data) in &inputs {
@@ -465,6 +562,8 @@ fn archive(fs: &mut FieldStore, files: &[String], options: &fieldstore::GribOpti
     }
     reading.finish_and_clear();
     let total: usize = prepared.iter().map(Vec::len).sum();
+    detail!("read the keys of {total} messages in {:.3} s", started.elapsed().as_secs_f64());
+    let started = std::time::Instant::now();
     let field_bytes = prepared.iter().flatten().map(|f| f.bytes.len() as u64).sum();
     let archiving = output::progress(field_bytes, "archiving");
     for field in prepared.iter().flatten() {
@@ -472,9 +571,12 @@ fn archive(fs: &mut FieldStore, files: &[String], options: &fieldstore::GribOpti
         archiving.inc(field.bytes.len() as u64);
     }
     archiving.finish_and_clear();
+    detail!("archived {total} fields in {:.3} s", started.elapsed().as_secs_f64());
+    let started = std::time::Instant::now();
     let flushing = output::spinner("flushing");
     fs.flush()?;
     flushing.finish_and_clear();
+    detail!("flushed in {:.3} s", started.elapsed().as_secs_f64());
     let bytes = fs.archive_stats().bytes_archived;
     note!("archived {total} fields ({}) from {} input(s)", output::human_bytes(bytes), inputs.len());
     Ok(())
@@ -575,6 +677,7 @@ fn retrieve(fs: &mut FieldStore, requests: &[FieldRequest], output: Option<&str>
 
 /// Retrieves requests into one output (`-` for standard output).
 fn retrieve_into(fs: &mut FieldStore, requests: &[&Request], output: &str) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
     let mut out = Sink::open(output)?;
     let (mut fields, mut bytes) = (0usize, 0u64);
     for r in requests {
@@ -589,6 +692,7 @@ fn retrieve_into(fs: &mut FieldStore, requests: &[&Request], output: &str) -> an
         progress.finish_and_clear();
     }
     out.finish()?;
+    detail!("retrieved in {:.3} s", started.elapsed().as_secs_f64());
     if output != "-" || !std::io::stdout().is_terminal() {
         note!(
             "retrieved {fields} fields ({}){}",

@@ -19,10 +19,29 @@ pub struct ListStyle {
     pub json: bool,
 }
 
+/// How much the tool says on standard error besides errors.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+pub enum Verbosity {
+    Quiet = 0,
+    Normal = 1,
+    Verbose = 2,
+}
+
+static VERBOSITY: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(Verbosity::Normal as u8);
+
+pub fn set_verbosity(v: Verbosity) {
+    VERBOSITY.store(v as u8, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether lines of this level are shown.
+pub fn shown(level: Verbosity) -> bool {
+    VERBOSITY.load(std::sync::atomic::Ordering::Relaxed) >= level as u8
+}
+
 /// A progress bar of bytes on standard error while it is a terminal (hidden otherwise, and
 /// for no work), with sizes and rates as people read them and the time left.
 pub fn progress(total: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() || total == 0 {
+    if !std::io::stderr().is_terminal() || total == 0 || !shown(Verbosity::Normal) {
         return ProgressBar::hidden();
     }
     let template = "{msg} [{bar:40}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta} left)";
@@ -34,7 +53,7 @@ pub fn progress(total: u64, what: &str) -> ProgressBar {
 
 /// A spinner on standard error while it is a terminal, for work of unknown length.
 pub fn spinner(what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
+    if !std::io::stderr().is_terminal() || !shown(Verbosity::Normal) {
         return ProgressBar::hidden();
     }
     let spinner = ProgressBar::new_spinner().with_message(what.to_string());

@@ -353,3 +353,50 @@ fn the_store_follows_the_umask() {
         assert!(checked >= 6, "umask {umask}: {checked} files and directories");
     }
 }
+
+/// Completions and man pages come from the command-line definition, and
+/// `scripts/install-shell-files.sh` puts them where shells and `man` look; every subcommand's
+/// help ends with examples; `--quiet` and `--verbose` apply everywhere.
+#[test]
+fn completions_man_pages_help_and_verbosity() {
+    let store = Store::new();
+    let prefix = store.path("prefix");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install-shell-files.sh");
+    let out = store.shell(&format!("FIELDSTORE_BIN=$F bash {} {}", script.display(), prefix.display()));
+    assert!(out.status.success(), "{out:?}");
+    for file in ["bash-completion/completions/fieldstore", "zsh/site-functions/_fieldstore", "fish/vendor_completions.d/fieldstore.fish"] {
+        assert!(std::fs::read_to_string(prefix.join("share").join(file)).unwrap().contains("archive"), "{file}");
+    }
+    // bash completes a subcommand and an option from the installed file.
+    let completed = store.shell(&format!(
+        "source {}; COMP_WORDS=(fieldstore li); COMP_CWORD=1; _fieldstore fieldstore li fieldstore; echo \"${{COMPREPLY[@]}}\"; \
+         COMP_WORDS=(fieldstore list --po); COMP_CWORD=2; _fieldstore fieldstore --po list; echo \"${{COMPREPLY[@]}}\"",
+        prefix.join("share/bash-completion/completions/fieldstore").display()
+    ));
+    assert_eq!(String::from_utf8_lossy(&completed.stdout), "list\n--porcelain\n", "{completed:?}");
+    let man = std::fs::read_to_string(prefix.join("share/man/man1/fieldstore-list.1")).unwrap();
+    assert!(man.contains("fieldstore\\-list") && man.contains("Examples:") && man.contains("\\-\\-porcelain"), "{man}");
+    // Every command but the benchmarks' ends its help with examples.
+    let help = store.ok(&["--help"]);
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| !["bench", "help"].contains(c))
+        .collect();
+    assert!(commands.len() >= 16, "{commands:?}");
+    for command in commands {
+        assert!(store.ok(&[command, "--help"]).contains("Examples:\n  fieldstore "), "{command} --help has no examples");
+    }
+    store.ok(&["sample", "-o", "one.grib"]);
+    let quiet = store.run(&["archive", "--quiet", "one.grib"]);
+    assert!(quiet.status.success() && quiet.stderr.is_empty(), "{quiet:?}");
+    let verbose = String::from_utf8(store.run(&["-v", "archive", "one.grib"]).stderr).unwrap();
+    assert!(
+        verbose.contains("config: default (posix root") && verbose.contains("flushed in") && verbose.contains("archived 1 fields"),
+        "{verbose}"
+    );
+    assert!(store.fails(&["-q", "list", "class=od,expver=0001,setp=1"]).contains("unknown keyword"), "errors stay with --quiet");
+}
