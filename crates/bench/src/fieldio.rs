@@ -8,6 +8,7 @@
 //! array; **no-containers**: the same in the main container; **no-index**: the array is named
 //! by the MD5 of the whole key, with no key-values.
 
+use fieldstore::error::ErrorKind;
 use fieldstore::{Error, Result};
 use fieldstore_objects::Pool;
 use md5::{Digest, Md5};
@@ -114,15 +115,15 @@ impl<'p> FieldIo<'p> {
     fn lookup(&self, forecast: &str, field: &str) -> Result<Option<(String, String, usize)>> {
         let container_name = match self.mode {
             Mode::Full => match self.pool.container(MAIN, false)?.kv(MAIN)?.get(forecast)? {
-                Some(name) => String::from_utf8(name).map_err(|_| Error::Invalid("forecast entry is not text".into()))?,
+                Some(name) => String::from_utf8(name).map_err(|_| Error::new(ErrorKind::Corrupt, "forecast entry is not text"))?,
                 None => return Ok(None),
             },
             _ => MAIN.to_string(),
         };
         let (_, index_name) = self.forecast_place(forecast);
         let Some(pointer) = self.pool.container(&container_name, false)?.kv(&index_name)?.get(field)? else { return Ok(None) };
-        let pointer = String::from_utf8(pointer).map_err(|_| Error::Invalid("index entry is not text".into()))?;
-        let bad = || Error::Invalid(format!("bad index entry {pointer:?}"));
+        let pointer = String::from_utf8(pointer).map_err(|_| Error::new(ErrorKind::Corrupt, "index entry is not text"))?;
+        let bad = || Error::new(ErrorKind::Corrupt, format!("bad index entry {pointer:?}"));
         let parts: Vec<&str> = pointer.split(' ').collect();
         let [store, array_name, length] = parts[..] else { return Err(bad()) };
         Ok(Some((store.to_string(), array_name.to_string(), length.parse().map_err(|_| bad())?)))
@@ -203,9 +204,10 @@ impl FieldIoBench {
                 let data = io.read(&forecast, &field, &mut steps);
                 phase.record_all(i, &steps.parts);
                 let data = data?;
-                let data = data.ok_or_else(|| Error::Invalid(format!("field-io: {forecast}/{field} was never written")))?;
+                let data =
+                    data.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("field-io: {forecast}/{field} was never written")))?;
                 let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
-                payload::verify(&data, &key, Check::Metadata).map_err(Error::Invalid)?;
+                payload::verify(&data, &key, Check::Metadata).map_err(|e| Error::new(ErrorKind::Corrupt, e))?;
                 phase.fields += 1;
                 phase.bytes += data.len() as u64;
             }

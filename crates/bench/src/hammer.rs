@@ -349,7 +349,8 @@ impl Hammer {
             let field_end = micros_since_epoch();
             let identifier = entry.identifier();
             let checked = Instant::now();
-            payload::verify(field, &identifier, self.check).map_err(fieldstore::Error::Invalid)?;
+            payload::verify(field, &identifier, self.check)
+                .map_err(|e| fieldstore::Error::new(fieldstore::error::ErrorKind::Corrupt, e))?;
             check_seconds += checked.elapsed().as_secs_f64();
             let at = |k: &str| identifier.get(k).unwrap_or_default().to_string();
             let counts = read.entry((at("step"), at("number"))).or_insert((0, 0, field_start, field_end));
@@ -364,7 +365,10 @@ impl Hammer {
             for member in self.members() {
                 let (fields, member_bytes, start, end) = read.get(&(step.to_string(), member.to_string())).copied().unwrap_or_default();
                 if fields != expected {
-                    return Err(fieldstore::Error::Invalid(format!("step {step} member {member}: {fields} of {expected} fields found")));
+                    return Err(fieldstore::Error::new(
+                        fieldstore::error::ErrorKind::NotFound,
+                        format!("step {step} member {member}: {fields} of {expected} fields found"),
+                    ));
                 }
                 bytes += member_bytes;
                 span = Some(span.map_or((start, end), |(s, e)| (s.min(start), e.max(end))));
@@ -390,11 +394,10 @@ impl Hammer {
                 return Ok(());
             }
             if Instant::now() > give_up {
-                return Err(fieldstore::Error::Invalid(format!(
-                    "step {step}: {} of {expected} fields visible after {} s",
-                    listed.fields.len(),
-                    itt.timeout_seconds
-                )));
+                return Err(fieldstore::Error::new(
+                    fieldstore::error::ErrorKind::Timeout,
+                    format!("step {step}: {} of {expected} fields visible after {} s", listed.fields.len(), itt.timeout_seconds),
+                ));
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -410,7 +413,10 @@ impl Hammer {
                 let in_steps = |f: &&fieldstore::FieldEntry| self.steps().any(|s| f.element.get("step") == Some(s.to_string().as_str()));
                 let found = listed.fields.iter().filter(in_steps).count();
                 if found < expected {
-                    return Err(fieldstore::Error::Invalid(format!("member {member}: {found} of {expected} fields listed")));
+                    return Err(fieldstore::Error::new(
+                        fieldstore::error::ErrorKind::NotFound,
+                        format!("member {member}: {found} of {expected} fields listed"),
+                    ));
                 }
                 phase.fields += listed.fields.len() as u64;
                 phase.bytes += listed.fields.iter().map(|f| f.location.length).sum::<u64>();

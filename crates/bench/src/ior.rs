@@ -45,12 +45,18 @@ impl Ior {
             let expected = (self.segments * self.transfer) as u64;
             let size = array.size()?;
             if size < expected {
-                return Err(fieldstore::Error::Invalid(format!("ior array of rank {owner} holds {size} bytes, expected {expected}")));
+                return Err(fieldstore::Error::new(
+                    fieldstore::error::ErrorKind::Corrupt,
+                    format!("ior array of rank {owner} holds {size} bytes, expected {expected}"),
+                ));
             }
             for s in 0..self.segments {
                 phase.io("transfer", s, buf.len() as u64, || array.read((s * self.transfer) as u64, &mut buf))?;
                 if buf != reference {
-                    return Err(fieldstore::Error::Invalid(format!("ior rank {owner} segment {s}: wrong bytes")));
+                    return Err(fieldstore::Error::new(
+                        fieldstore::error::ErrorKind::Corrupt,
+                        format!("ior rank {owner} segment {s}: wrong bytes"),
+                    ));
                 }
                 phase.fields += 1;
                 phase.bytes += buf.len() as u64;

@@ -1,5 +1,6 @@
 //! The one error type of fieldstore. Every variant names the culprit (file, line, keyword,
-//! value, data set) so that the CLI can print a single clear message.
+//! value, data set) so that the CLI can print a single clear message, and has a kind
+//! ([`ErrorKind`]) that callers decide on: a Python exception class, a C return code, a retry.
 
 use std::path::PathBuf;
 
@@ -50,9 +51,9 @@ pub enum Error {
     #[error("data set {dataset} was wiped while this flush published its fields: they went with it")]
     Wiped { dataset: String },
 
-    /// The caller asked for something that does not exist or cannot be done.
-    #[error("{0}")]
-    Invalid(String),
+    /// Anything else, with its kind and a message naming the culprit.
+    #[error("{message}")]
+    Other { kind: ErrorKind, message: String },
 
     /// An operating-system error, with the path it concerns. The OS message is part of the
     /// text, so it is not also exposed as a source: printers would show it twice.
@@ -60,7 +61,63 @@ pub enum Error {
     Io { action: &'static str, path: PathBuf, cause: std::io::Error },
 }
 
+/// What kind of failure an error is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A request, key, value or input the caller gave cannot be used as it is.
+    BadRequest,
+    /// A configuration or schema cannot be used as it is.
+    BadConfig,
+    /// What was asked for is not there (a data set, a container, a store).
+    NotFound,
+    /// What was to be created is there already.
+    AlreadyExists,
+    /// The action is locked on a data set.
+    Locked,
+    /// Stored data failed a check: damaged, or not what this fieldstore writes.
+    Corrupt,
+    /// The operating system or a storage library failed.
+    Io,
+    /// A backend did not answer in time.
+    Timeout,
+    /// A backend cannot be reached or loaded (no cluster, no library).
+    Unavailable,
+    /// Valid, but not something fieldstore does (yet).
+    Unsupported,
+    /// Another party changed the data meanwhile (a data set wiped under a writer).
+    Conflict,
+}
+
 impl Error {
+    /// An error of `kind` with a message naming the culprit.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error::Other { kind, message: message.into() }
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::SchemaSyntax { .. } | Error::Config { .. } => ErrorKind::BadConfig,
+            Error::RequestSyntax { .. }
+            | Error::BadValue { .. }
+            | Error::TooManyValues { .. }
+            | Error::NoRule { .. }
+            | Error::Grib { .. } => ErrorKind::BadRequest,
+            Error::Locked { .. } => ErrorKind::Locked,
+            Error::Corrupt { .. } => ErrorKind::Corrupt,
+            Error::Wiped { .. } => ErrorKind::Conflict,
+            Error::Other { kind, .. } => *kind,
+            Error::Io { cause, .. } => match cause.kind() {
+                std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+                std::io::ErrorKind::AlreadyExists => ErrorKind::AlreadyExists,
+                std::io::ErrorKind::TimedOut => ErrorKind::Timeout,
+                std::io::ErrorKind::Unsupported => ErrorKind::Unsupported,
+                _ => ErrorKind::Io,
+            },
+        }
+    }
+
     /// Wraps an I/O error with the action and path it concerns.
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { action, path: path.into(), cause: source }
@@ -89,5 +146,23 @@ pub trait IoContext<T> {
 impl<T> IoContext<T> for std::io::Result<T> {
     fn ctx(self, action: &'static str, path: impl Into<PathBuf>) -> Result<T> {
         self.map_err(|e| Error::io(action, path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_has_a_kind() {
+        let missing = Error::io("open", "/x", std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
+        assert_eq!(Error::io("write", "/x", std::io::Error::other("disk full")).kind(), ErrorKind::Io);
+        assert_eq!(Error::Wiped { dataset: "d".into() }.kind(), ErrorKind::Conflict);
+        assert_eq!(Error::bad_value("step", "x", "not a step").kind(), ErrorKind::BadRequest);
+        assert_eq!(Error::Config { source_name: "c".into(), message: "m".into() }.kind(), ErrorKind::BadConfig);
+        let other = Error::new(ErrorKind::Timeout, "no answer from the cluster");
+        assert_eq!((other.kind(), other.to_string().as_str()), (ErrorKind::Timeout, "no answer from the cluster"));
+        assert_eq!(serde_json::to_string(&ErrorKind::AlreadyExists).unwrap(), "\"already_exists\"");
     }
 }

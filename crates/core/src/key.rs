@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 
 /// Longest value accepted for any keyword, in bytes.
 pub const MAX_VALUE_LEN: usize = 128;
@@ -139,7 +139,10 @@ impl Key {
     pub fn from_values_string(keywords: &[String], values: &str) -> Result<Self> {
         let parts: Vec<&str> = if keywords.is_empty() { Vec::new() } else { values.split(',').collect() };
         if parts.len() != keywords.len() {
-            return Err(Error::Invalid(format!("index entry {values:?} has {} values for {} keywords", parts.len(), keywords.len())));
+            return Err(Error::new(
+                ErrorKind::Corrupt,
+                format!("index entry {values:?} has {} values for {} keywords", parts.len(), keywords.len()),
+            ));
         }
         let mut key = Key::with_capacity(keywords.len(), values.len() + keywords.iter().map(String::len).sum::<usize>());
         for (k, v) in keywords.iter().zip(parts) {

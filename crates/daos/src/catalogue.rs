@@ -29,7 +29,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::index_log::{
     decode_batch, decode_entries, encode_batch, encode_entries, index_record, mask_record, IndexEntries, LogReplay,
 };
@@ -83,7 +83,8 @@ impl DaosCatalogue {
     pub fn new(pool: Arc<Pool>, root: &str, layout: Layout) -> Result<Self> {
         check_root_label(root)?;
         pool.create_container(root)?;
-        let container = pool.open_container(root)?.ok_or_else(|| Error::Invalid(format!("DAOS root container '{root}' vanished")))?;
+        let container =
+            pool.open_container(root)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("DAOS root container '{root}' vanished")))?;
         let datasets = well_known_kv(&container, layout)?;
         Ok(DaosCatalogue { pool, root: root.into(), layout, datasets, writers: Mutex::default() })
     }
@@ -105,7 +106,10 @@ impl DaosCatalogue {
     fn create_dataset(&self, dataset: &Key, schema_text: &str) -> Result<DatasetWriter> {
         let label = dataset_label(&self.root, dataset);
         self.pool.create_container(&label)?;
-        let container = self.pool.open_container(&label)?.ok_or_else(|| Error::Invalid(format!("DAOS container '{label}' vanished")))?;
+        let container = self
+            .pool
+            .open_container(&label)?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("DAOS container '{label}' vanished")))?;
         let kv = well_known_kv(&container, self.layout)?;
         let key = dataset.to_string();
         if !kv.insert("key", key.as_bytes())? && kv.get("key")?.as_deref() != Some(key.as_bytes()) {
@@ -141,10 +145,13 @@ fn publish(kv: &KeyValue, batch: &[u8], slot: &mut u64) -> Result<()> {
         }
         next += 1;
         if started.elapsed() > PUBLISH_PATIENCE {
-            return Err(Error::Invalid(format!(
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
                 "{}: could not publish after {attempts} attempts in {PUBLISH_PATIENCE:?}: other writers kept taking the log slots first",
                 kv.describe()
-            )));
+            ),
+            ));
         }
     }
     *slot = next;
@@ -175,7 +182,7 @@ impl DatasetWriter {
             let oid = self.container.object_id(lo, 0, ObjectType::KeyValue, self.layout.kv_class)?;
             let kv = self.container.kv(oid)?;
             if !kv.insert(ENTRIES, &encode_entries(index))? {
-                return Err(Error::Invalid(format!("{}: a new index KV already holds entries", kv.describe())));
+                return Err(Error::new(ErrorKind::AlreadyExists, format!("{}: a new index KV already holds entries", kv.describe())));
             }
             records.push(index_record(&oid_text(oid), index));
         }
@@ -255,7 +262,8 @@ impl Catalogue for DaosCatalogue {
     }
 
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
-        let kv = self.dataset_kv(dataset)?.ok_or_else(|| Error::Invalid(format!("no data set {dataset} to lock or unlock")))?;
+        let kv =
+            self.dataset_kv(dataset)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no data set {dataset} to lock or unlock")))?;
         if locked {
             kv.put(&lock_key(action), b"")
         } else {
@@ -314,7 +322,7 @@ impl DaosView {
     }
 
     fn wiped(&self) -> Error {
-        Error::Invalid(format!("DAOS container '{}' was wiped while it was read", self.label))
+        Error::new(ErrorKind::Conflict, format!("DAOS container '{}' was wiped while it was read", self.label))
     }
 
     fn load(&mut self, index: &IndexInfo) -> Result<Arc<IndexEntries>> {

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::Mutex;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_daos_sys::*;
 
 /// The library loaded when a configuration names none (the soname of DAOS 2.x's client).
@@ -56,11 +56,14 @@ pub fn libdaos(path: &str) -> Result<&'static Libdaos> {
     let mut loaded = LOADED.lock().unwrap();
     if let Some(library) = *loaded {
         if library.path != path {
-            return Err(Error::Invalid(format!("DAOS: this process already uses {}, so it cannot also load {path}", library.path)));
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!("DAOS: this process already uses {}, so it cannot also load {path}", library.path),
+            ));
         }
         return Ok(library);
     }
-    let library: &'static Libdaos = Box::leak(Box::new(load(path).map_err(Error::Invalid)?));
+    let library: &'static Libdaos = Box::leak(Box::new(load(path).map_err(|e| Error::new(ErrorKind::Unavailable, e))?));
     // SAFETY: daos_init takes no arguments and is called once, before any other function.
     let rc = unsafe { (library.init)() };
     if rc != 0 {

@@ -16,8 +16,10 @@ use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::error::{Error, Result};
-use fieldstore_daos_sys::errno::{describe, DER_EXIST, DER_KEY2BIG, DER_NONEXIST, DER_REC2BIG};
+use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_daos_sys::errno::{
+    describe, DER_EXIST, DER_INVAL, DER_KEY2BIG, DER_NONEXIST, DER_NOSYS, DER_REC2BIG, DER_TIMEDOUT, DER_UNREACH,
+};
 use fieldstore_daos_sys::*;
 
 use ffi::Libdaos;
@@ -25,7 +27,16 @@ use ffi::Libdaos;
 /// An error from libdaos: what was done, and DAOS' name and text for the code.
 pub fn daos_error(rc: i32, what: &str) -> Error {
     let (name, text) = describe(rc);
-    Error::Invalid(format!("DAOS {what}: {name} ({rc}): {text}"))
+    let kind = match -rc.abs() {
+        rc if rc == -DER_NONEXIST => ErrorKind::NotFound,
+        rc if rc == -DER_EXIST => ErrorKind::AlreadyExists,
+        rc if rc == -DER_TIMEDOUT => ErrorKind::Timeout,
+        rc if rc == -DER_UNREACH => ErrorKind::Unavailable,
+        rc if rc == -DER_INVAL || rc == -DER_KEY2BIG || rc == -DER_REC2BIG => ErrorKind::BadRequest,
+        rc if rc == -DER_NOSYS => ErrorKind::Unsupported,
+        _ => ErrorKind::Io,
+    };
+    Error::new(kind, format!("DAOS {what}: {name} ({rc}): {text}"))
 }
 
 fn check(rc: i32, what: impl FnOnce() -> String) -> Result<()> {
@@ -38,7 +49,7 @@ fn check(rc: i32, what: impl FnOnce() -> String) -> Result<()> {
 
 /// A C string for libdaos; names with NUL bytes are refused.
 fn c_string(kind: &str, text: &str) -> Result<CString> {
-    CString::new(text).map_err(|_| Error::Invalid(format!("DAOS {kind} {text:?} contains a NUL byte")))
+    CString::new(text).map_err(|_| Error::new(ErrorKind::BadRequest, format!("DAOS {kind} {text:?} contains a NUL byte")))
 }
 
 /// Where to find a DAOS pool.
@@ -305,7 +316,7 @@ impl Container {
         check(rc, || format!("opening array {} in {}", oid_text(oid), self.describe()))?;
         if cell != 1 {
             let array = Array { container: self.clone(), handle, oid };
-            return Err(Error::Invalid(format!("{}: its cells are {cell} bytes, not 1", array.describe())));
+            return Err(Error::new(ErrorKind::Corrupt, format!("{}: its cells are {cell} bytes, not 1", array.describe())));
         }
         Ok(Some(Array { container: self.clone(), handle, oid }))
     }
@@ -471,7 +482,7 @@ impl KeyValue {
                 let end = at + descriptor.kd_key_len as usize;
                 let key = room
                     .get(at..end)
-                    .ok_or_else(|| Error::Invalid(format!("DAOS listing {}: key lengths exceed the buffer", self.describe())))?;
+                    .ok_or_else(|| Error::new(ErrorKind::Io, format!("DAOS listing {}: key lengths exceed the buffer", self.describe())))?;
                 keys.push(String::from_utf8_lossy(key).into_owned());
                 at = end;
             }
@@ -540,7 +551,10 @@ impl Array {
         // DAOS may report a short read where there is a hole: only the size can tell.
         let size = self.size()?;
         if offset + buf.len() as u64 > size {
-            return Err(Error::Invalid(format!("{}: reading {} bytes at {offset}, but it holds {size}", self.describe(), buf.len())));
+            return Err(Error::new(
+                ErrorKind::Corrupt,
+                format!("{}: reading {} bytes at {offset}, but it holds {size}", self.describe(), buf.len()),
+            ));
         }
         Ok(())
     }
@@ -572,6 +586,6 @@ impl Drop for Array {
 pub fn object_class(name: &str) -> Result<daos_oclass_id_t> {
     OBJECT_CLASSES.iter().find(|(n, _)| *n == name).map(|(_, id)| *id).ok_or_else(|| {
         let known: Vec<&str> = OBJECT_CLASSES.iter().map(|(n, _)| *n).collect();
-        Error::Invalid(format!("unknown DAOS object class '{name}' (known: {})", known.join(", ")))
+        Error::new(ErrorKind::BadConfig, format!("unknown DAOS object class '{name}' (known: {})", known.join(", ")))
     })
 }

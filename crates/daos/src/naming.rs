@@ -7,7 +7,7 @@
 //! never contains `-` and root labels may not either, so different keys or roots never
 //! share a label; a form that would make the label too long becomes `--` and the key's MD5.
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::Key;
 use fieldstore_daos_sys::DAOS_PROP_LABEL_MAX_LEN;
 use md5::{Digest, Md5};
@@ -22,9 +22,10 @@ pub fn check_root_label(label: &str) -> Result<()> {
     if fine {
         Ok(())
     } else {
-        Err(Error::Invalid(format!(
-            "DAOS root container label {label:?} must be 1 to {ROOT_LABEL_MAX} characters of letters, digits, '.', '_' and ':'"
-        )))
+        Err(Error::new(
+            ErrorKind::BadConfig,
+            format!("DAOS root container label {label:?} must be 1 to {ROOT_LABEL_MAX} characters of letters, digits, '.', '_' and ':'"),
+        ))
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_daos_sys::daos_oclass_id_t;
 use fieldstore_objects::{Array, Container, KeyValue, Pool};
 
@@ -31,7 +31,10 @@ impl Pool for DaosPool {
     fn container(&self, name: &str, create: bool) -> Result<Box<dyn Container>> {
         let label = container_label(&self.prefix, name);
         let container = self.containers.get(&label, create)?.ok_or_else(|| {
-            Error::Invalid(format!("container {name:?} does not exist (pool '{}' label '{label}')", self.containers.pool().label()))
+            Error::new(
+                ErrorKind::NotFound,
+                format!("container {name:?} does not exist (pool '{}' label '{label}')", self.containers.pool().label()),
+            )
         })?;
         Ok(Box::new(DaosContainer { container, class: self.class }))
     }
@@ -73,7 +76,7 @@ impl Container for DaosContainer {
             None => self
                 .container
                 .open_array(oid)?
-                .ok_or_else(|| Error::Invalid(format!("array {name:?} does not exist ({})", self.container.describe())))?,
+                .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("array {name:?} does not exist ({})", self.container.describe())))?,
         };
         Ok(Box::new(DaosArray(array)))
     }

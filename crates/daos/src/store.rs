@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::{FieldLocation, Key, Store};
 use fieldstore_daos_sys::{daos_obj_id_t, daos_oclass_id_t};
 
@@ -32,7 +32,7 @@ impl DaosStore {
 
     /// The container and array of a location this store wrote; anything else is refused.
     fn parse<'u>(&self, uri: &'u str) -> Result<(&'u str, daos_obj_id_t)> {
-        let refuse = |why: &str| Error::Invalid(format!("refusing location {uri:?}: {why}"));
+        let refuse = |why: &str| Error::new(ErrorKind::Corrupt, format!("refusing location {uri:?}: {why}"));
         let rest = uri.strip_prefix("daos:").ok_or_else(|| refuse("not a DAOS location"))?;
         let (pool, rest) = rest.split_once('/').ok_or_else(|| refuse("no container"))?;
         let ours = self.containers.pool().label();
@@ -48,7 +48,7 @@ impl DaosStore {
         let (label, oid) = self.parse(uri)?;
         self.containers
             .with(label, false, |container| action(container.byte_array(oid)?))?
-            .ok_or_else(|| Error::Invalid(format!("{uri}: its container does not exist (wiped?)")))
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{uri}: its container does not exist (wiped?)")))
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use fieldstore_core::error::ErrorKind;
 use fieldstore_core::schema::{Schema, SplitKey};
 use fieldstore_core::{Error, FieldStore, Key, Request, Result};
 use fieldstore_grib as grib;
@@ -64,7 +65,7 @@ pub fn prepare_grib<'a>(
         let workers: Vec<_> = spans.chunks(chunk).enumerate().map(|(c, part)| s.spawn(move || input.identify(c * chunk, part))).collect();
         let mut fields = Vec::with_capacity(spans.len());
         for w in workers {
-            fields.extend(w.join().map_err(|_| Error::Invalid("decoding GRIB keys panicked".into()))??);
+            fields.extend(w.join().map_err(|_| Error::new(ErrorKind::Io, "decoding GRIB keys panicked"))??);
         }
         Ok(fields)
     })

@@ -344,3 +344,25 @@ fn a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived() {
         assert!(fs.list(&request(""), ListOptions::default()).unwrap().fields.is_empty());
     }
 }
+
+/// Every backend's errors carry the kind callers decide on (issue 18: typed errors).
+#[test]
+fn errors_carry_their_kind() {
+    use fieldstore::error::ErrorKind;
+    for site in sites() {
+        let mut fs = site.open();
+        let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
+        fs.archive(&id, b"x").unwrap();
+        fs.flush().unwrap();
+        let kind = |result: fieldstore::Result<()>| result.unwrap_err().kind();
+        assert_eq!(kind(fs.list(&request("class=od,setp=1"), ListOptions::default()).map(drop)), ErrorKind::BadRequest, "{}", site.name);
+        assert_eq!(kind(fs.wipe(&request("class=rd,expver=1,stream=oper,date=20231201,time=12"), true).map(drop)), ErrorKind::NotFound);
+        assert_eq!(kind(fs.purge(&request("class=rd,expver=1,stream=oper,date=20231201,time=12"), true).map(drop)), ErrorKind::NotFound);
+        let dataset = request("class=od,expver=1,stream=oper,date=20231201,time=12");
+        fs.control(&dataset, &[fieldstore::ControlAction::Archive], Some(true)).unwrap();
+        let mut other = site.open();
+        assert_eq!(kind(other.archive(&id, b"y")), ErrorKind::Locked, "{}", site.name);
+        fs.control(&dataset, &[fieldstore::ControlAction::Archive], Some(false)).unwrap();
+        assert_eq!(kind(fs.archive(&Key::parse("class=od,expver=1").unwrap(), b"z")), ErrorKind::BadRequest, "{}", site.name);
+    }
+}

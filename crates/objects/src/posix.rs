@@ -8,7 +8,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 
 use crate::{escape_name, Array, Container, KeyValue, Pool};
 
@@ -31,7 +31,7 @@ impl Pool for PosixPool {
             // mkdir races are harmless: every creator ends with the same directory.
             std::fs::create_dir_all(&dir).ctx("create container", &dir)?;
         } else if !dir.is_dir() {
-            return Err(Error::Invalid(format!("container {name:?} does not exist in pool {}", self.root.display())));
+            return Err(Error::new(ErrorKind::NotFound, format!("container {name:?} does not exist in pool {}", self.root.display())));
         }
         Ok(Box::new(PosixContainer { dir }))
     }

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use fieldstore_core::checksum::crc32c;
-use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
@@ -203,7 +203,7 @@ fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
     }
     let stored = read_key(dir)?.key;
     if stored != *dataset {
-        return Err(Error::Invalid(format!("directory {} holds data set {stored}, not {dataset}", dir.display())));
+        return Err(Error::new(ErrorKind::Corrupt, format!("directory {} holds data set {stored}, not {dataset}", dir.display())));
     }
     Ok(())
 }
@@ -641,7 +641,7 @@ impl PosixView {
         let segment = match self.toc.source(&index.id) {
             Some(SegmentSource::File(place)) => Arc::new(Segment::load(&self.dir, place)?),
             Some(SegmentSource::Inline(segment)) => segment.clone(),
-            None => return Err(Error::Invalid(format!("unknown index {}", index.id))),
+            None => return Err(Error::new(ErrorKind::Corrupt, format!("unknown index {}", index.id))),
         };
         self.segments.insert(index.id.clone(), segment.clone());
         Ok(segment)

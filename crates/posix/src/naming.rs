@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::Key;
 
 /// Longest directory or file name produced (most file systems allow 255 bytes).
@@ -24,7 +24,10 @@ pub fn collocation_name(collocation: &Key) -> Result<String> {
 fn checked_name(key: &Key, what: &str) -> Result<String> {
     let name = key.values().map(escape).collect::<Vec<_>>().join(":");
     if name.len() > MAX_NAME {
-        return Err(Error::Invalid(format!("{what} {key} is too long to name a file ({} bytes escaped, limit {MAX_NAME})", name.len())));
+        return Err(Error::new(
+            ErrorKind::BadRequest,
+            format!("{what} {key} is too long to name a file ({} bytes escaped, limit {MAX_NAME})", name.len()),
+        ));
     }
     Ok(if name.is_empty() { "_".into() } else { name })
 }
@@ -49,7 +52,7 @@ pub fn resolve_relative(root: &Path, relative: &str) -> Result<PathBuf> {
     let ok = path.components().count() == 2
         && path.components().all(|c| matches!(c, Component::Normal(n) if !n.to_string_lossy().starts_with('.')));
     if !ok {
-        return Err(Error::Invalid(format!("refusing location {relative:?}: not a dataset-relative file name")));
+        return Err(Error::new(ErrorKind::Corrupt, format!("refusing location {relative:?}: not a dataset-relative file name")));
     }
     Ok(root.join(path))
 }

@@ -27,7 +27,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::{FieldLocation, IndexInfo};
 
 use fieldstore_core::codec::{self, frame, next_magic, parse_frame, Decoder, Encoder, Frame};
@@ -403,11 +403,14 @@ pub fn refuse_foreign(dir: &Path) -> Result<()> {
             }
         }
     }
-    Err(Error::Invalid(format!(
-        "{} holds a TOC that is not fieldstore's (an FDB5 database?): fieldstore writes nothing there; give fieldstore a root \
+    Err(Error::new(
+        ErrorKind::Conflict,
+        format!(
+            "{} holds a TOC that is not fieldstore's (an FDB5 database?): fieldstore writes nothing there; give fieldstore a root \
          of its own (an FDB5 config puts it in the root's subdirectory 'fieldstore')",
-        dir.display()
-    )))
+            dir.display()
+        ),
+    ))
 }
 
 /// Whether bytes that frame no record, starting at byte `start` of a TOC, are what a crash

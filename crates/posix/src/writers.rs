@@ -85,7 +85,8 @@ impl Marker {
     /// has unnamed files (`O_TMPFILE`: ext4, XFS, Btrfs, tmpfs, ...); elsewhere written under
     /// a hidden name and renamed.
     pub fn create(dataset_dir: &Path) -> Result<Marker> {
-        let identity = identity().ok_or_else(|| fieldstore_core::Error::Invalid("this system has no boot id".into()))?;
+        let identity = identity()
+            .ok_or_else(|| fieldstore_core::Error::new(fieldstore_core::error::ErrorKind::Unsupported, "this system has no boot id"))?;
         let dir = dataset_dir.join(WRITERS_DIR);
         if !dir.exists() {
             std::fs::create_dir_all(&dir).ctx("create writers directory", &dir)?;

@@ -6,7 +6,7 @@
 use std::ffi::CString;
 use std::sync::Arc;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 
 use crate::ffi::{librados, CompletionT, Librados};
 use crate::ops::EncodedOp;
@@ -122,10 +122,10 @@ impl IoCtx {
         let oid = c_string(oid, "object name")?;
         // The read's answer is an int: the byte count or an error.
         if length > i32::MAX as usize {
-            return Err(Error::Invalid(format!(
-                "{}: one read of {length} bytes is more than librados can answer",
-                self.describe(&oid.to_string_lossy())
-            )));
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("{}: one read of {length} bytes is more than librados can answer", self.describe(&oid.to_string_lossy())),
+            ));
         }
         let mut completion: CompletionT = std::ptr::null_mut();
         // SAFETY: no callback, valid out-pointer; the completion is released once.

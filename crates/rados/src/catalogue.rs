@@ -25,7 +25,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::index_log::{
     decode_location, encode_batch, encode_location, index_record, mask_record, split_batch, IndexEntries, LogReplay,
 };
@@ -202,7 +202,10 @@ impl DatasetWriter {
         let mut records = Vec::new();
         for ((name, write), index) in std::mem::take(&mut self.index_writes).into_iter().zip(self.pending.iter()) {
             if write.wait()? != Outcome::Applied {
-                return Err(Error::Invalid(format!("{}: a new index object already exists", self.io.describe(&name))));
+                return Err(Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!("{}: a new index object already exists", self.io.describe(&name)),
+                ));
             }
             records.push(index_record(&name, index));
         }
@@ -211,11 +214,14 @@ impl DatasetWriter {
         self.pending.clear();
         if !published {
             self.wiped = true;
-            return Err(Error::Invalid(format!(
-                "{}: the data set was wiped while this handle wrote to it: nothing was published, and the {lost} field(s) \
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!(
+                    "{}: the data set was wiped while this handle wrote to it: nothing was published, and the {lost} field(s) \
                  archived into it since the last flush were lost with it",
-                self.io.describe(DATASET)
-            )));
+                    self.io.describe(DATASET)
+                ),
+            ));
         }
         Ok(())
     }
@@ -316,7 +322,7 @@ impl Catalogue for RadosCatalogue {
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
         let io = self.dataset_context(dataset)?;
         if io.size(DATASET)?.is_none() {
-            return Err(Error::Invalid(format!("no data set {dataset} to lock or unlock")));
+            return Err(Error::new(ErrorKind::NotFound, format!("no data set {dataset} to lock or unlock")));
         }
         let key = lock_key(action);
         let op = if locked { WriteOp::new().set(&key, b"") } else { WriteOp::new().remove(&key) };
@@ -417,7 +423,10 @@ impl DatasetView for RadosView {
             return Ok(Vec::new());
         }
         if !publish(&self.io, &self.identity, &[mask_record(indexes.iter().map(|i| i.id.as_str()))])? {
-            return Err(Error::Invalid(format!("{}: the data set was wiped meanwhile; nothing to hide", self.io.describe(DATASET))));
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("{}: the data set was wiped meanwhile; nothing to hide", self.io.describe(DATASET)),
+            ));
         }
         Ok(Vec::new())
     }

@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 
 /// `rados_t`: a cluster handle.
 pub type RadosT = *mut c_void;
@@ -96,7 +96,7 @@ static LIBRADOS: OnceLock<std::result::Result<Librados, String>> = OnceLock::new
 
 /// librados, loaded on first use.
 pub fn librados() -> Result<&'static Librados> {
-    LIBRADOS.get_or_init(load).as_ref().map_err(|e| Error::Invalid(e.clone()))
+    LIBRADOS.get_or_init(load).as_ref().map_err(|e| Error::new(ErrorKind::Unavailable, e.clone()))
 }
 
 fn load() -> std::result::Result<Librados, String> {

@@ -20,7 +20,7 @@ use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 
 use ffi::{librados, IoCtxT, RadosT};
 
@@ -55,10 +55,10 @@ unsafe impl Sync for Cluster {}
 /// Turns a negative librados return code into an error about `what`.
 fn check(rc: i32, action: &'static str, what: impl FnOnce() -> String) -> Result<i32> {
     if rc == -libc::ETIMEDOUT {
-        return Err(Error::Invalid(format!(
-            "{action} {}: no answer within the operation timeout (is the cluster unhealthy? `ceph health detail` says)",
-            what()
-        )));
+        return Err(Error::new(
+            ErrorKind::Timeout,
+            format!("{action} {}: no answer within the operation timeout (is the cluster unhealthy? `ceph health detail` says)", what()),
+        ));
     }
     if rc < 0 {
         Err(Error::io(action, what(), std::io::Error::from_raw_os_error(-rc)))
@@ -68,7 +68,7 @@ fn check(rc: i32, action: &'static str, what: impl FnOnce() -> String) -> Result
 }
 
 fn c_string(text: &str, what: &str) -> Result<CString> {
-    CString::new(text).map_err(|_| Error::Invalid(format!("{what} {text:?} contains a NUL byte")))
+    CString::new(text).map_err(|_| Error::new(ErrorKind::BadRequest, format!("{what} {text:?} contains a NUL byte")))
 }
 
 impl Cluster {
@@ -113,7 +113,10 @@ impl Cluster {
         let text = path.display().to_string();
         if text.contains(|c: char| c == ',' || c.is_whitespace()) {
             // librados would read it as a list of several paths.
-            return Err(Error::Invalid(format!("ceph.conf path {text:?}: librados cannot read paths that contain spaces or commas")));
+            return Err(Error::new(
+                ErrorKind::BadConfig,
+                format!("ceph.conf path {text:?}: librados cannot read paths that contain spaces or commas"),
+            ));
         }
         let path_c = c_string(&text, "ceph.conf path")?;
         // SAFETY: live handle, NUL-terminated path.
@@ -138,7 +141,7 @@ impl Cluster {
         // SAFETY: live cluster handle, valid out-pointer.
         let rc = unsafe { (lib.ioctx_create)(self.handle, pool_c.as_ptr(), &mut handle) };
         if rc == -libc::ENOENT {
-            return Err(Error::Invalid(format!("pool '{pool}' does not exist in the {}", self.description)));
+            return Err(Error::new(ErrorKind::NotFound, format!("pool '{pool}' does not exist in the {}", self.description)));
         }
         check(rc, "open pool", || format!("{pool} of the {}", self.description))?;
         // SAFETY: live I/O context, NUL-terminated namespace (copied by librados).

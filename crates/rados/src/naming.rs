@@ -3,7 +3,7 @@
 //! be confused with another dataset's or break a location apart. Objects that writers create
 //! are named by the MD5 of a unique string (32 hex digits).
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::Key;
 use md5::{Digest, Md5};
 
@@ -17,7 +17,10 @@ pub fn dataset_namespace(prefix: &str, dataset: &Key) -> String {
 /// Printable ASCII without spaces, at most 64 bytes.
 pub fn check_prefix(prefix: &str) -> Result<()> {
     if prefix.len() > 64 || !prefix.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(Error::Invalid(format!("RADOS namespace prefix {prefix:?}: use at most 64 printable characters, no spaces")));
+        return Err(Error::new(
+            ErrorKind::BadConfig,
+            format!("RADOS namespace prefix {prefix:?}: use at most 64 printable characters, no spaces"),
+        ));
     }
     Ok(())
 }

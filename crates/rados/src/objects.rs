@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_objects::{escape_name, Array, Container, KeyValue, Pool};
 
 use crate::{Cluster, IoCtx, Namespaces, WriteOp};
@@ -40,7 +40,7 @@ impl Pool for RadosPool {
             // not an omap: erasure-coded pools have no omaps.)
             io.write_full(CONTAINER_MARKER, name.as_bytes())?;
         } else if io.size(CONTAINER_MARKER)?.is_none() {
-            return Err(Error::Invalid(format!("container {name:?} does not exist ({})", io.describe(""))));
+            return Err(Error::new(ErrorKind::NotFound, format!("container {name:?} does not exist ({})", io.describe(""))));
         }
         Ok(Box::new(RadosContainer { io }))
     }
@@ -64,7 +64,7 @@ impl Container for RadosContainer {
     fn array(&self, name: &str, create: bool) -> Result<Box<dyn Array>> {
         let oid = format!("array.{}", escape_name(name));
         if !create && self.io.size(&oid)?.is_none() {
-            return Err(Error::Invalid(format!("array {name:?} does not exist ({})", self.io.describe(&oid))));
+            return Err(Error::new(ErrorKind::NotFound, format!("array {name:?} does not exist ({})", self.io.describe(&oid))));
         }
         Ok(Box::new(RadosArray { io: self.io.clone(), oid }))
     }
@@ -107,6 +107,8 @@ impl Array for RadosArray {
     }
 
     fn size(&self) -> Result<u64> {
-        self.io.size(&self.oid)?.ok_or_else(|| Error::Invalid(format!("array {} does not exist", self.io.describe(&self.oid))))
+        self.io
+            .size(&self.oid)?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("array {} does not exist", self.io.describe(&self.oid))))
     }
 }

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_char, c_int};
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 
 use crate::ffi::{
     librados, Librados, ListCtxT, OmapIterT, ReadOpT, WriteOpT, COMPARE_EQUAL, CREATE_EXCLUSIVE, OPERATION_FULL_FORCE, OPERATION_FULL_TRY,
@@ -201,10 +201,10 @@ impl EncodedOp {
             rc if rc == -libc::EOPNOTSUPP && kind.uses_omap => Err(no_omaps(io, oid)),
             rc if rc == -libc::EEXIST && kind.create_exclusive => Ok(Outcome::Exists),
             rc if rc == -libc::ECANCELED && kind.compares => Ok(Outcome::ComparisonFailed),
-            rc if rc == -libc::EFBIG => Err(Error::Invalid(format!(
-                "{}: the object would be larger than the cluster allows (osd_max_object_size)",
-                io.describe(oid)
-            ))),
+            rc if rc == -libc::EFBIG => Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("{}: the object would be larger than the cluster allows (osd_max_object_size)", io.describe(oid)),
+            )),
             rc => check(rc, kind.action, || io.describe(oid)).map(|_| Outcome::Applied),
         }
     }
@@ -236,12 +236,15 @@ impl IoCtx {
         // SAFETY: live context; `data` is valid for `data.len()` bytes.
         let rc = unsafe { (librados()?.write)(self.handle, oid_c.as_ptr(), data.as_ptr().cast(), data.len(), offset) };
         if rc == -libc::EOPNOTSUPP {
-            return Err(Error::Invalid(format!(
-                "{}: this pool refuses a write of {} bytes at offset {offset} (erasure-coded pools take whole objects and \
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "{}: this pool refuses a write of {} bytes at offset {offset} (erasure-coded pools take whole objects and \
                  appends of whole stripes only)",
-                self.describe(oid),
-                data.len()
-            )));
+                    self.describe(oid),
+                    data.len()
+                ),
+            ));
         }
         check(rc, "write", || self.describe(oid))?;
         Ok(())
@@ -401,10 +404,13 @@ impl IoCtx {
 
 /// The error for an omap operation on a pool without omaps.
 fn no_omaps(io: &IoCtx, oid: &str) -> Error {
-    Error::Invalid(format!(
-        "{}: this pool does not support omaps (erasure-coded pools do not): put indexes and key-values in a replicated pool",
-        io.describe(oid)
-    ))
+    Error::new(
+        ErrorKind::BadConfig,
+        format!(
+            "{}: this pool does not support omaps (erasure-coded pools do not): put indexes and key-values in a replicated pool",
+            io.describe(oid)
+        ),
+    )
 }
 
 /// Copies the pairs out of an omap iterator and ends it.

@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{FieldLocation, Key, StartedRead, Store};
 
@@ -70,7 +70,7 @@ impl RadosStore {
 
     /// The namespace and object of a location this store wrote; anything else is refused.
     fn parse<'u>(&self, uri: &'u str) -> Result<(&'u str, &'u str)> {
-        let refuse = |why: &str| Error::Invalid(format!("refusing location {uri:?}: {why}"));
+        let refuse = |why: &str| Error::new(ErrorKind::Corrupt, format!("refusing location {uri:?}: {why}"));
         let rest = uri.strip_prefix("rados:").ok_or_else(|| refuse("not a RADOS location"))?;
         let (pool, rest) = rest.split_once('/').ok_or_else(|| refuse("no namespace"))?;
         if pool != self.namespaces.pool() {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{FieldStore, ListOptions, Matches};
 use crate::backend::{ControlAction, IndexInfo};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 use crate::request::Request;
 
@@ -130,14 +130,14 @@ impl FieldStore {
     /// is removed unless `doit`.
     pub fn wipe(&mut self, request: &Request, doit: bool) -> Result<WipeReport> {
         if let Some(missing) = WIPE_MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
-            return Err(Error::Invalid(format!(
-                "wipe needs '{missing}' in the request (it must name at least {})",
-                WIPE_MINIMUM_KEYS.join(", ")
-            )));
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("wipe needs '{missing}' in the request (it must name at least {})", WIPE_MINIMUM_KEYS.join(", ")),
+            ));
         }
         let by_dataset = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = by_dataset.explanation {
-            return Err(Error::Invalid(format!("nothing to wipe: {why}")));
+            return Err(Error::new(ErrorKind::NotFound, format!("nothing to wipe: {why}")));
         }
         let mut report = WipeReport { done: doit, ..Default::default() };
         let mut by_collocation: Option<Vec<(Key, Key)>> = None;
@@ -161,16 +161,19 @@ impl FieldStore {
             let element_keywords: HashSet<String> =
                 schema.paths().flat_map(|p| p.levels[2].key_keywords().map(String::from).collect::<Vec<_>>()).collect();
             if let Some(k) = below.iter().find(|k| element_keywords.contains(**k)) {
-                return Err(Error::Invalid(format!(
-                    "wipe removes data sets or collocations; element keyword '{k}' cannot be wiped (use archive to replace fields)"
-                )));
+                return Err(Error::new(
+                    ErrorKind::BadRequest,
+                    format!(
+                        "wipe removes data sets or collocations; element keyword '{k}' cannot be wiped (use archive to replace fields)"
+                    ),
+                ));
             }
             if by_collocation.is_none() {
                 let options = ListOptions { depth: 2, ..ListOptions::default() };
                 let matches = self.resolve(request, options, Some(ControlAction::Wipe))?;
                 if let Some(why) = matches.explanation {
                     // No collocation is there (any more): said, not a silent success.
-                    return Err(Error::Invalid(format!("nothing to wipe: {why}")));
+                    return Err(Error::new(ErrorKind::NotFound, format!("nothing to wipe: {why}")));
                 }
                 by_collocation = Some(matches.collocations);
             }
@@ -240,7 +243,7 @@ impl FieldStore {
     pub fn purge(&mut self, request: &Request, doit: bool) -> Result<PurgeReport> {
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = datasets.explanation {
-            return Err(Error::Invalid(format!("nothing to purge: {why}")));
+            return Err(Error::new(ErrorKind::NotFound, format!("nothing to purge: {why}")));
         }
         let mut report = PurgeReport { done: doit, ..Default::default() };
         for dataset in datasets.datasets {
@@ -334,13 +337,14 @@ impl FieldStore {
     fn all_datasets_matching(&mut self, request: &Request) -> Result<Vec<Key>> {
         let matches = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, None)?;
         match matches.explanation {
-            Some(why) => Err(Error::Invalid(format!("no data set matches {request}: {why}"))),
+            Some(why) => Err(Error::new(ErrorKind::NotFound, format!("no data set matches {request}: {why}"))),
             None => Ok(matches.datasets),
         }
     }
 
     fn schema_of(&mut self, dataset: &Key) -> Result<std::sync::Arc<crate::schema::Schema>> {
-        let view = self.catalogue().open(dataset)?.ok_or_else(|| Error::Invalid(format!("data set {dataset} vanished")))?;
+        let view =
+            self.catalogue().open(dataset)?.ok_or_else(|| Error::new(ErrorKind::Conflict, format!("data set {dataset} vanished")))?;
         let text = view.schema_text().to_string();
         self.parse_schema(&text, dataset)
     }

@@ -21,7 +21,7 @@ pub use read::DataReader;
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
 use crate::backend::{Catalogue, ControlAction, FieldLocation, Store};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 use crate::recent::RecentList;
 use crate::schema::Schema;
@@ -132,9 +132,10 @@ impl FieldStore {
         self.store.discard();
         self.catalogue.discard();
         let lost = std::mem::take(&mut self.pending_fields);
-        Error::Invalid(format!(
-            "{cause}; {also}the {lost} field(s) archived since the last flush were not stored and must be archived again"
-        ))
+        Error::new(
+            cause.kind(),
+            format!("{cause}; {also}the {lost} field(s) archived since the last flush were not stored and must be archived again"),
+        )
     }
 
     /// The schema a dataset is written with: its stored schema if it exists, else the
@@ -187,10 +188,10 @@ impl FieldStore {
     fn resplit(&self, schema: &Schema, identifier: &Key, dataset: &Key) -> Result<crate::schema::SplitKey> {
         let split = schema.split(identifier)?;
         if *split.dataset != *dataset {
-            return Err(Error::Invalid(format!(
-                "data set {dataset} was created with a schema that names it {} for identifier {identifier}",
-                split.dataset
-            )));
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("data set {dataset} was created with a schema that names it {} for identifier {identifier}", split.dataset),
+            ));
         }
         Ok(split)
     }

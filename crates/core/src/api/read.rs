@@ -18,7 +18,7 @@ use std::io::Read;
 
 use super::{FieldEntry, FieldStore, ListOptions};
 use crate::backend::{ControlAction, StartedRead, Store};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::request::Request;
 
 /// Largest range the reader merges into one run.
@@ -130,12 +130,15 @@ impl<'s> DataReader<'s> {
     pub fn next_field(&mut self) -> Result<Option<(&FieldEntry, &[u8])>> {
         let Some(field) = self.fields.get(self.out_field) else { return Ok(None) };
         if self.out_seen != 0 {
-            return Err(Error::Invalid(format!(
-                "field {} was partly read as a stream ({} of {} bytes); read its rest before asking for the next field",
-                field.identifier(),
-                self.out_seen,
-                field.location.length
-            )));
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "field {} was partly read as a stream ({} of {} bytes); read its rest before asking for the next field",
+                    field.identifier(),
+                    self.out_seen,
+                    field.location.length
+                ),
+            ));
         }
         let length = field.location.length as usize;
         let read_ahead = self.store.read_ahead();
@@ -169,7 +172,7 @@ impl<'s> DataReader<'s> {
     fn fill(&mut self, buffer: &mut [u8], have: &mut usize) -> Result<()> {
         while *have < buffer.len() {
             match self.read_run(&mut buffer[*have..])? {
-                0 => return Err(Error::Invalid("the stream ended inside a field".into())),
+                0 => return Err(Error::new(ErrorKind::Corrupt, "the stream ended inside a field")),
                 n => *have += n,
             }
         }
