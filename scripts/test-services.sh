@@ -2,7 +2,7 @@
 # a real Ceph cluster for the RADOS tests, and a directory for the pools of the project's
 # libdaos emulation (DAOS cannot be installed here). Sourced by test.sh and crash-trials.sh,
 # from the project's root, after install-deps.sh; exports the Ceph variables,
-# FIELDSTORE_TEST_DAOS_LIBRARY and DAOS_EMULATION_ROOT.
+# FIELDSTORE_TEST_DAOS_LIBRARY, DAOS_EMULATION_ROOT and FIELDSTORE_TEST_REQUIRE_SERVICES.
 
 start_test_services() {
   local here=$PWD
@@ -18,4 +18,6 @@ start_test_services() {
   source "$test_ceph_dir/env"
   set +a
   export FIELDSTORE_TEST_DAOS_LIBRARY="$here/target/debug/libdaos.so" DAOS_EMULATION_ROOT="$test_daos_root"
+  # Every test runs: one whose service is missing fails instead of skipping (crates/testing).
+  export FIELDSTORE_TEST_REQUIRE_SERVICES=1
 }

@@ -260,9 +260,8 @@ fn bench_hammer_writes_reads_and_lists_with_json_phases() {
 #[test]
 fn bench_hammer_runs_on_daos_with_several_processes() {
     let env = Env::new();
-    let library = std::env::var("FIELDSTORE_TEST_DAOS_LIBRARY").expect("the libdaos emulation: run scripts/test.sh");
-    let root = std::env::var("DAOS_EMULATION_ROOT").expect("the libdaos emulation's root: run scripts/test.sh");
-    std::fs::create_dir_all(Path::new(&root).join("cli")).unwrap();
+    let Some((library, root)) = fieldstore_testing::daos_emulation() else { return };
+    std::fs::create_dir_all(root.join("cli")).unwrap();
     let label = format!("hammer{}", std::process::id());
     let config = env.path("daos.yaml");
     let section = format!("{{type: daos, pool: cli, root_container: {label}, library: {library}}}");
@@ -353,29 +352,29 @@ fn hammer_starts_processes_behind_a_barrier() {
 }
 
 /// The object pools the field-io and ior tests run on: a directory, a Ceph pool of the test
-/// cluster (a namespace prefix of its own per call), and a pool of the libdaos emulation.
+/// cluster (a namespace prefix of its own per call), and a pool of the libdaos emulation, each
+/// where its service is there (`fieldstore_testing` says what is skipped).
 fn object_pools(env: &Env, name: &str) -> Vec<Vec<String>> {
-    let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF")
-        .expect("these tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env");
-    let rados_pool = std::env::var("FIELDSTORE_TEST_RADOS_POOL").unwrap_or_else(|_| "fieldstore".into());
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let prefix = format!("{name}-{}-{nanos}-", std::process::id());
-    let daos_library = std::env::var("FIELDSTORE_TEST_DAOS_LIBRARY").expect("the libdaos emulation: run scripts/test.sh");
-    let daos_root = std::env::var("DAOS_EMULATION_ROOT").expect("the libdaos emulation's root: run scripts/test.sh");
-    std::fs::create_dir_all(Path::new(&daos_root).join("cli")).unwrap();
-    let daos_prefix = prefix.replace(|c: char| !c.is_ascii_alphanumeric(), "");
-    vec![
-        vec!["--pool".into(), env.path(name)],
-        vec!["--pool".into(), format!("rados:{rados_pool}/{prefix}"), "--ceph-conf".into(), conf],
-        vec![
+    let mut pools = vec![vec!["--pool".into(), env.path(name)]];
+    if let Some(conf) = fieldstore_testing::ceph_conf() {
+        let rados_pool = fieldstore_testing::rados_pool("FIELDSTORE_TEST_RADOS_POOL", "fieldstore");
+        pools.push(vec!["--pool".into(), format!("rados:{rados_pool}/{prefix}"), "--ceph-conf".into(), conf.display().to_string()]);
+    }
+    if let Some((library, root)) = fieldstore_testing::daos_emulation() {
+        std::fs::create_dir_all(root.join("cli")).unwrap();
+        let daos_prefix = prefix.replace(|c: char| !c.is_ascii_alphanumeric(), "");
+        pools.push(vec![
             "--pool".into(),
             format!("daos:cli/{daos_prefix}"),
             "--daos-library".into(),
-            daos_library,
+            library,
             "--daos-class".into(),
             "OC_S2".into(),
-        ],
-    ]
+        ]);
+    }
+    pools
 }
 
 #[test]
@@ -425,26 +424,23 @@ fn bench_field_io_in_every_mode_and_pattern_b() {
         }
     }
     assert!(env.fails(&["bench", "field-io", "--mode", "fast"]).contains("use full, no-containers or no-index"));
-    let missing = env.fails(&[
-        "bench",
-        "field-io",
-        "--pool",
-        "rados:no-such-pool",
-        "--ceph-conf",
-        &std::env::var("FIELDSTORE_TEST_CEPH_CONF").unwrap(),
-    ]);
-    assert!(missing.contains("pool 'no-such-pool' does not exist"), "{missing}");
-    let library = std::env::var("FIELDSTORE_TEST_DAOS_LIBRARY").unwrap();
-    let missing = env.fails(&["bench", "field-io", "--pool", "daos:no-such-pool", "--daos-library", &library]);
-    assert!(missing.contains("pool 'no-such-pool'") && missing.contains("DER_NONEXIST"), "{missing}");
-    let class = env.fails(&["bench", "ior", "--pool", "daos:cli", "--daos-library", &library, "--daos-class", "OC_S3"]);
-    assert!(class.contains("unknown DAOS object class 'OC_S3'"), "{class}");
+    if let Some(conf) = fieldstore_testing::ceph_conf() {
+        let missing = env.fails(&["bench", "field-io", "--pool", "rados:no-such-pool", "--ceph-conf", conf.to_str().unwrap()]);
+        assert!(missing.contains("pool 'no-such-pool' does not exist"), "{missing}");
+    }
+    if let Some((library, _)) = fieldstore_testing::daos_emulation() {
+        let missing = env.fails(&["bench", "field-io", "--pool", "daos:no-such-pool", "--daos-library", &library]);
+        assert!(missing.contains("pool 'no-such-pool'") && missing.contains("DER_NONEXIST"), "{missing}");
+        let class = env.fails(&["bench", "ior", "--pool", "daos:cli", "--daos-library", &library, "--daos-class", "OC_S3"]);
+        assert!(class.contains("unknown DAOS object class 'OC_S3'"), "{class}");
+    }
 }
 
 /// Renders a page in headless Chromium (installed by scripts/test.sh) and returns the DOM
-/// after its scripts ran, and what Chromium logged.
-fn render_in_chromium(page: &Path, profile: &Path) -> (String, String) {
-    let out = Command::new("chromium")
+/// after its scripts ran, and what Chromium logged; `None` (said) without Chromium.
+fn render_in_chromium(page: &Path, profile: &Path) -> Option<(String, String)> {
+    let chromium = fieldstore_testing::chromium()?;
+    let out = Command::new(chromium)
         .args([
             "--headless",
             "--no-sandbox",
@@ -461,8 +457,8 @@ fn render_in_chromium(page: &Path, profile: &Path) -> (String, String) {
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
         .output()
-        .expect("chromium runs (scripts/test.sh installs it)");
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+        .expect("chromium runs");
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 
 #[test]
@@ -491,7 +487,7 @@ fn the_analyze_report_renders_its_plots_in_a_browser() {
     }
     let html = env.path("report.html");
     env.ok(&["bench", "analyze", &format!("{log}.0"), &format!("{log}.1"), "--html", &html]);
-    let (dom, log_text) = render_in_chromium(Path::new(&html), &env.work.join("chromium-profile"));
+    let Some((dom, log_text)) = render_in_chromium(Path::new(&html), &env.work.join("chromium-profile")) else { return };
     // Three plots: bandwidth, and a timeline each for write and read; the page's own check ran.
     assert!(dom.contains("data-rendered=\"3\""), "the report's script did not finish:\n{log_text}");
     assert!(!log_text.contains("Uncaught"), "{log_text}");
@@ -525,7 +521,9 @@ fn sweep_runs_the_grid_and_its_summary_renders() {
     assert_eq!(table.lines().filter(|l| l.starts_with("| field-io")).count(), 8, "{table}");
     let rows: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(format!("{out}/summary.json")).unwrap()).unwrap();
     assert!(rows.as_array().unwrap().iter().all(|r| r["reps"] == 2 && r["bandwidth_mean"].as_f64().unwrap() > 0.0));
-    let (dom, log_text) = render_in_chromium(&Path::new(&out).join("summary.html"), &env.work.join("chromium-profile"));
+    let Some((dom, log_text)) = render_in_chromium(&Path::new(&out).join("summary.html"), &env.work.join("chromium-profile")) else {
+        return;
+    };
     assert!(dom.contains("data-rendered=\"1\""), "{log_text}");
     assert!(env.fails(&["bench", "sweep", "--benchmark", "dd", "--out", &out]).contains("use ior, field-io or hammer"));
 }

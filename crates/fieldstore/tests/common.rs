@@ -38,6 +38,11 @@ pub struct Site {
 pub const BACKENDS: [&str; 3] = ["posix", "rados", "daos"];
 
 impl Site {
+    /// The pairing, if the services its backends need are there (else the skip is said).
+    pub fn try_new(catalogue: &str, store: &str) -> Option<Site> {
+        (available(catalogue) && available(store)).then(|| Site::new(catalogue, store))
+    }
+
     pub fn new(catalogue: &str, store: &str) -> Site {
         let dir = tempfile::tempdir().unwrap();
         let sections = format!("catalogue: {}\nstore: {}\n", section(catalogue, dir.path()), section(store, dir.path()));
@@ -88,33 +93,38 @@ fn section(kind: &str, dir: &Path) -> String {
 /// A RADOS section in the test cluster's pool named by environment variable `pool_variable`
 /// (scripts/ceph-cluster.sh makes and exports them), with a namespace prefix of its own.
 fn rados_section(pool_variable: &str, default_pool: &str, dir: &Path) -> String {
-    let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF")
-        .expect("the conformance tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env");
-    let pool = std::env::var(pool_variable).unwrap_or_else(|_| default_pool.into());
+    let conf = fieldstore_testing::ceph_conf().expect("a Ceph cluster for a RADOS pairing").display().to_string();
+    let pool = fieldstore_testing::rados_pool(pool_variable, default_pool);
     let unique = dir.file_name().unwrap().to_string_lossy();
     format!("{{type: rados, pool: {pool}, ceph_conf: {conf}, namespace_prefix: 'test-{}-{unique}-'}}", std::process::id())
 }
 
-/// The libdaos emulation and the pool the tests use in it (created if missing), from the
-/// environment scripts/test.sh sets.
+/// The libdaos emulation and the pool the tests use in it (created if missing).
 pub fn emulated_daos_pool() -> (String, &'static str) {
-    let need = |name: &str| {
-        std::env::var(name).unwrap_or_else(|_| {
-            panic!("the DAOS tests need {name}: run scripts/test.sh, or build fieldstore-daos-emulation and export FIELDSTORE_TEST_DAOS_LIBRARY (its libdaos.so) and DAOS_EMULATION_ROOT (a directory)")
-        })
-    };
-    let (library, root) = (need("FIELDSTORE_TEST_DAOS_LIBRARY"), need("DAOS_EMULATION_ROOT"));
-    std::fs::create_dir_all(Path::new(&root).join("tests")).unwrap();
+    let (library, root) = fieldstore_testing::daos_emulation().expect("the libdaos emulation for a DAOS pairing");
+    std::fs::create_dir_all(root.join("tests")).unwrap();
     (library, "tests")
+}
+
+/// Whether the services a backend needs are there (a skip is said where not).
+fn available(kind: &str) -> bool {
+    match kind {
+        k if k.starts_with("rados") => fieldstore_testing::ceph_conf().is_some(),
+        "daos" => fieldstore_testing::daos_emulation().is_some(),
+        _ => true,
+    }
 }
 
 /// Every catalogue/store pairing, each on fresh storage; the POSIX catalogue in FDB5's
 /// commit order with the POSIX store (the default here, on a local disk, embeds commits);
 /// and RADOS as production would run it, fields in an erasure-coded 2+1 pool and the
 /// catalogue in a replicated size-2 pool.
+/// Pairings whose services are missing are skipped, and the skip said
+/// (`fieldstore_testing`).
 pub fn sites() -> Vec<Site> {
-    let pairings = BACKENDS.iter().flat_map(|c| BACKENDS.iter().map(move |s| Site::new(c, s)));
-    pairings.chain([Site::new("posix-ordered", "posix"), Site::new("rados-rep2", "rados-ec21")]).collect()
+    let kinds: Vec<&str> = BACKENDS.iter().copied().filter(|k| available(k)).collect();
+    let pairings = kinds.iter().flat_map(|c| kinds.iter().map(move |s| Site::new(c, s)));
+    pairings.chain(Site::try_new("posix-ordered", "posix")).chain(Site::try_new("rados-rep2", "rados-ec21")).collect()
 }
 
 /// Bytes derived from an identifier, so a reader can check what it got.

@@ -1,19 +1,17 @@
 //! Against the real cluster `scripts/ceph-cluster.sh` starts (`scripts/test.sh` starts one and
 //! exports its `DIR/env`). By hand: `scripts/ceph-cluster.sh start /tmp/ceph && set -a &&
 //! . /tmp/ceph/env && set +a && cargo test -p fieldstore-rados`.
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use fieldstore_rados::{Cluster, ClusterConfig};
 
-fn test_cluster() -> ClusterConfig {
-    let conf = std::env::var("FIELDSTORE_TEST_CEPH_CONF")
-        .expect("these tests need a Ceph cluster: scripts/ceph-cluster.sh start DIR, then export the variables in DIR/env");
-    ClusterConfig { ceph_conf: Some(PathBuf::from(conf)), ..ClusterConfig::default() }
+/// The test cluster, if there (else the skip is said: `fieldstore_testing`).
+fn test_cluster() -> Option<ClusterConfig> {
+    Some(ClusterConfig { ceph_conf: Some(fieldstore_testing::ceph_conf()?), ..ClusterConfig::default() })
 }
 
 fn pool() -> String {
-    std::env::var("FIELDSTORE_TEST_RADOS_POOL").unwrap_or_else(|_| "fieldstore".into())
+    fieldstore_testing::rados_pool("FIELDSTORE_TEST_RADOS_POOL", "fieldstore")
 }
 
 fn unique(prefix: &str) -> String {
@@ -23,7 +21,8 @@ fn unique(prefix: &str) -> String {
 
 #[test]
 fn objects_round_trip_and_namespaces_keep_them_apart() {
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let ns = unique("ns");
     let io = cluster.io(&pool(), &ns).unwrap();
     let other = cluster.io(&pool(), &unique("other")).unwrap();
@@ -50,13 +49,18 @@ fn objects_round_trip_and_namespaces_keep_them_apart() {
 
 #[test]
 fn a_missing_pool_is_named() {
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let err = cluster.io("no-such-pool", "").err().unwrap().to_string();
     assert!(err.contains("pool 'no-such-pool' does not exist"), "{err}");
 }
 
 #[test]
 fn an_unreachable_cluster_fails_within_the_timeout() {
+    // Needs librados, which comes with the test cluster's packages.
+    if test_cluster().is_none() {
+        return;
+    }
     let dir = std::env::temp_dir().join(unique("unreachable"));
     std::fs::create_dir_all(&dir).unwrap();
     // A monitor address nothing listens on (loopback only).
@@ -84,7 +88,8 @@ fn an_unreachable_cluster_fails_within_the_timeout() {
 #[test]
 fn compound_writes_are_all_or_nothing() {
     use fieldstore_rados::{Outcome, WriteOp};
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let io = cluster.io(&pool(), &unique("ops")).unwrap();
     let create = WriteOp::new().create_exclusive().set("seq", b"0").set("schema", b"text");
     assert_eq!(io.apply("dataset", &create).unwrap(), Outcome::Applied);
@@ -107,7 +112,8 @@ fn compound_writes_are_all_or_nothing() {
 #[test]
 fn omap_scans_page_through_many_pairs_in_key_order() {
     use fieldstore_rados::WriteOp;
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let io = cluster.io(&pool(), &unique("scan")).unwrap();
     let keys: Vec<String> = (0..10_000).map(|i| format!("log/{i:08}")).collect();
     let values: Vec<Vec<u8>> = (0..10_000).map(|i: u32| i.to_le_bytes().to_vec()).collect();
@@ -127,7 +133,8 @@ fn omap_scans_page_through_many_pairs_in_key_order() {
 
 #[test]
 fn writes_at_offsets_and_listing_a_namespace() {
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let ns = unique("list");
     let io = cluster.io(&pool(), &ns).unwrap();
     io.write("array", 0, b"hello ").unwrap();
@@ -144,15 +151,17 @@ fn writes_at_offsets_and_listing_a_namespace() {
 
 #[test]
 fn the_object_api_on_rados_passes_the_conformance_checks() {
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let pool = fieldstore_rados::objects::RadosPool::new(cluster, &pool(), &unique("run")).unwrap();
     fieldstore_objects::conformance::check_pool(&pool, "forecast/../x");
 }
 
 #[test]
 fn a_full_pool_fails_writes_at_once_and_keeps_what_it_holds() {
+    let Some(config) = test_cluster() else { return };
     let pool = std::env::var("FIELDSTORE_TEST_RADOS_POOL_QUOTA").expect("scripts/ceph-cluster.sh makes a pool with a quota");
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let cluster = Cluster::connect(&config).unwrap();
     let io = cluster.io(&pool, &unique("full")).unwrap();
     let data = vec![7u8; 1 << 20];
     // The monitors mark the pool full a few seconds after it passes its 4 MiB quota; writes
@@ -186,7 +195,8 @@ fn index_objects_sent_early_publish_exactly_what_was_archived() {
     use fieldstore_core::{Catalogue, FieldLocation, Key};
     use fieldstore_rados::catalogue::RadosCatalogue;
 
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let mut catalogue = RadosCatalogue::new(cluster, &pool(), &unique("early")).unwrap();
     let dataset = Key::parse("class=od,expver=0001").unwrap();
     let index = Key::parse("date=20260101,time=0000").unwrap();
@@ -220,7 +230,8 @@ fn a_flush_after_a_wipe_fails_and_publishes_nothing() {
     use fieldstore_core::{Catalogue, FieldLocation, Key};
     use fieldstore_rados::catalogue::RadosCatalogue;
 
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let prefix = unique("wiped");
     let mut writer = RadosCatalogue::new(cluster.clone(), &pool(), &prefix).unwrap();
     let mut other = RadosCatalogue::new(cluster, &pool(), &prefix).unwrap();
@@ -260,7 +271,8 @@ fn a_dataset_of_the_earlier_omap_log_is_refused_by_name() {
     use fieldstore_rados::catalogue::RadosCatalogue;
     use fieldstore_rados::WriteOp;
 
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let prefix = unique("earlier");
     let catalogue = RadosCatalogue::new(cluster.clone(), &pool(), &prefix).unwrap();
     let dataset = Key::parse("class=od,expver=0001").unwrap();
@@ -278,7 +290,8 @@ fn a_dataset_of_the_earlier_omap_log_is_refused_by_name() {
 fn an_object_past_the_largest_size_is_refused_by_name() {
     use fieldstore_rados::WriteOp;
 
-    let cluster = Cluster::connect(&test_cluster()).unwrap();
+    let Some(config) = test_cluster() else { return };
+    let cluster = Cluster::connect(&config).unwrap();
     let io = cluster.io(&pool(), &unique("largest")).unwrap();
     // The test cluster's osd_max_object_size (scripts/ceph-cluster.sh), written in two halves
     // (one write may carry at most osd_max_write_size, 90 MiB by default).

@@ -1,0 +1,76 @@
+//! What fieldstore's tests share across crates: the services some of them talk to (a Ceph
+//! cluster, the libdaos emulation, a browser), found from the environment `scripts/test.sh`
+//! sets. Where one is missing, a plain `cargo test` skips what needs it and says so on standard
+//! error; with `FIELDSTORE_TEST_REQUIRE_SERVICES` set (`scripts/test.sh` sets it, so CI never
+//! skips in silence) a missing service fails the test instead.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The variable that turns a skip into a failure.
+pub const REQUIRE_ENV: &str = "FIELDSTORE_TEST_REQUIRE_SERVICES";
+
+/// A Ceph cluster's `ceph.conf` (`FIELDSTORE_TEST_CEPH_CONF`, exported by
+/// `scripts/ceph-cluster.sh`), or `None` after saying that the running test skips what needs
+/// it.
+pub fn ceph_conf() -> Option<PathBuf> {
+    match std::env::var("FIELDSTORE_TEST_CEPH_CONF") {
+        Ok(conf) if !conf.is_empty() => Some(PathBuf::from(conf)),
+        _ => skip("a Ceph cluster ($FIELDSTORE_TEST_CEPH_CONF is not set)", "scripts/ceph-cluster.sh start DIR, then export DIR/env"),
+    }
+}
+
+/// A pool of the test cluster, by the variable `scripts/ceph-cluster.sh` exports, else its
+/// default name.
+pub fn rados_pool(variable: &str, default: &str) -> String {
+    std::env::var(variable).unwrap_or_else(|_| default.to_string())
+}
+
+/// The libdaos emulation (`FIELDSTORE_TEST_DAOS_LIBRARY`, else the one the workspace built
+/// beside this test) and the directory its pools live in (`DAOS_EMULATION_ROOT`, which the
+/// emulation itself reads, so it must be in the environment); `None` (said) without them.
+pub fn daos_emulation() -> Option<(String, PathBuf)> {
+    let how = "scripts/test.sh sets it; by hand: export DAOS_EMULATION_ROOT=$(mktemp -d)";
+    let Some(root) = std::env::var_os("DAOS_EMULATION_ROOT").filter(|r| !r.is_empty()).map(PathBuf::from) else {
+        return skip("the libdaos emulation ($DAOS_EMULATION_ROOT is not set)", how);
+    };
+    let built = build_dir().join("libdaos.so");
+    let library = match std::env::var("FIELDSTORE_TEST_DAOS_LIBRARY") {
+        Ok(library) if !library.is_empty() => library,
+        _ if built.exists() => built.display().to_string(),
+        _ => {
+            return skip("the libdaos emulation (not built; $FIELDSTORE_TEST_DAOS_LIBRARY is not set)", "cargo build --workspace builds it")
+        }
+    };
+    std::fs::create_dir_all(&root).expect("the DAOS emulation's directory");
+    Some((library, root))
+}
+
+/// Whether a browser for the report tests is installed (`chromium`), else `None` (said).
+pub fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    match std::env::split_paths(&path).map(|d| d.join("chromium")).find(|p| p.exists()) {
+        Some(found) => Some(found),
+        None => skip("chromium (a browser)", "scripts/test.sh installs it"),
+    }
+}
+
+/// The directory of this build's artifacts (`target/debug`): test binaries run from its
+/// `deps/`.
+fn build_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    exe.parent().and_then(Path::parent).expect("a test binary in target/PROFILE/deps").to_path_buf()
+}
+
+/// Says that the running test (the harness names its thread after it) skips what needs
+/// `what`, or fails it where services are required. Written to standard error itself, which
+/// the harness does not capture, so the skip shows.
+fn skip<T>(what: &str, how: &str) -> Option<T> {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    if std::env::var_os(REQUIRE_ENV).is_some() {
+        panic!("{test} needs {what}: {how} ({REQUIRE_ENV} is set, so nothing is skipped)");
+    }
+    let _ = writeln!(std::io::stderr(), "skipped: {test}: needs {what}: {how}");
+    None
+}
