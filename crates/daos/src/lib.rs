@@ -7,7 +7,10 @@
 //! emulation on a file system, through the same loading path.
 
 pub mod catalogue;
-pub mod ffi;
+mod ffi;
+
+/// The client library loaded when a configuration names none.
+pub use ffi::DEFAULT_LIBRARY;
 pub mod naming;
 pub mod objects;
 pub mod store;

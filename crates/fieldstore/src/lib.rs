@@ -77,7 +77,7 @@ fn rados_pool(section: &str, backend: &BackendConfig, source: &str) -> Result<(s
 /// The libdaos to load when a configuration names none: `$FIELDSTORE_DAOS_LIBRARY`, else
 /// DAOS' own client library.
 pub fn default_daos_library() -> String {
-    std::env::var("FIELDSTORE_DAOS_LIBRARY").unwrap_or_else(|_| daos::ffi::DEFAULT_LIBRARY.into())
+    std::env::var("FIELDSTORE_DAOS_LIBRARY").unwrap_or_else(|_| daos::DEFAULT_LIBRARY.into())
 }
 
 /// What a `type: daos` section names: the pool, the root container label, and its object

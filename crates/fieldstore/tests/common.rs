@@ -34,8 +34,9 @@ pub struct Site {
     pub object_per_field: bool,
 }
 
-/// The backend types the conformance tests pair (each catalogue with each store).
-pub const BACKENDS: [&str; 3] = ["posix", "rados", "daos"];
+/// The backend types the conformance tests pair (each catalogue with each store): every type
+/// this build knows.
+pub use fieldstore::BACKENDS;
 
 impl Site {
     /// The pairing, if the services its backends need are there (else the skip is said).

@@ -8,7 +8,7 @@
 
 mod aio;
 pub mod catalogue;
-pub mod ffi;
+mod ffi;
 mod naming;
 pub mod objects;
 mod ops;
