@@ -212,8 +212,8 @@ struct RequestArgs {
     /// class,expver; for wipe, purge, lock and unlock class,expver,stream,date,time)
     #[arg(long, value_name = "KEYS")]
     minimum_keys: Option<String>,
-    /// Act on the whole store (no request, no minimum keys)
-    #[arg(long, conflicts_with_all = ["request", "request_file", "minimum_keys"])]
+    /// Act on the whole store (no request, no minimum keys; not for wipe)
+    #[arg(long, conflicts_with_all = ["request", "request_file"])]
     all: bool,
 }
 
@@ -433,6 +433,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }),
+        Command::Wipe(w) if w.query.request.all => {
+            bail!("wipe removes what a request names and takes no --all; to wipe every data set, name class=all,expver=all,stream=all,date=all,time=all")
+        }
         Command::Wipe(w) => for_each_request(config, &w.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_wipe(&fs.wipe(r, w.doit)?, w.query.json)
         }),

@@ -89,6 +89,7 @@ fn key_refuses_several_messages_and_modifiers_and_filters_set_and_pick_them() {
     assert_eq!(String::from_utf8_lossy(&keys.stdout).trim(), "0042 24 130");
     assert!(store.fails(&["archive", "--modifiers", "nosuchkey=1", "four.grib"]).contains("nosuchkey"));
     assert!(store.fails(&["archive", "--modifiers", "expver", "four.grib"]).contains("a modifier is key=value"));
+    assert!(store.fails(&["archive", "--include-filter", "parma=t", "four.grib"]).contains("unknown keyword 'parma'"));
 }
 
 #[test]
@@ -112,6 +113,8 @@ fn commands_need_the_minimum_keys_or_all() {
     assert_eq!(store.ok(&["list", "--minimum-keys", "step", "step=0"]).lines().count(), 2);
     assert!(store.fails(&["list", "--minimum-keys", "step", "class=od"]).contains("names no step"));
     assert!(store.run(&["list", "--all", "class=od"]).status.code() == Some(1), "--all takes no request");
+    assert_eq!(store.ok(&["list", "--all", "--minimum-keys="]).lines().count(), 4, "FDB5's idiom");
+    assert!(store.fails(&["wipe", "--all", "--doit"]).contains("takes no --all"));
 }
 
 #[test]
@@ -174,10 +177,12 @@ fn exit_status_is_one_for_every_error_and_zero_when_a_list_matches_nothing() {
 fn closed_pipes_end_quietly_and_a_failed_retrieve_leaves_no_file() {
     let store = Store::new();
     store.archive_sample();
-    // More than a pipe holds (64 KiB), so the reader's end closes while the command writes.
+    // Far more than a pipe holds (64 KiB, 1 MiB on kernels of 64 KiB pages), so the reader's
+    // end closes while the command writes: 50 requests of 420 fields each (about 4 MiB).
     store.ok(&["sample", "--steps", "0/to/240", "--levtype", "ml", "--levels", "1/to/20", "-o", "many.grib"]);
     store.ok(&["archive", "many.grib"]);
-    for command in ["$F list --all --location | head -1", "$F retrieve class=od,expver=0001 -o - | head -c 1"] {
+    std::fs::write(store.path("many.req"), "retrieve,class=od,expver=0001,levtype=ml\n".repeat(50)).unwrap();
+    for command in ["$F list --location --request-file many.req | head -1", "$F retrieve --request-file many.req -o - | head -c 1"] {
         let out = store.shell(&format!("{command} >/dev/null; echo \"${{PIPESTATUS[0]}}\""));
         let status = String::from_utf8_lossy(&out.stdout).trim().to_string();
         assert_eq!(status, "141", "{command}: ended by SIGPIPE, as any tool");
@@ -259,18 +264,22 @@ fn fdb5_configs_and_variables_are_read() {
     std::fs::write(store.path("home/etc/fdb/config.yaml"), config.replace("schema: schema", "schema: ../../../schema")).unwrap();
     std::fs::write(store.path("fdb.yaml"), &config).unwrap();
     store.ok(&["sample", "-o", "one.grib"]);
-    let archived = store.shell("FDB5_CONFIG_FILE=fdb.yaml $F archive one.grib && FDB5_CONFIG_FILE=fdb.yaml $F info");
+    // fieldstore's own variables come first: FIELDSTORE_ROOT (which every command here sets)
+    // is unset for FDB5's to be read.
+    let archived = store.shell("unset FIELDSTORE_ROOT; FDB5_CONFIG_FILE=fdb.yaml $F archive one.grib && FDB5_CONFIG_FILE=fdb.yaml $F info");
     let info = String::from_utf8_lossy(&archived.stdout);
     assert!(info.contains("fdb.yaml (FDB5 config: fieldstore's store in") && info.contains("data sets: 1"), "{archived:?}");
     assert!(fdb_root.join("fieldstore").is_dir() && !store.root.exists(), "in the FDB5 root's subdirectory, not fieldstore's default");
     let text = config.replace("schema: schema", &format!("schema: {}", store.path("schema").display()));
     for variables in [format!("FDB5_CONFIG='{text}'"), format!("FDB_HOME={}", store.path("home").display())] {
-        let listed = store.shell(&format!("{variables} $F list --all"));
+        let listed = store.shell(&format!("unset FIELDSTORE_ROOT; {variables} $F list --all"));
         assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 1, "{variables}: {listed:?}");
     }
-    // fieldstore's own variable comes first.
+    // fieldstore's own variables come first.
     let own = store.shell("FIELDSTORE_CONFIG=/no/such.yaml FDB5_CONFIG_FILE=fdb.yaml $F info 2>&1");
     assert!(String::from_utf8_lossy(&own.stdout).contains("/no/such.yaml"), "{own:?}");
+    let root = store.shell("FDB5_CONFIG_FILE=fdb.yaml $F info 2>&1");
+    assert!(String::from_utf8_lossy(&root.stdout).contains("find a store at") && !store.root.exists(), "FIELDSTORE_ROOT wins: {root:?}");
 }
 
 /// FDB5 names its databases' directories as fieldstore names its data sets': given an FDB5

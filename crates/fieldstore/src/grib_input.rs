@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use fieldstore_core::error::ErrorKind;
-use fieldstore_core::schema::{Schema, SplitKey};
+use fieldstore_core::schema::Schema;
 use fieldstore_core::{Error, FieldStore, Key, Request, Result};
 use fieldstore_grib as grib;
 
@@ -60,6 +60,16 @@ pub fn prepare_grib<'a>(
     // share of the messages. Results keep the input order.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(spans.len().div_ceil(64)).max(1);
     let chunk = spans.len().div_ceil(threads).max(1);
+    // A filter naming a keyword no schema rule uses would match nothing, or everything.
+    let keywords = fs.schema().keywords();
+    for (filter, name) in [(&options.include, "--include-filter"), (&options.exclude, "--exclude-filter")] {
+        if let Some(unknown) = filter.iter().flat_map(|f| f.keywords()).find(|k| !keywords.contains(k)) {
+            return Err(Error::RequestSyntax {
+                context: name.to_string(),
+                message: format!("unknown keyword '{unknown}': no schema rule uses it"),
+            });
+        }
+    }
     let input = Input { schema: fs.schema(), data, source, options, decoded };
     std::thread::scope(|s| {
         let workers: Vec<_> = spans.chunks(chunk).enumerate().map(|(c, part)| s.spawn(move || input.identify(c * chunk, part))).collect();
@@ -106,35 +116,38 @@ impl<'a> Input<'_, 'a> {
                 modifiers => Cow::Owned(grib::modify(original, modifiers).map_err(|e| grib_error(&e))?),
             };
             let identifier = grib::mars_keys(&bytes).map_err(|e| grib_error(&e))?;
+            (self.decoded)(span.length);
+            // Filtered first, as fdb-write does: a message left out is not checked.
+            if !self.wanted(&identifier)? {
+                continue;
+            }
             if let Some(missing) = ["class", "expver", "stream"].into_iter().find(|k| identifier.get(k).is_none()) {
                 return Err(grib_error(&format!(
                     "no MARS '{missing}' key (has {identifier}): not an ECMWF-style GRIB; add MARS keys with grib_set or \
                      --modifiers, e.g. -s centre=98,setLocalDefinition=1,localDefinitionNumber=1,class=od,stream=oper,type=fc,expver=0001"
                 )));
             }
-            let split = self.schema.split(&identifier).map_err(|e| grib_error(&e))?;
-            if self.wanted(&split)? {
-                fields.push(GribField { identifier, bytes });
-            }
-            (self.decoded)(span.length);
+            self.schema.split(&identifier).map_err(|e| grib_error(&e))?;
+            fields.push(GribField { identifier, bytes });
         }
         Ok(fields)
     }
 
     /// Whether the filters keep a message with these keys.
-    fn wanted(&self, split: &SplitKey) -> Result<bool> {
-        let include = self.options.include.as_ref().map_or(Ok(true), |r| self.matches(r, split))?;
-        let exclude = self.options.exclude.as_ref().map_or(Ok(false), |r| self.matches(r, split))?;
+    fn wanted(&self, identifier: &Key) -> Result<bool> {
+        let include = self.options.include.as_ref().map_or(Ok(true), |r| self.matches(r, identifier))?;
+        let exclude = self.options.exclude.as_ref().map_or(Ok(false), |r| self.matches(r, identifier))?;
         Ok(include && !exclude)
     }
 
-    /// Whether every keyword of `filter` has one of its values in the message's keys,
-    /// compared as the schema's types read them (`param=t` is `param=130`).
-    fn matches(&self, filter: &Request, split: &SplitKey) -> Result<bool> {
+    /// Whether every keyword of `filter` has one of its values in the message's keys, both
+    /// read as the schema's types read them (`param=t` is `param=130`, `time=12` is `1200`).
+    fn matches(&self, filter: &Request, identifier: &Key) -> Result<bool> {
         for keyword in filter.keywords() {
-            let Some(values) = filter.values(keyword, self.schema.type_of(&[], keyword))? else { continue };
-            let value = split.dataset.get(keyword).or_else(|| split.collocation.get(keyword)).or_else(|| split.element.get(keyword));
-            if !value.is_some_and(|v| values.iter().any(|w| w == v)) {
+            let ty = self.schema.type_of(&[], keyword);
+            let Some(values) = filter.values(keyword, ty)? else { continue };
+            let value = identifier.get(keyword).map(|v| ty.canonical(keyword, v)).transpose()?;
+            if !value.is_some_and(|v| values.contains(&v)) {
                 return Ok(false);
             }
         }

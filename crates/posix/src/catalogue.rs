@@ -186,9 +186,9 @@ fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
     let key_path = dir.join(KEY_FILE);
     if !key_path.exists() {
         crate::listing::create_dir_durably(dir)?;
+        crate::toc::refuse_foreign(dir)?;
         publish(dir, SCHEMA_FILE, schema_text.as_bytes())?;
         publish(dir, TOC_FILE, &identity_frame(&unique_suffix()))?;
-        crate::toc::refuse_foreign(dir)?;
         // The key file says the data set is whole: after a power loss it is there only if the
         // schema and TOC are.
         sync_dir(dir)?;
@@ -570,12 +570,9 @@ impl Catalogue for PosixCatalogue {
         let undecodable = || Error::corrupt("embedded commit", dir.join(session), "its records do not decode".to_string());
         let mut lost = Vec::new();
         let mut intact_files = BTreeSet::new();
-        // A writer's commits in order; one whose data is not whole ends its writer's: its
-        // flush never returned, so none after it began.
-        let mut broken_markers = BTreeSet::new();
         for commit in commits {
             let (marker, parts) = decode_commit(commit).ok_or_else(undecodable)?;
-            if !markers.iter().any(|m| m == marker) || broken_markers.contains(marker) {
+            if !markers.iter().any(|m| m == marker) {
                 continue;
             }
             let mut commit_lost = Vec::new();
@@ -590,8 +587,10 @@ impl Catalogue for PosixCatalogue {
                     _ => commit_lost.push((record, segment)),
                 }
             }
+            // A commit whose data is not whole: its flush never returned (so its writer began
+            // none after it), and it is passed over alone; commits come file by file, not in
+            // the order they were made.
             if !all_whole(&commit_lost, whole, undecodable)? {
-                broken_markers.insert(marker);
                 continue;
             }
             intact_files.extend(commit_files);

@@ -283,7 +283,13 @@ impl TocReader {
                             self.skip_torn(&data[pos..pos + skip], pos, torn_tail)?;
                             pos += skip;
                         }
-                        _ => break,
+                        _ => {
+                            // Still only what the last refresh left of a torn record.
+                            if pos == 0 {
+                                self.torn_tail = torn_tail;
+                            }
+                            break;
+                        }
                     }
                 }
                 Frame::Bad => match next_magic(TOC_MAGIC, &data[pos..]) {
@@ -689,6 +695,28 @@ mod tests {
             let err = visible_after_reading(&[&base[..], &damaged, &later].concat()).unwrap_err().to_string();
             assert!(err.contains(&format!("bytes {at}..")) && err.contains("damaged"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_torn_last_record_ending_like_a_magic_stays_torn_across_refreshes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toc");
+        let mut base = record("a", 0);
+        pad_to(&mut base, 100);
+        // A flush's records with a block never written, whose last bytes begin a magic.
+        let mut torn = flush_frame(&(0..40).map(|i| record_payload(&format!("f{i}"), i, 0)).collect::<Vec<_>>());
+        torn[100..612].fill(0);
+        let n = torn.len();
+        torn[n - 3..].copy_from_slice(&TOC_MAGIC[..3]);
+        std::fs::write(&path, [&base[..], &torn].concat()).unwrap();
+        let mut toc = TocReader::new(path.clone());
+        toc.refresh().unwrap();
+        toc.refresh().unwrap(); // nothing new: only the torn record's last bytes, a magic's start
+        let mut more = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut more, &record("d", 1)).unwrap();
+        toc.refresh().unwrap();
+        let ids: Vec<String> = toc.visible().map(|r| r.id.clone()).collect();
+        assert_eq!(ids, ["d@1", "a@0"]);
     }
 
     #[test]

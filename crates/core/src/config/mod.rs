@@ -108,13 +108,17 @@ impl BackendConfig {
 }
 
 impl Config {
-    /// The config named by `--config`, else `$FIELDSTORE_CONFIG`, else FDB5's
-    /// (`$FDB5_CONFIG_FILE`, `$FDB5_CONFIG`, `$FDB_HOME/etc/fdb/config.yaml`), else the default
-    /// POSIX store.
+    /// The config named by `--config`, else `$FIELDSTORE_CONFIG`, else the default POSIX
+    /// store under `$FIELDSTORE_ROOT` if it is set, else FDB5's (`$FDB5_CONFIG_FILE`,
+    /// `$FDB5_CONFIG`, `$FDB_HOME/etc/fdb/config.yaml`), else the default POSIX store:
+    /// fieldstore's own variables come first.
     pub fn resolve(explicit: Option<&Path>) -> Result<Config> {
         let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         if let Some(path) = explicit.map(PathBuf::from).or_else(|| set(CONFIG_ENV).map(PathBuf::from)) {
             return Config::from_file(&path);
+        }
+        if set(ROOT_ENV).is_some() {
+            return Ok(Config::default_posix());
         }
         if let Some(path) = set(FDB5_CONFIG_FILE_ENV) {
             return Config::from_file(Path::new(&path));
