@@ -10,7 +10,9 @@
 # (FDB5_CONFIG_FILE, FDB_HOME, ...). FDB5_TOOL_PREFIX runs them through a wrapper instead (the
 # tests use "scripts/fdb5-tool.sh ROOT"). fieldstore's store is the usual one (--config is not
 # taken: set FIELDSTORE_CONFIG or FIELDSTORE_ROOT; without them fieldstore, too, reads FDB5's
-# config, and then stores in the FDB5 root's subdirectory 'fieldstore').
+# config, and then stores in the FDB5 root's subdirectory 'fieldstore'). Each data set is staged
+# as one GRIB file in a temporary directory: TMPDIR chooses a file system with room for the
+# largest data set.
 set -euo pipefail
 request=${1:-}
 fdb() { ${FDB5_TOOL_PREFIX:-} "$@"; }
