@@ -366,3 +366,28 @@ fn errors_carry_their_kind() {
         assert_eq!(kind(fs.archive(&Key::parse("class=od,expver=1").unwrap(), b"z")), ErrorKind::BadRequest, "{}", site.name);
     }
 }
+
+/// A superseded field that shares an index with live ones stays listed (`--full`), so purge
+/// keeps its bytes too, on every store (with an object per field it once removed them) and the
+/// report says so in the words of `stats`.
+#[test]
+fn purge_keeps_the_bytes_of_what_stays_listed() {
+    for site in sites() {
+        let mut fs = site.open();
+        let key = |step: u32| {
+            Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
+        };
+        fs.archive(&key(0), b"first 0").unwrap();
+        fs.archive(&key(6), b"first 6").unwrap();
+        fs.flush().unwrap();
+        fs.archive(&key(0), b"second 0").unwrap();
+        fs.flush().unwrap();
+        let report = fs.purge(&request("class=od,expver=1,stream=oper,date=20231201,time=12"), true).unwrap();
+        assert_eq!((report.fields_hidden, report.fields_kept, report.removed.len(), report.bytes_freed), (0, 1, 0, 0), "{}", site.name);
+        assert_eq!(report.unreclaimable_bytes, b"first 0".len() as u64, "{}", site.name);
+        let full = fs.list(&request("class=od,expver=1"), ListOptions { include_superseded: true, ..ListOptions::default() }).unwrap();
+        assert_eq!(full.fields.len(), 3, "{}", site.name);
+        assert_eq!(fs.stats(&request("class=od,expver=1")).unwrap().superseded_fields, 1, "{}", site.name);
+        assert_eq!(retrieve(&mut fs, "class=od,expver=1,step=6").unwrap(), b"first 6", "{}", site.name);
+    }
+}

@@ -249,7 +249,11 @@ impl FieldStore {
         for dataset in datasets.datasets {
             let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
             let usage = index_usage(view.as_mut())?;
-            let live_uris: BTreeSet<&String> = usage.iter().filter(|u| u.live > 0).flat_map(|u| u.uris.iter()).collect();
+            // What any entry of an index that stays names: a superseded field there stays listed
+            // (`list --full`), so its bytes stay too (FDB5's rule; with an object per field,
+            // removing them left entries whose bytes were gone).
+            let live_uris: BTreeSet<&String> =
+                usage.iter().filter(|u| u.live > 0).flat_map(|u| u.uris.iter().chain(u.superseded.iter().map(|(uri, _)| uri))).collect();
             let dead: Vec<&IndexUse> = usage.iter().filter(|u| u.live == 0).collect();
             // Files holding superseded fields only, with the bytes of those fields.
             let mut removable: BTreeMap<String, u64> = BTreeMap::new();
