@@ -143,12 +143,12 @@ pub fn run_fieldstore(config: &Path, w: &Workload) -> Result<Timings, String> {
     let hammer = w.hammer();
     let err = |e: fieldstore::Error| e.to_string();
 
-    let mut writer = fieldstore::open(&config).map_err(err)?;
-    let archive = hammer.write(&mut writer).map_err(err)?.seconds;
+    let writer = fieldstore::open(&config).map_err(err)?;
+    let archive = hammer.write(&writer).map_err(err)?.seconds;
     drop(writer);
 
     // Like the peer: a new handle lists the member, then retrieves everything in one request.
-    let mut reader = fieldstore::open(&config).map_err(err)?;
+    let reader = fieldstore::open(&config).map_err(err)?;
     let base = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,domain=g,type=pf,levtype=pl";
     let t = Instant::now();
     let listed = reader.list(&Request::parse(&format!("{base},number={}", w.member)).map_err(err)?, ListOptions::default()).map_err(err)?;

@@ -252,7 +252,7 @@ impl Hammer {
     }
 
     /// Archives every field, flushing after each step.
-    pub fn write(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
+    pub fn write(&self, fs: &FieldStore) -> fieldstore::Result<Phase> {
         let (levels, params) = (self.levels(), self.params());
         let mut phase = Phase::new("write");
         let run = micros_since_epoch();
@@ -305,7 +305,7 @@ impl Hammer {
     /// all its retrieves through one merged handle, steps are read together, up to
     /// [`MERGED_READ_FIELDS`] fields per request, so that the store keeps reads in flight from
     /// one step into the next; in operational mode each step is read once it is complete.
-    pub fn read(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
+    pub fn read(&self, fs: &FieldStore) -> fieldstore::Result<Phase> {
         Phase::measure("read", |phase| {
             if let Some(itt) = self.itt {
                 for step in self.steps() {
@@ -327,7 +327,7 @@ impl Hammer {
     /// fdb-hammer does: memory stays bounded by the largest field (or the store's read-ahead),
     /// and each field is checked where the reader holds it. Records one "retrieve" event per
     /// step, from its first field's read to its last; check time is kept apart.
-    fn read_steps(&self, fs: &mut FieldStore, steps: &[usize], phase: &mut Phase) -> fieldstore::Result<()> {
+    fn read_steps(&self, fs: &FieldStore, steps: &[usize], phase: &mut Phase) -> fieldstore::Result<()> {
         let (levels, params) = (self.levels(), self.params());
         let join = |values: &mut dyn Iterator<Item = String>| values.collect::<Vec<_>>().join("/");
         let members = join(&mut self.members().map(|m| m.to_string()));
@@ -383,7 +383,7 @@ impl Hammer {
     }
 
     /// Polls `list()` until every field of a step is visible (operational mode).
-    fn wait_for_step(&self, fs: &mut FieldStore, step: usize, itt: Itt, phase: &mut Phase) -> fieldstore::Result<()> {
+    fn wait_for_step(&self, fs: &FieldStore, step: usize, itt: Itt, phase: &mut Phase) -> fieldstore::Result<()> {
         let expected = self.fields_per_step();
         let members: Vec<String> = self.members().map(|m| m.to_string()).collect();
         let request = Request::parse(&format!("{},step={step},number={}", self.base(), members.join("/")))?;
@@ -404,7 +404,7 @@ impl Hammer {
     }
 
     /// Lists every member's fields; fails if any is missing.
-    pub fn list(&self, fs: &mut FieldStore) -> fieldstore::Result<Phase> {
+    pub fn list(&self, fs: &FieldStore) -> fieldstore::Result<Phase> {
         let expected = self.nsteps * self.levels().len() * self.params().len();
         Phase::measure("list", |phase| {
             for (i, member) in self.members().enumerate() {

@@ -31,13 +31,13 @@ fn hammer(check: Check) -> Hammer {
 fn write_read_list_round_trip_with_full_checks() {
     let dir = tempfile::tempdir().unwrap();
     let h = hammer(Check::Full);
-    let w = h.write(&mut open(dir.path())).unwrap();
+    let w = h.write(&open(dir.path())).unwrap();
     assert_eq!((w.fields, w.bytes), (3 * 2 * 4 * 2, 48 * 1000));
     assert!(w.first_io_us > 0 && w.last_io_us >= w.first_io_us);
     assert!(w.breakdown["flush"] > 0.0 && w.breakdown["archive"] > 0.0);
-    let r = h.read(&mut open(dir.path())).unwrap();
+    let r = h.read(&open(dir.path())).unwrap();
     assert_eq!((r.fields, r.bytes), (48, 48_000));
-    let l = h.list(&mut open(dir.path())).unwrap();
+    let l = h.list(&open(dir.path())).unwrap();
     assert_eq!(l.fields, 48);
     let json = serde_json::to_value(&r).unwrap();
     for k in ["mode", "fields", "bytes", "seconds", "first_io_us", "last_io_us"] {
@@ -50,8 +50,8 @@ fn a_read_fails_when_a_field_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let mut shorter = hammer(Check::None);
     shorter.nsteps = 2;
-    shorter.write(&mut open(dir.path())).unwrap();
-    let err = hammer(Check::None).read(&mut open(dir.path())).unwrap_err().to_string();
+    shorter.write(&open(dir.path())).unwrap();
+    let err = hammer(Check::None).read(&open(dir.path())).unwrap_err().to_string();
     assert!(err.contains("step 2") && err.contains("0 of 8 fields found"), "{err}");
 }
 
@@ -59,21 +59,21 @@ fn a_read_fails_when_a_field_is_missing() {
 fn md_check_catches_a_misplaced_field_and_full_check_a_corrupt_one() {
     let dir = tempfile::tempdir().unwrap();
     let h = hammer(Check::Full);
-    h.write(&mut open(dir.path())).unwrap();
+    h.write(&open(dir.path())).unwrap();
     // Store step 1's bytes under step 2's identifier (a misplaced field).
     let (victim, source) = (h.identifier(1, 2, "1", "1"), h.identifier(1, 1, "1", "1"));
-    let mut fs = open(dir.path());
+    let fs = open(dir.path());
     fs.archive(&victim, payload::Stamper::new(&payload::synthetic(1000), Check::Full).field(&source, 1)).unwrap();
     fs.flush().unwrap();
-    let err = hammer(Check::Metadata).read(&mut open(dir.path())).unwrap_err().to_string();
+    let err = hammer(Check::Metadata).read(&open(dir.path())).unwrap_err().to_string();
     assert!(err.contains("misplaced"), "{err}");
     // Bytes changed before archiving (a writer-side corruption the store cannot know about).
     let mut bad = payload::Stamper::new(&payload::synthetic(1000), Check::Full).field(&victim, 2).to_vec();
     bad[500] ^= 0xff;
     fs.archive(&victim, &bad).unwrap();
     fs.flush().unwrap();
-    assert!(hammer(Check::Metadata).read(&mut open(dir.path())).is_ok(), "the metadata check does not read the body");
-    let err = hammer(Check::Full).read(&mut open(dir.path())).unwrap_err().to_string();
+    assert!(hammer(Check::Metadata).read(&open(dir.path())).is_ok(), "the metadata check does not read the body");
+    let err = hammer(Check::Full).read(&open(dir.path())).unwrap_err().to_string();
     assert!(err.contains("corrupt"), "{err}");
 }
 
@@ -86,8 +86,8 @@ fn operational_mode_readers_follow_writers_step_by_step() {
     h.itt = Some(itt);
     let (writer, reader) = (h.clone(), h.clone());
     let root = dir.path().to_path_buf();
-    let write = std::thread::spawn(move || writer.write(&mut open(&root)).unwrap());
-    let read = reader.read(&mut open(dir.path())).unwrap();
+    let write = std::thread::spawn(move || writer.write(&open(&root)).unwrap());
+    let read = reader.read(&open(dir.path())).unwrap();
     let write = write.join().unwrap();
     assert_eq!(read.fields, write.fields);
     // The writer keeps its window (6 steps of 50 ms), and the reader read while it wrote.
@@ -98,6 +98,6 @@ fn operational_mode_readers_follow_writers_step_by_step() {
     let mut stuck = hammer(Check::None);
     stuck.step = 100;
     stuck.itt = Some(fieldstore_bench::Itt { step_seconds: 0.0, timeout_seconds: 0.2 });
-    let err = stuck.read(&mut open(dir.path())).unwrap_err().to_string();
+    let err = stuck.read(&open(dir.path())).unwrap_err().to_string();
     assert!(err.contains("step 100: 0 of 16 fields visible"), "{err}");
 }

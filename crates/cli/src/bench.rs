@@ -627,15 +627,15 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
         check,
         itt: a.itt.then_some(fieldstore_bench::Itt { step_seconds: a.step_seconds, timeout_seconds: a.poll_timeout }),
     };
-    let mut fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
+    let fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
     line_up(&a.run, place)?;
     let reads = a.read || (a.itt && place.size > 1 && place.rank >= place.size / 2);
     Ok(if reads {
-        h.read(&mut fs)?
+        h.read(&fs)?
     } else if a.list {
-        h.list(&mut fs)?
+        h.list(&fs)?
     } else {
-        h.write(&mut fs)?
+        h.write(&fs)?
     })
 }
 
@@ -762,7 +762,7 @@ fn point(a: &PointArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> 
     let request = fieldstore::Request::parse(&a.request)?;
     let config = fieldstore::Config::resolve(config)?;
     let mut timings: Vec<(f64, f64)> = Vec::new();
-    let mut fs = fieldstore::open(&config)?;
+    let fs = fieldstore::open(&config)?;
     let mut fields = 0;
     for _ in 0..=a.reps {
         let t = Instant::now();

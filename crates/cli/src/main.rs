@@ -399,22 +399,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     });
     let config = cli.config.as_deref();
     match cli.command {
-        Command::Archive { files, key: Some(key), .. } => archive_raw(&mut open(config)?, &files, &key),
+        Command::Archive { files, key: Some(key), .. } => archive_raw(&open(config)?, &files, &key),
         Command::Archive { files, key: None, modifiers, include_filter, exclude_filter } => {
             let options = fieldstore::GribOptions {
                 modifiers: modifiers.as_deref().map(fieldstore::GribOptions::parse_modifiers).transpose()?.unwrap_or_default(),
                 include: include_filter.as_deref().map(Request::parse).transpose()?,
                 exclude: exclude_filter.as_deref().map(Request::parse).transpose()?,
             };
-            archive(&mut open(config)?, &files, &options)
+            archive(&open(config)?, &files, &options)
         }
         Command::Retrieve { request, output } => {
-            let fs = &mut open_existing(config)?;
+            let fs = &open_existing(config)?;
             let requests = request.requests(fs, MINIMUM_KEYS)?;
             retrieve(fs, &requests, output.as_deref())
         }
         Command::List { request, depth, full, location, porcelain, flat, json } => {
-            let fs = &mut open_existing(config)?;
+            let fs = &open_existing(config)?;
             let style = output::ListStyle { location, porcelain, flat, json };
             for FieldRequest { request: r, .. } in request.requests(fs, MINIMUM_KEYS)? {
                 let matches = fs.list(&r, ListOptions { depth, include_superseded: full, ..ListOptions::default() })?;
@@ -442,9 +442,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Purge(p) => for_each_request(config, &p.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_purge(&fs.purge(r, p.doit)?, p.query.json)
         }),
-        Command::Lock(c) => control(&mut open_existing(config)?, &c, Some(true), false),
-        Command::Unlock(c) => control(&mut open_existing(config)?, &c, Some(false), false),
-        Command::Status(q) => control(&mut open_existing(config)?, &ControlArgs { request: q.request, actions: Vec::new() }, None, q.json),
+        Command::Lock(c) => control(&open_existing(config)?, &c, Some(true), false),
+        Command::Unlock(c) => control(&open_existing(config)?, &c, Some(false), false),
+        Command::Status(q) => control(&open_existing(config)?, &ControlArgs { request: q.request, actions: Vec::new() }, None, q.json),
         Command::Stats(q) => {
             for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| output::print_json_or(&fs.stats(r)?, q.json, output::stats_text))
         }
@@ -457,7 +457,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             // Checked as a reader would use it: the schema read, the backends reached, the
             // store there.
             let everything = ListOptions { depth: 1, ..ListOptions::default() };
-            let mut fs = fieldstore::open(&config)?;
+            let fs = fieldstore::open(&config)?;
             fs.check_exists()?;
             let datasets = fs.list(&Request::default(), everything)?.datasets.len();
             output::print_info(&config, datasets, json)
@@ -478,9 +478,9 @@ fn for_each_request(
     config: Option<&Path>,
     args: &RequestArgs,
     minimum_keys: &[&str],
-    mut each: impl FnMut(&mut FieldStore, &Request) -> anyhow::Result<()>,
+    mut each: impl FnMut(&FieldStore, &Request) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let fs = &mut open_existing(config)?;
+    let fs = &open_existing(config)?;
     for FieldRequest { request: r, .. } in args.requests(fs, minimum_keys)? {
         each(fs, &r)?;
     }
@@ -534,7 +534,7 @@ fn read_input(f: &str) -> anyhow::Result<Input> {
 
 /// `archive --key`: one file's bytes as one field. A file of several GRIB messages would be
 /// stored, and retrieved, as one field under one key: refused.
-fn archive_raw(fs: &mut FieldStore, files: &[String], key: &str) -> anyhow::Result<()> {
+fn archive_raw(fs: &FieldStore, files: &[String], key: &str) -> anyhow::Result<()> {
     let [file] = files else { bail!("--key archives exactly one FILE") };
     let data = read_input(file)?;
     if let Ok(messages) = fieldstore::grib::scan(&data, file) {
@@ -552,7 +552,7 @@ fn archive_raw(fs: &mut FieldStore, files: &[String], key: &str) -> anyhow::Resu
     Ok(())
 }
 
-fn archive(fs: &mut FieldStore, files: &[String], options: &fieldstore::GribOptions) -> anyhow::Result<()> {
+fn archive(fs: &FieldStore, files: &[String], options: &fieldstore::GribOptions) -> anyhow::Result<()> {
     let inputs: Vec<(String, Input)> = files.iter().map(|f| Ok((f.clone(), read_input(f)?))).collect::<anyhow::Result<_>>()?;
     // Every message of every input is checked before anything is archived; reading the keys
     // (ecCodes) is most of the time an archive takes.
@@ -656,7 +656,7 @@ impl Write for Sink {
 
 /// Retrieves each request into `-o OUT`, or else into the file its `target=` names (MARS:
 /// requests naming the same target write one after the other into it).
-fn retrieve(fs: &mut FieldStore, requests: &[FieldRequest], output: Option<&str>) -> anyhow::Result<()> {
+fn retrieve(fs: &FieldStore, requests: &[FieldRequest], output: Option<&str>) -> anyhow::Result<()> {
     let mut outputs: Vec<(String, Vec<&Request>)> = Vec::new();
     for FieldRequest { request, target, .. } in requests {
         let out = match (output, target) {
@@ -679,7 +679,7 @@ fn retrieve(fs: &mut FieldStore, requests: &[FieldRequest], output: Option<&str>
 }
 
 /// Retrieves requests into one output (`-` for standard output).
-fn retrieve_into(fs: &mut FieldStore, requests: &[&Request], output: &str) -> anyhow::Result<()> {
+fn retrieve_into(fs: &FieldStore, requests: &[&Request], output: &str) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let mut out = Sink::open(output)?;
     let (mut fields, mut bytes) = (0usize, 0u64);
@@ -706,7 +706,7 @@ fn retrieve_into(fs: &mut FieldStore, requests: &[&Request], output: &str) -> an
     Ok(())
 }
 
-fn control(fs: &mut FieldStore, args: &ControlArgs, lock: Option<bool>, json: bool) -> anyhow::Result<()> {
+fn control(fs: &FieldStore, args: &ControlArgs, lock: Option<bool>, json: bool) -> anyhow::Result<()> {
     let actions: Vec<ControlAction> = if args.actions.is_empty() {
         ControlAction::ALL.to_vec()
     } else {

@@ -3,11 +3,16 @@
 //! store's locations as opaque URIs.
 //!
 //! Contract (SYSTEM.md section 3), which `FieldStore` relies on:
-//! - `Store::archive` returns once the store holds a copy of the bytes; `Store::flush` returns
-//!   once everything archived through this handle is durable.
-//! - `Catalogue::archive` records an entry that becomes visible to every reader only at
-//!   `Catalogue::flush`, atomically per index, and only after the store was flushed.
+//! - `StoreWriter::archive` returns once the store holds a copy of the bytes;
+//!   `StoreWriter::flush` returns once everything archived through that writer is durable.
+//! - `CatalogueWriter::archive` records an entry that becomes visible to every reader only at
+//!   `CatalogueWriter::flush`, atomically per index, and only after the store was flushed.
 //! - Visible entries are never modified; a newer entry for the same key hides an older one.
+//!
+//! The shared sides (`Store`, `Catalogue`) are `Send + Sync`: one is opened per process and
+//! read from any thread; each writer (`StoreWriter`, `CatalogueWriter`) belongs to one
+//! archiving handle, and several writers of one process are as independent as writers of
+//! several processes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -29,15 +34,12 @@ pub struct FieldLocation {
     pub crc32c: u32,
 }
 
-/// Byte storage.
+/// Byte storage, shared by every thread of a process: reads, removals and descriptions take
+/// `&self`. Writing goes through a [`StoreWriter`] of one's own.
 pub trait Store: Send + Sync {
-    /// Appends a field's bytes for a dataset and collocation key; returns where they are.
-    fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation>;
-    /// Makes everything archived through this handle durable.
-    fn flush(&mut self) -> Result<()>;
-    /// Forgets everything archived since the last successful flush (after a failed write: its
-    /// bytes may be incomplete) and writes later fields to fresh files or objects.
-    fn discard(&mut self);
+    /// A new writer: it appends to files or objects of its own, and its flush makes what it
+    /// archived durable.
+    fn writer(&self) -> Result<Box<dyn StoreWriter>>;
     /// Fills `buf` from `uri` at `offset` (one read; the caller merges adjacent ranges).
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// How many reads beyond the one being consumed a reader may keep in flight with
@@ -64,13 +66,6 @@ pub trait Store: Send + Sync {
     fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
     /// Where the dataset's bytes live, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;
-    /// Flushes like [`Store::flush`], and writes each commit into its dataset's data so that
-    /// the same device flush makes it durable with the data. Returns, per commit, whether it
-    /// was embedded: the catalogue makes the others durable itself. The default embeds none.
-    fn flush_with_commits(&mut self, commits: &[Commit]) -> Result<Vec<bool>> {
-        self.flush()?;
-        Ok(vec![false; commits.len()])
-    }
     /// Every commit the process `session` ([`crate::unique::session`]) embedded in a
     /// dataset's data, oldest first within each file or object: what a catalogue recovers
     /// from after a crash ([`Catalogue::recover`]).
@@ -79,8 +74,27 @@ pub trait Store: Send + Sync {
     }
 }
 
+/// One writer's side of a [`Store`]: the files or objects it appends to, owned by one thread
+/// at a time.
+pub trait StoreWriter: Send {
+    /// Appends a field's bytes for a dataset and collocation key; returns where they are.
+    fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation>;
+    /// Makes everything archived through this writer durable.
+    fn flush(&mut self) -> Result<()>;
+    /// Forgets everything archived since the last successful flush (after a failed write: its
+    /// bytes may be incomplete) and writes later fields to fresh files or objects.
+    fn discard(&mut self);
+    /// Flushes like [`StoreWriter::flush`], and writes each commit into its dataset's data so
+    /// that the same device flush makes it durable with the data. Returns, per commit, whether
+    /// it was embedded: the catalogue makes the others durable itself. The default embeds none.
+    fn flush_with_commits(&mut self, commits: &[Commit]) -> Result<Vec<bool>> {
+        self.flush()?;
+        Ok(vec![false; commits.len()])
+    }
+}
+
 /// Catalogue records for one dataset, opaque to the store, that a store may make durable in
-/// the same device flush as the dataset's data ([`Store::flush_with_commits`]).
+/// the same device flush as the dataset's data ([`StoreWriter::flush_with_commits`]).
 #[derive(Clone, Debug)]
 pub struct Commit {
     pub dataset: Key,
@@ -144,26 +158,11 @@ pub struct IndexInfo {
     pub fields: u64,
 }
 
-/// The index side.
-pub trait Catalogue: Send {
-    /// Records a field location; it becomes visible at the next `flush`. The schema text is
-    /// stored with the dataset when this creates it.
-    fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()>;
-    /// Optionally writes what the next `flush` will publish, invisibly to readers, before the
-    /// store syncs: a catalogue and store on one file system then share the sync's work
-    /// (journal commit, device cache flush). It may also return, per dataset, the records
-    /// the store should embed in its data ([`Store::flush_with_commits`]), from which the
-    /// catalogue can recover them after a crash: then it need not make its own copy durable
-    /// at `flush`. Entries archived afterwards undo it.
-    fn prepare_flush(&mut self) -> Result<Vec<Commit>> {
-        Ok(Vec::new())
-    }
-    /// Makes every entry archived through this handle visible, atomically per index, and
-    /// durable, except in the `embedded` datasets, whose commits the store made durable. On
-    /// failure the entries stay pending, so a later flush can publish them.
-    fn flush(&mut self, embedded: &[Key]) -> Result<()>;
-    /// Forgets the entries archived since the last successful flush (their bytes were lost).
-    fn discard(&mut self);
+/// The index side, shared by every thread of a process: lookups, locks, wipes and recovery
+/// take `&self`. Archiving goes through a [`CatalogueWriter`] of one's own.
+pub trait Catalogue: Send + Sync {
+    /// A new writer: entries it archives become visible at its flush.
+    fn writer(&self) -> Result<Box<dyn CatalogueWriter>>;
     /// An error naming where the catalogue should be if it is not there (a POSIX root never
     /// made): tools refuse to read a store that does not exist, which is most often a mistyped
     /// path, while readers of the library see no data sets until a writer makes it. Default:
@@ -197,8 +196,30 @@ pub trait Catalogue: Send {
     }
 }
 
+/// One writer's side of a [`Catalogue`]: its pending entries, owned by one thread at a time.
+pub trait CatalogueWriter: Send {
+    /// Records a field location; it becomes visible at the next `flush`. The schema text is
+    /// stored with the dataset when this creates it.
+    fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()>;
+    /// Optionally writes what the next `flush` will publish, invisibly to readers, before the
+    /// store syncs: a catalogue and store on one file system then share the sync's work
+    /// (journal commit, device cache flush). It may also return, per dataset, the records
+    /// the store should embed in its data ([`StoreWriter::flush_with_commits`]), from which the
+    /// catalogue can recover them after a crash: then it need not make its own copy durable
+    /// at `flush`. Entries archived afterwards undo it.
+    fn prepare_flush(&mut self) -> Result<Vec<Commit>> {
+        Ok(Vec::new())
+    }
+    /// Makes every entry archived through this handle visible, atomically per index, and
+    /// durable, except in the `embedded` datasets, whose commits the store made durable. On
+    /// failure the entries stay pending, so a later flush can publish them.
+    fn flush(&mut self, embedded: &[Key]) -> Result<()>;
+    /// Forgets the entries archived since the last successful flush (their bytes were lost).
+    fn discard(&mut self);
+}
+
 /// A reader's view of one dataset. Each call to `indexes` sees everything flushed so far.
-pub trait DatasetView {
+pub trait DatasetView: Send {
     /// The schema the dataset was created with.
     fn schema_text(&self) -> &str;
     /// The visible indexes, newest first (a newer entry hides an older one). A view is kept

@@ -27,9 +27,11 @@ pub mod schema;
 pub mod types;
 pub mod unique;
 
-pub use api::{FieldEntry, FieldStore, ListOptions};
+pub use api::{Archiver, FieldEntry, FieldStore, ListOptions};
 pub use axis::AxisValues;
-pub use backend::{Catalogue, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, StartedRead, Store};
+pub use backend::{
+    Catalogue, CatalogueWriter, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, StartedRead, Store, StoreWriter,
+};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use key::Key;

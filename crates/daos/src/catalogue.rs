@@ -26,7 +26,7 @@
 //! value per index instead of one per entry.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
@@ -36,7 +36,7 @@ use fieldstore_core::index_log::{
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{Catalogue, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 use fieldstore_daos_sys::daos_oclass_id_t;
 
 use crate::naming::{check_root_label, dataset_label};
@@ -62,15 +62,24 @@ pub struct Layout {
     pub oid_batch: u64,
 }
 
+/// The catalogue's shared side: listing, views, locks, wipes.
 pub struct DaosCatalogue {
+    place: Arc<Place>,
+}
+
+/// One writer: the datasets it archives into.
+pub struct DaosCatalogueWriter {
+    place: Arc<Place>,
+    writers: RecentList<DatasetWriter>,
+}
+
+/// Where a catalogue lives: its pool, root container and object classes.
+struct Place {
     pool: Arc<Pool>,
     root: String,
     layout: Layout,
     /// The root KV: the list of datasets.
     datasets: KeyValue,
-    /// In a mutex only so that `wipe_dataset` (through `&self`) can drop a wiped dataset's
-    /// writer; every other use has `&mut self` and takes it without locking.
-    writers: Mutex<RecentList<DatasetWriter>>,
 }
 
 /// The well-known KV (OID 0.0) of a container.
@@ -86,20 +95,24 @@ impl DaosCatalogue {
         let container =
             pool.open_container(root)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("DAOS root container '{root}' vanished")))?;
         let datasets = well_known_kv(&container, layout)?;
-        Ok(DaosCatalogue { pool, root: root.into(), layout, datasets, writers: Mutex::default() })
+        Ok(DaosCatalogue { place: Arc::new(Place { pool, root: root.into(), layout, datasets }) })
     }
+}
 
-    fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
-        let i = match self.writers.get_mut().unwrap().find(|w| w.dataset == *dataset) {
+impl DaosCatalogueWriter {
+    fn dataset_writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
+        let i = match self.writers.find(|w| w.dataset == *dataset) {
             Some(i) => i,
             None => {
-                let writer = self.create_dataset(dataset, schema_text)?;
-                self.writers.get_mut().unwrap().push(writer)
+                let writer = self.place.create_dataset(dataset, schema_text)?;
+                self.writers.push(writer)
             }
         };
-        Ok(&mut self.writers.get_mut().unwrap()[i])
+        Ok(&mut self.writers[i])
     }
+}
 
+impl Place {
     /// Creates the dataset's container and entries, or joins them. Every step is idempotent
     /// (conditional inserts: the first value stays), so racing creators, and a creator killed
     /// half-way, leave one complete dataset.
@@ -117,8 +130,19 @@ impl DaosCatalogue {
         }
         kv.insert("schema", schema_text.as_bytes())?;
         kv.insert("identity", unique_suffix().as_bytes())?;
+        let identity = kv.get("identity")?.unwrap_or_default();
         self.datasets.put(&key, label.as_bytes())?;
-        Ok(DatasetWriter { dataset: dataset.clone(), container, kv, layout: self.layout, pending: PendingIndexes::default(), slot: 0 })
+        Ok(DatasetWriter {
+            dataset: dataset.clone(),
+            label,
+            container,
+            kv,
+            layout: self.layout,
+            identity,
+            pending: PendingIndexes::default(),
+            slot: 0,
+            wiped: false,
+        })
     }
 
     fn label(&self, dataset: &Key) -> String {
@@ -162,20 +186,43 @@ fn publish(kv: &KeyValue, batch: &[u8], slot: &mut u64) -> Result<()> {
 /// What this handle archived into one dataset since its last flush.
 struct DatasetWriter {
     dataset: Key,
+    label: String,
     container: Arc<Container>,
     kv: KeyValue,
     layout: Layout,
+    /// The dataset's identity when this writer found or created it.
+    identity: Vec<u8>,
     pending: PendingIndexes,
     /// The last log slot this writer knows taken.
     slot: u64,
+    /// A flush found the dataset wiped: the writer is dropped at the next discard, so the
+    /// next archive creates the dataset again.
+    wiped: bool,
 }
 
 impl DatasetWriter {
-    /// Writes one index KV per pending index, then publishes them all in one record batch.
-    fn flush(&mut self) -> Result<()> {
+    /// Publishes the pending indexes. A failure in a container that was wiped meanwhile (it
+    /// is gone, or another creation of the dataset has it) is [`Error::Wiped`]: the fields
+    /// went with it.
+    fn flush(&mut self, pool: &Arc<Pool>) -> Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
+        let Err(e) = self.publish_pending() else { return Ok(()) };
+        let still_there = match pool.open_container(&self.label) {
+            Ok(Some(container)) => well_known_kv(&container, self.layout)?.get("identity")?.is_some_and(|i| i == self.identity),
+            Ok(None) => false,
+            Err(_) => return Err(e),
+        };
+        if still_there {
+            return Err(e);
+        }
+        self.wiped = true;
+        Err(Error::Wiped { dataset: self.dataset.to_string() })
+    }
+
+    /// Writes one index KV per pending index, then publishes them all in one record batch.
+    fn publish_pending(&mut self) -> Result<()> {
         let mut records = Vec::new();
         for index in self.pending.iter() {
             let lo = self.container.next_oid(self.layout.oid_batch)?;
@@ -192,31 +239,41 @@ impl DatasetWriter {
     }
 }
 
-impl Catalogue for DaosCatalogue {
+impl CatalogueWriter for DaosCatalogueWriter {
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
-        self.writer(dataset, schema_text)?.pending.insert(collocation, element, location);
+        self.dataset_writer(dataset, schema_text)?.pending.insert(collocation, element, location);
         Ok(())
     }
 
     fn flush(&mut self, _embedded: &[Key]) -> Result<()> {
-        for writer in self.writers.get_mut().unwrap().iter_mut() {
-            writer.flush()?;
+        for writer in self.writers.iter_mut() {
+            writer.flush(&self.place.pool)?;
         }
         Ok(())
     }
 
+    /// Forgets the pending entries, and the writers of data sets found wiped: the next
+    /// archive into one creates it again.
     fn discard(&mut self) {
-        for writer in self.writers.get_mut().unwrap().iter_mut() {
+        for writer in self.writers.iter_mut() {
             writer.pending.clear();
         }
+        self.writers.retain(|w| !w.wiped);
+    }
+}
+
+impl Catalogue for DaosCatalogue {
+    fn writer(&self) -> Result<Box<dyn CatalogueWriter>> {
+        Ok(Box::new(DaosCatalogueWriter { place: self.place.clone(), writers: RecentList::default() }))
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {
         let mut keys = self
+            .place
             .datasets
             .keys()?
             .into_iter()
-            .map(|k| Key::parse(&k).map_err(|e| Error::corrupt("dataset list", self.datasets.describe(), e.to_string())))
+            .map(|k| Key::parse(&k).map_err(|e| Error::corrupt("dataset list", self.place.datasets.describe(), e.to_string())))
             .collect::<Result<Vec<_>>>()?;
         keys.sort();
         Ok(keys)
@@ -224,9 +281,9 @@ impl Catalogue for DaosCatalogue {
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
         let mut view = DaosView {
-            pool: self.pool.clone(),
-            label: self.label(dataset),
-            layout: self.layout,
+            pool: self.place.pool.clone(),
+            label: self.place.label(dataset),
+            layout: self.place.layout,
             open: None,
             schema_text: String::new(),
             identity: Vec::new(),
@@ -243,15 +300,15 @@ impl Catalogue for DaosCatalogue {
     /// Unlists the dataset first (so it is not found half-removed), then destroys its
     /// container, which takes every index KV (and the store's arrays, if they share it).
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        self.datasets.remove(&dataset.to_string())?;
-        // Its container goes: a later archive creates the dataset afresh.
-        self.writers.lock().unwrap().retain(|w| w.dataset != *dataset);
-        self.pool.destroy_container(&self.label(dataset))?;
+        self.place.datasets.remove(&dataset.to_string())?;
+        // Its container goes: a writer's next flush into it fails as wiped, and its next
+        // archive creates the dataset afresh.
+        self.place.pool.destroy_container(&self.place.label(dataset))?;
         Ok(())
     }
 
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
-        let Some(kv) = self.dataset_kv(dataset)? else { return Ok(BTreeSet::new()) };
+        let Some(kv) = self.place.dataset_kv(dataset)? else { return Ok(BTreeSet::new()) };
         let mut locked = BTreeSet::new();
         for action in ControlAction::ALL {
             if kv.get(&lock_key(action))?.is_some() {
@@ -262,8 +319,10 @@ impl Catalogue for DaosCatalogue {
     }
 
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
-        let kv =
-            self.dataset_kv(dataset)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no data set {dataset} to lock or unlock")))?;
+        let kv = self
+            .place
+            .dataset_kv(dataset)?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no data set {dataset} to lock or unlock")))?;
         if locked {
             kv.put(&lock_key(action), b"")
         } else {
@@ -272,7 +331,7 @@ impl Catalogue for DaosCatalogue {
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        format!("daos pool {} container {}", self.pool.label(), self.label(dataset))
+        format!("daos pool {} container {}", self.place.pool.label(), self.place.label(dataset))
     }
 }
 

@@ -10,13 +10,25 @@
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::{FieldLocation, Key, Store};
+use fieldstore_core::{FieldLocation, Key, Store, StoreWriter};
 use fieldstore_daos_sys::{daos_obj_id_t, daos_oclass_id_t};
 
 use crate::naming::{check_root_label, dataset_label};
 use crate::{oid_text, parse_oid, Containers, ObjectType, Pool};
 
+/// The store's shared side: reads and removals.
 pub struct DaosStore {
+    arrays: Arc<Arrays>,
+}
+
+/// A writer: each field is persistent when archived, so writers share everything (the open
+/// containers and their reserved object ids) and keep nothing of their own.
+pub struct DaosStoreWriter {
+    arrays: Arc<Arrays>,
+}
+
+/// The dataset containers' arrays.
+struct Arrays {
     containers: Containers,
     /// Starts every dataset container's label.
     root: String,
@@ -27,9 +39,12 @@ pub struct DaosStore {
 impl DaosStore {
     pub fn new(pool: Arc<Pool>, root: &str, class: daos_oclass_id_t, oid_batch: u64) -> Result<Self> {
         check_root_label(root)?;
-        Ok(DaosStore { containers: Containers::new(pool), root: root.into(), class, oid_batch: oid_batch.max(1) })
+        let arrays = Arrays { containers: Containers::new(pool), root: root.into(), class, oid_batch: oid_batch.max(1) };
+        Ok(DaosStore { arrays: Arc::new(arrays) })
     }
+}
 
+impl Arrays {
     /// The container and array of a location this store wrote; anything else is refused.
     fn parse<'u>(&self, uri: &'u str) -> Result<(&'u str, daos_obj_id_t)> {
         let refuse = |why: &str| Error::new(ErrorKind::Corrupt, format!("refusing location {uri:?}: {why}"));
@@ -52,13 +67,14 @@ impl DaosStore {
     }
 }
 
-impl Store for DaosStore {
+impl StoreWriter for DaosStoreWriter {
     fn archive(&mut self, dataset: &Key, _collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
-        let label = dataset_label(&self.root, dataset);
-        let uri = self.containers.with(&label, true, |container| {
-            let oid = container.object_id(container.next_oid(self.oid_batch)?, 0, ObjectType::ByteArray, self.class)?;
+        let arrays = &self.arrays;
+        let label = dataset_label(&arrays.root, dataset);
+        let uri = arrays.containers.with(&label, true, |container| {
+            let oid = container.object_id(container.next_oid(arrays.oid_batch)?, 0, ObjectType::ByteArray, arrays.class)?;
             container.byte_array(oid)?.write(0, data)?;
-            Ok(format!("daos:{}/{label}/{}", self.containers.pool().label(), oid_text(oid)))
+            Ok(format!("daos:{}/{label}/{}", arrays.containers.pool().label(), oid_text(oid)))
         })?;
         let uri = uri.expect("created when missing");
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
@@ -71,26 +87,32 @@ impl Store for DaosStore {
 
     /// Arrays of discarded fields stay unreferenced; later fields get other ids anyway.
     fn discard(&mut self) {}
+}
+
+impl Store for DaosStore {
+    fn writer(&self) -> Result<Box<dyn StoreWriter>> {
+        Ok(Box::new(DaosStoreWriter { arrays: self.arrays.clone() }))
+    }
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.array(uri, |array| array.read(offset, buf))
+        self.arrays.array(uri, |array| array.read(offset, buf))
     }
 
     fn remove(&self, uri: &str) -> Result<bool> {
-        let (label, oid) = self.parse(uri)?;
+        let (label, oid) = self.arrays.parse(uri)?;
         // No container: the dataset was wiped, so the array is gone too.
-        self.containers.with(label, false, |container| container.byte_array(oid)?.destroy())?;
+        self.arrays.containers.with(label, false, |container| container.byte_array(oid)?.destroy())?;
         Ok(true)
     }
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        let label = dataset_label(&self.root, dataset);
-        self.containers.forget(&label);
-        self.containers.pool().destroy_container(&label)?;
+        let label = dataset_label(&self.arrays.root, dataset);
+        self.arrays.containers.forget(&label);
+        self.arrays.containers.pool().destroy_container(&label)?;
         Ok(())
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        format!("daos pool {} container {}", self.containers.pool().label(), dataset_label(&self.root, dataset))
+        format!("daos pool {} container {}", self.arrays.containers.pool().label(), dataset_label(&self.arrays.root, dataset))
     }
 }

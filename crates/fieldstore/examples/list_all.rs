@@ -9,7 +9,7 @@ fn main() {
     let mut fields = 0;
     for _ in 0..runs {
         let t = std::time::Instant::now();
-        let mut handle = fieldstore::open(&config).unwrap();
+        let handle = fieldstore::open(&config).unwrap();
         fields = handle.list(&request, Default::default()).unwrap().fields.len();
         best = best.min(t.elapsed());
     }

@@ -17,7 +17,7 @@ fn main() -> fieldstore::Result<()> {
     let prefix = format!("listcmp-{}-", std::process::id());
     let section = format!("{{type: rados, pool: {pool}, namespace_prefix: {prefix}}}");
     let config = fieldstore::Config::parse("rados_list_vs_gets", &format!("catalogue: {section}\nstore: {section}\n"))?;
-    let mut fs = fieldstore::open(&config)?;
+    let fs = fieldstore::open(&config)?;
     let payload = vec![7u8; 4096];
     for step in 0..steps {
         for level in 0..10 {
@@ -35,7 +35,7 @@ fn main() -> fieldstore::Result<()> {
     let mut fields = 0;
     for _ in 0..RUNS {
         let started = Instant::now();
-        let mut reader = fieldstore::open(&config)?;
+        let reader = fieldstore::open(&config)?;
         fields = reader.list(&request, ListOptions::default())?.fields.len();
         bulk = bulk.min(started.elapsed());
     }

@@ -83,7 +83,7 @@ pub fn prepare_grib<'a>(
 
 /// Archives every message of a GRIB byte stream (not flushed); `progress` gets the count
 /// archived so far. Returns the number of fields.
-pub fn archive_grib(fs: &mut FieldStore, data: &[u8], source: &str, mut progress: impl FnMut(usize)) -> Result<usize> {
+pub fn archive_grib(fs: &FieldStore, data: &[u8], source: &str, mut progress: impl FnMut(usize)) -> Result<usize> {
     let fields = prepare_grib(fs, data, source, &GribOptions::default(), &|_| {})?;
     for (i, field) in fields.iter().enumerate() {
         fs.archive(&field.identifier, &field.bytes)?;

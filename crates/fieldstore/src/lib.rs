@@ -3,9 +3,9 @@
 //!
 //! ```no_run
 //! let config = fieldstore::Config::resolve(None)?;        // --config, $FIELDSTORE_CONFIG or the default
-//! let mut fs = fieldstore::open(&config)?;
+//! let fs = fieldstore::open(&config)?;
 //! let grib = std::fs::read("fields.grib").unwrap();
-//! fieldstore::archive_grib(&mut fs, &grib, "fields.grib", |_| {})?;
+//! fieldstore::archive_grib(&fs, &grib, "fields.grib", |_| {})?;
 //! fs.flush()?;
 //! # Ok::<(), fieldstore::Error>(())
 //! ```

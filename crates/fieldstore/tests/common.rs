@@ -139,7 +139,7 @@ pub fn request(text: &str) -> Request {
 }
 
 /// Retrieves a request's bytes, or the explanation of why nothing matched.
-pub fn retrieve(fs: &mut FieldStore, text: &str) -> Result<Vec<u8>, String> {
+pub fn retrieve(fs: &FieldStore, text: &str) -> Result<Vec<u8>, String> {
     let (mut reader, why) = fs.retrieve(&request(text)).map_err(|e| e.to_string())?;
     if let Some(why) = why {
         return Err(why);

@@ -11,18 +11,18 @@ use fieldstore::{ControlAction, Key, ListOptions};
 #[test]
 fn grib_corpus_round_trips_byte_for_byte() {
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         let corpus = corpus();
         let mut all = Vec::new();
         for f in &corpus {
             all.extend_from_slice(&f.bytes);
         }
-        assert_eq!(fieldstore::archive_grib(&mut fs, &all, "corpus", |_| {}).unwrap(), corpus.len());
+        assert_eq!(fieldstore::archive_grib(&fs, &all, "corpus", |_| {}).unwrap(), corpus.len());
         fs.flush().unwrap();
-        let mut reader = site.open();
+        let reader = site.open();
         for f in &corpus {
             let id = fieldstore::grib::mars_keys(&f.bytes).unwrap();
-            let got = retrieve(&mut reader, &id.to_string()).unwrap_or_else(|e| panic!("{}: {e}", f.what));
+            let got = retrieve(&reader, &id.to_string()).unwrap_or_else(|e| panic!("{}: {e}", f.what));
             assert!(got == f.bytes, "{}: retrieved bytes differ", f.what);
         }
         let listed = reader.list(&request(""), ListOptions::default()).unwrap();
@@ -34,17 +34,17 @@ fn grib_corpus_round_trips_byte_for_byte() {
 fn nothing_is_visible_before_flush_and_replacement_waits_for_it() {
     for site in sites() {
         let key = Key::parse("class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step=6,param=167").unwrap();
-        let mut writer = site.open();
+        let writer = site.open();
         writer.archive(&key, b"first").unwrap();
-        let mut reader = site.open();
-        assert!(retrieve(&mut reader, "class=od").is_err(), "unflushed data must not be visible");
+        let reader = site.open();
+        assert!(retrieve(&reader, "class=od").is_err(), "unflushed data must not be visible");
         writer.flush().unwrap();
-        assert_eq!(retrieve(&mut reader, "class=od,step=6").unwrap(), b"first");
+        assert_eq!(retrieve(&reader, "class=od,step=6").unwrap(), b"first");
 
         writer.archive(&key, b"second").unwrap();
-        assert_eq!(retrieve(&mut reader, "class=od,step=6").unwrap(), b"first", "old field stays until the new one is flushed");
+        assert_eq!(retrieve(&reader, "class=od,step=6").unwrap(), b"first", "old field stays until the new one is flushed");
         writer.flush().unwrap();
-        assert_eq!(retrieve(&mut reader, "class=od,step=6").unwrap(), b"second");
+        assert_eq!(retrieve(&reader, "class=od,step=6").unwrap(), b"second");
 
         let full = reader.list(&request("class=od"), ListOptions { include_superseded: true, ..ListOptions::default() }).unwrap();
         assert_eq!(full.fields.iter().map(|f| f.superseded).collect::<Vec<_>>(), [false, true]);
@@ -58,14 +58,14 @@ fn nothing_is_visible_before_flush_and_replacement_waits_for_it() {
         assert_eq!(done.indexes_masked, 1);
         let stats = reader.stats(&request("class=od")).unwrap();
         assert_eq!((stats.fields, stats.superseded_fields, stats.indexes), (1, 0, 1));
-        assert_eq!(retrieve(&mut reader, "class=od,step=6").unwrap(), b"second");
+        assert_eq!(retrieve(&reader, "class=od,step=6").unwrap(), b"second");
     }
 }
 
 #[test]
 fn results_come_in_numeric_order_and_requests_canonicalise() {
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         for step in ["12", "6", "120", "0"] {
             for level in ["1000", "50", "500"] {
                 let id = Key::parse(&format!(
@@ -106,9 +106,8 @@ fn results_come_in_numeric_order_and_requests_canonicalise() {
 fn empty_results_say_why() {
     for site in sites() {
         let mut fs = site.open();
-        let why = |fs: &mut fieldstore::FieldStore, r: &str| {
-            fs.list(&request(r), ListOptions::default()).unwrap().explanation.unwrap_or_default()
-        };
+        let why =
+            |fs: &fieldstore::FieldStore, r: &str| fs.list(&request(r), ListOptions::default()).unwrap().explanation.unwrap_or_default();
         assert!(why(&mut fs, "class=od").contains("no data sets"));
         let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
         fs.archive(&id, b"x").unwrap();
@@ -128,7 +127,7 @@ fn empty_results_say_why() {
 #[test]
 fn archive_errors_name_the_culprit_and_keep_values_in_their_place() {
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         let err = |k: &str| fs.schema().split(&Key::parse(k).unwrap()).unwrap_err().to_string();
         assert!(
             err("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,param=167").contains("keyword 'step' is missing")
@@ -142,7 +141,7 @@ fn archive_errors_name_the_culprit_and_keep_values_in_their_place() {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
             assert!(!name.starts_with('.') || name.starts_with(".wiped"), "{name}");
         }
-        assert_eq!(retrieve(&mut fs, "class=..").unwrap(), b"dots");
+        assert_eq!(retrieve(&fs, "class=..").unwrap(), b"dots");
         assert!(site.dir().parent().unwrap().read_dir().unwrap().all(|e| e.unwrap().file_name() != "0001"));
     }
 }
@@ -150,7 +149,7 @@ fn archive_errors_name_the_culprit_and_keep_values_in_their_place() {
 #[test]
 fn locks_wipe_and_where() {
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         for (stream, levtype) in [("oper", "sfc"), ("oper", "pl"), ("wave", "sfc")] {
             let id = Key::parse(&format!(
                 "class=od,expver=1,stream={stream},date=20231201,time=12,type=fc,levtype={levtype},step=0,levelist=1,param=167"
@@ -161,7 +160,7 @@ fn locks_wipe_and_where() {
         }
         fs.flush().unwrap();
         fs.control(&request("class=od,stream=oper"), &[ControlAction::Archive, ControlAction::List], Some(true)).unwrap();
-        let mut other = site.open();
+        let other = site.open();
         let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
         assert!(other.archive(&id, b"x").unwrap_err().to_string().contains("locked for archive"));
         let listed = other.list(&request("class=od"), ListOptions::default()).unwrap();
@@ -172,7 +171,7 @@ fn locks_wipe_and_where() {
             .explanation
             .unwrap()
             .contains("locked for list"));
-        assert_eq!(retrieve(&mut other, "class=od,stream=oper,levtype=pl").unwrap().len(), 100, "retrieve is not locked");
+        assert_eq!(retrieve(&other, "class=od,stream=oper,levtype=pl").unwrap().len(), 100, "retrieve is not locked");
         other.control(&request("class=od,stream=oper"), &ControlAction::ALL, Some(false)).unwrap();
 
         assert!(other.wipe(&request("stream=oper"), true).unwrap_err().to_string().contains("class"));
@@ -209,13 +208,13 @@ fn datasets_keep_the_schema_they_were_created_with() {
         let schema_a = site.dir().join("a.schema");
         std::fs::write(&schema_a, "param: Param; step: Step;\n[ class, expver, stream, date, time [ type, levtype [ step, param ]]]\n")
             .unwrap();
-        let mut fs = site.open_with_schema(&schema_a);
+        let fs = site.open_with_schema(&schema_a);
         let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
         fs.archive(&id, b"a").unwrap();
         fs.flush().unwrap();
         // Opened later with the default schema (which adds domain?g), the data set is still read
         // with its own schema.
-        let mut default = site.open();
+        let default = site.open();
         let listed = default.list(&request("class=od,step=6"), ListOptions::default()).unwrap();
         assert_eq!(listed.fields.len(), 1, "{:?}", listed.explanation);
         assert_eq!(listed.fields[0].dataset.get("domain"), None);
@@ -228,24 +227,24 @@ fn a_long_lived_reader_follows_wipes_and_recreation() {
         let id = |step: u32| {
             Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
         };
-        let mut writer = site.open();
+        let writer = site.open();
         writer.archive(&id(0), b"old").unwrap();
         writer.flush().unwrap();
-        let mut reader = site.open();
-        assert_eq!(retrieve(&mut reader, "class=od").unwrap(), b"old");
+        let reader = site.open();
+        assert_eq!(retrieve(&reader, "class=od").unwrap(), b"old");
         reader.wipe(&request("class=od,expver=1"), true).unwrap();
-        assert!(retrieve(&mut reader, "class=od").is_err());
-        let mut again = site.open();
+        assert!(retrieve(&reader, "class=od").is_err());
+        let again = site.open();
         again.archive(&id(6), b"new").unwrap();
         again.flush().unwrap();
-        assert_eq!(retrieve(&mut reader, "class=od").unwrap(), b"new", "the reader's cached view must notice the new TOC");
+        assert_eq!(retrieve(&reader, "class=od").unwrap(), b"new", "the reader's cached view must notice the new TOC");
     }
 }
 
 #[test]
 fn retrieve_and_wipe_locks_and_merged_reads() {
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         for step in 0..10 {
             for param in [130, 131, 132] {
                 let id = Key::parse(&format!(
@@ -267,12 +266,12 @@ fn retrieve_and_wipe_locks_and_merged_reads() {
         drop(reader);
 
         fs.control(&request("class=od"), &[ControlAction::Retrieve, ControlAction::Wipe], Some(true)).unwrap();
-        let mut other = site.open();
-        assert!(retrieve(&mut other, "class=od").unwrap_err().contains("locked for retrieve"));
+        let other = site.open();
+        assert!(retrieve(&other, "class=od").unwrap_err().contains("locked for retrieve"));
         assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 30, "list is not locked");
         assert!(other.wipe(&request("class=od,expver=1"), true).unwrap_err().to_string().contains("locked for wipe"));
         other.control(&request("class=od"), &[ControlAction::Retrieve, ControlAction::Wipe], Some(false)).unwrap();
-        assert_eq!(retrieve(&mut other, "class=od").unwrap().len(), 30 * 4096);
+        assert_eq!(retrieve(&other, "class=od").unwrap().len(), 30 * 4096);
 
         // A dataset locked for everything can still be found, shown and unlocked.
         other.control(&request("class=od"), &ControlAction::ALL, Some(true)).unwrap();
@@ -288,7 +287,7 @@ fn retrieve_and_wipe_locks_and_merged_reads() {
 #[test]
 fn partly_overlapping_flushes_supersede_exactly_the_shared_fields() {
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         let id = |step: u32, param: u32| {
             Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param={param}"))
                 .unwrap()
@@ -300,14 +299,14 @@ fn partly_overlapping_flushes_supersede_exactly_the_shared_fields() {
             }
             fs.flush().unwrap();
         }
-        let mut reader = site.open();
+        let reader = site.open();
         let live = reader.list(&request("class=od"), ListOptions::default()).unwrap();
         let shown: Vec<String> =
             live.fields.iter().map(|f| format!("{}/{}", f.element.get("step").unwrap(), f.element.get("param").unwrap())).collect();
         assert_eq!(shown, ["0/1", "0/2", "1/1", "1/2", "2/1", "2/2", "3/1"]);
-        assert_eq!(retrieve(&mut reader, "class=od,step=1,param=2").unwrap(), b"flush3");
-        assert_eq!(retrieve(&mut reader, "class=od,step=2,param=2").unwrap(), b"flush3");
-        assert_eq!(retrieve(&mut reader, "class=od,step=2,param=1").unwrap(), b"flush2");
+        assert_eq!(retrieve(&reader, "class=od,step=1,param=2").unwrap(), b"flush3");
+        assert_eq!(retrieve(&reader, "class=od,step=2,param=2").unwrap(), b"flush3");
+        assert_eq!(retrieve(&reader, "class=od,step=2,param=1").unwrap(), b"flush2");
         let full = reader.list(&request("class=od"), ListOptions { include_superseded: true, ..ListOptions::default() }).unwrap();
         let superseded: Vec<String> = full
             .fields
@@ -322,7 +321,7 @@ fn partly_overlapping_flushes_supersede_exactly_the_shared_fields() {
 #[test]
 fn a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived() {
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         let base: Vec<u8> = corpus().into_iter().take(2).flat_map(|f| f.bytes).collect();
         let good = &corpus()[0].bytes;
         let no_mars = fieldstore::grib::sample_message("GRIB2", &[("step", "6")]).unwrap();
@@ -338,7 +337,7 @@ fn a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived() {
                 &base[good.len()..]
             });
         }
-        let err = fieldstore::archive_grib(&mut fs, &file, "big.grib", |_| {}).unwrap_err().to_string();
+        let err = fieldstore::archive_grib(&fs, &file, "big.grib", |_| {}).unwrap_err().to_string();
         assert!(err.contains(&format!("big.grib, message 238 at byte {}", offsets[237])), "{err}");
         fs.flush().unwrap();
         assert!(fs.list(&request(""), ListOptions::default()).unwrap().fields.is_empty());
@@ -350,7 +349,7 @@ fn a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived() {
 fn errors_carry_their_kind() {
     use fieldstore::error::ErrorKind;
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
         fs.archive(&id, b"x").unwrap();
         fs.flush().unwrap();
@@ -360,7 +359,7 @@ fn errors_carry_their_kind() {
         assert_eq!(kind(fs.purge(&request("class=rd,expver=1,stream=oper,date=20231201,time=12"), true).map(drop)), ErrorKind::NotFound);
         let dataset = request("class=od,expver=1,stream=oper,date=20231201,time=12");
         fs.control(&dataset, &[fieldstore::ControlAction::Archive], Some(true)).unwrap();
-        let mut other = site.open();
+        let other = site.open();
         assert_eq!(kind(other.archive(&id, b"y")), ErrorKind::Locked, "{}", site.name);
         fs.control(&dataset, &[fieldstore::ControlAction::Archive], Some(false)).unwrap();
         assert_eq!(kind(fs.archive(&Key::parse("class=od,expver=1").unwrap(), b"z")), ErrorKind::BadRequest, "{}", site.name);
@@ -373,7 +372,7 @@ fn errors_carry_their_kind() {
 #[test]
 fn purge_keeps_the_bytes_of_what_stays_listed() {
     for site in sites() {
-        let mut fs = site.open();
+        let fs = site.open();
         let key = |step: u32| {
             Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
         };
@@ -388,6 +387,64 @@ fn purge_keeps_the_bytes_of_what_stays_listed() {
         let full = fs.list(&request("class=od,expver=1"), ListOptions { include_superseded: true, ..ListOptions::default() }).unwrap();
         assert_eq!(full.fields.len(), 3, "{}", site.name);
         assert_eq!(fs.stats(&request("class=od,expver=1")).unwrap().superseded_fields, 1, "{}", site.name);
-        assert_eq!(retrieve(&mut fs, "class=od,expver=1,step=6").unwrap(), b"first 6", "{}", site.name);
+        assert_eq!(retrieve(&fs, "class=od,expver=1,step=6").unwrap(), b"first 6", "{}", site.name);
+    }
+}
+
+/// One handle serves many threads at once (the seam the bindings rely on): writers with an
+/// archiver each flush step by step while readers retrieve through the same handle. Every
+/// field a reader gets is whole and checked, what a reader sees never shrinks, and at the
+/// end every field of every writer is there.
+#[test]
+fn one_handle_serves_writing_and_reading_threads_at_once() {
+    const WRITERS: usize = 4;
+    const STEPS: usize = 5;
+    const PARAMS: [&str; 3] = ["167", "151", "165"];
+    const ALL: usize = WRITERS * STEPS * PARAMS.len();
+    /// A field's bytes, from its keyword values in any order.
+    fn bytes_of(identifier: &Key) -> Vec<u8> {
+        let mut pairs: Vec<String> = identifier.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        pairs.sort();
+        payload(&Key::parse(&pairs.join(",")).unwrap(), 3000)
+    }
+    let base = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,type=pf,levtype=sfc";
+    for site in sites() {
+        let fs = site.open();
+        std::thread::scope(|scope| {
+            for writer in 0..WRITERS {
+                let mut archiver = fs.archiver().unwrap();
+                scope.spawn(move || {
+                    for step in 0..STEPS {
+                        for param in PARAMS {
+                            let key = Key::parse(&format!("{base},number={writer},step={step},param={param}")).unwrap();
+                            archiver.archive(&key, &bytes_of(&key)).unwrap();
+                        }
+                        archiver.flush().unwrap();
+                    }
+                });
+            }
+            for _ in 0..3 {
+                scope.spawn(|| {
+                    let mut seen = 0;
+                    // Bounded: the writers are done long before, and the last rounds see all.
+                    for _ in 0..200 {
+                        let (mut reader, _) = fs.retrieve(&request(base)).unwrap();
+                        let mut count = 0;
+                        while let Some((entry, bytes)) = reader.next_field().unwrap() {
+                            assert!(bytes == bytes_of(&entry.identifier()), "{}: {} differs", site.name, entry.identifier());
+                            count += 1;
+                        }
+                        assert!(count >= seen, "{}: a reader saw {seen} fields, then {count}", site.name);
+                        seen = count;
+                        if seen == ALL {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(fs.list(&request(base), ListOptions::default()).unwrap().fields.len(), ALL, "{}", site.name);
+        let fresh = site.open();
+        assert_eq!(fresh.list(&request(base), ListOptions::default()).unwrap().fields.len(), ALL, "{}", site.name);
     }
 }

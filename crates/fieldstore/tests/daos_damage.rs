@@ -10,7 +10,7 @@ use fieldstore::{Key, ListOptions};
 #[test]
 fn damaged_arrays_records_and_indexes_are_reported() {
     let Some(site) = Site::try_new("daos", "daos") else { return };
-    let mut fs = site.open();
+    let fs = site.open();
     for step in 0..3 {
         let id =
             Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
@@ -25,10 +25,10 @@ fn damaged_arrays_records_and_indexes_are_reported() {
     let pool = Pool::connect(&PoolConfig { library, pool: pool.into(), system: None }).unwrap();
     let container = pool.open_container(label).unwrap().unwrap();
     container.byte_array(parse_oid(oid).unwrap()).unwrap().write(500, b"flipped").unwrap();
-    let mut reader = site.open();
-    let err = retrieve(&mut reader, "class=od,step=1").unwrap_err();
+    let reader = site.open();
+    let err = retrieve(&reader, "class=od,step=1").unwrap_err();
     assert!(err.contains("checksum mismatch") && err.contains("step=1") && err.contains(oid), "{err}");
-    assert_eq!(retrieve(&mut reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
+    assert_eq!(retrieve(&reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
 
     // The dataset KV holds the log: slot 1 is the flush above; slot 2 is a record no writer
     // could have made.
@@ -41,7 +41,7 @@ fn damaged_arrays_records_and_indexes_are_reported() {
 
     // An index KV overwritten with bytes that are no index.
     let Some(site) = Site::try_new("daos", "posix") else { return };
-    let mut fs = site.open();
+    let fs = site.open();
     let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=0,param=167").unwrap();
     fs.archive(&id, b"field").unwrap();
     fs.flush().unwrap();
@@ -52,6 +52,6 @@ fn damaged_arrays_records_and_indexes_are_reported() {
     let index_kv = container.kv(first_index).unwrap();
     assert!(index_kv.get("entries").unwrap().is_some(), "the first reserved id holds the first index");
     index_kv.put("entries", b"not an index").unwrap();
-    let err = retrieve(&mut site.open(), "class=od,step=0").unwrap_err();
+    let err = retrieve(&site.open(), "class=od,step=0").unwrap_err();
     assert!(err.contains("index KV") && err.contains("undecodable"), "{err}");
 }

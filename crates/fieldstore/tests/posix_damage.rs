@@ -9,7 +9,7 @@ use fieldstore::{Key, ListOptions};
 #[test]
 fn corrupt_and_truncated_data_are_reported() {
     let dir = tempfile::tempdir().unwrap();
-    let mut fs = open_at(dir.path());
+    let fs = open_at(dir.path());
     for step in 0..3 {
         let id =
             Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
@@ -21,12 +21,12 @@ fn corrupt_and_truncated_data_are_reported() {
     let mut bytes = std::fs::read(&data).unwrap();
     bytes[1500] ^= 0x55;
     std::fs::write(&data, &bytes).unwrap();
-    let mut reader = open_at(dir.path());
-    let err = retrieve(&mut reader, "class=od,step=1").unwrap_err();
+    let reader = open_at(dir.path());
+    let err = retrieve(&reader, "class=od,step=1").unwrap_err();
     assert!(err.contains("checksum mismatch") && err.contains("step=1"), "{err}");
-    assert_eq!(retrieve(&mut reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
+    assert_eq!(retrieve(&reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
     std::fs::write(&data, &bytes[..2500]).unwrap();
-    let err = retrieve(&mut open_at(dir.path()), "class=od,step=2").unwrap_err();
+    let err = retrieve(&open_at(dir.path()), "class=od,step=2").unwrap_err();
     assert!(err.contains("truncated"), "{err}");
     // A damaged index segment is reported, not silently ignored.
     let index = std::fs::read_dir(data.parent().unwrap())
@@ -38,7 +38,7 @@ fn corrupt_and_truncated_data_are_reported() {
     let n = ix.len();
     ix[n - 3] ^= 1;
     std::fs::write(&index, &ix).unwrap();
-    let err = retrieve(&mut open_at(dir.path()), "class=od,step=0").unwrap_err();
+    let err = retrieve(&open_at(dir.path()), "class=od,step=0").unwrap_err();
     assert!(err.contains("corrupt index segment"), "{err}");
 }
 
@@ -49,18 +49,18 @@ fn damage_in_the_newest_toc_record_is_reported_not_answered_from_older_records()
     let dir = tempfile::tempdir().unwrap();
     let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=0,param=167").unwrap();
     for content in [b"old field", b"new field"] {
-        let mut fs = open_at(dir.path());
+        let fs = open_at(dir.path());
         fs.archive(&id, content).unwrap();
         fs.flush().unwrap();
     }
-    assert_eq!(retrieve(&mut open_at(dir.path()), "class=od").unwrap(), b"new field");
+    assert_eq!(retrieve(&open_at(dir.path()), "class=od").unwrap(), b"new field");
     let dataset = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
     let toc = dataset.join("toc");
     let mut bytes = std::fs::read(&toc).unwrap();
     let last = bytes.len() - 5;
     bytes[last] ^= 0x04;
     std::fs::write(&toc, &bytes).unwrap();
-    let err = retrieve(&mut open_at(dir.path()), "class=od").unwrap_err();
+    let err = retrieve(&open_at(dir.path()), "class=od").unwrap_err();
     assert!(err.contains("toc") && err.contains("bytes ") && err.contains("damaged"), "{err}");
 }
 
@@ -89,12 +89,12 @@ fn damaged_catalogue_files_are_reported_by_name() {
     ];
     for (file, damage) in damages {
         let dir = tempfile::tempdir().unwrap();
-        let mut fs = open_at(dir.path());
+        let fs = open_at(dir.path());
         fs.archive(&id, b"field").unwrap();
         fs.flush().unwrap();
         let dataset = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
         damage(&dataset);
-        let mut reader = open_at(dir.path());
+        let reader = open_at(dir.path());
         let err = reader.list(&request("class=od"), ListOptions::default()).map(|m| m.explanation).unwrap_err().to_string();
         assert!(err.contains(&dataset.join(file).display().to_string()), "{file}: {err}");
         assert!(reader.stats(&request("class=od")).is_err(), "{file}: stats counts nothing it cannot read");

@@ -63,7 +63,7 @@ fn restart_host(dataset: &Path) -> usize {
     markers.len()
 }
 
-fn steps_listed(fs: &mut FieldStore) -> Vec<String> {
+fn steps_listed(fs: &FieldStore) -> Vec<String> {
     let listed = fs.list(&request("class=od"), ListOptions::default()).unwrap();
     listed.fields.iter().map(|f| f.identifier().get("step").unwrap().to_string()).collect()
 }
@@ -72,7 +72,7 @@ fn steps_listed(fs: &mut FieldStore) -> Vec<String> {
 fn records_and_segments_lost_in_a_host_crash_are_recovered_from_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let mut writer = open_embedded(root);
+    let writer = open_embedded(root);
     let (mut toc_sizes, mut index_sizes) = (Vec::new(), Vec::new());
     for step in 0..5 {
         writer.archive(&identifier(step), &payload(&identifier(step), 3000)).unwrap();
@@ -91,16 +91,16 @@ fn records_and_segments_lost_in_a_host_crash_are_recovered_from_the_store() {
     assert!(damaged.to_string().contains("index"), "without recovery the lost segment is an error: {damaged}");
     assert_eq!(restart_host(&dataset), 1);
 
-    let mut reader = open_at(root);
-    assert_eq!(steps_listed(&mut reader), ["0", "1", "2", "3", "4"]);
+    let reader = open_at(root);
+    assert_eq!(steps_listed(&reader), ["0", "1", "2", "3", "4"]);
     for step in 0..5 {
-        assert_eq!(retrieve(&mut reader, &format!("class=od,step={step}")).unwrap(), payload(&identifier(step), 3000));
+        assert_eq!(retrieve(&reader, &format!("class=od,step={step}")).unwrap(), payload(&identifier(step), 3000));
     }
     assert!(files_ending(&dataset.join("writers"), "").is_empty(), "the recovered writer's marker is gone");
     // Recovering once is enough: a new reader appends nothing more.
     let recovered_size = size(&dataset.join("toc"));
     assert!(recovered_size > toc_sizes[3]);
-    assert_eq!(steps_listed(&mut open_at(root)), ["0", "1", "2", "3", "4"]);
+    assert_eq!(steps_listed(&open_at(root)), ["0", "1", "2", "3", "4"]);
     assert_eq!(size(&dataset.join("toc")), recovered_size);
 }
 
@@ -112,14 +112,14 @@ fn records_and_segments_lost_in_a_host_crash_are_recovered_from_the_store() {
 fn recovery_after_a_wipe_takes_no_commit_of_the_wiped_data_set() {
     let dir = tempfile::tempdir().unwrap();
     let (catalogue, store) = (dir.path().join("catalogue"), dir.path().join("store"));
-    let mut old = open_embedded_on(&catalogue, &store);
+    let old = open_embedded_on(&catalogue, &store);
     for step in [1, 2] {
         old.archive(&identifier(step), &payload(&identifier(step), 3000)).unwrap();
     }
     old.flush().unwrap();
     let report = open_embedded_on(&catalogue, &store).wipe(&request("class=od,expver=1,stream=oper,date=20231201,time=12"), true).unwrap();
     assert!(!report.in_use.is_empty(), "the old writer's data files stay while it holds them");
-    let mut new = open_embedded_on(&catalogue, &store);
+    let new = open_embedded_on(&catalogue, &store);
     new.archive(&identifier(3), &payload(&identifier(3), 3000)).unwrap();
     new.flush().unwrap();
     // The process "crashes": neither handle closes, and the host restarts.
@@ -127,7 +127,7 @@ fn recovery_after_a_wipe_takes_no_commit_of_the_wiped_data_set() {
     std::mem::forget(new);
     assert_eq!(restart_host(&dataset_dir(&catalogue)), 1);
 
-    assert_eq!(steps_listed(&mut open_embedded_on(&catalogue, &store)), ["3"]);
+    assert_eq!(steps_listed(&open_embedded_on(&catalogue, &store)), ["3"]);
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn a_flush_over_several_collocations_is_recovered_whole() {
         ))
         .unwrap()
     };
-    let mut writer = open_embedded(root);
+    let writer = open_embedded(root);
     let mut toc_size = 0;
     for step in 0..2 {
         for levtype in ["sfc", "pl"] {
@@ -159,11 +159,11 @@ fn a_flush_over_several_collocations_is_recovered_whole() {
     cut(&dataset.join("toc"), toc_size);
     assert_eq!(open_at(root).list(&request("class=od,step=1"), ListOptions::default()).unwrap().fields.len(), 0);
     assert_eq!(restart_host(&dataset), 1);
-    let mut reader = open_at(root);
+    let reader = open_at(root);
     for levtype in ["sfc", "pl"] {
         for step in 0..2 {
             let request = format!("class=od,levtype={levtype},step={step}");
-            assert_eq!(retrieve(&mut reader, &request).unwrap(), payload(&id(levtype, step), 5000), "{request}");
+            assert_eq!(retrieve(&reader, &request).unwrap(), payload(&id(levtype, step), 5000), "{request}");
         }
     }
 }
@@ -173,7 +173,7 @@ fn a_recovered_record_stays_behind_a_replacement_flushed_after_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let x = identifier(0);
-    let mut first = open_embedded(root);
+    let first = open_embedded(root);
     first.archive(&identifier(9), b"created the dataset").unwrap();
     first.flush().unwrap();
     let toc = dataset_dir(root).join("toc");
@@ -183,7 +183,7 @@ fn a_recovered_record_stays_behind_a_replacement_flushed_after_it() {
     let after = size(&toc);
     std::mem::forget(first);
 
-    let mut second = open_embedded(root);
+    let second = open_embedded(root);
     second.archive(&x, b"version 2").unwrap();
     second.flush().unwrap();
     drop(second);
@@ -194,8 +194,8 @@ fn a_recovered_record_stays_behind_a_replacement_flushed_after_it() {
     std::fs::write(&toc, &bytes).unwrap();
     assert_eq!(restart_host(&dataset_dir(root)), 1);
 
-    let mut reader = open_at(root);
-    assert_eq!(retrieve(&mut reader, "class=od,step=0").unwrap(), b"version 2");
+    let reader = open_at(root);
+    assert_eq!(retrieve(&reader, "class=od,step=0").unwrap(), b"version 2");
     let full = reader.list(&request("class=od,step=0"), ListOptions { include_superseded: true, ..Default::default() }).unwrap();
     assert_eq!(full.fields.len(), 2, "version 1 is back, superseded");
 }
@@ -203,7 +203,7 @@ fn a_recovered_record_stays_behind_a_replacement_flushed_after_it() {
 #[test]
 fn a_writer_that_closes_leaves_no_marker_and_an_ordered_one_none_at_all() {
     let dir = tempfile::tempdir().unwrap();
-    let mut writer = open_embedded(dir.path());
+    let writer = open_embedded(dir.path());
     writer.archive(&identifier(0), b"x").unwrap();
     writer.flush().unwrap();
     let markers = dataset_dir(dir.path()).join("writers");
@@ -214,7 +214,7 @@ fn a_writer_that_closes_leaves_no_marker_and_an_ordered_one_none_at_all() {
     let ordered = tempfile::tempdir().unwrap();
     let yaml =
         format!("catalogue: {{type: posix, root: {0}, commit: ordered}}\nstore: {{type: posix, root: {0}}}\n", ordered.path().display());
-    let mut writer = fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap();
+    let writer = fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap();
     writer.archive(&identifier(0), b"x").unwrap();
     writer.flush().unwrap();
     assert!(!dataset_dir(ordered.path()).join("writers").exists());

@@ -167,7 +167,7 @@ fn child_power_loss_workload() {
     let (commit, rest) = spec.split_once(':').unwrap();
     let (root, log) = rest.split_once(':').unwrap();
     let mut marks = std::fs::OpenOptions::new().append(true).open(Path::new(log).join("ops")).unwrap();
-    let mut writers: Vec<FieldStore> = (0..3).map(|_| open_root(Path::new(root), commit)).collect();
+    let writers: Vec<FieldStore> = (0..3).map(|_| open_root(Path::new(root), commit)).collect();
     for (n, step) in steps().into_iter().enumerate() {
         match step {
             Step::Archive { writer, fields } => {
@@ -218,7 +218,7 @@ fn child_power_loss_member() {
         assert!(std::time::Instant::now() < deadline, "no start for member {member}");
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let mut fs = open_root(Path::new(root), layout);
+    let fs = open_root(Path::new(root), layout);
     for (id, version) in &members[member.parse::<usize>().unwrap()] {
         fs.archive(id, &bytes(id, *version)).unwrap();
     }
@@ -263,12 +263,12 @@ fn record_workload(dir: &Path, commit: &str) -> Vec<Change> {
 /// Checks one crash state, `done` steps having returned before the crash.
 fn check_state(root: &Path, commit: &str, done: usize) -> Result<(), String> {
     let (before, after) = (expected(done), expected(done + 1));
-    let mut fs = open_root(root, commit);
+    let fs = open_root(root, commit);
     let listed = fs.list(&request("class=od"), ListOptions::default()).map_err(|e| format!("list: {e}"))?;
     let mut seen = BTreeMap::new();
     for field in &listed.fields {
         let id = field.identifier().to_string();
-        let got = retrieve(&mut fs, &id).map_err(|e| format!("{id} is listed but: {e}"))?;
+        let got = retrieve(&fs, &id).map_err(|e| format!("{id} is listed but: {e}"))?;
         seen.insert(id, got);
     }
     // Every field reads as before the step under way or as after it (absent included).
@@ -298,7 +298,7 @@ fn check_state(root: &Path, commit: &str, done: usize) -> Result<(), String> {
     let new = id(20231203, "sfc", 0, 167);
     fs.archive(&new, &bytes(&new, 9)).map_err(|e| format!("archive after the crash: {e}"))?;
     fs.flush().map_err(|e| format!("flush after the crash: {e}"))?;
-    match retrieve(&mut fs, &new.to_string()) {
+    match retrieve(&fs, &new.to_string()) {
         Ok(got) if got == bytes(&new, 9) => Ok(()),
         other => Err(format!("a field archived after the crash reads back as {other:?}")),
     }

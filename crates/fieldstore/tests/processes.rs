@@ -37,7 +37,7 @@ fn child_writer() {
     let Ok(spec) = std::env::var(CHILD_ENV) else { return };
     let parts: Vec<&str> = spec.split(':').collect();
     let (config, member, steps): (&str, usize, usize) = (parts[0], parts[1].parse().unwrap(), parts[2].parse().unwrap());
-    let mut fs = open_config(Path::new(config));
+    let fs = open_config(Path::new(config));
     for step in 0..steps {
         for param in 0..FIELDS_PER_STEP {
             let id = identifier(member, step, param);
@@ -61,7 +61,7 @@ fn spawn_writer(config: &Path, member: usize, steps: usize) -> Child {
 
 /// Every visible field of a member must carry the bytes derived from its identifier, and
 /// every visible step must be complete (a flush is atomic).
-fn check_visible(fs: &mut FieldStore, member: usize) -> BTreeSet<usize> {
+fn check_visible(fs: &FieldStore, member: usize) -> BTreeSet<usize> {
     let listed = fs.list(&request(&format!("class=od,number={member}")), ListOptions::default()).unwrap();
     let mut per_step = std::collections::BTreeMap::<usize, usize>::new();
     for f in &listed.fields {
@@ -102,13 +102,13 @@ fn concurrent_writers_and_readers(site: &Site) {
             let config = site.config().to_path_buf();
             let done = done.clone();
             std::thread::spawn(move || {
-                let mut fs = open_config(&config);
+                let fs = open_config(&config);
                 let mut seen = vec![0usize; members];
                 let deadline = Instant::now() + Duration::from_secs(60);
                 let mut rounds = 0;
                 while !done.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < deadline {
                     for m in (0..members).filter(|m| m % 2 == r) {
-                        let visible = check_visible(&mut fs, m);
+                        let visible = check_visible(&fs, m);
                         assert!(visible.len() >= seen[m], "a reader saw flushed steps disappear");
                         seen[m] = visible.len();
                     }
@@ -127,9 +127,9 @@ fn concurrent_writers_and_readers(site: &Site) {
     for r in readers {
         assert!(r.join().unwrap() > 0);
     }
-    let mut fs = site.open();
+    let fs = site.open();
     for m in 0..members {
-        assert_eq!(check_visible(&mut fs, m).len(), steps, "{}: member {m}", site.name);
+        assert_eq!(check_visible(&fs, m).len(), steps, "{}: member {m}", site.name);
     }
 }
 
@@ -165,7 +165,7 @@ fn writers_killed_at_random_moments(site: &Site, trials: usize) -> (usize, usize
     };
     let (mut killed_mid_run, mut beyond_flushed) = (0, 0);
     // One reader for all trials, as a post-processing job would keep one.
-    let mut fs = site.open();
+    let fs = site.open();
     for trial in 0..trials {
         let mut child = spawn_writer(site.config(), 100 + trial, 1000);
         let out = BufReader::new(child.stdout.take().unwrap());
@@ -178,7 +178,7 @@ fn writers_killed_at_random_moments(site: &Site, trials: usize) -> (usize, usize
             killed_mid_run += 1;
         }
         let flushed = collector.join().unwrap();
-        let visible = check_visible(&mut fs, 100 + trial);
+        let visible = check_visible(&fs, 100 + trial);
         // Every step the writer reported flushed is visible; at most the one being flushed
         // when it died may be visible beyond that, and only complete.
         assert!(
@@ -191,12 +191,12 @@ fn writers_killed_at_random_moments(site: &Site, trials: usize) -> (usize, usize
     }
     assert!(killed_mid_run >= trials / 2, "{}: most trials must kill the writer mid-run ({killed_mid_run}/{trials})", site.name);
     // The store is still usable: a new writer archives and flushes, and everything reads.
-    let mut fs = site.open();
+    let fs = site.open();
     // Member 99: the trials' writers are members 100 and up.
     let id = identifier(99, 0, 0);
     fs.archive(&id, &payload(&id, 100)).unwrap();
     fs.flush().unwrap();
-    assert_eq!(retrieve(&mut fs, "class=od,number=99").unwrap(), payload(&id, 100));
+    assert_eq!(retrieve(&fs, "class=od,number=99").unwrap(), payload(&id, 100));
     let all = fs.list(&request("class=od"), ListOptions::default()).unwrap();
     assert!(all.fields.len() > FIELDS_PER_STEP);
     // The POSIX catalogue (commits embedded, the default on a local disk): the killed
@@ -219,7 +219,7 @@ fn child_full_disk() {
     let dir = Path::new(dir);
     let ballast = dir.join("ballast");
     std::fs::write(&ballast, vec![0u8; 400 << 10]).unwrap();
-    let mut fs = open_at(&dir.join("root"));
+    let fs = open_at(&dir.join("root"));
     for step in 0..5 {
         let id = identifier(1, step, 0);
         fs.archive(&id, &payload(&id, 1000)).unwrap();
@@ -237,13 +237,13 @@ fn child_full_disk() {
     std::fs::remove_file(&ballast).unwrap();
     fs.archive(&small, &payload(&small, 1000)).unwrap();
     fs.flush().unwrap();
-    let mut reader = open_at(&dir.join("root"));
+    let reader = open_at(&dir.join("root"));
     let listed = reader.list(&request("class=od,number=1"), ListOptions::default()).unwrap();
     let steps: Vec<&str> = listed.fields.iter().map(|f| f.element.get("step").unwrap()).collect();
     assert_eq!(steps, ["0", "1", "2", "3", "4", "6"], "flushed fields kept, the failed flush published nothing");
     for step in [0, 1, 2, 3, 4, 6] {
         let id = identifier(1, step, 0);
-        assert_eq!(retrieve(&mut reader, &format!("class=od,number=1,step={step}")).unwrap(), payload(&id, 1000));
+        assert_eq!(retrieve(&reader, &format!("class=od,number=1,step={step}")).unwrap(), payload(&id, 1000));
     }
     println!("recovered");
 }
@@ -263,8 +263,8 @@ fn a_flush_failing_on_a_full_disk_publishes_nothing_of_it_and_the_handle_recover
 fn child_read_only_reader() {
     let Ok(spec) = std::env::var(CHILD_ENV) else { return };
     let Some(config) = spec.strip_prefix("read-only:") else { return };
-    let mut fs = open_config(Path::new(config));
-    let visible = check_visible(&mut fs, 5);
+    let fs = open_config(Path::new(config));
+    let visible = check_visible(&fs, 5);
     println!("visible {}", visible.len());
 }
 

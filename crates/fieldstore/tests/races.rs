@@ -46,7 +46,7 @@ fn field(step: usize) -> Key {
 }
 
 /// Archives `steps`, flushes; whether the flush said the fields are stored.
-fn archive(fs: &mut FieldStore, steps: std::ops::Range<usize>) -> bool {
+fn archive(fs: &FieldStore, steps: std::ops::Range<usize>) -> bool {
     for step in steps {
         let id = field(step);
         if fs.archive(&id, &payload(&id, 3000)).is_err() {
@@ -68,17 +68,17 @@ enum Start {
 /// One trial: a data set of steps 0-3; a wipe of it and an archive of steps 4-7 at once.
 /// Returns whether the archive's fields were kept.
 fn trial(open: &Opener, trial: usize, start_archive: Start) -> bool {
-    assert!(archive(&mut open(), 0..4), "the first archive");
+    assert!(archive(&open(), 0..4), "the first archive");
     let start = Arc::new(Barrier::new(2));
     let wiper = {
         let (open, start) = (open.clone(), start.clone());
         std::thread::spawn(move || {
-            let mut fs = open();
+            let fs = open();
             start.wait();
             fs.wipe(&request(DATASET), true).map(|_| Instant::now())
         })
     };
-    let mut writer = open();
+    let writer = open();
     start.wait();
     let seen_gone = match start_archive {
         Start::After(delay) => {
@@ -96,13 +96,13 @@ fn trial(open: &Opener, trial: usize, start_archive: Start) -> bool {
         }
     };
     let began = Instant::now();
-    let stored = archive(&mut writer, 4..8);
+    let stored = archive(&writer, 4..8);
     let wiped = wiper.join().unwrap().unwrap_or_else(|e| panic!("trial {trial}: the wipe failed: {e}"));
-    let mut reader = open();
+    let reader = open();
     let listed = reader.list(&request("class=od"), ListOptions::default()).unwrap();
     for f in &listed.fields {
         let id = f.identifier();
-        let got = retrieve(&mut reader, &id.to_string()).unwrap_or_else(|e| panic!("trial {trial}: {id} is listed but: {e}"));
+        let got = retrieve(&reader, &id.to_string()).unwrap_or_else(|e| panic!("trial {trial}: {id} is listed but: {e}"));
         assert_eq!(got, payload(&id, 3000), "trial {trial}: {id}");
     }
     // The second archive's fields are all there, or none: the old ones never.
@@ -148,14 +148,14 @@ fn versioned(id: &Key, version: u8) -> Vec<u8> {
 }
 
 /// Archives version `version` of `steps` and flushes; whether the flush said they are stored.
-fn archive_version(fs: &mut FieldStore, steps: std::ops::Range<usize>, version: u8) -> bool {
+fn archive_version(fs: &FieldStore, steps: std::ops::Range<usize>, version: u8) -> bool {
     steps.into_iter().all(|step| fs.archive(&field(step), &versioned(&field(step), version)).is_ok()) && fs.flush().is_ok()
 }
 
 /// Lists the data set and reads every field listed: each must read back as the version it may
 /// be (`expected(step)`). A read that meets a wipe half way may fail naming what went; it
 /// never returns other bytes. Returns the steps listed and read whole, or the failure.
-fn read_everything(fs: &mut FieldStore, expected: impl Fn(usize) -> u8, what: &str) -> Result<Vec<usize>, String> {
+fn read_everything(fs: &FieldStore, expected: impl Fn(usize) -> u8, what: &str) -> Result<Vec<usize>, String> {
     let listed = fs.list(&request("class=od"), ListOptions::default()).map_err(|e| e.to_string())?;
     let mut steps = Vec::new();
     for f in &listed.fields {
@@ -174,8 +174,8 @@ fn read_everything(fs: &mut FieldStore, expected: impl Fn(usize) -> u8, what: &s
 /// odd trials a wipe. Returns whether the writer's fields were kept.
 fn purge_trial(open: &Opener, trial: usize) -> bool {
     let what = format!("trial {trial}");
-    let mut writer = open();
-    assert!(archive_version(&mut writer, 0..4, 1) && archive_version(&mut open(), 0..4, 2), "{what}: the first archives");
+    let writer = open();
+    assert!(archive_version(&writer, 0..4, 1) && archive_version(&open(), 0..4, 2), "{what}: the first archives");
     let version = |step: usize| if step < 4 { 2 } else { 3 };
     let with_wipe = trial % 2 == 1;
     let start = Arc::new(Barrier::new(if with_wipe { 5 } else { 4 }));
@@ -188,23 +188,23 @@ fn purge_trial(open: &Opener, trial: usize) -> bool {
             job(fs)
         })
     };
-    let purger = spawn(|mut fs| fs.purge(&request(DATASET), true).map(drop).map_err(|e| e.to_string()));
-    let wiper = with_wipe.then(|| spawn(|mut fs| fs.wipe(&request(DATASET), true).map(drop).map_err(|e| e.to_string())));
+    let purger = spawn(|fs| fs.purge(&request(DATASET), true).map(drop).map_err(|e| e.to_string()));
+    let wiper = with_wipe.then(|| spawn(|fs| fs.wipe(&request(DATASET), true).map(drop).map_err(|e| e.to_string())));
     let readers: Vec<_> = (0..2)
         .map(|_| {
             let (open, start, done, what) = (open.clone(), start.clone(), done.clone(), what.clone());
             std::thread::spawn(move || {
-                let mut fs = open();
+                let fs = open();
                 start.wait();
                 let deadline = Instant::now() + std::time::Duration::from_secs(10);
                 while !done.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
-                    let _ = read_everything(&mut fs, version, &what);
+                    let _ = read_everything(&fs, version, &what);
                 }
             })
         })
         .collect();
     start.wait();
-    let stored = archive_version(&mut writer, 4..8, 3);
+    let stored = archive_version(&writer, 4..8, 3);
     let purged = purger.join().unwrap();
     let wiped = wiper.map(|w| w.join().unwrap());
     done.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -214,7 +214,7 @@ fn purge_trial(open: &Opener, trial: usize) -> bool {
     }
     // A purge that meets a wipe may fail naming what the wipe removed; alone, it succeeds.
     assert!(purged.is_ok() || with_wipe, "{what}: the purge failed: {purged:?}");
-    let steps = read_everything(&mut open(), version, &what).unwrap_or_else(|e| panic!("{what}: the store cannot be read: {e}"));
+    let steps = read_everything(&open(), version, &what).unwrap_or_else(|e| panic!("{what}: the store cannot be read: {e}"));
     let written: Vec<usize> = steps.iter().copied().filter(|s| *s >= 4).collect();
     assert!(written.is_empty() || written == [4, 5, 6, 7], "{what}: steps {steps:?} (stored: {stored})");
     if !with_wipe {

@@ -19,7 +19,7 @@ fn cluster() -> std::sync::Arc<fieldstore::rados::Cluster> {
 #[test]
 fn damaged_objects_and_records_are_reported() {
     let Some(site) = Site::try_new("rados", "rados") else { return };
-    let mut fs = site.open();
+    let fs = site.open();
     for step in 0..3 {
         let id =
             Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap();
@@ -33,18 +33,18 @@ fn damaged_objects_and_records_are_reported() {
     let cluster = cluster();
     let data = cluster.io(pool, namespace).unwrap();
     data.write(object, 500, b"flipped").unwrap();
-    let mut reader = site.open();
-    let err = retrieve(&mut reader, "class=od,step=1").unwrap_err();
+    let reader = site.open();
+    let err = retrieve(&reader, "class=od,step=1").unwrap_err();
     assert!(err.contains("checksum mismatch") && err.contains("step=1") && err.contains(object), "{err}");
-    assert_eq!(retrieve(&mut reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
+    assert_eq!(retrieve(&reader, "class=od,step=0").unwrap().len(), 1000, "intact fields still read");
     // Retrieves of several fields keep several reads in flight (store.reads_in_flight): the
     // changed bytes are still found, and an object that is gone is named.
-    let err = retrieve(&mut reader, "class=od").unwrap_err();
+    let err = retrieve(&reader, "class=od").unwrap_err();
     assert!(err.contains("checksum mismatch") && err.contains(object), "{err}");
     let gone = fs.list(&request("class=od,step=2"), ListOptions::default()).unwrap().fields[0].location.uri.to_string();
     let gone = gone.rsplit_once('/').unwrap().1;
     assert!(data.remove(gone).unwrap());
-    let err = retrieve(&mut reader, "class=od,step=0/2").unwrap_err();
+    let err = retrieve(&reader, "class=od,step=0/2").unwrap_err();
     assert!(err.contains("read") && err.contains(gone), "{err}");
 
     // A record no writer could have made, after the real ones: named with its place in the log.
@@ -55,7 +55,7 @@ fn damaged_objects_and_records_are_reported() {
     let err = fs.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
     assert!(err.contains("log record") && err.contains(&format!("at byte {end}")) && err.contains("undecodable"), "{err}");
     // A record cut short (no writer appends part of one).
-    let mut fresh = site.open();
+    let fresh = site.open();
     index.apply("dataset", &fieldstore::rados::WriteOp::new().append(&[200, 0, 0, 0, 1])).unwrap();
     let err = fresh.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
     assert!(
@@ -88,7 +88,7 @@ fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
     let Some(site) = Site::try_new("rados", "rados") else { return };
     let sections = std::fs::read_to_string(site.config()).unwrap();
     let yaml = sections.replace("store: {type: rados,", "store: {type: rados, writes_in_flight: 4,");
-    let mut fs = fieldstore::open(&fieldstore::Config::parse("in-flight.yaml", &yaml).unwrap()).unwrap();
+    let fs = fieldstore::open(&fieldstore::Config::parse("in-flight.yaml", &yaml).unwrap()).unwrap();
     let id = |step: u32| {
         Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
     };
@@ -104,7 +104,7 @@ fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
     let listed = fs.list(&request("class=od"), ListOptions::default()).unwrap();
     let steps: Vec<String> = listed.fields.iter().map(|f| f.element.get("step").unwrap().to_string()).collect();
     assert_eq!(steps, ["2"]);
-    assert_eq!(retrieve(&mut site.open(), "class=od,step=2").unwrap(), payload(&id(2), 1000));
+    assert_eq!(retrieve(&site.open(), "class=od,step=2").unwrap(), payload(&id(2), 1000));
 
     for (bad, why) in [
         (
@@ -128,7 +128,7 @@ fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
 #[test]
 fn a_wipe_cut_short_after_its_first_removal_leaves_nothing_visible_and_nothing_corrupt() {
     let Some(site) = Site::try_new("rados", "rados") else { return };
-    let mut fs = site.open();
+    let fs = site.open();
     let id = |step: u32| {
         Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
     };
@@ -145,13 +145,13 @@ fn a_wipe_cut_short_after_its_first_removal_leaves_nothing_visible_and_nothing_c
 
     // A wipe's first removal, and nothing after it (the wiping process killed there).
     assert!(io.remove("dataset").unwrap());
-    let err = retrieve(&mut site.open(), "class=od,step=0").unwrap_err();
+    let err = retrieve(&site.open(), "class=od,step=0").unwrap_err();
     assert!(!err.contains("corrupt"), "no dataset, not a broken one: {err}");
     let leftovers = io.object_names().unwrap();
     assert_eq!(leftovers.len(), before - 1, "index and field objects are left, unreferenced");
 
     // A writer creates the dataset again; only its own fields are visible.
-    let mut writer = site.open();
+    let writer = site.open();
     writer.archive(&id(2), &payload(&id(2), 1000)).unwrap();
     writer.flush().unwrap();
     let listed = site.open().list(&request("class=od"), ListOptions::default()).unwrap();

@@ -46,7 +46,7 @@ impl Fixture {
         let root = tempfile::tempdir().expect("a temporary directory");
         let catalogue = Box::new(PosixCatalogue::new(root.path()));
         let store = Box::new(PosixStore::new(root.path()));
-        let mut fs = FieldStore::new(Schema::default_schema(), catalogue, store);
+        let fs = FieldStore::new(Schema::default_schema(), catalogue, store);
         for (i, text) in FIELDS.iter().enumerate() {
             fs.archive(&Key::parse(text).expect("fixture keys parse"), format!("field {i}").as_bytes()).expect("fixture fields archive");
         }
@@ -99,7 +99,7 @@ pub fn request(data: &[u8]) {
     });
 }
 
-fn retrieved_fields_are_the_stored_ones(fs: &mut FieldStore, stored: &BTreeMap<String, Vec<u8>>, request: &Request) {
+fn retrieved_fields_are_the_stored_ones(fs: &FieldStore, stored: &BTreeMap<String, Vec<u8>>, request: &Request) {
     let Ok((mut reader, _)) = fs.retrieve(request) else { return };
     let expected: Vec<u8> = reader.fields().iter().flat_map(|f| stored[&f.identifier().to_string()].clone()).collect();
     let mut got = Vec::new();

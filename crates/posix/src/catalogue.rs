@@ -23,7 +23,7 @@ use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{Catalogue, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{Catalogue, CatalogueWriter, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::naming::{collocation_name, dataset_dir_name};
 use crate::toc::{
@@ -80,17 +80,23 @@ impl CommitMode {
     }
 }
 
+/// The catalogue's shared side: listing, views, locks, wipes, recovery.
 pub struct PosixCatalogue {
     root: PathBuf,
     commit_mode: CommitMode,
     /// Who may have written the root's writer markers (judged from its file system).
     sharing: Sharing,
-    /// The datasets this handle writes to.
-    writers: RecentList<DatasetWriter>,
     /// Dataset keys by directory name, so each `key` file is read once per handle. (Only a
     /// dataset wiped and re-created under another key whose escaped values are the same
     /// would be misnamed, until the handle is reopened.)
     known: Mutex<HashMap<std::ffi::OsString, Key>>,
+}
+
+/// One writer: the datasets it writes to, each with its own index files and marker.
+pub struct PosixCatalogueWriter {
+    root: PathBuf,
+    commit_mode: CommitMode,
+    writers: RecentList<DatasetWriter>,
 }
 
 /// What one writer has archived into one dataset since its last flush.
@@ -142,18 +148,20 @@ impl PosixCatalogue {
     pub fn with_commit_mode(root: impl Into<PathBuf>, commit_mode: CommitMode) -> Self {
         let root = root.into();
         let sharing = if on_local_file_system(&root) { Sharing::ThisMachine } else { Sharing::Hosts };
-        PosixCatalogue { root, commit_mode, sharing, writers: RecentList::default(), known: Mutex::new(HashMap::new()) }
+        PosixCatalogue { root, commit_mode, sharing, known: Mutex::new(HashMap::new()) }
     }
 
     fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
         Ok(self.root.join(dataset_dir_name(dataset)?))
     }
+}
 
-    fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
+impl PosixCatalogueWriter {
+    fn dataset_writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
         let i = match self.writers.find(|w| w.dataset == *dataset) {
             Some(i) => i,
             None => {
-                let dir = self.dataset_dir(dataset)?;
+                let dir = self.root.join(dataset_dir_name(dataset)?);
                 create_dataset(&dir, dataset, schema_text)?;
                 let toc_path = dir.join(TOC_FILE);
                 let toc = OpenOptions::new().append(true).create(true).mode(0o666).open(&toc_path).ctx("open TOC", &toc_path)?;
@@ -432,9 +440,9 @@ impl Drop for DatasetWriter {
     }
 }
 
-impl Catalogue for PosixCatalogue {
+impl CatalogueWriter for PosixCatalogueWriter {
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
-        let writer = self.writer(dataset, schema_text)?;
+        let writer = self.dataset_writer(dataset, schema_text)?;
         writer.staged = None;
         writer.pending.insert(collocation, element, location);
         Ok(())
@@ -467,6 +475,12 @@ impl Catalogue for PosixCatalogue {
         // A writer whose data set was wiped (found here or by the store) is dropped, so the
         // next archive creates the data set again.
         self.writers.retain(|w| !w.wiped && w.toc_in_place().unwrap_or(false));
+    }
+}
+
+impl Catalogue for PosixCatalogue {
+    fn writer(&self) -> Result<Box<dyn CatalogueWriter>> {
+        Ok(Box::new(PosixCatalogueWriter { root: self.root.clone(), commit_mode: self.commit_mode, writers: RecentList::default() }))
     }
 
     fn check_exists(&self) -> Result<()> {

@@ -14,5 +14,5 @@ pub mod toc;
 mod write_back;
 mod writers;
 
-pub use catalogue::{CommitMode, PosixCatalogue};
-pub use store::PosixStore;
+pub use catalogue::{CommitMode, PosixCatalogue, PosixCatalogueWriter};
+pub use store::{PosixStore, PosixStoreWriter};

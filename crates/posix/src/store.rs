@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{Commit, FieldLocation, Key, Store};
+use fieldstore_core::{Commit, FieldLocation, Key, Store, StoreWriter};
 
 use crate::in_use::{self, remove_unless_held, Removal};
 use crate::large_reads::LargeReads;
@@ -39,13 +39,19 @@ pub const WRITE_BUFFER: usize = 256 << 10;
 /// Open read handles kept per store handle.
 const MAX_OPEN_READERS: usize = 256;
 
+/// The store's shared side: reads, removals, recovery.
 pub struct PosixStore {
     root: PathBuf,
-    /// Open data files (consecutive fields nearly always go to the same one).
-    writers: RecentList<DataFile>,
     readers: Mutex<HashMap<String, Arc<File>>>,
     /// How reads of 256 KiB or more copy from the page cache (chosen by measurement).
     large_reads: LargeReads,
+}
+
+/// One writer: the data files it appends to, of its own.
+pub struct PosixStoreWriter {
+    root: PathBuf,
+    /// Open data files (consecutive fields nearly always go to the same one).
+    writers: RecentList<DataFile>,
 }
 
 /// One data file being appended to.
@@ -69,19 +75,30 @@ struct DataFile {
 
 impl PosixStore {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixStore {
-            root: root.into(),
-            writers: RecentList::default(),
-            readers: Mutex::new(HashMap::new()),
-            large_reads: LargeReads::default(),
-        }
+        PosixStore { root: root.into(), readers: Mutex::new(HashMap::new()), large_reads: LargeReads::default() }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
     }
 
-    fn writer(&mut self, dataset: &Key, collocation: &Key) -> Result<&mut DataFile> {
+    fn reader(&self, uri: &str) -> Result<Arc<File>> {
+        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = readers.get(uri) {
+            return Ok(f.clone());
+        }
+        let path = resolve_relative(&self.root, uri)?;
+        let file = Arc::new(File::open(&path).ctx("open data file", &path)?);
+        if readers.len() >= MAX_OPEN_READERS {
+            readers.clear();
+        }
+        readers.insert(uri.to_string(), file.clone());
+        Ok(file)
+    }
+}
+
+impl PosixStoreWriter {
+    fn data_file(&mut self, dataset: &Key, collocation: &Key) -> Result<&mut DataFile> {
         let i = match self.writers.find(|w| w.collocation == *collocation && w.dataset == *dataset) {
             Some(i) => i,
             None => {
@@ -126,20 +143,6 @@ impl PosixStore {
     fn carrier(&self, dataset: &Key) -> Option<usize> {
         let of_dataset = || self.writers.iter().enumerate().filter(|(_, w)| w.dataset == *dataset);
         of_dataset().find(|(_, w)| w.dirty || !w.buffer.is_empty()).or_else(|| of_dataset().next()).map(|(i, _)| i)
-    }
-
-    fn reader(&self, uri: &str) -> Result<Arc<File>> {
-        let mut readers = self.readers.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = readers.get(uri) {
-            return Ok(f.clone());
-        }
-        let path = resolve_relative(&self.root, uri)?;
-        let file = Arc::new(File::open(&path).ctx("open data file", &path)?);
-        if readers.len() >= MAX_OPEN_READERS {
-            readers.clear();
-        }
-        readers.insert(uri.to_string(), file.clone());
-        Ok(file)
     }
 }
 
@@ -210,7 +213,7 @@ fn write_all_vectored(file: &mut File, mut slices: &mut [IoSlice<'_>]) -> std::i
     Ok(())
 }
 
-impl PosixStore {
+impl PosixStoreWriter {
     /// Syncs the directories of the data files created since the last flush (`written` says
     /// which files this flush wrote), once each: a file's sync makes its bytes durable, not
     /// its name, and a power loss could otherwise lose a flushed file whole with the commit
@@ -229,9 +232,9 @@ impl PosixStore {
     }
 }
 
-impl Store for PosixStore {
+impl StoreWriter for PosixStoreWriter {
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
-        let w = self.writer(dataset, collocation)?;
+        let w = self.data_file(dataset, collocation)?;
         let offset = w.size;
         w.append(data)?;
         Ok(FieldLocation { uri: w.uri.clone(), offset, length: data.len() as u64, crc32c: 0 })
@@ -273,6 +276,18 @@ impl Store for PosixStore {
         Ok(carriers.iter().map(Option::is_some).collect())
     }
 
+    /// Closes every data file: after a failed write its size is unknown, so later fields go
+    /// to new files (the old bytes stay, unreferenced).
+    fn discard(&mut self) {
+        self.writers.clear();
+    }
+}
+
+impl Store for PosixStore {
+    fn writer(&self) -> Result<Box<dyn StoreWriter>> {
+        Ok(Box::new(PosixStoreWriter { root: self.root.clone(), writers: RecentList::default() }))
+    }
+
     fn embedded_commits(&self, dataset: &Key, session: &str) -> Result<Vec<Vec<u8>>> {
         let dir = self.root.join(dataset_dir_name(dataset)?);
         let marker = format!(".{session}.");
@@ -284,12 +299,6 @@ impl Store for PosixStore {
             }
         }
         Ok(commits)
-    }
-
-    /// Closes every data file: after a failed write its size is unknown, so later fields go
-    /// to new files (the old bytes stay, unreferenced).
-    fn discard(&mut self) {
-        self.writers.clear();
     }
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -347,7 +356,8 @@ mod tests {
     #[test]
     fn writes_between_flushes_end_on_buffer_multiples_and_keep_every_byte() {
         let root = tempfile::tempdir().unwrap();
-        let mut store = PosixStore::new(root.path());
+        let store = PosixStore::new(root.path());
+        let mut writer = store.writer().unwrap();
         let (dataset, collocation) = (Key::from_pairs([("class", "od")]), Key::from_pairs([("type", "pf")]));
         // Sizes from one byte to well over the buffer, none a multiple of it.
         let sizes = [1, 300, 5000, WRITE_BUFFER - 1, 3 * WRITE_BUFFER + 7, 77, WRITE_BUFFER + 1, 4 << 20, 12_345];
@@ -355,7 +365,7 @@ mod tests {
         for round in 0..3 {
             for (i, size) in sizes.iter().enumerate() {
                 let field: Vec<u8> = (0..*size).map(|j| (j * 7 + i + round) as u8).collect();
-                locations.push(store.archive(&dataset, &collocation, &field).unwrap());
+                locations.push(writer.archive(&dataset, &collocation, &field).unwrap());
                 written.extend_from_slice(&field);
                 let on_disk = data_file(root.path()).1;
                 // Each write goes up to a multiple of the buffer size, except the flush's.
@@ -363,7 +373,7 @@ mod tests {
                 assert!(on_disk.is_multiple_of(WRITE_BUFFER as u64) || on_disk == after_flush, "round {round}, field {i}: {on_disk} bytes");
                 assert!(written.len() as u64 - on_disk < WRITE_BUFFER as u64, "round {round}, field {i}: at most a buffer held back");
             }
-            store.flush().unwrap();
+            writer.flush().unwrap();
             let (file, on_disk) = data_file(root.path());
             assert_eq!(on_disk, written.len() as u64, "round {round}: a flush writes everything");
             assert!(std::fs::read(file).unwrap() == written, "round {round}");

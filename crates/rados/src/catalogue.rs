@@ -32,7 +32,7 @@ use fieldstore_core::index_log::{
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{Catalogue, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{Catalogue, CatalogueWriter, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::aio::PendingWrite;
 use crate::naming::{check_prefix, dataset_namespace, unique_object_name};
@@ -53,11 +53,22 @@ fn lock_key(action: ControlAction) -> String {
     format!("lock/{}", action.name())
 }
 
+/// The catalogue's shared side: listing, views, locks, wipes.
 pub struct RadosCatalogue {
+    place: Arc<Place>,
+}
+
+/// One writer: the datasets it archives into.
+pub struct RadosCatalogueWriter {
+    place: Arc<Place>,
+    writers: RecentList<DatasetWriter>,
+}
+
+/// Where a catalogue instance lives: a pool, and the prefix of its namespaces.
+struct Place {
     namespaces: Namespaces,
     /// Starts every namespace of this instance; its dataset list is in namespace `prefix`.
     prefix: String,
-    writers: RecentList<DatasetWriter>,
 }
 
 /// What this handle archived into one dataset since its last flush.
@@ -80,25 +91,27 @@ impl RadosCatalogue {
     /// not exist.
     pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str) -> Result<Self> {
         check_prefix(prefix)?;
-        Ok(RadosCatalogue { namespaces: Namespaces::new(cluster, pool)?, prefix: prefix.into(), writers: RecentList::default() })
+        Ok(RadosCatalogue { place: Arc::new(Place { namespaces: Namespaces::new(cluster, pool)?, prefix: prefix.into() }) })
     }
 
     fn dataset_context(&self, dataset: &Key) -> Result<Arc<IoCtx>> {
-        self.namespaces.get(&dataset_namespace(&self.prefix, dataset))
+        self.place.dataset_context(dataset)
     }
+}
 
-    fn writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
+impl RadosCatalogueWriter {
+    fn dataset_writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
         let i = match self.writers.find(|w| w.dataset == *dataset) {
             Some(i) if self.writers[i].wiped => {
-                let identity = self.create_dataset(&self.writers[i].io, dataset, schema_text)?;
+                let identity = self.place.create_dataset(&self.writers[i].io, dataset, schema_text)?;
                 let writer = &mut self.writers[i];
                 (writer.identity, writer.wiped) = (identity, false);
                 i
             }
             Some(i) => i,
             None => {
-                let io = self.dataset_context(dataset)?;
-                let identity = self.create_dataset(&io, dataset, schema_text)?;
+                let io = self.place.dataset_context(dataset)?;
+                let identity = self.place.create_dataset(&io, dataset, schema_text)?;
                 self.writers.push(DatasetWriter {
                     dataset: dataset.clone(),
                     io,
@@ -110,6 +123,12 @@ impl RadosCatalogue {
             }
         };
         Ok(&mut self.writers[i])
+    }
+}
+
+impl Place {
+    fn dataset_context(&self, dataset: &Key) -> Result<Arc<IoCtx>> {
+        self.namespaces.get(&dataset_namespace(&self.prefix, dataset))
     }
 
     /// Creates the dataset object (racing creators: one wins, the others find it), lists
@@ -227,9 +246,9 @@ impl DatasetWriter {
     }
 }
 
-impl Catalogue for RadosCatalogue {
+impl CatalogueWriter for RadosCatalogueWriter {
     fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
-        let writer = self.writer(dataset, schema_text)?;
+        let writer = self.dataset_writer(dataset, schema_text)?;
         // Index objects sent by prepare_flush would lack this entry.
         writer.index_writes.clear();
         writer.pending.insert(collocation, element, location);
@@ -260,9 +279,15 @@ impl Catalogue for RadosCatalogue {
             writer.index_writes.clear();
         }
     }
+}
+
+impl Catalogue for RadosCatalogue {
+    fn writer(&self) -> Result<Box<dyn CatalogueWriter>> {
+        Ok(Box::new(RadosCatalogueWriter { place: self.place.clone(), writers: RecentList::default() }))
+    }
 
     fn datasets(&self) -> Result<Vec<Key>> {
-        let io = self.namespaces.get(&self.prefix)?;
+        let io = self.place.namespaces.get(&self.place.prefix)?;
         let pairs = io.omap_scan(DATASETS, "", "")?.unwrap_or_default();
         let mut keys = pairs
             .into_iter()
@@ -306,7 +331,7 @@ impl Catalogue for RadosCatalogue {
                 rest = after;
             }
         }
-        self.namespaces.get(&self.prefix)?.apply(DATASETS, &WriteOp::new().remove(&dataset.to_string()))?;
+        self.place.namespaces.get(&self.place.prefix)?.apply(DATASETS, &WriteOp::new().remove(&dataset.to_string()))?;
         io.remove(DATASET)?;
         for id in replay.all_ids() {
             io.remove(id)?;
@@ -331,7 +356,7 @@ impl Catalogue for RadosCatalogue {
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        format!("rados pool {} namespace {}", self.namespaces.pool(), dataset_namespace(&self.prefix, dataset))
+        format!("rados pool {} namespace {}", self.place.namespaces.pool(), dataset_namespace(&self.place.prefix, dataset))
     }
 }
 

@@ -12,11 +12,11 @@
 //! `rados:POOL/NAMESPACE/NAME` with offset 0 and the field's length.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{FieldLocation, Key, StartedRead, Store};
+use fieldstore_core::{FieldLocation, Key, StartedRead, Store, StoreWriter};
 
 use crate::aio::{PendingRead, PendingWrite};
 use crate::naming::{check_prefix, dataset_namespace, is_object_name, unique_object_name};
@@ -40,17 +40,24 @@ impl Default for InFlight {
     }
 }
 
+/// The store's shared side: reads and removals.
 pub struct RadosStore {
-    namespaces: Namespaces,
-    prefix: String,
-    /// Unique to this handle, so its object names are unique across processes and hosts.
+    namespaces: Arc<Namespaces>,
+    prefix: Arc<str>,
+    limits: InFlight,
+}
+
+/// One writer: its object names and its writes in flight.
+pub struct RadosStoreWriter {
+    namespaces: Arc<Namespaces>,
+    prefix: Arc<str>,
+    /// Unique to this writer, so its object names are unique across writers, processes and
+    /// hosts.
     writer: String,
     written: u64,
-    /// Writes sent and not yet waited for, oldest first; at most `limits.writes`.
-    /// (In a mutex only so that the store can be shared with reading threads; writes take
-    /// `&mut self` and reach it without locking.)
-    in_flight: Mutex<VecDeque<PendingWrite>>,
-    limits: InFlight,
+    /// Writes sent and not yet waited for, oldest first; at most `limit`.
+    in_flight: VecDeque<PendingWrite>,
+    limit: usize,
 }
 
 impl RadosStore {
@@ -59,11 +66,8 @@ impl RadosStore {
     pub fn new(cluster: Arc<Cluster>, pool: &str, prefix: &str, limits: InFlight) -> Result<Self> {
         check_prefix(prefix)?;
         Ok(RadosStore {
-            namespaces: Namespaces::new(cluster, pool)?,
+            namespaces: Arc::new(Namespaces::new(cluster, pool)?),
             prefix: prefix.into(),
-            writer: unique_suffix(),
-            written: 0,
-            in_flight: Mutex::default(),
             limits: InFlight { writes: limits.writes.max(1), reads: limits.reads.max(1) },
         })
     }
@@ -84,7 +88,7 @@ impl RadosStore {
     }
 }
 
-impl Store for RadosStore {
+impl StoreWriter for RadosStoreWriter {
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
         let namespace = dataset_namespace(&self.prefix, dataset);
         let object = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
@@ -92,11 +96,10 @@ impl Store for RadosStore {
         let write = self.namespaces.get(&namespace)?.prepare(&object, &WriteOp::new().write_full(data))?;
         // A failure of an earlier write fails this archive: the caller then discards
         // everything since the last flush.
-        let in_flight = self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner());
-        while in_flight.len() >= self.limits.writes {
-            in_flight.pop_front().expect("the window is not empty").wait()?;
+        while self.in_flight.len() >= self.limit {
+            self.in_flight.pop_front().expect("the window is not empty").wait()?;
         }
-        in_flight.push_back(write.submit()?);
+        self.in_flight.push_back(write.submit()?);
         let uri = format!("rados:{}/{namespace}/{object}", self.namespaces.pool());
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
     }
@@ -105,7 +108,7 @@ impl Store for RadosStore {
     /// ended.
     fn flush(&mut self) -> Result<()> {
         let mut first_failure = Ok(());
-        for write in self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        for write in self.in_flight.drain(..) {
             if let (Err(e), Ok(())) = (write.wait(), &first_failure) {
                 first_failure = Err(e);
             }
@@ -116,7 +119,20 @@ impl Store for RadosStore {
     /// Waits for the writes in flight and forgets them: objects of discarded fields stay
     /// unreferenced; later names differ anyway.
     fn discard(&mut self) {
-        self.in_flight.get_mut().unwrap_or_else(|p| p.into_inner()).clear();
+        self.in_flight.clear();
+    }
+}
+
+impl Store for RadosStore {
+    fn writer(&self) -> Result<Box<dyn StoreWriter>> {
+        Ok(Box::new(RadosStoreWriter {
+            namespaces: self.namespaces.clone(),
+            prefix: self.prefix.clone(),
+            writer: unique_suffix(),
+            written: 0,
+            in_flight: VecDeque::new(),
+            limit: self.limits.writes,
+        }))
     }
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {

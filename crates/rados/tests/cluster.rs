@@ -192,27 +192,28 @@ fn a_full_pool_fails_writes_at_once_and_keeps_what_it_holds() {
 /// discarded must never become visible.
 #[test]
 fn index_objects_sent_early_publish_exactly_what_was_archived() {
-    use fieldstore_core::{Catalogue, FieldLocation, Key};
+    use fieldstore_core::{Catalogue, CatalogueWriter, FieldLocation, Key};
     use fieldstore_rados::catalogue::RadosCatalogue;
 
     let Some(config) = test_cluster() else { return };
     let cluster = Cluster::connect(&config).unwrap();
-    let mut catalogue = RadosCatalogue::new(cluster, &pool(), &unique("early")).unwrap();
+    let catalogue = RadosCatalogue::new(cluster, &pool(), &unique("early")).unwrap();
+    let mut writer = catalogue.writer().unwrap();
     let dataset = Key::parse("class=od,expver=0001").unwrap();
     let index = Key::parse("date=20260101,time=0000").unwrap();
     let location = |n: u64| FieldLocation { uri: format!("rados:x/y/{n}").into(), offset: 0, length: n, crc32c: 0 };
-    let archive = |catalogue: &mut RadosCatalogue, param: &str, n: u64| {
+    let archive = |writer: &mut Box<dyn CatalogueWriter>, param: &str, n: u64| {
         let element = Key::parse(&format!("step=0,param={param}")).unwrap();
-        catalogue.archive(&dataset, "schema", &index, &element, location(n)).unwrap();
+        writer.archive(&dataset, "schema", &index, &element, location(n)).unwrap();
     };
 
-    archive(&mut catalogue, "discarded", 1);
-    assert!(catalogue.prepare_flush().unwrap().is_empty(), "nothing for the store to embed");
-    catalogue.discard();
-    archive(&mut catalogue, "first", 2);
-    catalogue.prepare_flush().unwrap();
-    archive(&mut catalogue, "after_prepare", 3);
-    catalogue.flush(&[]).unwrap();
+    archive(&mut writer, "discarded", 1);
+    assert!(writer.prepare_flush().unwrap().is_empty(), "nothing for the store to embed");
+    writer.discard();
+    archive(&mut writer, "first", 2);
+    writer.prepare_flush().unwrap();
+    archive(&mut writer, "after_prepare", 3);
+    writer.flush(&[]).unwrap();
 
     let mut view = catalogue.open(&dataset).unwrap().expect("the dataset exists");
     let indexes = view.indexes().unwrap();
@@ -233,8 +234,9 @@ fn a_flush_after_a_wipe_fails_and_publishes_nothing() {
     let Some(config) = test_cluster() else { return };
     let cluster = Cluster::connect(&config).unwrap();
     let prefix = unique("wiped");
-    let mut writer = RadosCatalogue::new(cluster.clone(), &pool(), &prefix).unwrap();
-    let mut other = RadosCatalogue::new(cluster, &pool(), &prefix).unwrap();
+    let (writing, reading) =
+        (RadosCatalogue::new(cluster.clone(), &pool(), &prefix).unwrap(), RadosCatalogue::new(cluster, &pool(), &prefix).unwrap());
+    let (mut writer, mut other) = (writing.writer().unwrap(), reading.writer().unwrap());
     let dataset = Key::parse("class=od,expver=0001").unwrap();
     let index = Key::parse("date=20260101,time=0000").unwrap();
     let element = Key::parse("step=0,param=1").unwrap();
@@ -244,23 +246,23 @@ fn a_flush_after_a_wipe_fails_and_publishes_nothing() {
     writer.archive(&dataset, "schema", &index, &element, location.clone()).unwrap();
     writer.flush(&[]).unwrap();
     writer.archive(&dataset, "schema", &index, &element, location.clone()).unwrap();
-    writer.wipe_dataset(&dataset).unwrap();
+    writing.wipe_dataset(&dataset).unwrap();
     let err = writer.flush(&[]).unwrap_err().to_string();
     assert!(err.contains("wiped while this handle wrote to it"), "{err}");
-    assert_eq!(visible(&other), None, "no dataset object was made by the failed flush");
+    assert_eq!(visible(&reading), None, "no dataset object was made by the failed flush");
 
     writer.archive(&dataset, "schema", &index, &element, location.clone()).unwrap();
-    other.wipe_dataset(&dataset).unwrap();
+    reading.wipe_dataset(&dataset).unwrap();
     other.archive(&dataset, "schema", &index, &element, location.clone()).unwrap();
     other.flush(&[]).unwrap();
     let err = writer.flush(&[]).unwrap_err().to_string();
     assert!(err.contains("wiped while this handle wrote to it") && err.contains("the 1 field(s)"), "{err}");
-    assert_eq!(visible(&other), Some(1), "only the new creation's flush is visible");
+    assert_eq!(visible(&reading), Some(1), "only the new creation's flush is visible");
 
     // The handle goes on: its next archive writes into the dataset as it now is.
     writer.archive(&dataset, "schema", &index, &element, location).unwrap();
     writer.flush(&[]).unwrap();
-    assert_eq!(visible(&other), Some(2));
+    assert_eq!(visible(&reading), Some(2));
 }
 
 /// A dataset object of the earlier layout (log records in omap keys counted by `seq`) is

@@ -89,12 +89,12 @@ struct IndexUse {
 
 impl FieldStore {
     /// Lists what a request names (FDB5's `list`).
-    pub fn list(&mut self, request: &Request, options: ListOptions) -> Result<Matches> {
+    pub fn list(&self, request: &Request, options: ListOptions) -> Result<Matches> {
         self.resolve(request, options, Some(ControlAction::List))
     }
 
     /// The values present for each keyword among what a request names, in numeric order.
-    pub fn axes(&mut self, request: &Request) -> Result<(Axes, Option<String>)> {
+    pub fn axes(&self, request: &Request) -> Result<(Axes, Option<String>)> {
         let matches = self.resolve(request, ListOptions { depth: 2, ..ListOptions::default() }, Some(ControlAction::List))?;
         let mut axes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (dataset, coll) in &matches.collocations {
@@ -116,7 +116,7 @@ impl FieldStore {
         let sorted = axes
             .into_iter()
             .map(|(k, values)| {
-                let ty = self.schema.type_of(&[], &k);
+                let ty = self.schema().type_of(&[], &k);
                 let mut v: Vec<String> = values.into_iter().filter(|v| !v.is_empty()).collect();
                 v.sort_by(|a, b| ty.compare(a, b));
                 (k, v)
@@ -128,7 +128,7 @@ impl FieldStore {
 
     /// Removes whole datasets, or the collocations a request names (FDB5's `wipe`). Nothing
     /// is removed unless `doit`.
-    pub fn wipe(&mut self, request: &Request, doit: bool) -> Result<WipeReport> {
+    pub fn wipe(&self, request: &Request, doit: bool) -> Result<WipeReport> {
         if let Some(missing) = WIPE_MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
             return Err(Error::new(
                 ErrorKind::BadRequest,
@@ -184,7 +184,7 @@ impl FieldStore {
     }
 
     /// Every store object or file a dataset's indexes name.
-    fn dataset_uris(&mut self, dataset: &Key) -> Result<BTreeSet<String>> {
+    fn dataset_uris(&self, dataset: &Key) -> Result<BTreeSet<String>> {
         let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(BTreeSet::new()) };
         let mut uris = BTreeSet::new();
         for index in view.indexes()? {
@@ -195,7 +195,7 @@ impl FieldStore {
 
     /// Hides a dataset's indexes of the given collocations and removes store objects only
     /// they use.
-    fn wipe_collocations(&mut self, dataset: &Key, targets: BTreeSet<&Key>, doit: bool, report: &mut WipeReport) -> Result<()> {
+    fn wipe_collocations(&self, dataset: &Key, targets: BTreeSet<&Key>, doit: bool, report: &mut WipeReport) -> Result<()> {
         let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(()) };
         let indexes = view.indexes()?;
         let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) =
@@ -240,7 +240,7 @@ impl FieldStore {
     /// still appends to (they stay; reclaiming them later is to be done). FDB5 requires that no writer archives
     /// into the data sets purged; fieldstore keeps what they archive (on POSIX, where file
     /// systems support `flock`).
-    pub fn purge(&mut self, request: &Request, doit: bool) -> Result<PurgeReport> {
+    pub fn purge(&self, request: &Request, doit: bool) -> Result<PurgeReport> {
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = datasets.explanation {
             return Err(Error::new(ErrorKind::NotFound, format!("nothing to purge: {why}")));
@@ -285,12 +285,7 @@ impl FieldStore {
     }
 
     /// Locks or unlocks actions on the datasets a request names; returns their lock state.
-    pub fn control(
-        &mut self,
-        request: &Request,
-        actions: &[ControlAction],
-        lock: Option<bool>,
-    ) -> Result<Vec<(Key, BTreeSet<ControlAction>)>> {
+    pub fn control(&self, request: &Request, actions: &[ControlAction], lock: Option<bool>) -> Result<Vec<(Key, BTreeSet<ControlAction>)>> {
         let datasets = self.all_datasets_matching(request)?;
         let mut out = Vec::new();
         for dataset in datasets {
@@ -306,7 +301,7 @@ impl FieldStore {
     }
 
     /// Counts of what a request names: fields, bytes, superseded duplicates, indexes.
-    pub fn stats(&mut self, request: &Request) -> Result<StatsReport> {
+    pub fn stats(&self, request: &Request) -> Result<StatsReport> {
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::List))?;
         let mut report = StatsReport::default();
         for dataset in datasets.datasets {
@@ -328,7 +323,7 @@ impl FieldStore {
     }
 
     /// Where each named dataset's catalogue and bytes live.
-    pub fn where_is(&mut self, request: &Request) -> Result<Vec<WhereReport>> {
+    pub fn where_is(&self, request: &Request) -> Result<Vec<WhereReport>> {
         let datasets = self.all_datasets_matching(request)?;
         Ok(datasets
             .into_iter()
@@ -338,7 +333,7 @@ impl FieldStore {
 
     /// Datasets a request names, locked or not (for control and where); none is an error
     /// that says why.
-    fn all_datasets_matching(&mut self, request: &Request) -> Result<Vec<Key>> {
+    fn all_datasets_matching(&self, request: &Request) -> Result<Vec<Key>> {
         let matches = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, None)?;
         match matches.explanation {
             Some(why) => Err(Error::new(ErrorKind::NotFound, format!("no data set matches {request}: {why}"))),
@@ -346,7 +341,7 @@ impl FieldStore {
         }
     }
 
-    fn schema_of(&mut self, dataset: &Key) -> Result<std::sync::Arc<crate::schema::Schema>> {
+    fn schema_of(&self, dataset: &Key) -> Result<std::sync::Arc<crate::schema::Schema>> {
         let view =
             self.catalogue().open(dataset)?.ok_or_else(|| Error::new(ErrorKind::Conflict, format!("data set {dataset} vanished")))?;
         let text = view.schema_text().to_string();

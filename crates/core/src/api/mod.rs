@@ -1,5 +1,14 @@
 //! `FieldStore`: FDB5's API (archive, flush, retrieve, list, axes, wipe, purge, control, stats,
-//! where) over any [`Catalogue`] and [`Store`].
+//! where) over any [`Catalogue`] and [`Store`]: the one handle the CLI, the benchmarks and
+//! the bindings use.
+//!
+//! A `FieldStore` is `Send + Sync` and every call takes `&self`, so one handle serves many
+//! threads at once; results are owned (a retrieve's [`DataReader`] holds what it reads
+//! from, not a borrow of the handle). Readers share each dataset's view, which refreshes
+//! incrementally, behind a lock per dataset. Archiving goes through an [`Archiver`]: the
+//! handle keeps one for [`FieldStore::archive`] and [`FieldStore::flush`], and
+//! [`FieldStore::archiver`] hands out more, each with its own files, objects and flush (one
+//! per writing thread, as independent as writers of several processes).
 //!
 //! Writes go store first, catalogue second, and `flush` flushes them in that order, so an
 //! index never points at bytes that are not durable. Reads resolve a MARS request against
@@ -12,7 +21,7 @@ mod read;
 mod resolve;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
@@ -20,13 +29,13 @@ pub use admin::{Axes, PurgeReport, StatsReport, WhereReport, WipeReport};
 pub use read::DataReader;
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
-use crate::backend::{Catalogue, ControlAction, FieldLocation, Store};
+use crate::backend::{Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, Store, StoreWriter};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 use crate::recent::RecentList;
 use crate::schema::Schema;
 
-/// Counters of one `FieldStore` handle.
+/// Counters of one [`Archiver`].
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ArchiveStats {
     pub fields_archived: u64,
@@ -34,62 +43,163 @@ pub struct ArchiveStats {
     pub flushes: u64,
 }
 
-pub struct FieldStore {
+/// A dataset's read view, shared by the threads that read it (each refreshes it in turn).
+type SharedView = Arc<Mutex<Box<dyn DatasetView>>>;
+
+/// Locks a mutex, also after a thread panicked while holding it: every structure behind
+/// one is consistent between calls (views refresh from the catalogue; caches only grow).
+fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What the handle and its archivers share.
+struct Shared {
     /// The configured schema: used to find the dataset of a new identifier.
     schema: Arc<Schema>,
+    catalogue: Box<dyn Catalogue>,
+    /// Shared with the readers retrieves hand out.
+    store: Arc<dyn Store>,
+    /// Parsed schemas by text, so datasets sharing a schema share one parse.
+    schemas: Mutex<HashMap<String, Arc<Schema>>>,
+    /// Read views kept between requests (each refreshes incrementally).
+    views: Mutex<HashMap<Key, SharedView>>,
+}
+
+/// The handle: see the module documentation.
+pub struct FieldStore {
+    shared: Arc<Shared>,
+    /// The archiver of [`FieldStore::archive`] and [`FieldStore::flush`], made at the first
+    /// archive.
+    archiver: Mutex<Option<Archiver>>,
+}
+
+/// One writer: the files or objects it appends to and the entries it has yet to publish.
+/// What it archives becomes visible at its [`Archiver::flush`]; dropping it without a flush
+/// leaves its fields unpublished. `Send`: it may move to the thread that archives.
+pub struct Archiver {
+    shared: Arc<Shared>,
+    store: Box<dyn StoreWriter>,
+    catalogue: Box<dyn CatalogueWriter>,
     /// The configured schema's last split (consecutive fields mostly differ in element values).
     split_memo: crate::schema::SplitMemo,
-    catalogue: Box<dyn Catalogue>,
-    store: Box<dyn Store>,
-    /// Parsed schemas by text, so datasets sharing a schema share one parse.
-    schemas: HashMap<String, Arc<Schema>>,
-    /// Datasets this handle archives into, with the schema they were created with.
+    /// Datasets this archiver writes into, with the schema they were created with.
     writing: RecentList<(Key, Arc<Schema>)>,
     /// Fields archived since the last successful flush.
     pending_fields: u64,
-    /// Read views kept between requests (each refreshes incrementally).
-    views: HashMap<Key, Box<dyn crate::backend::DatasetView>>,
     stats: ArchiveStats,
 }
 
 impl FieldStore {
     pub fn new(schema: Schema, catalogue: Box<dyn Catalogue>, store: Box<dyn Store>) -> Self {
-        FieldStore {
+        let shared = Shared {
             schema: Arc::new(schema),
             catalogue,
-            store,
-            schemas: HashMap::new(),
-            writing: RecentList::default(),
-            pending_fields: 0,
-            split_memo: Default::default(),
-            views: HashMap::new(),
-            stats: ArchiveStats::default(),
-        }
+            store: Arc::from(store),
+            schemas: Mutex::new(HashMap::new()),
+            views: Mutex::new(HashMap::new()),
+        };
+        FieldStore { shared: Arc::new(shared), archiver: Mutex::new(None) }
     }
 
     /// An error naming where the store should be if it is not there: for tools, which
     /// refuse to read a store that was never made (most often a mistyped path). Archiving
     /// makes it.
     pub fn check_exists(&self) -> Result<()> {
-        self.catalogue.check_exists()
+        self.shared.catalogue.check_exists()
     }
 
     /// The configured schema.
     pub fn schema(&self) -> &Schema {
-        &self.schema
+        &self.shared.schema
     }
 
-    pub fn archive_stats(&self) -> &ArchiveStats {
+    /// A new archiver, independent of the handle's own and of every other one.
+    pub fn archiver(&self) -> Result<Archiver> {
+        Archiver::new(self.shared.clone())
+    }
+
+    /// Archives one field under a full identifier through the handle's archiver. The field is
+    /// stored when this returns and becomes visible at the next [`FieldStore::flush`];
+    /// archiving the same identifier again replaces it (the old field stays visible until
+    /// then). Threads archiving through one handle take turns; an [`Archiver`] each does not.
+    pub fn archive(&self, identifier: &Key, data: &[u8]) -> Result<()> {
+        let mut archiver = lock(&self.archiver);
+        if archiver.is_none() {
+            *archiver = Some(self.archiver()?);
+        }
+        archiver.as_mut().expect("made above").archive(identifier, data)
+    }
+
+    /// Makes everything archived through [`FieldStore::archive`] durable and visible.
+    pub fn flush(&self) -> Result<()> {
+        match lock(&self.archiver).as_mut() {
+            Some(archiver) => archiver.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// The counters of the handle's archiver.
+    pub fn archive_stats(&self) -> ArchiveStats {
+        lock(&self.archiver).as_ref().map(|a| a.stats.clone()).unwrap_or_default()
+    }
+
+    /// The shared view of a dataset, opened (and recovered) once and kept between calls;
+    /// `None` if the dataset does not exist.
+    fn view(&self, dataset: &Key) -> Result<Option<SharedView>> {
+        if let Some(view) = lock(&self.shared.views).get(dataset) {
+            return Ok(Some(view.clone()));
+        }
+        // Opened without the map's lock: opening may recover a crashed writer's records.
+        let Some(view) = self.shared.open_dataset(dataset)? else { return Ok(None) };
+        let mut views = lock(&self.shared.views);
+        // Another thread may have opened it meanwhile: theirs is kept, so all share one.
+        Ok(Some(views.entry(dataset.clone()).or_insert_with(|| Arc::new(Mutex::new(view))).clone()))
+    }
+
+    /// Forgets the views of datasets that are no longer stored.
+    fn keep_views_of(&self, datasets: &[Key]) {
+        lock(&self.shared.views).retain(|k, _| datasets.contains(k));
+    }
+
+    fn parse_schema(&self, text: &str, dataset: &Key) -> Result<Arc<Schema>> {
+        self.shared.parse_schema(text, dataset)
+    }
+
+    fn catalogue(&self) -> &dyn Catalogue {
+        self.shared.catalogue.as_ref()
+    }
+
+    fn store(&self) -> &dyn Store {
+        self.shared.store.as_ref()
+    }
+}
+
+impl Archiver {
+    fn new(shared: Arc<Shared>) -> Result<Archiver> {
+        Ok(Archiver {
+            store: shared.store.writer()?,
+            catalogue: shared.catalogue.writer()?,
+            shared,
+            split_memo: Default::default(),
+            writing: RecentList::default(),
+            pending_fields: 0,
+            stats: ArchiveStats::default(),
+        })
+    }
+
+    /// The counters of this archiver.
+    pub fn stats(&self) -> &ArchiveStats {
         &self.stats
     }
 
     /// Archives one field under a full identifier. The field is stored when this returns and
-    /// becomes visible at the next [`FieldStore::flush`]; archiving the same identifier again
+    /// becomes visible at the next [`Archiver::flush`]; archiving the same identifier again
     /// replaces it (the old field stays visible until then).
     pub fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
-        let split = self.schema.split_remembering(identifier, &mut self.split_memo)?;
+        let configured = &self.shared.schema;
+        let split = configured.split_remembering(identifier, &mut self.split_memo)?;
         let schema = self.dataset_schema_for_writing(&split.dataset)?;
-        let split = if Arc::ptr_eq(&schema, &self.schema) { split } else { self.resplit(&schema, identifier, &split.dataset)? };
+        let split = if Arc::ptr_eq(&schema, &self.shared.schema) { split } else { resplit(&schema, identifier, &split.dataset)? };
         let mut location = match self.store.archive(&split.dataset, &split.collocation, data) {
             Ok(location) => location,
             Err(e) => return Err(self.discard_pending(e, "this field and ")),
@@ -102,7 +212,7 @@ impl FieldStore {
         Ok(())
     }
 
-    /// Makes everything archived through this handle durable and visible: the catalogue
+    /// Makes everything archived through this archiver durable and visible: the catalogue
     /// stages its index bytes, the store syncs (with the catalogue's commit records, if the
     /// catalogue offers them and the store can embed them), then the catalogue publishes,
     /// syncing only what the store did not make durable.
@@ -126,7 +236,7 @@ impl FieldStore {
     }
 
     /// After a failed store write the bytes of unflushed fields may be incomplete: nothing
-    /// pending may ever be published. Both sides forget it; the handle stays usable.
+    /// pending may ever be published. Both sides forget it; the archiver stays usable.
     /// `also` names what else was lost ("this field and ", or "").
     fn discard_pending(&mut self, cause: Error, also: &str) -> Error {
         self.store.discard();
@@ -139,27 +249,30 @@ impl FieldStore {
     }
 
     /// The schema a dataset is written with: its stored schema if it exists, else the
-    /// configured one. Checks the archive lock once per dataset and handle.
+    /// configured one. Checks the archive lock once per dataset and archiver.
     fn dataset_schema_for_writing(&mut self, dataset: &Key) -> Result<Arc<Schema>> {
         if let Some(i) = self.writing.find(|(d, _)| d == dataset) {
             return Ok(self.writing[i].1.clone());
         }
-        if self.catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
+        let shared = &self.shared;
+        if shared.catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
             return Err(Error::Locked { dataset: dataset.to_string(), action: "archive".into() });
         }
-        let schema = match self.open_dataset(dataset)? {
-            Some(view) if view.schema_text() != self.schema.text() => self.parse_schema(view.schema_text(), dataset)?,
-            _ => self.schema.clone(),
+        let schema = match shared.open_dataset(dataset)? {
+            Some(view) if view.schema_text() != shared.schema.text() => shared.parse_schema(view.schema_text(), dataset)?,
+            _ => shared.schema.clone(),
         };
         self.writing.push((dataset.clone(), schema.clone()));
         Ok(schema)
     }
+}
 
+impl Shared {
     /// Opens a dataset for reading, first recovering any records its catalogue lost in a
     /// crash from the commits the store embedded with the data. A reader the file system does
     /// not let write reads without recovering: what a crash lost appears once a process that
     /// may write opens the dataset (after a writer merely killed, nothing is lost).
-    fn open_dataset(&self, dataset: &Key) -> Result<Option<Box<dyn crate::backend::DatasetView>>> {
+    fn open_dataset(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
         for session in self.catalogue.sessions_to_recover(dataset)? {
             let commits = self.store.embedded_commits(dataset, &session)?;
             match self.catalogue.recover(dataset, &session, &commits, &|location| self.is_whole(location)) {
@@ -183,37 +296,38 @@ impl FieldStore {
         }
     }
 
-    /// Splits an identifier again with a dataset's own schema, which must agree on the
-    /// dataset key.
-    fn resplit(&self, schema: &Schema, identifier: &Key, dataset: &Key) -> Result<crate::schema::SplitKey> {
-        let split = schema.split(identifier)?;
-        if *split.dataset != *dataset {
-            return Err(Error::new(
-                ErrorKind::BadRequest,
-                format!("data set {dataset} was created with a schema that names it {} for identifier {identifier}", split.dataset),
-            ));
-        }
-        Ok(split)
-    }
-
     /// A dataset's stored schema, parsed once per text.
-    fn parse_schema(&mut self, text: &str, dataset: &Key) -> Result<Arc<Schema>> {
+    fn parse_schema(&self, text: &str, dataset: &Key) -> Result<Arc<Schema>> {
         if text == self.schema.text() {
             return Ok(self.schema.clone());
         }
-        if let Some(s) = self.schemas.get(text) {
+        if let Some(s) = lock(&self.schemas).get(text) {
             return Ok(s.clone());
         }
         let schema = Arc::new(Schema::parse(&format!("schema of data set {dataset}"), text)?);
-        self.schemas.insert(text.to_string(), schema.clone());
-        Ok(schema)
-    }
-
-    pub(crate) fn catalogue(&self) -> &dyn Catalogue {
-        self.catalogue.as_ref()
-    }
-
-    pub(crate) fn store(&self) -> &dyn Store {
-        self.store.as_ref()
+        Ok(lock(&self.schemas).entry(text.to_string()).or_insert(schema).clone())
     }
 }
+
+/// Splits an identifier again with a dataset's own schema, which must agree on the
+/// dataset key.
+fn resplit(schema: &Schema, identifier: &Key, dataset: &Key) -> Result<crate::schema::SplitKey> {
+    let split = schema.split(identifier)?;
+    if *split.dataset != *dataset {
+        return Err(Error::new(
+            ErrorKind::BadRequest,
+            format!("data set {dataset} was created with a schema that names it {} for identifier {identifier}", split.dataset),
+        ));
+    }
+    Ok(split)
+}
+
+/// The seam's promise, checked at compile time: one handle serves many threads, archivers and
+/// readers move to the thread that uses them.
+const _: () = {
+    const fn shared_across_threads<T: Send + Sync>() {}
+    const fn moved_across_threads<T: Send>() {}
+    shared_across_threads::<FieldStore>();
+    moved_across_threads::<Archiver>();
+    moved_across_threads::<DataReader>();
+};

@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
+use std::sync::Arc;
 
 use super::{FieldEntry, FieldStore, ListOptions};
 use crate::backend::{ControlAction, StartedRead, Store};
@@ -64,8 +65,9 @@ struct ReadRun {
 }
 
 /// The bytes of retrieved fields, in order, as one stream.
-pub struct DataReader<'s> {
-    store: &'s dyn Store,
+pub struct DataReader {
+    /// Shared with the handle, so the reader is owned and may outlive it or move threads.
+    store: Arc<dyn Store>,
     fields: Vec<FieldEntry>,
     runs: Vec<ReadRun>,
     /// The run being read, and how far.
@@ -93,15 +95,15 @@ pub struct DataReader<'s> {
 impl FieldStore {
     /// Retrieves what a request names, in the order it names values (as FDB5 and MARS do;
     /// see [`ListOptions::in_request_order`]). The explanation is set when nothing matched.
-    pub fn retrieve(&mut self, request: &Request) -> Result<(DataReader<'_>, Option<String>)> {
+    pub fn retrieve(&self, request: &Request) -> Result<(DataReader, Option<String>)> {
         let options = ListOptions { in_request_order: true, ..ListOptions::default() };
         let matches = self.resolve(request, options, Some(ControlAction::Retrieve))?;
-        Ok((DataReader::new(self.store(), matches.fields), matches.explanation))
+        Ok((DataReader::new(self.shared.store.clone(), matches.fields), matches.explanation))
     }
 }
 
-impl<'s> DataReader<'s> {
-    pub fn new(store: &'s dyn Store, fields: Vec<FieldEntry>) -> Self {
+impl DataReader {
+    pub fn new(store: Arc<dyn Store>, fields: Vec<FieldEntry>) -> Self {
         let runs = plan_runs(&fields);
         DataReader {
             store,
@@ -271,7 +273,8 @@ impl<'s> DataReader<'s> {
     /// reads in pieces of about [`CHECK_PIECE`] and checks each piece while it is still in
     /// the core's cache.
     fn read_and_check_in_two(&mut self, uri: &str, start: u64, out: &mut [u8], split: Split) -> Result<()> {
-        let store = self.store;
+        let store = self.store.clone();
+        let store = store.as_ref();
         let (first, second) = out.split_at_mut(split.boundary);
         let (first_result, second_crcs) = std::thread::scope(|scope| {
             let helper = scope.spawn(|| read_whole_fields_checked(store, uri, start + split.boundary as u64, second, &split));
@@ -390,7 +393,7 @@ fn read_whole_fields_checked(store: &dyn Store, uri: &str, start: u64, out: &mut
     Ok(crcs)
 }
 
-impl Read for DataReader<'_> {
+impl Read for DataReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let read_ahead = self.store.read_ahead();
         if self.staged == self.staged_end && read_ahead > 0 {
@@ -468,13 +471,9 @@ mod tests {
     }
 
     impl Store for Objects {
-        fn archive(&mut self, _: &Key, _: &Key, _: &[u8]) -> Result<FieldLocation> {
+        fn writer(&self) -> Result<Box<dyn crate::backend::StoreWriter>> {
             unreachable!("the reader only reads")
         }
-        fn flush(&mut self) -> Result<()> {
-            unreachable!("the reader only reads")
-        }
-        fn discard(&mut self) {}
         fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
             self.reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let offset = offset as usize;
@@ -520,7 +519,7 @@ mod tests {
     }
 
     /// The whole stream, read with a buffer of `buffer` bytes.
-    fn read_in_blocks(mut reader: DataReader<'_>, buffer: usize) -> Vec<u8> {
+    fn read_in_blocks(mut reader: DataReader, buffer: usize) -> Vec<u8> {
         let mut got = Vec::new();
         let mut block = vec![0u8; buffer];
         loop {
@@ -536,7 +535,8 @@ mod tests {
     fn reading_ahead_returns_the_same_stream_in_any_buffer_size() {
         for buffer in [1, 333, 3000, 1 << 20] {
             let (store, fields, stream) = three_objects(2);
-            let got = read_in_blocks(DataReader::new(&store, fields), buffer);
+            let store = Arc::new(store);
+            let got = read_in_blocks(DataReader::new(store.clone(), fields), buffer);
             assert!(got == stream, "buffer of {buffer}");
             assert_eq!(store.reads.load(std::sync::atomic::Ordering::Relaxed), 3, "one read per object, buffer of {buffer}");
         }
@@ -546,7 +546,8 @@ mod tests {
     fn reading_ahead_still_checks_every_field() {
         let (mut store, fields, _) = three_objects(2);
         store.objects.get_mut("b").unwrap()[1500] ^= 1;
-        let mut reader = DataReader::new(&store, fields);
+        let store = Arc::new(store);
+        let mut reader = DataReader::new(store.clone(), fields);
         let err = reader.read_to_end(&mut Vec::new()).unwrap_err().to_string();
         assert!(err.contains("checksum mismatch") && err.contains("offset 1000"), "{err}");
     }
@@ -555,7 +556,8 @@ mod tests {
     fn fields_one_by_one_are_the_stream_cut_at_field_boundaries() {
         for read_ahead in [0, 2] {
             let (store, fields, stream) = three_objects(read_ahead);
-            let mut reader = DataReader::new(&store, fields.clone());
+            let store = Arc::new(store);
+            let mut reader = DataReader::new(store.clone(), fields.clone());
             let mut position = 0;
             for expected in &fields {
                 let (entry, bytes) = reader.next_field().unwrap().expect("a field is left");
@@ -574,7 +576,8 @@ mod tests {
     fn fields_one_by_one_may_follow_stream_reads_at_field_boundaries_only() {
         for read_ahead in [0, 2] {
             let (store, fields, stream) = three_objects(read_ahead);
-            let mut reader = DataReader::new(&store, fields.clone());
+            let store = Arc::new(store);
+            let mut reader = DataReader::new(store.clone(), fields.clone());
             // Small stream reads stage more than they hand out; the rest is still lent whole.
             let mut first = vec![0; 1000];
             for chunk in first.chunks_mut(300) {
@@ -602,7 +605,8 @@ mod tests {
         for read_ahead in [0, 2] {
             let (mut store, fields, _) = three_objects(read_ahead);
             store.objects.get_mut("a").unwrap()[2500] ^= 1;
-            let mut reader = DataReader::new(&store, fields);
+            let store = Arc::new(store);
+            let mut reader = DataReader::new(store.clone(), fields);
             // Read ahead, the whole object is checked before its first field is lent.
             if read_ahead == 0 {
                 assert!(reader.next_field().unwrap().is_some(), "the first field is intact");
@@ -632,17 +636,19 @@ mod tests {
     #[test]
     fn large_reads_checked_by_two_threads_give_the_stream_and_find_damage_in_either_half() {
         let (store, fields, stream) = one_large_object();
+        let store = Arc::new(store);
         assert!(stream.len() > 2 * SPLIT_READ);
         // Buffers that end inside a field and on either side of the split size.
         for buffer in [SPLIT_READ + 4099, 2 * SPLIT_READ + 1, SPLIT_READ - 1] {
-            let got = read_in_blocks(DataReader::new(&store, fields.clone()), buffer);
+            let got = read_in_blocks(DataReader::new(store.clone(), fields.clone()), buffer);
             assert!(got == stream, "buffer of {buffer}");
         }
         let at = |part: f64| fields.iter().find(|f| f.location.offset as f64 >= part * SPLIT_READ as f64 && f.location.length > 0).unwrap();
         for damaged in [at(0.2), at(0.7), at(1.1)] {
             let (mut store, fields, _) = one_large_object();
             store.objects.get_mut("big").unwrap()[damaged.location.offset as usize + 1] ^= 1;
-            let mut reader = DataReader::new(&store, fields);
+            let store = Arc::new(store);
+            let mut reader = DataReader::new(store.clone(), fields);
             let err = reader.read_to_end(&mut Vec::new()).unwrap_err().to_string();
             let offset = format!("checksum mismatch at offset {} ", damaged.location.offset);
             assert!(err.contains(&offset), "{err}");
@@ -650,7 +656,8 @@ mod tests {
         // A failed read of the second thread's part fails the read.
         let (mut store, fields, _) = one_large_object();
         store.objects.get_mut("big").unwrap().truncate(SPLIT_READ * 3 / 4);
-        let mut reader = DataReader::new(&store, fields);
+        let store = Arc::new(store);
+        let mut reader = DataReader::new(store.clone(), fields);
         let err = reader.read(&mut vec![0; SPLIT_READ + 1]).unwrap_err().to_string();
         assert!(err.contains("shorter than its fields"), "{err}");
     }

@@ -104,6 +104,17 @@ pub struct Matches {
     pub explanation: Option<String>,
 }
 
+/// A listing's fields, owned, in order (datasets and collocations stay in `Matches`):
+/// `for field in fs.list(&request, options)? { ... }`.
+impl IntoIterator for Matches {
+    type Item = FieldEntry;
+    type IntoIter = std::vec::IntoIter<FieldEntry>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.fields.into_iter()
+    }
+}
+
 /// The state of one resolution, shared by the per-dataset steps.
 struct Resolution<'r> {
     request: &'r Request,
@@ -151,7 +162,7 @@ impl Group {
 impl FieldStore {
     /// Finds what a request names. Datasets locked for `action` are left out (with a
     /// reason); `None` ignores locks (for `control` itself and `where`).
-    pub fn resolve(&mut self, request: &Request, options: ListOptions, action: Option<ControlAction>) -> Result<Matches> {
+    pub fn resolve(&self, request: &Request, options: ListOptions, action: Option<ControlAction>) -> Result<Matches> {
         let mut r = Resolution {
             request,
             options,
@@ -162,30 +173,23 @@ impl FieldStore {
             groups: Vec::new(),
             group_ids: HashMap::new(),
             field_order: Vec::new(),
-            known_keywords: self.schema.keywords().into_iter().map(String::from).collect(),
+            known_keywords: self.schema().keywords().into_iter().map(String::from).collect(),
         };
-        let datasets = self.catalogue.datasets()?;
-        self.views.retain(|k, _| datasets.contains(k));
+        let datasets = self.catalogue().datasets()?;
+        self.keep_views_of(&datasets);
         if datasets.is_empty() {
             r.why.add(0, "the store holds no data sets yet".into());
         }
         for dataset in datasets {
             // Views are kept between calls: each one reads only what was flushed since.
-            let view = match self.views.remove(&dataset) {
-                Some(v) => v,
-                None => match self.open_dataset(&dataset)? {
-                    Some(v) => v,
-                    None => continue,
-                },
-            };
-            let view = self.views.entry(dataset.clone()).or_insert(view);
-            let schema_text = view.schema_text().to_string();
-            let schema = self.parse_schema(&schema_text, &dataset)?;
+            let Some(view) = self.view(&dataset)? else { continue };
+            // One reader at a time refreshes and reads a view; readers of other data sets go on.
+            let mut view = super::lock(&view);
+            let schema = self.parse_schema(view.schema_text(), &dataset)?;
             let locked = match action {
-                Some(action) => self.catalogue.locks(&dataset)?.contains(&action),
+                Some(action) => self.catalogue().locks(&dataset)?.contains(&action),
                 None => false,
             };
-            let view = self.views.get_mut(&dataset).expect("inserted above");
             resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut())?;
         }
         if let Some(unknown) = request.keywords().find(|k| !r.known_keywords.contains(*k)) {
