@@ -537,9 +537,12 @@ fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
 fn object_pool(o: &ObjectRunArgs) -> anyhow::Result<Box<dyn fieldstore::objects::Pool>> {
     let default = || fieldstore::config::default_root().join("objects").display().to_string();
     let spec = o.pool.clone().unwrap_or_else(default);
-    let ceph = fieldstore::rados::ClusterConfig { ceph_conf: o.ceph_conf.clone(), user: o.ceph_user.clone(), ..Default::default() };
-    let daos_library = o.daos_library.clone().unwrap_or_else(fieldstore::default_daos_library);
-    let options = fieldstore::ObjectPoolOptions { ceph, daos_library, daos_class: o.daos_class.clone() };
+    let options = fieldstore::ObjectPoolOptions {
+        ceph_conf: o.ceph_conf.clone(),
+        ceph_user: o.ceph_user.clone(),
+        daos_library: o.daos_library.clone(),
+        daos_class: o.daos_class.clone(),
+    };
     Ok(fieldstore::open_object_pool(&spec, &options)?)
 }
 

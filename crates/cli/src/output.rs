@@ -229,7 +229,7 @@ pub fn print_info(config: &Config, datasets: usize, json: bool) -> anyhow::Resul
         "schema": schema,
         "catalogue": {"type": config.catalogue.kind, "options": option_text(&config.catalogue)},
         "store": {"type": config.store.kind, "options": option_text(&config.store)},
-        "backends": fieldstore::BACKENDS,
+        "backends": fieldstore::BACKENDS.iter().map(|f| f.name).collect::<Vec<_>>(),
         "datasets": datasets,
     });
     if json {

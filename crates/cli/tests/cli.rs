@@ -162,7 +162,9 @@ fn config_and_schema_errors_name_the_culprit() {
     let err = env.fails(&["--config", &config, "list"]);
     assert!(err.contains("bad.yaml") && err.contains("store.type 's4' is not known"), "{err}");
     std::fs::write(&config, "catalogue: {type: posix, rot: /tmp/x}\nstore: {type: posix, root: /tmp/x}\n").unwrap();
-    assert!(env.fails(&["--config", &config, "list"]).contains("unknown key catalogue.rot"));
+    assert!(env
+        .fails(&["--config", &config, "list"])
+        .contains("catalogue.rot (type 'posix'): unknown field `rot`, expected `root` or `commit`"));
     let schema = env.path("bad.schema");
     std::fs::write(&schema, "param: Param;\n[ class, expver\n  [ type [ step, param= ]]]\n").unwrap();
     let err = env.fails(&["schema", "--check", &schema]);

@@ -3,7 +3,7 @@
 //! - [`key`]: identifiers and their dataset / collocation / element parts;
 //! - [`types`] and [`schema`]: FDB5's schema language;
 //! - [`request`]: the MARS request language;
-//! - [`config`]: the YAML configuration;
+//! - [`config`]: the YAML configuration; [`factory`]: backends by their `type:` name;
 //! - [`backend`]: the `Catalogue` and `Store` traits each backend implements; [`indexing`]
 //!   [`index_log`] and [`codec`]: what catalogues share (pending entries, index summaries,
 //!   the log records of the object-store catalogues, binary records);
@@ -18,6 +18,7 @@ pub mod codec;
 pub mod config;
 pub mod cores;
 pub mod error;
+pub mod factory;
 pub mod index_log;
 pub mod indexing;
 pub mod key;

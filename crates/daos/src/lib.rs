@@ -7,9 +7,11 @@
 //! emulation on a file system, through the same loading path.
 
 pub mod catalogue;
+pub mod config;
 mod ffi;
 
 /// The client library loaded when a configuration names none.
+pub use config::{default_library, FACTORY};
 pub use ffi::DEFAULT_LIBRARY;
 pub mod naming;
 pub mod objects;

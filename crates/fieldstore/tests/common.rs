@@ -34,10 +34,6 @@ pub struct Site {
     pub object_per_field: bool,
 }
 
-/// The backend types the conformance tests pair (each catalogue with each store): every type
-/// this build knows.
-pub use fieldstore::BACKENDS;
-
 impl Site {
     /// The pairing, if the services its backends need are there (else the skip is said).
     pub fn try_new(catalogue: &str, store: &str) -> Option<Site> {
@@ -116,14 +112,15 @@ fn available(kind: &str) -> bool {
     }
 }
 
-/// Every catalogue/store pairing, each on fresh storage; the POSIX catalogue in FDB5's
+/// Every pairing of the backends this build has (`fieldstore::BACKENDS`), each on fresh
+/// storage; the POSIX catalogue in FDB5's
 /// commit order with the POSIX store (the default here, on a local disk, embeds commits);
 /// and RADOS as production would run it, fields in an erasure-coded 2+1 pool and the
 /// catalogue in a replicated size-2 pool.
 /// Pairings whose services are missing are skipped, and the skip said
 /// (`fieldstore_testing`).
 pub fn sites() -> Vec<Site> {
-    let kinds: Vec<&str> = BACKENDS.iter().copied().filter(|k| available(k)).collect();
+    let kinds: Vec<&str> = fieldstore::BACKENDS.iter().map(|f| f.name).filter(|k| available(k)).collect();
     let pairings = kinds.iter().flat_map(|c| kinds.iter().map(move |s| Site::new(c, s)));
     pairings.chain(Site::try_new("posix-ordered", "posix")).chain(Site::try_new("rados-rep2", "rados-ec21")).collect()
 }

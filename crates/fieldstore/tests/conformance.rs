@@ -1,7 +1,7 @@
 //! The conformance suite: FDB5's semantics (SYSTEM.md section 3) on every catalogue/store
 //! pairing ([`common::sites`]): round trips on a GRIB corpus, replace-by-archive, visibility at
 //! flush, numeric ordering, diagnostics, locks, wipe/purge, schemas kept per dataset. New
-//! backends join [`common::BACKENDS`] and must pass it unchanged.
+//! backends join `fieldstore::BACKENDS` and must pass it unchanged.
 
 mod common;
 

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::Read;
 
+use fieldstore_core::factory::Section;
 use fieldstore_core::types::KeywordType;
 use fieldstore_core::{Config, FieldStore, Key, ListOptions, Request, Schema};
 use fieldstore_posix::{naming, PosixCatalogue, PosixStore};
@@ -107,17 +108,22 @@ fn retrieved_fields_are_the_stored_ones(fs: &FieldStore, stored: &BTreeMap<Strin
     assert!(got == expected, "retrieve returned other bytes than were stored");
 }
 
-/// The config loader, and the options every backend reads from its sections.
+/// The config loader, and every backend's typed sections read from what it loaded.
 pub fn config(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(config) = Config::parse("fuzz", text) else { return };
-    for (section, backend) in [("catalogue", &config.catalogue), ("store", &config.store)] {
-        let _ = backend.only_keys(section, &["root", "commit", "pool", "namespace_prefix", "ceph_conf", "user"], "fuzz");
-        for key in ["root", "commit", "pool", "namespace_prefix", "ceph_conf", "user"] {
-            let _ = backend.string(section, key, "fuzz");
-            let _ = backend.optional_string(section, key, "fuzz");
+    for (name, backend) in [("catalogue", &config.catalogue), ("store", &config.store)] {
+        let section = Section { name, config: backend, source: "fuzz" };
+        if let Ok(posix) = section.typed::<fieldstore_posix::config::PosixCatalogueConfig>() {
+            assert!(section.typed::<fieldstore_posix::config::PosixStoreConfig>().is_ok() || backend.options.contains_key("commit"));
+            let _ = posix.commit.mode(&posix.root);
         }
-        let _ = backend.optional_u32(section, "timeout_seconds", "fuzz");
+        if let Ok(rados) = section.typed::<fieldstore_rados::config::RadosConfig>() {
+            assert!(rados.timeout_seconds.get() > 0, "a zero timeout is refused when read");
+        }
+        if let Ok(daos) = section.typed::<fieldstore_daos::config::DaosConfig>() {
+            assert!(daos.oid_batch.get() > 0, "an empty batch is refused when read");
+        }
     }
 }
 

@@ -68,16 +68,6 @@ impl CommitMode {
             CommitMode::Embedded => "embedded",
         }
     }
-
-    /// `ordered`, `embedded`, or `auto` ([`CommitMode::for_root`]).
-    pub fn parse(text: &str, root: &Path) -> Option<CommitMode> {
-        match text {
-            "ordered" => Some(CommitMode::Ordered),
-            "embedded" => Some(CommitMode::Embedded),
-            "auto" => Some(CommitMode::for_root(root)),
-            _ => None,
-        }
-    }
 }
 
 /// The catalogue's shared side: listing, views, locks, wipes, recovery.

@@ -4,6 +4,7 @@
 //! why they keep fieldstore's guarantees.
 
 mod catalogue;
+pub mod config;
 pub mod embedded;
 mod in_use;
 mod large_reads;
@@ -15,4 +16,5 @@ mod write_back;
 mod writers;
 
 pub use catalogue::{CommitMode, PosixCatalogue, PosixCatalogueWriter};
+pub use config::FACTORY;
 pub use store::{PosixStore, PosixStoreWriter};

@@ -8,12 +8,14 @@
 
 mod aio;
 pub mod catalogue;
+pub mod config;
 mod ffi;
 mod naming;
 pub mod objects;
 mod ops;
 pub mod store;
 
+pub use config::FACTORY;
 pub use ops::{Outcome, Pairs, WriteOp};
 
 use std::ffi::CString;

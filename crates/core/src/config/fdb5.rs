@@ -120,7 +120,7 @@ mod tests {
     fn a_local_toc_config_is_one_posix_root_with_its_schema() {
         let config = Config::parse("fdb.yaml", LOCAL).unwrap();
         assert_eq!((config.catalogue.kind.as_str(), config.store.kind.as_str()), ("posix", "posix"));
-        assert_eq!(config.store.string("store", "root", "t").unwrap(), "/data/fdb/fieldstore");
+        assert_eq!(config.store.options.get("root").and_then(|r| r.as_str()), Some("/data/fdb/fieldstore"));
         assert_eq!(config.schema.unwrap(), PathBuf::from("/etc/fdb/schema"));
         assert!(config.source.contains("FDB5 config"));
     }

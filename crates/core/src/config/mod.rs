@@ -59,52 +59,6 @@ impl BackendConfig {
         options.insert("root".into(), root.display().to_string().into());
         BackendConfig { kind: "posix".into(), options }
     }
-
-    /// A required string option, with an error naming the section and key.
-    pub fn string(&self, section: &str, key: &str, source: &str) -> Result<String> {
-        match self.options.get(key) {
-            Some(serde_yaml::Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-            Some(_) => Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} must be a non-empty string") }),
-            None => {
-                Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} is required for type '{}'", self.kind) })
-            }
-        }
-    }
-
-    /// An optional string option.
-    pub fn optional_string(&self, section: &str, key: &str, source: &str) -> Result<Option<String>> {
-        match self.options.get(key) {
-            None => Ok(None),
-            Some(_) => self.string(section, key, source).map(Some),
-        }
-    }
-
-    /// An optional positive whole-number option.
-    pub fn optional_u32(&self, section: &str, key: &str, source: &str) -> Result<Option<u32>> {
-        match self.options.get(key) {
-            None => Ok(None),
-            Some(serde_yaml::Value::Number(n)) if n.as_u64().is_some_and(|v| v > 0 && v <= u64::from(u32::MAX)) => {
-                Ok(n.as_u64().map(|v| v as u32))
-            }
-            Some(_) => {
-                Err(Error::Config { source_name: source.into(), message: format!("{section}.{key} must be a positive whole number") })
-            }
-        }
-    }
-
-    /// Fails on keys this backend does not know, so typos do not pass silently.
-    pub fn only_keys(&self, section: &str, known: &[&str], source: &str) -> Result<()> {
-        for k in self.options.keys() {
-            let name = k.as_str().unwrap_or("?");
-            if !known.contains(&name) {
-                return Err(Error::Config {
-                    source_name: source.into(),
-                    message: format!("unknown key {section}.{name} for type '{}' (known: {})", self.kind, known.join(", ")),
-                });
-            }
-        }
-        Ok(())
-    }
 }
 
 impl Config {
@@ -222,9 +176,7 @@ mod tests {
     fn parses_sections_and_backend_keys() {
         let c = Config::parse("t", "catalogue: {type: posix, root: /a}\nstore:\n  type: posix\n  root: /b\n").unwrap();
         assert_eq!(c.catalogue.kind, "posix");
-        assert_eq!(c.store.string("store", "root", "t").unwrap(), "/b");
-        assert!(c.store.only_keys("store", &["root"], "t").is_ok());
-        assert!(c.store.only_keys("store", &["other"], "t").unwrap_err().to_string().contains("unknown key store.root"));
+        assert_eq!(c.store.options.get("root").and_then(|r| r.as_str()), Some("/b"));
     }
 
     #[test]
@@ -238,9 +190,6 @@ mod tests {
             let err = Config::parse("t", text).unwrap_err().to_string();
             assert!(err.contains(needle), "{text:?}: {err}");
         }
-        let c = Config::parse("t", "catalogue: {type: posix}\nstore: {type: posix, root: 3}\n").unwrap();
-        assert!(c.catalogue.string("catalogue", "root", "t").unwrap_err().to_string().contains("catalogue.root is required"));
-        assert!(c.store.string("store", "root", "t").unwrap_err().to_string().contains("store.root must be"));
     }
 
     #[test]
