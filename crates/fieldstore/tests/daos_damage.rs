@@ -9,7 +9,7 @@ use fieldstore::{Key, ListOptions};
 
 #[test]
 fn damaged_arrays_records_and_indexes_are_reported() {
-    let Some(site) = Site::try_new("daos", "daos") else { return };
+    let Some(site) = pairing("daos", "daos") else { return };
     let fs = site.open();
     for step in 0..3 {
         let id =
@@ -40,7 +40,7 @@ fn damaged_arrays_records_and_indexes_are_reported() {
     dataset_kv.remove("log/00000000000000000002").unwrap();
 
     // An index KV overwritten with bytes that are no index.
-    let Some(site) = Site::try_new("daos", "posix") else { return };
+    let Some(site) = pairing("daos", "posix") else { return };
     let fs = site.open();
     let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=0,param=167").unwrap();
     fs.archive(&id, b"field").unwrap();

@@ -1,214 +1,22 @@
-//! Several processes on one data set, on every catalogue/store pairing: concurrent writers
-//! and readers, and writers killed with SIGKILL at random moments (part of the conformance
-//! suite). The test binary re-runs itself as the child process (selected
-//! by `FIELDSTORE_TEST_CHILD`), so children use exactly the library under test.
+//! Process tests of the POSIX pairing beyond the conformance suite's: a flush failing on a
+//! full disk, and a reader that may not write. The test binary re-runs itself as the child
+//! process (selected by `FIELDSTORE_TEST_CHILD`), so children use exactly the library under
+//! test.
 
 mod common;
 
-use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use common::*;
-use fieldstore::{FieldStore, Key, ListOptions};
+use fieldstore::ListOptions;
+use fieldstore_conformance::processes::{check_visible, identifier, spawn_writer, CHILD_ENV};
 
-const FIELDS_PER_STEP: usize = 12;
-const CHILD_ENV: &str = "FIELDSTORE_TEST_CHILD";
-
-fn identifier(member: usize, step: usize, param: usize) -> Key {
-    Key::parse(&format!(
-        "class=od,expver=0001,stream=enfo,date=20231201,time=1200,type=pf,levtype=pl,step={step},number={member},levelist=500,param={}",
-        param + 1
-    ))
-    .unwrap()
-}
-
-/// Field sizes vary so that torn writes cannot line up with field boundaries.
-fn size_of(step: usize, param: usize) -> usize {
-    300 + (step * 7919 + param * 104_729) % 5000
-}
-
-/// Child process body: archives `steps` steps for one member, flushing after each, and prints
-/// `flushed STEP` once each flush has returned.
+/// The child writer of `a_reader_that_may_not_write_...`.
 #[test]
 fn child_writer() {
-    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
-    let parts: Vec<&str> = spec.split(':').collect();
-    let (config, member, steps): (&str, usize, usize) = (parts[0], parts[1].parse().unwrap(), parts[2].parse().unwrap());
-    let fs = open_config(Path::new(config));
-    for step in 0..steps {
-        for param in 0..FIELDS_PER_STEP {
-            let id = identifier(member, step, param);
-            fs.archive(&id, &payload(&id, size_of(step, param))).unwrap();
-        }
-        fs.flush().unwrap();
-        println!("flushed {step}");
-    }
-}
-
-/// A child writer on the storage of a config file.
-fn spawn_writer(config: &Path, member: usize, steps: usize) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["child_writer", "--exact", "--nocapture", "--test-threads=1", "--quiet"])
-        .env(CHILD_ENV, format!("{}:{member}:{steps}", config.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-/// Every visible field of a member must carry the bytes derived from its identifier, and
-/// every visible step must be complete (a flush is atomic).
-fn check_visible(fs: &FieldStore, member: usize) -> BTreeSet<usize> {
-    let listed = fs.list(&request(&format!("class=od,number={member}")), ListOptions::default()).unwrap();
-    let mut per_step = std::collections::BTreeMap::<usize, usize>::new();
-    for f in &listed.fields {
-        *per_step.entry(f.element.get("step").unwrap().parse().unwrap()).or_default() += 1;
-    }
-    for (&step, &n) in &per_step {
-        assert_eq!(n, FIELDS_PER_STEP, "member {member} step {step} is partly visible");
-    }
-    if per_step.is_empty() {
-        return BTreeSet::new();
-    }
-    // One retrieve of everything visible, in numeric step order: every byte must match.
-    let got =
-        retrieve(fs, &format!("class=od,number={member},step={}", per_step.keys().map(|s| s.to_string()).collect::<Vec<_>>().join("/")))
-            .unwrap();
-    let expected: Vec<u8> = per_step
-        .keys()
-        .flat_map(|&step| (0..FIELDS_PER_STEP).flat_map(move |p| payload(&identifier(member, step, p), size_of(step, p))))
-        .collect();
-    assert!(got == expected, "member {member}: wrong bytes");
-    per_step.keys().copied().collect()
-}
-
-#[test]
-fn concurrent_writers_and_readers_see_every_flushed_field_and_nothing_else() {
-    for site in sites() {
-        concurrent_writers_and_readers(&site);
-    }
-}
-
-fn concurrent_writers_and_readers(site: &Site) {
-    let (members, steps) = (4, 15);
-    let mut writers: Vec<Child> = (0..members).map(|m| spawn_writer(site.config(), m, steps)).collect();
-    let outputs: Vec<_> = writers.iter_mut().map(|c| BufReader::new(c.stdout.take().unwrap())).collect();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let readers: Vec<_> = (0..2)
-        .map(|r| {
-            let config = site.config().to_path_buf();
-            let done = done.clone();
-            std::thread::spawn(move || {
-                let fs = open_config(&config);
-                let mut seen = vec![0usize; members];
-                let deadline = Instant::now() + Duration::from_secs(60);
-                let mut rounds = 0;
-                while !done.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < deadline {
-                    for m in (0..members).filter(|m| m % 2 == r) {
-                        let visible = check_visible(&fs, m);
-                        assert!(visible.len() >= seen[m], "a reader saw flushed steps disappear");
-                        seen[m] = visible.len();
-                    }
-                    rounds += 1;
-                }
-                rounds
-            })
-        })
-        .collect();
-    for (mut child, out) in writers.into_iter().zip(outputs) {
-        let flushed = out.lines().map_while(Result::ok).filter(|l| l.starts_with("flushed")).count();
-        assert!(child.wait().unwrap().success());
-        assert_eq!(flushed, steps, "{}", site.name);
-    }
-    done.store(true, std::sync::atomic::Ordering::SeqCst);
-    for r in readers {
-        assert!(r.join().unwrap() > 0);
-    }
-    let fs = site.open();
-    for m in 0..members {
-        assert_eq!(check_visible(&fs, m).len(), steps, "{}: member {m}", site.name);
-    }
-}
-
-/// Kills per pairing: `FIELDSTORE_CRASH_TRIALS`, else 20 (the long mode,
-/// `scripts/crash-trials.sh`, runs 1,000).
-fn crash_trials() -> usize {
-    std::env::var("FIELDSTORE_CRASH_TRIALS").map_or(20, |n| n.parse().expect("FIELDSTORE_CRASH_TRIALS is a number of kills"))
-}
-
-#[test]
-fn writers_killed_at_random_moments_lose_nothing_flushed_and_leave_no_partial_field() {
-    let trials = crash_trials();
-    for site in sites() {
-        let began = Instant::now();
-        let (killed, beyond) = writers_killed_at_random_moments(&site, trials);
-        eprintln!(
-            "{}: {trials} writers killed ({killed} mid-run; {beyond} with the step being flushed visible too), nothing flushed lost, no partial step; {:.0} s",
-            site.name,
-            began.elapsed().as_secs_f64()
-        );
-    }
-}
-
-/// Returns how many writers were killed before they ended, and how many had the step they
-/// were flushing when killed made visible.
-fn writers_killed_at_random_moments(site: &Site, trials: usize) -> (usize, usize) {
-    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let (mut killed_mid_run, mut beyond_flushed) = (0, 0);
-    // One reader for all trials, as a post-processing job would keep one.
-    let fs = site.open();
-    for trial in 0..trials {
-        let mut child = spawn_writer(site.config(), 100 + trial, 1000);
-        let out = BufReader::new(child.stdout.take().unwrap());
-        let delay = Duration::from_micros(next() % 300_000);
-        let collector = std::thread::spawn(move || out.lines().map_while(Result::ok).filter(|l| l.starts_with("flushed")).count());
-        std::thread::sleep(delay);
-        let _ = child.kill();
-        let status = child.wait().unwrap();
-        if !status.success() {
-            killed_mid_run += 1;
-        }
-        let flushed = collector.join().unwrap();
-        let visible = check_visible(&fs, 100 + trial);
-        // Every step the writer reported flushed is visible; at most the one being flushed
-        // when it died may be visible beyond that, and only complete.
-        assert!(
-            visible.len() >= flushed && visible.len() <= flushed + 1,
-            "{}: trial {trial}: {flushed} flushed, {} visible",
-            site.name,
-            visible.len()
-        );
-        beyond_flushed += usize::from(visible.len() > flushed);
-    }
-    assert!(killed_mid_run >= trials / 2, "{}: most trials must kill the writer mid-run ({killed_mid_run}/{trials})", site.name);
-    // The store is still usable: a new writer archives and flushes, and everything reads.
-    let fs = site.open();
-    // Member 99: the trials' writers are members 100 and up.
-    let id = identifier(99, 0, 0);
-    fs.archive(&id, &payload(&id, 100)).unwrap();
-    fs.flush().unwrap();
-    assert_eq!(retrieve(&fs, "class=od,number=99").unwrap(), payload(&id, 100));
-    let all = fs.list(&request("class=od"), ListOptions::default()).unwrap();
-    assert!(all.fields.len() > FIELDS_PER_STEP);
-    // The POSIX catalogue (commits embedded, the default on a local disk): the killed
-    // writers' markers were checked and removed when the new handle opened the dataset, and
-    // its own when it closed.
-    drop(fs);
-    if site.name.starts_with("posix+") {
-        let datasets = std::fs::read_dir(site.dir().join("root")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir());
-        let markers: Vec<_> = datasets.flat_map(|d| std::fs::read_dir(d.join("writers")).unwrap()).collect();
-        assert!(markers.is_empty(), "{}: writer markers left: {markers:?}", site.name);
-    }
-    (killed_mid_run, beyond_flushed)
+    fieldstore_conformance::processes::child_writer();
 }
 
 /// Child body for the full-disk test: runs on a 1 MiB tmpfs of its own (see below).
@@ -270,8 +78,8 @@ fn child_read_only_reader() {
 
 #[test]
 fn a_reader_that_may_not_write_reads_what_a_killed_writer_flushed() {
-    let site = Site::new("posix", "posix");
-    let mut child = spawn_writer(site.config(), 5, 1000);
+    let site = pairing("posix", "posix").expect("POSIX needs no service");
+    let mut child = spawn_writer("child_writer", site.config(), 5, 1000);
     let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
     let flushed = out.by_ref().map_while(Result::ok).filter(|l| l.starts_with("flushed")).take(3).count();
     let _ = child.kill();

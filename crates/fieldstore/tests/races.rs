@@ -36,7 +36,7 @@ fn posix(two_roots: bool) -> Storage {
 
 /// RADOS storage, if the test cluster is there (else the skip is said).
 fn rados() -> Option<Storage> {
-    let site = Site::try_new("rados", "rados")?;
+    let site = pairing("rados", "rados")?;
     let config = site.config().to_path_buf();
     Some(Storage { open: Arc::new(move || open_config(&config)), _kept: Box::new(site) })
 }

@@ -11,14 +11,14 @@ use common::*;
 use fieldstore::{Key, ListOptions};
 
 fn cluster() -> std::sync::Arc<fieldstore::rados::Cluster> {
-    let conf = fieldstore_testing::ceph_conf().expect("a Ceph cluster, as Site::try_new found");
+    let conf = fieldstore_testing::ceph_conf().expect("a Ceph cluster, as pairing found");
     let config = fieldstore::rados::ClusterConfig { ceph_conf: Some(conf), ..Default::default() };
     fieldstore::rados::Cluster::connect(&config).unwrap()
 }
 
 #[test]
 fn damaged_objects_and_records_are_reported() {
-    let Some(site) = Site::try_new("rados", "rados") else { return };
+    let Some(site) = pairing("rados", "rados") else { return };
     let fs = site.open();
     for step in 0..3 {
         let id =
@@ -85,7 +85,7 @@ fn an_unreachable_cluster_fails_the_open_within_its_timeout() {
 
 #[test]
 fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
-    let Some(site) = Site::try_new("rados", "rados") else { return };
+    let Some(site) = pairing("rados", "rados") else { return };
     let sections = std::fs::read_to_string(site.config()).unwrap();
     let yaml = sections.replace("store: {type: rados,", "store: {type: rados, writes_in_flight: 4,");
     let fs = fieldstore::open(&fieldstore::Config::parse("in-flight.yaml", &yaml).unwrap()).unwrap();
@@ -127,7 +127,7 @@ fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
 
 #[test]
 fn a_wipe_cut_short_after_its_first_removal_leaves_nothing_visible_and_nothing_corrupt() {
-    let Some(site) = Site::try_new("rados", "rados") else { return };
+    let Some(site) = pairing("rados", "rados") else { return };
     let fs = site.open();
     let id = |step: u32| {
         Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()

@@ -1,0 +1,145 @@
+//! fieldstore's conformance suite, public so that every backend, in this workspace or out of
+//! it, proves the same guarantees: FDB5's semantics (SYSTEM.md section 3) as fieldstore
+//! promises them, on a catalogue/store pairing.
+//!
+//! A pairing is a [`Site`]: fresh storage and the config sections that open it. Each property
+//! in [`properties`] (one process) and [`processes`] (several) is a function of a site;
+//! [`pairing_tests!`] makes one `#[test]` per property for a pairing, so a failure names its
+//! pairing and property (`posix_rados::locks_wipe_and_where`):
+//!
+//! ```ignore
+//! fieldstore_conformance::pairing_tests!(mine_posix, {
+//!     Some(fieldstore_conformance::Site::new("mine+posix", false, |dir| {
+//!         format!("catalogue: {{type: mine, url: 'mem://'}}\nstore: {{type: posix, root: {}}}\n", dir.display())
+//!     }))
+//! });
+//! ```
+//!
+//! The in-tree pairings are in [`sites`]: where a service a backend needs is missing (a Ceph
+//! cluster, the libdaos emulation) its pairings are skipped, and the skip said on standard
+//! error, unless `FIELDSTORE_TEST_REQUIRE_SERVICES` is set (CI), which makes it a failure.
+
+pub mod processes;
+pub mod properties;
+pub mod sites;
+pub mod support;
+
+use std::path::{Path, PathBuf};
+
+use fieldstore::{Config, FieldStore};
+
+/// Fresh, empty storage for one catalogue/store pairing, and the config that opens it.
+pub struct Site {
+    /// "catalogue+store", for messages.
+    pub name: String,
+    dir: tempfile::TempDir,
+    /// The `catalogue:` and `store:` sections.
+    sections: String,
+    config: PathBuf,
+    /// Whether the store keeps each field in an object of its own (so purge can remove
+    /// superseded fields one by one) rather than appending a writer's fields to one file.
+    pub object_per_field: bool,
+    /// Texts that `where` must show in the description of the catalogue (none: unchecked).
+    pub catalogue_described_by: Vec<String>,
+}
+
+impl Site {
+    /// A site in a new temporary directory, opened by the sections `sections` writes for it
+    /// (given that directory, for backends that keep files).
+    pub fn new(name: &str, object_per_field: bool, sections: impl FnOnce(&Path) -> String) -> Site {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let sections = sections(dir.path());
+        let config = dir.path().join("config.yaml");
+        std::fs::write(&config, &sections).expect("the site's config file");
+        Site { name: name.into(), dir, sections, config, object_per_field, catalogue_described_by: Vec::new() }
+    }
+
+    /// A new handle on the site.
+    pub fn open(&self) -> FieldStore {
+        support::open_config(&self.config)
+    }
+
+    /// Opens the site with a config that names a schema file.
+    pub fn open_with_schema(&self, schema: &Path) -> FieldStore {
+        let yaml = format!("schema: {}\n{}", schema.display(), self.sections);
+        fieldstore::open(&Config::parse(&self.name, &yaml).expect("the site's config")).expect("the site opens")
+    }
+
+    /// The config file (for child processes).
+    pub fn config(&self) -> &Path {
+        &self.config
+    }
+
+    /// The temporary directory (POSIX parts live under `root/`).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// One `#[test]` per property of [`properties`] and [`processes`] for one pairing, in a module
+/// of the name given, and the child writer the process properties start; `$site` is an
+/// expression giving an `Option<Site>` (`None`: skipped, said by whoever decided it). Every
+/// property is listed here: a new one joins these lists.
+#[macro_export]
+macro_rules! pairing_tests {
+    ($module:ident, $site:expr) => {
+        mod $module {
+            fn site() -> Option<$crate::Site> {
+                $site
+            }
+
+            /// The child writer process properties start: this test, run alone.
+            #[test]
+            fn child_writer() {
+                $crate::processes::child_writer();
+            }
+
+            /// This module's `child_writer` as the test harness names it.
+            fn child() -> String {
+                let path = module_path!();
+                format!("{}::child_writer", path.split_once("::").map_or(path, |(_, rest)| rest))
+            }
+
+            $crate::pairing_tests!(@each site;
+                grib_corpus_round_trips_byte_for_byte,
+                nothing_is_visible_before_flush_and_replacement_waits_for_it,
+                results_come_in_numeric_order_and_requests_canonicalise,
+                empty_results_say_why,
+                archive_errors_name_the_culprit_and_keep_values_in_their_place,
+                locks_wipe_and_where,
+                datasets_keep_the_schema_they_were_created_with,
+                a_long_lived_reader_follows_wipes_and_recreation,
+                retrieve_and_wipe_locks_and_merged_reads,
+                partly_overlapping_flushes_supersede_exactly_the_shared_fields,
+                a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived,
+                errors_carry_their_kind,
+                purge_keeps_the_bytes_of_what_stays_listed,
+                one_handle_serves_writing_and_reading_threads_at_once
+            );
+            $crate::pairing_tests!(@processes site, child;
+                concurrent_writers_and_readers_see_every_flushed_field_and_nothing_else,
+                writers_killed_at_random_moments_lose_nothing_flushed_and_leave_no_partial_field
+            );
+        }
+    };
+    (@each $site:ident; $($property:ident),*) => {
+        $(
+            #[test]
+            fn $property() {
+                if let Some(site) = $site() {
+                    $crate::properties::$property(&site);
+                }
+            }
+        )*
+    };
+    (@processes $site:ident, $child:ident; $($property:ident),*) => {
+        $(
+            #[test]
+            fn $property() {
+                if let Some(site) = $site() {
+                    $crate::processes::$property(&site, &$child());
+                }
+            }
+        )*
+    };
+}

@@ -1,0 +1,403 @@
+//! The properties every catalogue/store pairing must have: FDB5's semantics (SYSTEM.md
+//! section 3) as fieldstore promises them. Each is a function of a [`Site`] (fresh storage
+//! of one pairing) that panics, naming what failed, when the pairing lacks the property.
+
+use fieldstore::{ControlAction, Key, ListOptions};
+
+use crate::support::*;
+use crate::Site;
+
+/// Every message of a GRIB corpus (GRIB1 and 2; sfc, pl, ml; deterministic and ensemble)
+/// archived from one file comes back byte for byte under its MARS keys.
+pub fn grib_corpus_round_trips_byte_for_byte(site: &Site) {
+    let fs = site.open();
+    let corpus = corpus();
+    let mut all = Vec::new();
+    for f in &corpus {
+        all.extend_from_slice(&f.bytes);
+    }
+    assert_eq!(fieldstore::archive_grib(&fs, &all, "corpus", |_| {}).unwrap(), corpus.len());
+    fs.flush().unwrap();
+    let reader = site.open();
+    for f in &corpus {
+        let id = fieldstore::grib::mars_keys(&f.bytes).unwrap();
+        let got = retrieve(&reader, &id.to_string()).unwrap_or_else(|e| panic!("{}: {e}", f.what));
+        assert!(got == f.bytes, "{}: retrieved bytes differ", f.what);
+    }
+    let listed = reader.list(&request(""), ListOptions::default()).unwrap();
+    assert_eq!(listed.fields.len(), corpus.len());
+}
+
+/// Nothing archived is visible before the flush; a field archived again replaces the old one
+/// only at its flush; purge then hides and reclaims what it can.
+pub fn nothing_is_visible_before_flush_and_replacement_waits_for_it(site: &Site) {
+    let key = Key::parse("class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    let writer = site.open();
+    writer.archive(&key, b"first").unwrap();
+    let reader = site.open();
+    assert!(retrieve(&reader, "class=od").is_err(), "unflushed data must not be visible");
+    writer.flush().unwrap();
+    assert_eq!(retrieve(&reader, "class=od,step=6").unwrap(), b"first");
+
+    writer.archive(&key, b"second").unwrap();
+    assert_eq!(retrieve(&reader, "class=od,step=6").unwrap(), b"first", "old field stays until the new one is flushed");
+    writer.flush().unwrap();
+    assert_eq!(retrieve(&reader, "class=od,step=6").unwrap(), b"second");
+
+    let full = reader.list(&request("class=od"), ListOptions { include_superseded: true, ..ListOptions::default() }).unwrap();
+    assert_eq!(full.fields.iter().map(|f| f.superseded).collect::<Vec<_>>(), [false, true]);
+    let dry = reader.purge(&request("class=od"), false).unwrap();
+    // A data file shares both versions, so the old bytes cannot be removed alone; an
+    // object per field can be.
+    let reclaimable = if site.object_per_field { (1, 1, 0) } else { (1, 0, 5) };
+    assert_eq!((dry.superseded_fields, dry.removed.len(), dry.unreclaimable_bytes), reclaimable, "{}", site.name);
+    assert_eq!(reader.stats(&request("class=od")).unwrap().superseded_fields, 1, "a dry run changes nothing");
+    let done = reader.purge(&request("class=od"), true).unwrap();
+    assert_eq!(done.indexes_masked, 1);
+    let stats = reader.stats(&request("class=od")).unwrap();
+    assert_eq!((stats.fields, stats.superseded_fields, stats.indexes), (1, 0, 1));
+    assert_eq!(retrieve(&reader, "class=od,step=6").unwrap(), b"second");
+}
+
+/// Lists come in numeric order of values, and requests are read as MARS reads them.
+pub fn results_come_in_numeric_order_and_requests_canonicalise(site: &Site) {
+    let fs = site.open();
+    for step in ["12", "6", "120", "0"] {
+        for level in ["1000", "50", "500"] {
+            let id = Key::parse(&format!(
+                "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step={step},levelist={level},param=130.128"
+            ))
+            .unwrap();
+            fs.archive(&id, &payload(&id, 32)).unwrap();
+        }
+    }
+    fs.flush().unwrap();
+    let listed = fs.list(&request("class=od,param=t"), ListOptions::default()).unwrap();
+    let order: Vec<(String, String)> =
+        listed.fields.iter().map(|f| (f.element.get("step").unwrap().into(), f.element.get("levelist").unwrap().into())).collect();
+    let expected: Vec<(String, String)> =
+        ["0", "6", "12", "120"].iter().flat_map(|s| ["50", "500", "1000"].iter().map(move |l| (s.to_string(), l.to_string()))).collect();
+    assert_eq!(order, expected);
+    let some = fs
+        .list(
+            &request("retrieve,class=od,expver=0001,time=1200,date=2023-12-01,step=0/to/12/by/6,levelist=500.0,param=130"),
+            ListOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(some.fields.len(), 3);
+    let (axes, _) = fs.axes(&request("class=od")).unwrap();
+    assert_eq!(axes["step"], ["0", "6", "12", "120"]);
+    assert_eq!(axes["levelist"], ["50", "500", "1000"]);
+    // Retrieve gives the request's order (FDB5's): steps outside levels, each as written.
+    let (reader, _) = fs.retrieve(&request("class=od,param=t,step=120/0,levelist=500/to/50/by/-450")).unwrap();
+    let order: Vec<String> = reader.fields().iter().map(|f| f.element.display_non_empty()).collect();
+    let expected = ["step=120,levelist=500", "step=120,levelist=50", "step=0,levelist=500", "step=0,levelist=50"];
+    assert_eq!(order, expected.map(|e| format!("{e},param=130")));
+}
+
+/// A request that matches nothing says why (unknown keyword, no such data set, value).
+pub fn empty_results_say_why(site: &Site) {
+    let mut fs = site.open();
+    let why = |fs: &fieldstore::FieldStore, r: &str| fs.list(&request(r), ListOptions::default()).unwrap().explanation.unwrap_or_default();
+    assert!(why(&mut fs, "class=od").contains("no data sets"));
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    fs.archive(&id, b"x").unwrap();
+    fs.flush().unwrap();
+    let typo = fs.list(&request("clas=od"), ListOptions::default()).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(typo.contains("unknown keyword 'clas'"), "{typo}");
+    assert!(why(&mut fs, "class=rd").contains("no data set has class=rd"));
+    assert!(why(&mut fs, "class=od,step=99").contains("step=99 is not on the axis (stored: 6)"));
+    assert!(why(&mut fs, "class=od,number=3").contains("keyword 'number' is not used"));
+    assert!(why(&mut fs, "class=od,levtype=pl").contains("levtype=pl is not stored"));
+    // A value no data set's type can read leaves each out, and says so.
+    assert!(why(&mut fs, "class=od,date=notadate").contains("bad value \"notadate\" for keyword 'date'"));
+    assert!(fs.list(&request("class=od,step=6"), ListOptions::default()).unwrap().explanation.is_none());
+}
+
+/// Archive errors name the keyword at fault, and key values never escape their place in
+/// paths or object names.
+pub fn archive_errors_name_the_culprit_and_keep_values_in_their_place(site: &Site) {
+    let fs = site.open();
+    let err = |k: &str| fs.schema().split(&Key::parse(k).unwrap()).unwrap_err().to_string();
+    assert!(err("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,param=167").contains("keyword 'step' is missing"));
+    assert!(err("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=1,param=167,bogus=1").contains("bogus"));
+    assert!(err("class=..\\x,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=1,param=167").contains("class"));
+    let dots = Key::parse("class=..,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=1,param=167").unwrap();
+    fs.archive(&dots, b"dots").unwrap();
+    fs.flush().unwrap();
+    for entry in std::fs::read_dir(site.dir()).unwrap().chain(std::fs::read_dir(site.dir().join("root")).into_iter().flatten()) {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with('.') || name.starts_with(".wiped"), "{name}");
+    }
+    assert_eq!(retrieve(&fs, "class=..").unwrap(), b"dots");
+    assert!(site.dir().parent().unwrap().read_dir().unwrap().all(|e| e.unwrap().file_name() != "0001"));
+}
+
+/// Locks refuse the actions they lock; wipe removes exactly the data sets or collocations
+/// named; `where` describes where a data set lives.
+pub fn locks_wipe_and_where(site: &Site) {
+    let fs = site.open();
+    for (stream, levtype) in [("oper", "sfc"), ("oper", "pl"), ("wave", "sfc")] {
+        let id = Key::parse(&format!(
+            "class=od,expver=1,stream={stream},date=20231201,time=12,type=fc,levtype={levtype},step=0,levelist=1,param=167"
+        ))
+        .unwrap();
+        let id = if levtype == "sfc" { Key::from_pairs(id.iter().filter(|(k, _)| *k != "levelist")) } else { id };
+        fs.archive(&id, &payload(&id, 100)).unwrap();
+    }
+    fs.flush().unwrap();
+    fs.control(&request("class=od,stream=oper"), &[ControlAction::Archive, ControlAction::List], Some(true)).unwrap();
+    let other = site.open();
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    assert!(other.archive(&id, b"x").unwrap_err().to_string().contains("locked for archive"));
+    let listed = other.list(&request("class=od"), ListOptions::default()).unwrap();
+    assert_eq!(listed.fields.len(), 1, "the locked data set is not listed");
+    assert!(other.list(&request("class=od,stream=oper"), ListOptions::default()).unwrap().explanation.unwrap().contains("locked for list"));
+    assert_eq!(retrieve(&other, "class=od,stream=oper,levtype=pl").unwrap().len(), 100, "retrieve is not locked");
+    other.control(&request("class=od,stream=oper"), &ControlAction::ALL, Some(false)).unwrap();
+
+    assert!(other.wipe(&request("stream=oper"), true).unwrap_err().to_string().contains("class"));
+    let dry = other.wipe(&request("class=od,expver=1,stream=oper,levtype=pl"), false).unwrap();
+    assert_eq!((dry.collocations.len(), dry.removed.len(), dry.done), (1, 1, false));
+    assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 3);
+    other.wipe(&request("class=od,expver=1,stream=oper,levtype=pl"), true).unwrap();
+    assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 2);
+    let wiped = other.wipe(&request("class=od,expver=1,stream=wave"), true).unwrap();
+    assert_eq!(wiped.datasets.len(), 1);
+    assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 1);
+    assert!(other.wipe(&request("class=od,expver=1,step=0"), false).unwrap_err().to_string().contains("element keyword 'step'"));
+    let w = other.where_is(&request("class=od")).unwrap();
+    assert_eq!(w.len(), 1);
+    for expected in &site.catalogue_described_by {
+        assert!(w[0].catalogue.contains(expected.as_str()), "{}: {}", site.name, w[0].catalogue);
+    }
+}
+
+/// A data set is read and written with the schema it was created with, whatever the
+/// configured one.
+pub fn datasets_keep_the_schema_they_were_created_with(site: &Site) {
+    let schema_a = site.dir().join("a.schema");
+    std::fs::write(&schema_a, "param: Param; step: Step;\n[ class, expver, stream, date, time [ type, levtype [ step, param ]]]\n")
+        .unwrap();
+    let fs = site.open_with_schema(&schema_a);
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    fs.archive(&id, b"a").unwrap();
+    fs.flush().unwrap();
+    // Opened later with the default schema (which adds domain?g), the data set is still read
+    // with its own schema.
+    let default = site.open();
+    let listed = default.list(&request("class=od,step=6"), ListOptions::default()).unwrap();
+    assert_eq!(listed.fields.len(), 1, "{:?}", listed.explanation);
+    assert_eq!(listed.fields[0].dataset.get("domain"), None);
+}
+
+/// A handle kept open sees a data set wiped, and created again, as a new handle would.
+pub fn a_long_lived_reader_follows_wipes_and_recreation(site: &Site) {
+    let id = |step: u32| {
+        Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
+    };
+    let writer = site.open();
+    writer.archive(&id(0), b"old").unwrap();
+    writer.flush().unwrap();
+    let reader = site.open();
+    assert_eq!(retrieve(&reader, "class=od").unwrap(), b"old");
+    reader.wipe(&request("class=od,expver=1"), true).unwrap();
+    assert!(retrieve(&reader, "class=od").is_err());
+    let again = site.open();
+    again.archive(&id(6), b"new").unwrap();
+    again.flush().unwrap();
+    assert_eq!(retrieve(&reader, "class=od").unwrap(), b"new", "the reader's cached view must notice the new TOC");
+}
+
+/// Retrieve and wipe locks hold; adjacent fields are read in merged reads.
+pub fn retrieve_and_wipe_locks_and_merged_reads(site: &Site) {
+    let fs = site.open();
+    for step in 0..10 {
+        for param in [130, 131, 132] {
+            let id = Key::parse(&format!(
+                "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step={step},levelist=500,param={param}"
+            ))
+            .unwrap();
+            fs.archive(&id, &payload(&id, 4096)).unwrap();
+        }
+    }
+    fs.flush().unwrap();
+    // Fields archived in key order sit back to back in one data file: one read for all
+    // (one read per field where each has an object of its own).
+    let (reader, _) = fs.retrieve(&request("class=od")).unwrap();
+    let reads = if site.object_per_field { 30 } else { 1 };
+    assert_eq!((reader.fields().len(), reader.storage_reads()), (30, reads), "{}", site.name);
+    drop(reader);
+    let (reader, _) = fs.retrieve(&request("class=od,param=131")).unwrap();
+    assert_eq!((reader.fields().len(), reader.storage_reads()), (10, 10), "gaps between fields split reads");
+    drop(reader);
+
+    fs.control(&request("class=od"), &[ControlAction::Retrieve, ControlAction::Wipe], Some(true)).unwrap();
+    let other = site.open();
+    assert!(retrieve(&other, "class=od").unwrap_err().contains("locked for retrieve"));
+    assert_eq!(other.list(&request("class=od"), ListOptions::default()).unwrap().fields.len(), 30, "list is not locked");
+    assert!(other.wipe(&request("class=od,expver=1"), true).unwrap_err().to_string().contains("locked for wipe"));
+    other.control(&request("class=od"), &[ControlAction::Retrieve, ControlAction::Wipe], Some(false)).unwrap();
+    assert_eq!(retrieve(&other, "class=od").unwrap().len(), 30 * 4096);
+
+    // A dataset locked for everything can still be found, shown and unlocked.
+    other.control(&request("class=od"), &ControlAction::ALL, Some(true)).unwrap();
+    let status = other.control(&request("class=od"), &[], None).unwrap();
+    assert_eq!(status.len(), 1);
+    assert_eq!(status[0].1.len(), 4);
+    other.control(&request("class=od"), &ControlAction::ALL, Some(false)).unwrap();
+    assert!(other.control(&request("class=od"), &[], None).unwrap()[0].1.is_empty());
+    assert_eq!(other.where_is(&request("class=od")).unwrap().len(), 1);
+}
+
+/// Two flushes sharing some fields supersede exactly those, and nothing else.
+pub fn partly_overlapping_flushes_supersede_exactly_the_shared_fields(site: &Site) {
+    let fs = site.open();
+    let id = |step: u32, param: u32| {
+        Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param={param}")).unwrap()
+    };
+    // Flush 1: steps 0-1 x params 1-2. Flush 2: steps 2-3 (disjoint). Flush 3: step 1 and 2, param 2 only.
+    for (flush, fields) in [(1, vec![(0, 1), (0, 2), (1, 1), (1, 2)]), (2, vec![(2, 1), (3, 1)]), (3, vec![(1, 2), (2, 2)])] {
+        for (s, p) in fields {
+            fs.archive(&id(s, p), format!("flush{flush}").as_bytes()).unwrap();
+        }
+        fs.flush().unwrap();
+    }
+    let reader = site.open();
+    let live = reader.list(&request("class=od"), ListOptions::default()).unwrap();
+    let shown: Vec<String> =
+        live.fields.iter().map(|f| format!("{}/{}", f.element.get("step").unwrap(), f.element.get("param").unwrap())).collect();
+    assert_eq!(shown, ["0/1", "0/2", "1/1", "1/2", "2/1", "2/2", "3/1"]);
+    assert_eq!(retrieve(&reader, "class=od,step=1,param=2").unwrap(), b"flush3");
+    assert_eq!(retrieve(&reader, "class=od,step=2,param=2").unwrap(), b"flush3");
+    assert_eq!(retrieve(&reader, "class=od,step=2,param=1").unwrap(), b"flush2");
+    let full = reader.list(&request("class=od"), ListOptions { include_superseded: true, ..ListOptions::default() }).unwrap();
+    let superseded: Vec<String> = full
+        .fields
+        .iter()
+        .filter(|f| f.superseded)
+        .map(|f| format!("{}/{}", f.element.get("step").unwrap(), f.element.get("param").unwrap()))
+        .collect();
+    assert_eq!(superseded, ["1/2"]);
+}
+
+/// A damaged message deep in a large GRIB file is named (offset), and nothing of the file
+/// is archived.
+pub fn a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived(site: &Site) {
+    let fs = site.open();
+    let base: Vec<u8> = corpus().into_iter().take(2).flat_map(|f| f.bytes).collect();
+    let good = &corpus()[0].bytes;
+    let no_mars = fieldstore::grib::sample_message("GRIB2", &[("step", "6")]).unwrap();
+    let mut file = Vec::new();
+    let mut offsets = Vec::new();
+    for i in 0..300 {
+        offsets.push(file.len());
+        file.extend_from_slice(if i == 237 {
+            &no_mars
+        } else if i % 2 == 0 {
+            good
+        } else {
+            &base[good.len()..]
+        });
+    }
+    let err = fieldstore::archive_grib(&fs, &file, "big.grib", |_| {}).unwrap_err().to_string();
+    assert!(err.contains(&format!("big.grib, message 238 at byte {}", offsets[237])), "{err}");
+    fs.flush().unwrap();
+    assert!(fs.list(&request(""), ListOptions::default()).unwrap().fields.is_empty());
+}
+
+/// Every backend's errors carry the kind callers decide on (issue 18: typed errors).
+pub fn errors_carry_their_kind(site: &Site) {
+    use fieldstore::error::ErrorKind;
+    let fs = site.open();
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
+    fs.archive(&id, b"x").unwrap();
+    fs.flush().unwrap();
+    let kind = |result: fieldstore::Result<()>| result.unwrap_err().kind();
+    assert_eq!(kind(fs.list(&request("class=od,setp=1"), ListOptions::default()).map(drop)), ErrorKind::BadRequest, "{}", site.name);
+    assert_eq!(kind(fs.wipe(&request("class=rd,expver=1,stream=oper,date=20231201,time=12"), true).map(drop)), ErrorKind::NotFound);
+    assert_eq!(kind(fs.purge(&request("class=rd,expver=1,stream=oper,date=20231201,time=12"), true).map(drop)), ErrorKind::NotFound);
+    let dataset = request("class=od,expver=1,stream=oper,date=20231201,time=12");
+    fs.control(&dataset, &[fieldstore::ControlAction::Archive], Some(true)).unwrap();
+    let other = site.open();
+    assert_eq!(kind(other.archive(&id, b"y")), ErrorKind::Locked, "{}", site.name);
+    fs.control(&dataset, &[fieldstore::ControlAction::Archive], Some(false)).unwrap();
+    assert_eq!(kind(fs.archive(&Key::parse("class=od,expver=1").unwrap(), b"z")), ErrorKind::BadRequest, "{}", site.name);
+}
+
+/// A superseded field that shares an index with live ones stays listed (`--full`), so purge
+/// keeps its bytes too, on every store (with an object per field it once removed them) and the
+/// report says so in the words of `stats`.
+pub fn purge_keeps_the_bytes_of_what_stays_listed(site: &Site) {
+    let fs = site.open();
+    let key = |step: u32| {
+        Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
+    };
+    fs.archive(&key(0), b"first 0").unwrap();
+    fs.archive(&key(6), b"first 6").unwrap();
+    fs.flush().unwrap();
+    fs.archive(&key(0), b"second 0").unwrap();
+    fs.flush().unwrap();
+    let report = fs.purge(&request("class=od,expver=1,stream=oper,date=20231201,time=12"), true).unwrap();
+    assert_eq!((report.fields_hidden, report.fields_kept, report.removed.len(), report.bytes_freed), (0, 1, 0, 0), "{}", site.name);
+    assert_eq!(report.unreclaimable_bytes, b"first 0".len() as u64, "{}", site.name);
+    let full = fs.list(&request("class=od,expver=1"), ListOptions { include_superseded: true, ..ListOptions::default() }).unwrap();
+    assert_eq!(full.fields.len(), 3, "{}", site.name);
+    assert_eq!(fs.stats(&request("class=od,expver=1")).unwrap().superseded_fields, 1, "{}", site.name);
+    assert_eq!(retrieve(&fs, "class=od,expver=1,step=6").unwrap(), b"first 6", "{}", site.name);
+}
+
+/// One handle serves many threads at once (the seam the bindings rely on): writers with an
+/// archiver each flush step by step while readers retrieve through the same handle. Every
+/// field a reader gets is whole and checked, what a reader sees never shrinks, and at the
+/// end every field of every writer is there.
+pub fn one_handle_serves_writing_and_reading_threads_at_once(site: &Site) {
+    const WRITERS: usize = 4;
+    const STEPS: usize = 5;
+    const PARAMS: [&str; 3] = ["167", "151", "165"];
+    const ALL: usize = WRITERS * STEPS * PARAMS.len();
+    /// A field's bytes, from its keyword values in any order.
+    fn bytes_of(identifier: &Key) -> Vec<u8> {
+        let mut pairs: Vec<String> = identifier.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        pairs.sort();
+        payload(&Key::parse(&pairs.join(",")).unwrap(), 3000)
+    }
+    let base = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,type=pf,levtype=sfc";
+    let fs = site.open();
+    std::thread::scope(|scope| {
+        for writer in 0..WRITERS {
+            let mut archiver = fs.archiver().unwrap();
+            scope.spawn(move || {
+                for step in 0..STEPS {
+                    for param in PARAMS {
+                        let key = Key::parse(&format!("{base},number={writer},step={step},param={param}")).unwrap();
+                        archiver.archive(&key, &bytes_of(&key)).unwrap();
+                    }
+                    archiver.flush().unwrap();
+                }
+            });
+        }
+        for _ in 0..3 {
+            scope.spawn(|| {
+                let mut seen = 0;
+                // Bounded: the writers are done long before, and the last rounds see all.
+                for _ in 0..200 {
+                    let (mut reader, _) = fs.retrieve(&request(base)).unwrap();
+                    let mut count = 0;
+                    while let Some((entry, bytes)) = reader.next_field().unwrap() {
+                        assert!(bytes == bytes_of(&entry.identifier()), "{}: {} differs", site.name, entry.identifier());
+                        count += 1;
+                    }
+                    assert!(count >= seen, "{}: a reader saw {seen} fields, then {count}", site.name);
+                    seen = count;
+                    if seen == ALL {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(fs.list(&request(base), ListOptions::default()).unwrap().fields.len(), ALL, "{}", site.name);
+    let fresh = site.open();
+    assert_eq!(fresh.list(&request(base), ListOptions::default()).unwrap().fields.len(), ALL, "{}", site.name);
+}

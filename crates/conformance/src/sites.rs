@@ -1,0 +1,80 @@
+//! The in-tree pairings: POSIX, RADOS (the test cluster's pools) and DAOS (the libdaos
+//! emulation), each on storage of its own: a temporary directory, a namespace prefix of its own
+//! in a pool, a root container label of its own.
+
+use std::path::Path;
+
+use crate::Site;
+
+/// The backend kinds the tests name: each of `fieldstore::BACKENDS`, plus variants (the POSIX
+/// catalogue in FDB5's commit order; RADOS in the replicated size-2 and erasure-coded 2+1
+/// pools).
+pub const KINDS: &[&str] = &["posix", "posix-ordered", "rados", "rados-rep2", "rados-ec21", "daos"];
+
+/// The pairing of two kinds, if the services both need are there (else the skip is said).
+pub fn pairing(catalogue: &str, store: &str) -> Option<Site> {
+    if !(available(catalogue) && available(store)) {
+        return None;
+    }
+    let mut site = Site::new(&format!("{catalogue}+{store}"), !store.starts_with("posix"), |dir| {
+        format!("catalogue: {}\nstore: {}\n", section(catalogue, dir), section(store, dir))
+    });
+    site.catalogue_described_by = match catalogue {
+        "posix" => vec![site.dir().display().to_string(), "(commit: embedded)".into()],
+        "posix-ordered" => vec![site.dir().display().to_string(), "(commit: ordered)".into()],
+        other => vec![format!("{} pool", other.split('-').next().unwrap_or(other))],
+    };
+    Some(site)
+}
+
+/// A backend's config section for a site in `dir`.
+fn section(kind: &str, dir: &Path) -> String {
+    match kind {
+        "posix" => format!("{{type: posix, root: {}}}", dir.join("root").display()),
+        "posix-ordered" => format!("{{type: posix, root: {}, commit: ordered}}", dir.join("root").display()),
+        "rados" => rados_section("FIELDSTORE_TEST_RADOS_POOL", "fieldstore", dir),
+        "rados-rep2" => rados_section("FIELDSTORE_TEST_RADOS_POOL_REP2", "fieldstore-rep2", dir),
+        "rados-ec21" => rados_section("FIELDSTORE_TEST_RADOS_POOL_EC", "fieldstore-ec21", dir),
+        "daos" => {
+            let (library, pool) = emulated_daos_pool();
+            let unique = dir.file_name().unwrap_or_default().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "");
+            format!("{{type: daos, pool: {pool}, library: {library}, root_container: 't{}{unique}'}}", std::process::id())
+        }
+        other => panic!("no test site for backend {other} (known: {})", KINDS.join(", ")),
+    }
+}
+
+/// A RADOS section in the test cluster's pool named by environment variable `pool_variable`
+/// (scripts/ceph-cluster.sh makes and exports them), with a namespace prefix of its own.
+fn rados_section(pool_variable: &str, default_pool: &str, dir: &Path) -> String {
+    let conf = fieldstore_testing::ceph_conf().expect("a Ceph cluster for a RADOS pairing").display().to_string();
+    let pool = fieldstore_testing::rados_pool(pool_variable, default_pool);
+    let unique = dir.file_name().unwrap_or_default().to_string_lossy();
+    format!("{{type: rados, pool: {pool}, ceph_conf: {conf}, namespace_prefix: 'test-{}-{unique}-'}}", std::process::id())
+}
+
+/// The libdaos emulation and the pool the tests use in it (created if missing).
+pub fn emulated_daos_pool() -> (String, &'static str) {
+    let (library, root) = fieldstore_testing::daos_emulation().expect("the libdaos emulation for a DAOS pairing");
+    std::fs::create_dir_all(root.join("tests")).expect("the emulated pool's directory");
+    (library, "tests")
+}
+
+/// Whether the services a backend needs are there (a skip is said where not).
+fn available(kind: &str) -> bool {
+    match kind {
+        k if k.starts_with("rados") => fieldstore_testing::ceph_conf().is_some(),
+        "daos" => fieldstore_testing::daos_emulation().is_some(),
+        _ => true,
+    }
+}
+
+/// Every pairing of the backends this build has (`fieldstore::BACKENDS`), each catalogue with
+/// each store, plus the POSIX catalogue in FDB5's commit order with the POSIX store, and RADOS
+/// as production would run it (fields in an erasure-coded 2+1 pool, the catalogue in a
+/// replicated size-2 pool); those whose services are missing are left out, and said.
+pub fn all() -> Vec<Site> {
+    let kinds: Vec<&str> = fieldstore::BACKENDS.iter().map(|f| f.name).collect();
+    let pairings = kinds.iter().flat_map(|c| kinds.iter().map(move |s| (*c, *s)));
+    pairings.chain([("posix-ordered", "posix"), ("rados-rep2", "rados-ec21")]).filter_map(|(c, s)| pairing(c, s)).collect()
+}

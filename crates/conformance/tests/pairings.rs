@@ -1,0 +1,25 @@
+//! The conformance suite on every in-tree pairing: one test per pairing and property
+//! (`posix_rados::locks_wipe_and_where`), skipped with a message where a service is missing.
+
+use fieldstore_conformance::pairing_tests;
+
+pairing_tests!(posix_posix, fieldstore_conformance::sites::pairing("posix", "posix"));
+pairing_tests!(posix_rados, fieldstore_conformance::sites::pairing("posix", "rados"));
+pairing_tests!(posix_daos, fieldstore_conformance::sites::pairing("posix", "daos"));
+pairing_tests!(rados_posix, fieldstore_conformance::sites::pairing("rados", "posix"));
+pairing_tests!(rados_rados, fieldstore_conformance::sites::pairing("rados", "rados"));
+pairing_tests!(rados_daos, fieldstore_conformance::sites::pairing("rados", "daos"));
+pairing_tests!(daos_posix, fieldstore_conformance::sites::pairing("daos", "posix"));
+pairing_tests!(daos_rados, fieldstore_conformance::sites::pairing("daos", "rados"));
+pairing_tests!(daos_daos, fieldstore_conformance::sites::pairing("daos", "daos"));
+pairing_tests!(posix_ordered_posix, fieldstore_conformance::sites::pairing("posix-ordered", "posix"));
+pairing_tests!(rados_rep2_rados_ec21, fieldstore_conformance::sites::pairing("rados-rep2", "rados-ec21"));
+
+/// The pairings above are every pairing of the backends this build has: a backend added to
+/// `fieldstore::BACKENDS` fails here until its pairings join the list.
+#[test]
+fn every_backend_of_this_build_is_paired() {
+    let paired = ["posix", "rados", "daos"];
+    let built: Vec<&str> = fieldstore::BACKENDS.iter().map(|f| f.name).collect();
+    assert_eq!(built, paired, "pair every backend of fieldstore::BACKENDS in tests/pairings.rs");
+}
