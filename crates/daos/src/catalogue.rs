@@ -1,4 +1,6 @@
-//! The DAOS catalogue: key-values in a root container and one container per dataset.
+//! The DAOS catalogue: the object-store catalogue (`fieldstore_object_catalogue`, which holds
+//! the logic and its invariants) over key-values in a root container and one container per
+//! dataset.
 //!
 //! ```text
 //! container <root>             root KV (OID 0.0): dataset key -> dataset container label
@@ -9,35 +11,26 @@
 //!                              field arrays of the DAOS store, when it shares the pool
 //! ```
 //!
-//! Invariants (the consistency argument of docs/daos.md):
-//! - An index KV is written whole (one value) before any record names it and never changes
-//!   afterwards, so readers cache it forever.
-//! - A flush publishes all its records as one value inserted under the first free log slot
-//!   with `DAOS_COND_KEY_INSERT`: of racing writers exactly one takes a slot, the others try
-//!   the next. Slots are taken in order and never freed, so the log has no gaps and a reader
-//!   that has read slots up to N only ever needs those after N.
-//! - Records are never changed; hiding indexes (purge, partial wipe) appends a mask record.
-//! - `identity` is unique per creation of the dataset: a reader that finds another one knows
-//!   the dataset was wiped and created again, and starts over.
+//! The record's values are inserted with `DAOS_COND_KEY_INSERT`, so the first creator's stay.
+//! A flush's batch is inserted under the first free log slot, with `DAOS_COND_KEY_INSERT`: of
+//! racing writers exactly one takes a slot, the others try the next. Slots are taken in
+//! order and never freed, so the log has no gaps; positions in the log are slots. A wipe
+//! destroys the data set's container, which takes every index KV with it.
 //!
 //! Unlike FDB5's DAOS catalogue, which puts each entry into an index KV at `archive()` (so
 //! entries are visible before `flush()`, one by one), entries here become visible at
 //! `flush()`, all of an index at once, as SYSTEM.md section 3 demands; and `list()` reads one
 //! value per index instead of one per entry.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{
-    decode_batch, decode_entries, encode_batch, encode_entries, index_record, mask_record, IndexEntries, LogReplay,
-};
-use fieldstore_core::indexing::PendingIndexes;
-use fieldstore_core::recent::RecentList;
-use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::index_log::{decode_entries, encode_entries, IndexEntries};
+use fieldstore_core::indexing::PendingIndex;
+use fieldstore_core::Key;
 use fieldstore_daos_sys::daos_oclass_id_t;
+use fieldstore_object_catalogue::{DatasetObjects, IndexWrite, IndexWritten, LogRead, ObjectCatalogue, Objects, Values};
 
 use crate::naming::{check_root_label, dataset_label};
 use crate::{oid_text, parse_oid, Container, KeyValue, ObjectType, Pool};
@@ -51,10 +44,6 @@ fn log_key(slot: u64) -> String {
     format!("log/{slot:020}")
 }
 
-fn lock_key(action: ControlAction) -> String {
-    format!("lock/{}", action.name())
-}
-
 /// Object classes and id batches.
 #[derive(Clone, Copy)]
 pub struct Layout {
@@ -62,19 +51,21 @@ pub struct Layout {
     pub oid_batch: u64,
 }
 
-/// The catalogue's shared side: listing, views, locks, wipes.
-pub struct DaosCatalogue {
-    place: Arc<Place>,
+/// The DAOS catalogue.
+pub type DaosCatalogue = ObjectCatalogue<CatalogueContainers>;
+
+/// A catalogue whose root container is labelled `root` (created if missing).
+pub fn open(pool: Arc<Pool>, root: &str, layout: Layout) -> Result<DaosCatalogue> {
+    check_root_label(root)?;
+    pool.create_container(root)?;
+    let container =
+        pool.open_container(root)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("DAOS root container '{root}' vanished")))?;
+    let datasets = well_known_kv(&container, layout)?;
+    Ok(ObjectCatalogue::new(CatalogueContainers { pool, root: root.into(), layout, datasets }))
 }
 
-/// One writer: the datasets it archives into.
-pub struct DaosCatalogueWriter {
-    place: Arc<Place>,
-    writers: RecentList<DatasetWriter>,
-}
-
-/// Where a catalogue lives: its pool, root container and object classes.
-struct Place {
+/// The catalogue's containers: its root container's list, and a container per data set.
+pub struct CatalogueContainers {
     pool: Arc<Pool>,
     root: String,
     layout: Layout,
@@ -82,371 +73,165 @@ struct Place {
     datasets: KeyValue,
 }
 
+/// One data set's container, and its KV holding the record and the log.
+pub struct DatasetContainer {
+    container: Arc<Container>,
+    kv: KeyValue,
+    layout: Layout,
+    /// The last log slot this handle knows taken.
+    slot: Mutex<u64>,
+}
+
 /// The well-known KV (OID 0.0) of a container.
 fn well_known_kv(container: &Arc<Container>, layout: Layout) -> Result<KeyValue> {
     container.kv(container.object_id(0, 0, ObjectType::KeyValue, layout.kv_class)?)
 }
 
-impl DaosCatalogue {
-    /// A catalogue whose root container is labelled `root` (created if missing).
-    pub fn new(pool: Arc<Pool>, root: &str, layout: Layout) -> Result<Self> {
-        check_root_label(root)?;
-        pool.create_container(root)?;
-        let container =
-            pool.open_container(root)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("DAOS root container '{root}' vanished")))?;
-        let datasets = well_known_kv(&container, layout)?;
-        Ok(DaosCatalogue { place: Arc::new(Place { pool, root: root.into(), layout, datasets }) })
-    }
-}
-
-impl DaosCatalogueWriter {
-    fn dataset_writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter> {
-        let i = match self.writers.find(|w| w.dataset == *dataset) {
-            Some(i) => i,
-            None => {
-                let writer = self.place.create_dataset(dataset, schema_text)?;
-                self.writers.push(writer)
-            }
-        };
-        Ok(&mut self.writers[i])
-    }
-}
-
-impl Place {
-    /// Creates the dataset's container and entries, or joins them. Every step is idempotent
-    /// (conditional inserts: the first value stays), so racing creators, and a creator killed
-    /// half-way, leave one complete dataset.
-    fn create_dataset(&self, dataset: &Key, schema_text: &str) -> Result<DatasetWriter> {
-        let label = dataset_label(&self.root, dataset);
-        self.pool.create_container(&label)?;
-        let container = self
-            .pool
-            .open_container(&label)?
-            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("DAOS container '{label}' vanished")))?;
-        let kv = well_known_kv(&container, self.layout)?;
-        let key = dataset.to_string();
-        if !kv.insert("key", key.as_bytes())? && kv.get("key")?.as_deref() != Some(key.as_bytes()) {
-            return Err(Error::corrupt("dataset container", kv.describe(), format!("it does not hold data set {dataset}")));
-        }
-        kv.insert("schema", schema_text.as_bytes())?;
-        kv.insert("identity", unique_suffix().as_bytes())?;
-        let identity = kv.get("identity")?.unwrap_or_default();
-        self.datasets.put(&key, label.as_bytes())?;
-        Ok(DatasetWriter {
-            dataset: dataset.clone(),
-            label,
-            container,
-            kv,
-            layout: self.layout,
-            identity,
-            pending: PendingIndexes::default(),
-            slot: 0,
-            wiped: false,
-        })
-    }
-
+impl CatalogueContainers {
     fn label(&self, dataset: &Key) -> String {
         dataset_label(&self.root, dataset)
     }
-
-    fn dataset_kv(&self, dataset: &Key) -> Result<Option<KeyValue>> {
-        let Some(container) = self.pool.open_container(&self.label(dataset))? else { return Ok(None) };
-        Ok(Some(well_known_kv(&container, self.layout)?))
-    }
 }
 
-/// Inserts `batch` under the first free log slot after `slot` (updated to the slot taken).
-fn publish(kv: &KeyValue, batch: &[u8], slot: &mut u64) -> Result<()> {
-    let started = Instant::now();
-    let mut attempts = 0u32;
-    let mut next = *slot + 1;
-    while !kv.insert(&log_key(next), batch)? {
-        attempts += 1;
-        if attempts == 1 {
-            // Behind other writers: start from the last slot one of them took.
-            let hint = kv.get("hint")?.and_then(|v| String::from_utf8_lossy(&v).parse::<u64>().ok()).unwrap_or(0);
-            next = next.max(hint);
+impl Objects for CatalogueContainers {
+    type Dataset = DatasetContainer;
+
+    fn dataset(&self, dataset: &Key, create: bool) -> Result<Option<Arc<DatasetContainer>>> {
+        let label = self.label(dataset);
+        if create {
+            self.pool.create_container(&label)?;
         }
-        next += 1;
-        if started.elapsed() > PUBLISH_PATIENCE {
-            return Err(Error::new(
-                ErrorKind::Timeout,
-                format!(
-                "{}: could not publish after {attempts} attempts in {PUBLISH_PATIENCE:?}: other writers kept taking the log slots first",
-                kv.describe()
-            ),
-            ));
-        }
-    }
-    *slot = next;
-    // Only a hint: a stale value costs a later writer a few attempts, never correctness.
-    kv.put("hint", next.to_string().as_bytes())
-}
-
-/// What this handle archived into one dataset since its last flush.
-struct DatasetWriter {
-    dataset: Key,
-    label: String,
-    container: Arc<Container>,
-    kv: KeyValue,
-    layout: Layout,
-    /// The dataset's identity when this writer found or created it.
-    identity: Vec<u8>,
-    pending: PendingIndexes,
-    /// The last log slot this writer knows taken.
-    slot: u64,
-    /// A flush found the dataset wiped: the writer is dropped at the next discard, so the
-    /// next archive creates the dataset again.
-    wiped: bool,
-}
-
-impl DatasetWriter {
-    /// Publishes the pending indexes. A failure in a container that was wiped meanwhile (it
-    /// is gone, or another creation of the dataset has it) is [`Error::Wiped`]: the fields
-    /// went with it.
-    fn flush(&mut self, pool: &Arc<Pool>) -> Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let Err(e) = self.publish_pending() else { return Ok(()) };
-        let still_there = match pool.open_container(&self.label) {
-            Ok(Some(container)) => well_known_kv(&container, self.layout)?.get("identity")?.is_some_and(|i| i == self.identity),
-            Ok(None) => false,
-            Err(_) => return Err(e),
-        };
-        if still_there {
-            return Err(e);
-        }
-        self.wiped = true;
-        Err(Error::Wiped { dataset: self.dataset.to_string() })
+        let Some(container) = self.pool.open_container(&label)? else { return Ok(None) };
+        let kv = well_known_kv(&container, self.layout)?;
+        Ok(Some(Arc::new(DatasetContainer { container, kv, layout: self.layout, slot: Mutex::new(0) })))
     }
 
-    /// Writes one index KV per pending index, then publishes them all in one record batch.
-    fn publish_pending(&mut self) -> Result<()> {
-        let mut records = Vec::new();
-        for index in self.pending.iter() {
-            let lo = self.container.next_oid(self.layout.oid_batch)?;
-            let oid = self.container.object_id(lo, 0, ObjectType::KeyValue, self.layout.kv_class)?;
-            let kv = self.container.kv(oid)?;
-            if !kv.insert(ENTRIES, &encode_entries(index))? {
-                return Err(Error::new(ErrorKind::AlreadyExists, format!("{}: a new index KV already holds entries", kv.describe())));
-            }
-            records.push(index_record(&oid_text(oid), index));
-        }
-        publish(&self.kv, &encode_batch(&records), &mut self.slot)?;
-        self.pending.clear();
-        Ok(())
-    }
-}
-
-impl CatalogueWriter for DaosCatalogueWriter {
-    fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
-        self.dataset_writer(dataset, schema_text)?.pending.insert(collocation, element, location);
-        Ok(())
+    fn listed(&self) -> Result<Vec<String>> {
+        self.datasets.keys()
     }
 
-    fn flush(&mut self, _embedded: &[Key]) -> Result<()> {
-        for writer in self.writers.iter_mut() {
-            writer.flush(&self.place.pool)?;
-        }
-        Ok(())
+    fn describe_list(&self) -> String {
+        self.datasets.describe()
     }
 
-    /// Forgets the pending entries, and the writers of data sets found wiped: the next
-    /// archive into one creates it again.
-    fn discard(&mut self) {
-        for writer in self.writers.iter_mut() {
-            writer.pending.clear();
-        }
-        self.writers.retain(|w| !w.wiped);
-    }
-}
-
-impl Catalogue for DaosCatalogue {
-    fn writer(&self) -> Result<Box<dyn CatalogueWriter>> {
-        Ok(Box::new(DaosCatalogueWriter { place: self.place.clone(), writers: RecentList::default() }))
-    }
-
-    fn datasets(&self) -> Result<Vec<Key>> {
-        let mut keys = self
-            .place
-            .datasets
-            .keys()?
-            .into_iter()
-            .map(|k| Key::parse(&k).map_err(|e| Error::corrupt("dataset list", self.place.datasets.describe(), e.to_string())))
-            .collect::<Result<Vec<_>>>()?;
-        keys.sort();
-        Ok(keys)
-    }
-
-    fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
-        let mut view = DaosView {
-            pool: self.place.pool.clone(),
-            label: self.place.label(dataset),
-            layout: self.place.layout,
-            open: None,
-            schema_text: String::new(),
-            identity: Vec::new(),
-            slot: 0,
-            replay: LogReplay::default(),
-            loaded: HashMap::new(),
-        };
-        if !view.attach()? {
-            return Ok(None);
-        }
-        Ok(Some(Box::new(view)))
-    }
-
-    /// Unlists the dataset first (so it is not found half-removed), then destroys its
-    /// container, which takes every index KV (and the store's arrays, if they share it).
-    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        self.place.datasets.remove(&dataset.to_string())?;
-        // Its container goes: a writer's next flush into it fails as wiped, and its next
-        // archive creates the dataset afresh.
-        self.place.pool.destroy_container(&self.place.label(dataset))?;
-        Ok(())
-    }
-
-    fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
-        let Some(kv) = self.place.dataset_kv(dataset)? else { return Ok(BTreeSet::new()) };
-        let mut locked = BTreeSet::new();
-        for action in ControlAction::ALL {
-            if kv.get(&lock_key(action))?.is_some() {
-                locked.insert(action);
-            }
-        }
-        Ok(locked)
-    }
-
-    fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
-        let kv = self
-            .place
-            .dataset_kv(dataset)?
-            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no data set {dataset} to lock or unlock")))?;
-        if locked {
-            kv.put(&lock_key(action), b"")
+    fn set_listed(&self, dataset: &Key, listed: bool) -> Result<()> {
+        let key = dataset.to_string();
+        if listed {
+            self.datasets.put(&key, self.label(dataset).as_bytes())
         } else {
-            kv.remove(&lock_key(action))
+            self.datasets.remove(&key)
         }
+    }
+
+    /// Destroys the data set's container, which takes every index KV (and the store's arrays,
+    /// if they share it): a later archive creates the data set afresh.
+    fn remove(&self, dataset: &Key, _objects: Option<&DatasetContainer>, _index_ids: &[String]) -> Result<()> {
+        self.pool.destroy_container(&self.label(dataset)).map(drop)
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        format!("daos pool {} container {}", self.place.pool.label(), self.place.label(dataset))
+        format!("daos pool {} container {}", self.pool.label(), self.label(dataset))
     }
 }
 
-/// A reader's view of one dataset: the log read so far, and the index KVs loaded.
-struct DaosView {
-    pool: Arc<Pool>,
-    label: String,
-    layout: Layout,
-    /// The dataset's container and KV while it exists.
-    open: Option<(Arc<Container>, KeyValue)>,
-    schema_text: String,
-    identity: Vec<u8>,
-    /// The last log slot read.
-    slot: u64,
-    replay: LogReplay,
-    loaded: HashMap<String, Arc<IndexEntries>>,
-}
-
-impl DaosView {
-    /// Opens the dataset's container afresh; false if there is no complete dataset. A new
-    /// identity (wiped and created again) starts the log over.
-    fn attach(&mut self) -> Result<bool> {
-        self.open = None;
-        let Some(container) = self.pool.open_container(&self.label)? else { return Ok(false) };
-        let kv = well_known_kv(&container, self.layout)?;
-        let (Some(schema), Some(identity)) = (kv.get("schema")?, kv.get("identity")?) else { return Ok(false) };
-        if identity != self.identity {
-            (self.identity, self.slot, self.replay) = (identity, 0, LogReplay::default());
-            self.loaded.clear();
+impl DatasetObjects for DatasetContainer {
+    /// Each value by a conditional insert: the first creator's stay, and a creator killed
+    /// half-way leaves what the next one completes.
+    fn create_record(&self, values: &[(&str, &[u8])]) -> Result<()> {
+        for (name, value) in values {
+            self.kv.insert(name, value)?;
         }
-        self.schema_text = String::from_utf8_lossy(&schema).into_owned();
-        self.open = Some((container, kv));
+        Ok(())
+    }
+
+    /// The container is the data set: its KV holds whichever values are set.
+    fn get(&self, names: &[&str]) -> Result<Option<Values>> {
+        let mut found = Vec::new();
+        for name in names {
+            if let Some(value) = self.kv.get(name)? {
+                found.push((name.to_string(), value));
+            }
+        }
+        Ok(Some(found))
+    }
+
+    fn set(&self, name: &str, value: Option<&[u8]>) -> Result<()> {
+        match value {
+            Some(value) => self.kv.put(name, value),
+            None => self.kv.remove(name),
+        }
+    }
+
+    /// A container destroyed while this handle was open refuses the insert (an error): the
+    /// identity is checked first only for a container created again under the same handle.
+    fn append(&self, identity: &[u8], batch: &[u8]) -> Result<bool> {
+        if self.kv.get("identity")?.as_deref() != Some(identity) {
+            return Ok(false);
+        }
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let started = Instant::now();
+        let mut attempts = 0u32;
+        let mut next = *slot + 1;
+        while !self.kv.insert(&log_key(next), batch)? {
+            attempts += 1;
+            if attempts == 1 {
+                // Behind other writers: start from the last slot one of them took.
+                let hint = self.kv.get("hint")?.and_then(|v| String::from_utf8_lossy(&v).parse::<u64>().ok()).unwrap_or(0);
+                next = next.max(hint);
+            }
+            next += 1;
+            if started.elapsed() > PUBLISH_PATIENCE {
+                return Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "{}: could not publish after {attempts} attempts in {PUBLISH_PATIENCE:?}: other writers kept taking the log slots first",
+                        self.kv.describe()
+                    ),
+                ));
+            }
+        }
+        *slot = next;
+        // Only a hint: a stale value costs a later writer a few attempts, never correctness.
+        self.kv.put("hint", next.to_string().as_bytes())?;
         Ok(true)
     }
 
-    /// The dataset KV: the one this view knew if the dataset still exists as it was, else
-    /// the new one's; `None` if there is none.
-    fn current(&mut self) -> Result<Option<&KeyValue>> {
-        let same = match &self.open {
-            Some((_, kv)) => kv.get("identity").ok().flatten().is_some_and(|i| i == self.identity),
-            None => false,
-        };
-        if !same && !self.attach()? {
-            return Ok(None);
+    fn read_log(&self, position: u64) -> Result<Option<LogRead>> {
+        let Some(identity) = self.kv.get("identity")? else { return Ok(None) };
+        let mut batches = Vec::new();
+        let mut end = position;
+        while let Some(batch) = self.kv.get(&log_key(end + 1))? {
+            end += 1;
+            batches.push((end, batch));
         }
-        Ok(self.open.as_ref().map(|(_, kv)| kv))
+        Ok(Some(LogRead { identity, batches, end }))
     }
 
-    fn wiped(&self) -> Error {
-        Error::new(ErrorKind::Conflict, format!("DAOS container '{}' was wiped while it was read", self.label))
+    /// Written at once (DAOS has no asynchronous call here): one value in a KV of its own.
+    fn write_index(&self, index: &PendingIndex) -> Result<Box<dyn IndexWrite>> {
+        let lo = self.container.next_oid(self.layout.oid_batch)?;
+        let oid = self.container.object_id(lo, 0, ObjectType::KeyValue, self.layout.kv_class)?;
+        let kv = self.container.kv(oid)?;
+        if !kv.insert(ENTRIES, &encode_entries(index))? {
+            return Err(Error::new(ErrorKind::AlreadyExists, format!("{}: a new index KV already holds entries", kv.describe())));
+        }
+        Ok(Box::new(IndexWritten(oid_text(oid))))
     }
 
-    fn load(&mut self, index: &IndexInfo) -> Result<Arc<IndexEntries>> {
-        if let Some(entries) = self.loaded.get(&index.id) {
-            return Ok(entries.clone());
-        }
-        let (container, _) = self.open.as_ref().ok_or_else(|| self.wiped())?;
-        let oid = parse_oid(&index.id).ok_or_else(|| Error::corrupt("log record", &self.label, format!("index id {:?}", index.id)))?;
-        let kv = container.kv(oid)?;
+    fn read_index(&self, id: &str) -> Result<IndexEntries> {
+        let oid = parse_oid(id).ok_or_else(|| Error::corrupt("log record", self.kv.describe(), format!("index id {id:?}")))?;
+        let kv = self.container.kv(oid)?;
         let value = kv
             .get(ENTRIES)?
             .ok_or_else(|| Error::corrupt("index KV", kv.describe(), "missing (the data set was wiped while it was read?)"))?;
-        let entries = Arc::new(decode_entries(&value).ok_or_else(|| Error::corrupt("index KV", kv.describe(), "undecodable"))?);
-        self.loaded.insert(index.id.clone(), entries.clone());
-        Ok(entries)
-    }
-}
-
-impl DatasetView for DaosView {
-    fn schema_text(&self) -> &str {
-        &self.schema_text
+        decode_entries(&value).ok_or_else(|| Error::corrupt("index KV", kv.describe(), "undecodable"))
     }
 
-    fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
-        if self.current()?.is_none() {
-            // Wiped: nothing is visible any more.
-            self.replay = LogReplay::default();
-            return Ok(Vec::new());
-        }
-        // After `current`: attaching to a dataset created again restarts the log.
-        let (slot, kv) = (self.slot, &self.open.as_ref().expect("attached").1);
-        let mut batches = Vec::new();
-        while let Some(batch) = kv.get(&log_key(slot + batches.len() as u64 + 1))? {
-            batches.push(batch);
-        }
-        let describe = kv.describe();
-        for batch in batches {
-            self.slot += 1;
-            let corrupt = || Error::corrupt("log record", format!("{describe} {}", log_key(self.slot)), "undecodable");
-            for record in decode_batch(&batch).ok_or_else(corrupt)? {
-                self.replay.apply(record).ok_or_else(corrupt)?;
-            }
-        }
-        Ok(self.replay.indexes())
+    fn describe(&self) -> String {
+        self.kv.describe()
     }
 
-    fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
-        Ok(self.load(index)?.lookup(element))
-    }
-
-    fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
-        self.load(index)?.keyed(index)
-    }
-
-    /// Index key-values stay: readers of an older log position may still read them.
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
-        if indexes.is_empty() {
-            return Ok(Vec::new());
-        }
-        if self.current()?.is_none() {
-            return Err(self.wiped());
-        }
-        // After `current`: attaching to a dataset created again restarts the log.
-        let (mut slot, kv) = (self.slot, &self.open.as_ref().expect("attached").1);
-        publish(kv, &encode_batch(&[mask_record(indexes.iter().map(|i| i.id.as_str()))]), &mut slot)?;
-        Ok(Vec::new())
+    fn describe_position(&self, slot: u64) -> String {
+        format!("{} {}", self.kv.describe(), log_key(slot))
     }
 }

@@ -13,7 +13,7 @@ use fieldstore_core::error::Result;
 use fieldstore_core::factory::{Factory, Section};
 use fieldstore_core::{Catalogue, Store};
 
-use crate::catalogue::{DaosCatalogue, Layout};
+use crate::catalogue::Layout;
 use crate::store::DaosStore;
 use crate::{object_class, Pool, PoolConfig};
 
@@ -67,7 +67,7 @@ pub const FACTORY: Factory = Factory { name: "daos", catalogue: Some(open_catalo
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
     let config: DaosConfig = section.typed()?;
     let layout = Layout { kv_class: class(section, "kv_class", &config.kv_class)?, oid_batch: u64::from(config.oid_batch.get()) };
-    Ok(Box::new(DaosCatalogue::new(connect(section, &config)?, &config.root_container, layout)?))
+    Ok(Box::new(crate::catalogue::open(connect(section, &config)?, &config.root_container, layout)?))
 }
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {

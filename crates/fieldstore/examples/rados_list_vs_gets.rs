@@ -43,7 +43,7 @@ fn main() -> fieldstore::Result<()> {
     // The baseline: the same entries, each fetched by its own omap get (keys gathered first,
     // untimed, so the baseline is if anything flattered).
     let cluster = fieldstore::rados::Cluster::connect(&Default::default())?;
-    let catalogue = fieldstore::rados::catalogue::RadosCatalogue::new(cluster.clone(), &pool, &prefix)?;
+    let catalogue = fieldstore::rados::catalogue::open(cluster.clone(), &pool, &prefix)?;
     let dataset = catalogue.datasets()?.into_iter().next().expect("the dataset just archived");
     let io = cluster.io(&pool, &format!("{prefix}{dataset}"))?;
     let mut view = catalogue.open(&dataset)?.expect("dataset");

@@ -15,7 +15,6 @@ use fieldstore_core::error::Result;
 use fieldstore_core::factory::{Factory, Section};
 use fieldstore_core::{Catalogue, Store};
 
-use crate::catalogue::RadosCatalogue;
 use crate::store::{InFlight, RadosStore};
 use crate::{Cluster, ClusterConfig};
 
@@ -64,7 +63,7 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
         }
     }
     let cluster = connect(section, &config)?;
-    Ok(Box::new(RadosCatalogue::new(cluster, &config.pool, &config.namespace_prefix)?))
+    Ok(Box::new(crate::catalogue::open(cluster, &config.pool, &config.namespace_prefix)?))
 }
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {

@@ -1,0 +1,455 @@
+//! One catalogue for every object store (RADOS, DAOS, and next S3): the data set list, the
+//! data sets' records, their logs, index objects, views, locks and wipes, written once over a
+//! small set of object primitives ([`Objects`], [`DatasetObjects`]) that each backend
+//! implements in its own terms.
+//!
+//! ```text
+//! the list        dataset key -> ""                        (Objects::set_listed, listed)
+//! a data set      record: key, schema, identity, lock/<action>
+//!                 log: batches of records, appended whole  (DatasetObjects::append, read_log)
+//!                 index objects: entries, written whole     (write_index, read_index)
+//! ```
+//!
+//! Invariants (the consistency argument of docs/rados.md and docs/daos.md):
+//! - An index object is written whole, by an exclusive create, before any record names it; it
+//!   never changes afterwards, so readers cache it forever.
+//! - The log only grows, by appends of whole batches. A flush appends all its records as one
+//!   batch, guarded by the data set's identity: concurrent writers' appends are ordered by the
+//!   store, and a reader that has read the log up to a position only ever needs what follows.
+//! - Records are never changed; hiding indexes (purge, partial wipe) appends a mask record.
+//! - `identity` is unique per creation of a data set: a reader that finds another one knows the
+//!   data set was wiped and created again, and starts over; a writer's append into a creation
+//!   that is gone fails, and its flush says the fields went with it ([`Error::Wiped`]).
+//! - A wipe unlists the data set, then removes its record before its index objects: a data set
+//!   is whole or absent, never a log naming removed objects.
+//!
+//! Entries become visible at `flush`, all of an index at once (SYSTEM.md section 3), and
+//! `list` reads one object per index.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_core::index_log::{decode_batch, encode_batch, index_record, mask_record, IndexEntries, LogReplay};
+use fieldstore_core::indexing::{PendingIndex, PendingIndexes};
+use fieldstore_core::recent::RecentList;
+use fieldstore_core::unique::unique_suffix;
+use fieldstore_core::{Catalogue, CatalogueWriter, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+
+/// The record value holding the data set's key.
+const KEY: &str = "key";
+/// The record value holding the data set's schema.
+const SCHEMA: &str = "schema";
+/// The record value unique per creation of the data set.
+const IDENTITY: &str = "identity";
+
+fn lock_name(action: ControlAction) -> String {
+    format!("lock/{}", action.name())
+}
+
+/// Named values of a data set's record.
+pub type Values = Vec<(String, Vec<u8>)>;
+
+/// An object store's primitives for the catalogue as a whole.
+pub trait Objects: Send + Sync + 'static {
+    /// One data set's objects.
+    type Dataset: DatasetObjects;
+    /// The objects of `dataset`; `create`: make their place first if the store needs one (a
+    /// DAOS container). `None` if there is none (and not `create`).
+    fn dataset(&self, dataset: &Key, create: bool) -> Result<Option<Arc<Self::Dataset>>>;
+    /// The listed data sets' keys, as text.
+    fn listed(&self) -> Result<Vec<String>>;
+    /// Where the list is, for messages.
+    fn describe_list(&self) -> String;
+    /// Lists or unlists a data set (idempotent).
+    fn set_listed(&self, dataset: &Key, listed: bool) -> Result<()>;
+    /// Removes an unlisted data set: its record first (from then on readers find no data set,
+    /// never a log naming removed objects), then the index objects `index_ids`, which its log
+    /// named; nothing else of its place, where the data set may be created again meanwhile
+    /// (unless the store removes a creation as a whole, as DAOS destroys a container).
+    fn remove(&self, dataset: &Key, objects: Option<&Self::Dataset>, index_ids: &[String]) -> Result<()>;
+    /// Where a data set's objects are, for humans (`fieldstore where`).
+    fn describe(&self, dataset: &Key) -> String;
+}
+
+/// An object store's primitives for one data set's objects.
+pub trait DatasetObjects: Send + Sync + 'static {
+    /// Creates the record with `values` unless there is one: of racing creators one wins, and
+    /// a creator killed half-way leaves a record the next one completes.
+    fn create_record(&self, values: &[(&str, &[u8])]) -> Result<()>;
+    /// The values of `names` the record has; `None` if there is no record.
+    fn get(&self, names: &[&str]) -> Result<Option<Values>>;
+    /// Sets (or with `None` removes) one value of the record.
+    fn set(&self, name: &str, value: Option<&[u8]>) -> Result<()>;
+    /// Appends one batch to the log of the record whose identity is `identity`, atomically;
+    /// false if there is no such record (wiped, and maybe created again): nothing appended.
+    fn append(&self, identity: &[u8], batch: &[u8]) -> Result<bool>;
+    /// The record's identity and the log's batches after `position` (where an earlier read
+    /// ended; 0: the start); `None` if there is no record. A log read in several parts whose
+    /// identity changed in between is the new identity with no batches.
+    fn read_log(&self, position: u64) -> Result<Option<LogRead>>;
+    /// Starts writing a new index object holding `index`'s entries (an exclusive create);
+    /// it is invisible until a record names it.
+    fn write_index(&self, index: &PendingIndex) -> Result<Box<dyn IndexWrite>>;
+    /// The entries of index object `id`.
+    fn read_index(&self, id: &str) -> Result<IndexEntries>;
+    /// Where the record is, for messages.
+    fn describe(&self) -> String;
+    /// Where a batch at `position` of the log is, for messages.
+    fn describe_position(&self, position: u64) -> String;
+}
+
+/// What [`DatasetObjects::read_log`] read.
+pub struct LogRead {
+    pub identity: Vec<u8>,
+    /// Whole batches ([`encode_batch`]), oldest first, each with its position.
+    pub batches: Vec<(u64, Vec<u8>)>,
+    /// Where this read ended: the position of the next.
+    pub end: u64,
+}
+
+/// An index object being written ([`DatasetObjects::write_index`]).
+pub trait IndexWrite: Send {
+    /// Waits for the write; the new object's id.
+    fn finish(self: Box<Self>) -> Result<String>;
+}
+
+/// An index object written when it was started.
+pub struct IndexWritten(pub String);
+
+impl IndexWrite for IndexWritten {
+    fn finish(self: Box<Self>) -> Result<String> {
+        Ok(self.0)
+    }
+}
+
+/// The catalogue's shared side over an object store: listing, views, locks, wipes.
+pub struct ObjectCatalogue<O: Objects> {
+    objects: Arc<O>,
+}
+
+impl<O: Objects> ObjectCatalogue<O> {
+    pub fn new(objects: O) -> Self {
+        ObjectCatalogue { objects: Arc::new(objects) }
+    }
+}
+
+/// One writer: the data sets it archives into.
+pub struct ObjectCatalogueWriter<O: Objects> {
+    objects: Arc<O>,
+    writers: RecentList<DatasetWriter<O::Dataset>>,
+}
+
+/// What one writer archived into one data set since its last flush.
+struct DatasetWriter<D> {
+    dataset: Key,
+    objects: Arc<D>,
+    /// The data set's identity when this writer found or created it: a flush publishes only
+    /// into that creation of the data set.
+    identity: Vec<u8>,
+    pending: PendingIndexes,
+    /// The index objects of `pending`, in its order, started by `prepare_flush` while the
+    /// store's last writes were in flight; empty if not started (yet).
+    index_writes: Vec<Box<dyn IndexWrite>>,
+    /// A flush found the data set wiped: the next archive creates it again.
+    wiped: bool,
+}
+
+/// Creates a data set's record (or finds another creator's), lists it, and returns its
+/// objects and identity.
+fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> Result<(Arc<O::Dataset>, Vec<u8>)> {
+    let place = objects
+        .dataset(dataset, true)?
+        .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: vanished as it was created", objects.describe(dataset))))?;
+    let key = dataset.to_string();
+    let identity = unique_suffix();
+    place.create_record(&[(KEY, key.as_bytes()), (SCHEMA, schema_text.as_bytes()), (IDENTITY, identity.as_bytes())])?;
+    let stored = place.get(&[KEY, IDENTITY])?.unwrap_or_default();
+    let value = |name: &str| stored.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let identity = match (value(KEY), value(IDENTITY)) {
+        (Some(k), Some(identity)) if k == key.as_bytes() => identity,
+        _ => return Err(Error::corrupt("data set record", place.describe(), format!("it does not hold data set {dataset}"))),
+    };
+    objects.set_listed(dataset, true)?;
+    Ok((place, identity))
+}
+
+impl<O: Objects> ObjectCatalogueWriter<O> {
+    fn dataset_writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter<O::Dataset>> {
+        let i = match self.writers.find(|w| w.dataset == *dataset) {
+            Some(i) if self.writers[i].wiped => {
+                let (objects, identity) = create_dataset(self.objects.as_ref(), dataset, schema_text)?;
+                let writer = &mut self.writers[i];
+                (writer.objects, writer.identity, writer.wiped) = (objects, identity, false);
+                i
+            }
+            Some(i) => i,
+            None => {
+                let (objects, identity) = create_dataset(self.objects.as_ref(), dataset, schema_text)?;
+                self.writers.push(DatasetWriter {
+                    dataset: dataset.clone(),
+                    objects,
+                    identity,
+                    pending: PendingIndexes::default(),
+                    index_writes: Vec::new(),
+                    wiped: false,
+                })
+            }
+        };
+        Ok(&mut self.writers[i])
+    }
+}
+
+impl<D: DatasetObjects> DatasetWriter<D> {
+    /// Starts one new index object per pending index.
+    fn start_index_writes(&mut self) -> Result<()> {
+        self.index_writes.clear();
+        for index in self.pending.iter() {
+            self.index_writes.push(self.objects.write_index(index)?);
+        }
+        Ok(())
+    }
+
+    /// Waits for the index objects (starting them first unless `prepare_flush` did), then
+    /// publishes them all in one batch. A failure in a data set that is gone (or another
+    /// creation of it) is [`Error::Wiped`]: its fields went with it.
+    fn flush<O: Objects<Dataset = D>>(&mut self, objects: &O) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let published = self.publish_pending();
+        let wiped = match &published {
+            Ok(published) => !published,
+            Err(_) => !self.still_there(objects)?,
+        };
+        if wiped {
+            self.wiped = true;
+            self.pending.clear();
+            return Err(Error::Wiped { dataset: self.dataset.to_string() });
+        }
+        published?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Writes the index objects and appends their records; false if the record's creation is
+    /// gone.
+    fn publish_pending(&mut self) -> Result<bool> {
+        if self.index_writes.is_empty() {
+            self.start_index_writes()?;
+        }
+        let mut records = Vec::new();
+        for (write, index) in std::mem::take(&mut self.index_writes).into_iter().zip(self.pending.iter()) {
+            records.push(index_record(&write.finish()?, index));
+        }
+        self.objects.append(&self.identity, &encode_batch(&records))
+    }
+
+    /// Whether the creation of the data set this writer writes to is still there.
+    fn still_there<O: Objects<Dataset = D>>(&self, objects: &O) -> Result<bool> {
+        let Some(place) = objects.dataset(&self.dataset, false)? else { return Ok(false) };
+        let identity = place.get(&[IDENTITY])?.and_then(|values| values.into_iter().next()).map(|(_, v)| v);
+        Ok(identity.as_ref() == Some(&self.identity))
+    }
+}
+
+impl<O: Objects> CatalogueWriter for ObjectCatalogueWriter<O> {
+    fn archive(&mut self, dataset: &Key, schema_text: &str, collocation: &Key, element: &Key, location: FieldLocation) -> Result<()> {
+        let writer = self.dataset_writer(dataset, schema_text)?;
+        // Index objects started by prepare_flush would lack this entry.
+        writer.index_writes.clear();
+        writer.pending.insert(collocation, element, location);
+        Ok(())
+    }
+
+    /// Starts the index objects while the store waits for its writes: a flush then waits for
+    /// both at once, and publishes.
+    fn prepare_flush(&mut self) -> Result<Vec<Commit>> {
+        for writer in self.writers.iter_mut().filter(|w| !w.pending.is_empty()) {
+            writer.start_index_writes()?;
+        }
+        Ok(Vec::new())
+    }
+
+    fn flush(&mut self, _embedded: &[Key]) -> Result<()> {
+        for writer in self.writers.iter_mut() {
+            writer.flush(self.objects.as_ref())?;
+        }
+        Ok(())
+    }
+
+    fn discard(&mut self) {
+        for writer in self.writers.iter_mut() {
+            writer.pending.clear();
+            writer.index_writes.clear();
+        }
+    }
+}
+
+impl<O: Objects> Catalogue for ObjectCatalogue<O> {
+    fn writer(&self) -> Result<Box<dyn CatalogueWriter>> {
+        Ok(Box::new(ObjectCatalogueWriter { objects: self.objects.clone(), writers: RecentList::default() }))
+    }
+
+    fn datasets(&self) -> Result<Vec<Key>> {
+        let mut keys = self
+            .objects
+            .listed()?
+            .iter()
+            .map(|k| Key::parse(k).map_err(|e| Error::corrupt("data set list", self.objects.describe_list(), e.to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
+        let Some(place) = self.objects.dataset(dataset, false)? else { return Ok(None) };
+        let Some(values) = place.get(&[SCHEMA, IDENTITY])? else { return Ok(None) };
+        let value = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let (Some(schema), Some(identity)) = (value(SCHEMA), value(IDENTITY)) else { return Ok(None) };
+        let schema_text =
+            String::from_utf8(schema).map_err(|_| Error::corrupt("data set record", place.describe(), "its schema is not UTF-8"))?;
+        Ok(Some(Box::new(ObjectView::<O>::new(self.objects.clone(), dataset.clone(), place, schema_text, identity))))
+    }
+
+    /// Reads the log (for the index objects it names), unlists the data set, then removes
+    /// its record and those index objects ([`Objects::remove`]). Not every object of its
+    /// place: a data set created again while the wipe runs writes others there, which must
+    /// stay. So a wipe cut short, a flush that failed, or a flush published between the log's
+    /// reading and the removal leave index objects no log names, which stay.
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        let place = self.objects.dataset(dataset, false)?;
+        let mut replay = LogReplay::default();
+        if let Some(read) = place.as_ref().map(|p| p.read_log(0)).transpose()?.flatten() {
+            for (_, batch) in &read.batches {
+                // An undecodable record names no object this wipe could find.
+                for record in decode_batch(batch).unwrap_or_default() {
+                    let _ = replay.apply(record);
+                }
+            }
+        }
+        let ids: Vec<String> = replay.all_ids().map(str::to_string).collect();
+        self.objects.set_listed(dataset, false)?;
+        self.objects.remove(dataset, place.as_deref(), &ids)
+    }
+
+    fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
+        let Some(place) = self.objects.dataset(dataset, false)? else { return Ok(BTreeSet::new()) };
+        let names: Vec<String> = ControlAction::ALL.iter().map(|a| lock_name(*a)).collect();
+        let set = place.get(&names.iter().map(String::as_str).collect::<Vec<_>>())?.unwrap_or_default();
+        Ok(ControlAction::ALL.into_iter().filter(|a| set.iter().any(|(k, _)| *k == lock_name(*a))).collect())
+    }
+
+    fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
+        let missing = || Error::new(ErrorKind::NotFound, format!("no data set {dataset} to lock or unlock"));
+        let place = self.objects.dataset(dataset, false)?.ok_or_else(missing)?;
+        place.get(&[IDENTITY])?.ok_or_else(missing)?;
+        place.set(&lock_name(action), locked.then_some(b"".as_slice()))
+    }
+
+    fn describe(&self, dataset: &Key) -> String {
+        self.objects.describe(dataset)
+    }
+}
+
+/// A reader's view of one data set: the log read so far, and the index objects loaded.
+struct ObjectView<O: Objects> {
+    objects: Arc<O>,
+    dataset: Key,
+    place: Arc<O::Dataset>,
+    schema_text: String,
+    identity: Vec<u8>,
+    /// Where the log was read to.
+    position: u64,
+    replay: LogReplay,
+    /// Loaded index objects: entries sorted by element values.
+    loaded: HashMap<String, Arc<IndexEntries>>,
+}
+
+impl<O: Objects> ObjectView<O> {
+    fn new(objects: Arc<O>, dataset: Key, place: Arc<O::Dataset>, schema_text: String, identity: Vec<u8>) -> Self {
+        ObjectView { objects, dataset, place, schema_text, identity, position: 0, replay: LogReplay::default(), loaded: HashMap::new() }
+    }
+
+    /// Opens the data set afresh (after a read found it gone, another creation of it, or a
+    /// handle that no longer works: a destroyed DAOS container), and reads its log: from
+    /// where this view is if it is the same creation, else from the start. `None`: no data set.
+    fn reopen(&mut self) -> Result<Option<LogRead>> {
+        let Some(place) = self.objects.dataset(&self.dataset, false)? else { return Ok(None) };
+        self.place = place;
+        let Some(read) = self.place.read_log(self.position)? else { return Ok(None) };
+        if read.identity == self.identity {
+            return Ok(Some(read));
+        }
+        // Wiped and created again: the new log from its start.
+        (self.identity, self.position, self.replay) = (read.identity, 0, LogReplay::default());
+        self.loaded.clear();
+        self.place.read_log(0)
+    }
+
+    /// Replays what a read brought. Batches are whole (appends are), so a batch that does
+    /// not decode is damage, reported before any of its records is used.
+    fn replay(&mut self, read: LogRead) -> Result<()> {
+        for (position, batch) in &read.batches {
+            let corrupt = || Error::corrupt("log record", self.place.describe_position(*position), "undecodable");
+            let records = decode_batch(batch).ok_or_else(corrupt)?;
+            for record in records {
+                self.replay.apply(record).ok_or_else(corrupt)?;
+            }
+        }
+        self.position = read.end;
+        Ok(())
+    }
+
+    fn load(&mut self, index: &IndexInfo) -> Result<Arc<IndexEntries>> {
+        if let Some(entries) = self.loaded.get(&index.id) {
+            return Ok(entries.clone());
+        }
+        let entries = Arc::new(self.place.read_index(&index.id)?);
+        self.loaded.insert(index.id.clone(), entries.clone());
+        Ok(entries)
+    }
+}
+
+impl<O: Objects> DatasetView for ObjectView<O> {
+    fn schema_text(&self) -> &str {
+        &self.schema_text
+    }
+
+    fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
+        let read = match self.place.read_log(self.position) {
+            Ok(Some(read)) if read.identity == self.identity => Some(read),
+            _ => self.reopen()?,
+        };
+        let Some(read) = read else {
+            // Wiped: nothing is visible any more.
+            self.replay = LogReplay::default();
+            return Ok(Vec::new());
+        };
+        self.replay(read)?;
+        Ok(self.replay.indexes())
+    }
+
+    fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
+        Ok(self.load(index)?.lookup(element))
+    }
+
+    fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
+        self.load(index)?.keyed(index)
+    }
+
+    /// Index objects stay: readers of an earlier log position may still read them.
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
+        if indexes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let batch = encode_batch(&[mask_record(indexes.iter().map(|i| i.id.as_str()))]);
+        if !self.place.append(&self.identity, &batch)? {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("{}: the data set was wiped meanwhile; nothing to hide", self.place.describe()),
+            ));
+        }
+        Ok(Vec::new())
+    }
+}
