@@ -164,6 +164,35 @@ pub fn mean_and_spread(values: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// The events of logs written by `bench ... --log` (any number of processes and runs); an
+/// error names the file and line that is not an event.
+pub fn read_logs(paths: &[std::path::PathBuf]) -> Result<Vec<IoEvent>, String> {
+    let mut events = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            events.push(serde_json::from_str(line).map_err(|e| format!("{}:{}: not an event: {e}", path.display(), n + 1))?);
+        }
+    }
+    Ok(events)
+}
+
+/// The phases' metrics as a Markdown table, each phase's time per operation, and the overlap.
+pub fn markdown(phases: &[PhaseMetrics], overlap: Option<&Overlap>) -> String {
+    let mut md = format!("| {} |\n|{}\n", PhaseMetrics::COLUMNS.join(" | "), "---|".repeat(PhaseMetrics::COLUMNS.len()));
+    for p in phases {
+        md.push_str(&format!("| {} |\n", p.cells().join(" | ")));
+    }
+    for p in phases {
+        let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{op} {s:.3} s")).collect();
+        md.push_str(&format!("{}: mean per process: {}\n", p.phase, ops.join(", ")));
+    }
+    if let Some(o) = overlap {
+        md.push_str(&format!("write/read overlap: po_0 {:.2} %, po_f {:.2} %\n", o.po_0, o.po_f));
+    }
+    md
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

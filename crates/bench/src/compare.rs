@@ -258,9 +258,34 @@ pub fn clear(dir: &Path) {
     }
 }
 
+/// How fieldstore's POSIX catalogue makes flushes durable in a comparison (see
+/// docs/posix-layout.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Commit {
+    /// `embedded` on a local file system, else `ordered`.
+    Auto,
+    /// One device flush per flush, the records embedded in the data's sync.
+    Embedded,
+    /// FDB5's order: data, index segments, TOC.
+    Ordered,
+}
+
+impl Commit {
+    /// Its name in a config.
+    pub fn name(self) -> &'static str {
+        match self {
+            Commit::Auto => "auto",
+            Commit::Embedded => "embedded",
+            Commit::Ordered => "ordered",
+        }
+    }
+}
+
 /// A config for fieldstore at `root` with the peer's schema, its POSIX catalogue committing in
-/// mode `commit` (`auto`, `embedded`, `ordered`).
-pub fn peer_config(root: &Path, commit: &str) -> Result<PathBuf, String> {
+/// mode `commit`.
+pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf, String> {
+    let commit = commit.name();
     std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
     let schema = root.join("schema");
     std::fs::write(&schema, PEER_SCHEMA).map_err(|e| e.to_string())?;
@@ -276,4 +301,210 @@ pub fn peer_config(root: &Path, commit: &str) -> Result<PathBuf, String> {
     )
     .map_err(|e| e.to_string())?;
     Ok(config)
+}
+
+/// A side-by-side comparison: the same workload through FDB5 and fieldstore, alternately.
+pub struct Comparison {
+    /// Directory on the file system to measure (emptied first).
+    pub root: PathBuf,
+    /// The FDB5 peer script.
+    pub peer: PathBuf,
+    pub workload: Workload,
+    /// Repetitions (the best of each is reported, with the worst).
+    pub reps: usize,
+    /// Processes of each system running at once (ensemble members 1..=N, one dataset).
+    pub procs: usize,
+    pub commit: Commit,
+    /// The FDB5 tool runner, for the GRIB comparison.
+    pub fdb5_tool: PathBuf,
+}
+
+/// One phase of a comparison: each system's best and worst seconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseComparison {
+    pub phase: &'static str,
+    pub fdb5_seconds: f64,
+    pub fdb5_worst: f64,
+    pub fieldstore_seconds: f64,
+    pub fieldstore_worst: f64,
+    pub speedup: f64,
+}
+
+/// What [`Comparison::run`] measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct ComparisonReport {
+    pub workload: Workload,
+    pub procs: usize,
+    pub root: PathBuf,
+    pub reps: usize,
+    pub phases: Vec<PhaseComparison>,
+    pub dd_write_bytes_per_second: f64,
+    pub fieldstore_archive_bytes_per_second: f64,
+    pub fdb5_archive_bytes_per_second: f64,
+}
+
+/// What [`Comparison::run_grib`] measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct GribComparison {
+    pub workload: Workload,
+    pub grib_bytes: usize,
+    pub fdb_write_seconds: f64,
+    pub fieldstore_archive_seconds: f64,
+    pub speedup: f64,
+    pub reps: usize,
+    #[serde(skip)]
+    root: PathBuf,
+}
+
+/// Picks one phase's seconds out of a run's timings.
+type PhaseTime = fn(&Timings) -> f64;
+
+/// Best and worst of repeated timings, per phase.
+fn spread(runs: &[Timings], get: PhaseTime) -> (f64, f64) {
+    let values: Vec<f64> = runs.iter().map(get).collect();
+    (values.iter().cloned().fold(f64::INFINITY, f64::min), values.iter().cloned().fold(0.0, f64::max))
+}
+
+impl Comparison {
+    /// Runs FDB5 (the peer, its C API) and fieldstore (`program bench explicit-keys`, one
+    /// process per member) in turn, alternating who goes first, then `dd` on the same file
+    /// system.
+    pub fn run(&self, program: &Path) -> Result<ComparisonReport, String> {
+        let w = &self.workload;
+        let procs = self.procs.max(1);
+        let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
+        for rep in 0..self.reps.max(1) {
+            // Alternate who goes first, so neither always meets a warmer cache.
+            for fdb5_turn in [rep % 2 == 0, rep % 2 == 1] {
+                let dir = self.root.join(if fdb5_turn { "fdb5" } else { "fieldstore" });
+                clear(&dir);
+                if fdb5_turn {
+                    let commands = (1..=procs).map(|m| fdb5_command(&self.peer, &dir, w, m, procs > 1)).collect::<Result<_, _>>()?;
+                    fdb5.push(run_group(commands, w)?);
+                } else {
+                    let config = peer_config(&dir, self.commit)?;
+                    let worker = |m: usize| {
+                        let mut c = Command::new(program);
+                        c.arg("--config").arg(&config).args(["bench", "explicit-keys"]);
+                        c.args([
+                            "--nsteps",
+                            &w.nsteps.to_string(),
+                            "--nlevels",
+                            &w.nlevels.to_string(),
+                            "--nparams",
+                            &w.nparams.to_string(),
+                        ]);
+                        c.args(["--field-size", &w.field_size.to_string(), "--member", &m.to_string()]);
+                        c
+                    };
+                    ours.push(run_group((1..=procs).map(worker).collect(), w)?);
+                }
+                clear(&dir);
+            }
+        }
+        let total_bytes = w.fields() * w.field_size * procs;
+        let dd = dd_write(&self.root, total_bytes)?;
+        let named: [(&'static str, PhaseTime); 3] = [("archive+flush", |t| t.archive), ("list", |t| t.list), ("retrieve", |t| t.retrieve)];
+        let phases = named
+            .iter()
+            .map(|(phase, get)| {
+                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(&fdb5, *get), spread(&ours, *get));
+                PhaseComparison {
+                    phase,
+                    fdb5_seconds,
+                    fdb5_worst,
+                    fieldstore_seconds,
+                    fieldstore_worst,
+                    speedup: fdb5_seconds / fieldstore_seconds,
+                }
+            })
+            .collect();
+        Ok(ComparisonReport {
+            workload: *w,
+            procs: self.procs,
+            root: self.root.clone(),
+            reps: self.reps,
+            phases,
+            dd_write_bytes_per_second: dd,
+            fieldstore_archive_bytes_per_second: total_bytes as f64 / spread(&ours, |t| t.archive).0,
+            fdb5_archive_bytes_per_second: total_bytes as f64 / spread(&fdb5, |t| t.archive).0,
+        })
+    }
+
+    /// `fdb-write` against `program archive` on one GRIB file of the workload, both as whole
+    /// processes; the best of the repetitions.
+    pub fn run_grib(&self, program: &Path) -> Result<GribComparison, String> {
+        std::fs::create_dir_all(&self.root).map_err(|e| format!("{}: {e}", self.root.display()))?;
+        let file = self.root.join("workload.grib");
+        let grib_bytes = write_grib_workload(&file, &self.workload)?;
+        let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
+        for _ in 0..self.reps.max(1) {
+            let (fdb5_root, our_root) = (self.root.join("fdb5"), self.root.join("fieldstore"));
+            clear(&fdb5_root);
+            clear(&our_root);
+            fdb5.push(time_command(&self.fdb5_tool, &[fdb5_root.as_os_str(), "fdb-write".as_ref(), file.as_os_str()])?);
+            let config = peer_config(&our_root, self.commit)?;
+            ours.push(time_command(program, &["--config".as_ref(), config.as_os_str(), "archive".as_ref(), file.as_os_str()])?);
+        }
+        let best = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
+        let (f, o) = (best(&fdb5), best(&ours));
+        Ok(GribComparison {
+            workload: self.workload,
+            grib_bytes,
+            fdb_write_seconds: f,
+            fieldstore_archive_seconds: o,
+            speedup: f / o,
+            reps: self.reps,
+            root: self.root.clone(),
+        })
+    }
+}
+
+impl ComparisonReport {
+    /// The report as a heading line, a Markdown table and the bandwidth line.
+    pub fn markdown(&self) -> String {
+        let w = &self.workload;
+        let mut md = format!(
+            "{} processes x {} fields x {} bytes, one flush per step ({} steps), best of {} on {}\n",
+            self.procs,
+            w.fields(),
+            w.field_size,
+            w.nsteps,
+            self.reps,
+            self.root.display()
+        );
+        md.push_str("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |\n|---|---|---|---|\n");
+        for p in &self.phases {
+            md.push_str(&format!(
+                "| {} | {:.4} ({:.4}) | {:.4} ({:.4}) | {:.2}x |\n",
+                p.phase, p.fdb5_seconds, p.fdb5_worst, p.fieldstore_seconds, p.fieldstore_worst, p.speedup
+            ));
+        }
+        let mib = |b: f64| b / 1048576.0;
+        md.push_str(&format!(
+            "archive+flush bandwidth: fieldstore {:.0} MiB/s, FDB5 {:.0} MiB/s; dd 1 MiB blocks + fdatasync: {:.0} MiB/s (fieldstore at {:.0}% of dd)\n",
+            mib(self.fieldstore_archive_bytes_per_second),
+            mib(self.fdb5_archive_bytes_per_second),
+            mib(self.dd_write_bytes_per_second),
+            100.0 * self.fieldstore_archive_bytes_per_second / self.dd_write_bytes_per_second
+        ));
+        md
+    }
+}
+
+impl GribComparison {
+    /// The report as a heading line and a Markdown table.
+    pub fn markdown(&self) -> String {
+        let (fields, f, o) = (self.workload.fields() as f64, self.fdb_write_seconds, self.fieldstore_archive_seconds);
+        format!(
+            "GRIB file of {} messages ({} bytes), best of {} on {}\n| tool | seconds | fields/s |\n|---|---|---|\n| fdb-write | {f:.3} | {:.0} |\n| fieldstore archive | {o:.3} | {:.0} |\nspeed-up: {:.2}x\n",
+            self.workload.fields(),
+            self.grib_bytes,
+            self.reps,
+            self.root.display(),
+            fields / f,
+            fields / o,
+            self.speedup
+        )
+    }
 }

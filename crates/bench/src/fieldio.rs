@@ -17,7 +17,9 @@ use crate::clock::micros_since_epoch;
 use crate::hammer::Phase;
 use crate::payload::{self, Check};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How Field I/O lays fields out: a container and index per forecast (the paper's full
+/// mode), one shared container, or no index at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
     Full,
     NoContainers,
@@ -25,14 +27,25 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn parse(text: &str) -> std::result::Result<Mode, String> {
-        match text {
-            "full" => Ok(Mode::Full),
-            "no-containers" => Ok(Mode::NoContainers),
-            "no-index" => Ok(Mode::NoIndex),
-            _ => Err(format!("field-io mode {text:?}: use full, no-containers or no-index")),
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Full => "full",
+            Mode::NoContainers => "no-containers",
+            Mode::NoIndex => "no-index",
         }
     }
+}
+
+/// Who does what in a Field I/O run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pattern {
+    /// Every rank writes (or, with --read, reads back).
+    #[value(name = "A", alias = "a")]
+    A,
+    /// Even ranks write new fields while odd ranks read the previous rank's.
+    #[value(name = "B", alias = "b")]
+    B,
 }
 
 const MAIN: &str = "main";

@@ -55,6 +55,16 @@ pub enum Payload {
     Grib(Vec<u8>),
 }
 
+impl Payload {
+    /// The first GRIB message of the file at `path`, as the template.
+    pub fn from_template(path: &std::path::Path) -> Result<Payload, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let spans = fieldstore::grib::scan(&bytes, &path.display().to_string()).map_err(|e| e.to_string())?;
+        let first = spans.first().ok_or_else(|| format!("{} holds no GRIB message", path.display()))?;
+        Ok(Payload::Grib(bytes[first.offset..first.offset + first.length].to_vec()))
+    }
+}
+
 /// Where a write phase takes each field's bytes from.
 enum FieldSource<'a> {
     /// The synthetic template in one kept buffer, stamped per field.
@@ -165,6 +175,20 @@ impl Phase {
                 io_end,
             })
             .collect()
+    }
+
+    /// Appends the phase's events, as the process at `place`, to a JSON-lines log (the input
+    /// of `bench analyze`).
+    pub fn append_events(&self, path: &std::path::Path, place: &crate::launch::Place) -> Result<(), String> {
+        use std::io::Write;
+        let error = |e: std::io::Error| format!("writing {}: {e}", path.display());
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(error)?;
+        let mut out = std::io::BufWriter::new(file);
+        for event in self.io_events(&place.node, place.rank) {
+            serde_json::to_writer(&mut out, &event).map_err(|e| format!("writing {}: {e}", path.display()))?;
+            out.write_all(b"\n").map_err(error)?;
+        }
+        out.flush().map_err(error)
     }
 
     /// Runs a phase body and records its wall-clock time and first and last I/O times.

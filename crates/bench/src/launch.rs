@@ -163,6 +163,109 @@ fn tcp_barrier(addr: std::net::SocketAddr, place: &Place, give_up: std::time::In
     }
 }
 
+/// Marks processes started by [`launch_ranks`], so they do not start processes themselves.
+pub const LAUNCHED: &str = "FIELDSTORE_LAUNCHED";
+
+/// What the ranks of one mode did together, from the first I/O of any to the last.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Aggregate {
+    pub mode: String,
+    pub procs: usize,
+    pub fields: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub first_io_us: u64,
+    pub last_io_us: u64,
+}
+
+/// What a launch brought back: each rank's phase (JSON) and one aggregate per mode (pattern
+/// B runs writers and readers at once).
+pub struct Launched {
+    pub phases: Vec<serde_json::Value>,
+    pub aggregates: Vec<Aggregate>,
+}
+
+/// Starts `procs` copies of this program with `args` (its own arguments, without `--procs`
+/// and `--barrier`) as ranks 0..N-1 behind `barrier` (default: a file barrier under
+/// `scratch`), each printing its phase as JSON, and waits for all of them, failed or not (a
+/// rank left running after another failed would go on writing while the caller cleans up).
+pub fn launch_ranks(procs: u32, barrier: Option<&str>, args: &[String], scratch: &std::path::Path) -> Result<Launched, String> {
+    let barrier = barrier.map_or_else(|| format!("file:{}", scratch.join("barrier").display()), str::to_string);
+    let program = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
+    let mut child_args = strip_option(&strip_option(args, "--procs"), "--barrier");
+    child_args.retain(|arg| arg != "--json");
+    child_args.extend(["--barrier".to_string(), barrier, "--json".to_string()]);
+    let mut children = Vec::new();
+    for rank in 0..procs {
+        let child = std::process::Command::new(&program)
+            .args(&child_args)
+            .env(LAUNCHED, "1")
+            .env("FIELDSTORE_RANK", rank.to_string())
+            .env("FIELDSTORE_SIZE", procs.to_string())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("starting rank {rank}: {e}"));
+        children.push(child);
+    }
+    let outputs: Vec<_> = children.into_iter().map(|child| child.and_then(|c| c.wait_with_output().map_err(|e| e.to_string()))).collect();
+    let (mut phases, mut failed) = (Vec::new(), Vec::new());
+    for (rank, out) in outputs.into_iter().enumerate() {
+        match out {
+            Ok(out) if out.status.success() => {
+                phases.push(serde_json::from_slice::<serde_json::Value>(&out.stdout).map_err(|e| format!("rank {rank}'s output: {e}"))?)
+            }
+            _ => failed.push(rank.to_string()),
+        }
+    }
+    if !failed.is_empty() {
+        return Err(format!("{} of {procs} processes failed (rank {}; their errors are above)", failed.len(), failed.join(", ")));
+    }
+    let aggregates = aggregate(&phases);
+    Ok(Launched { phases, aggregates })
+}
+
+/// One aggregate per mode of the ranks' phases.
+fn aggregate(phases: &[serde_json::Value]) -> Vec<Aggregate> {
+    let mut modes: Vec<&str> = phases.iter().filter_map(|p| p["mode"].as_str()).collect();
+    modes.sort_unstable();
+    modes.dedup();
+    modes
+        .into_iter()
+        .map(|mode| {
+            let of_mode: Vec<&serde_json::Value> = phases.iter().filter(|p| p["mode"] == mode).collect();
+            let sum = |k: &str| of_mode.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>();
+            let first_io_us = of_mode.iter().filter_map(|p| p["first_io_us"].as_u64()).min().unwrap_or(0);
+            let last_io_us = of_mode.iter().filter_map(|p| p["last_io_us"].as_u64()).max().unwrap_or(0);
+            let seconds = last_io_us.saturating_sub(first_io_us) as f64 / 1e6;
+            Aggregate {
+                mode: mode.into(),
+                procs: of_mode.len(),
+                fields: sum("fields"),
+                bytes: sum("bytes"),
+                seconds,
+                first_io_us,
+                last_io_us,
+            }
+        })
+        .collect()
+}
+
+/// `args` without `--name VALUE` / `--name=VALUE`.
+fn strip_option(args: &[String], name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in args {
+        if skip {
+            skip = false;
+        } else if a == name {
+            skip = true;
+        } else if !a.starts_with(&format!("{name}=")) {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod barrier_tests {
     use super::*;

@@ -1,5 +1,6 @@
-//! fieldstore's benchmark suite (BENCHMARKS.md): `hammer` (fdb-hammer) and the side-by-side
-//! comparison with FDB5.
+//! fieldstore's benchmark suite (BENCHMARKS.md): `hammer` (fdb-hammer), the side-by-side
+//! comparison with FDB5, Field I/O and IOR on the object API, sweeps over grids, and the
+//! analysis of their event logs. The command line (`fieldstore bench`) only parses and prints.
 
 pub mod analyze;
 pub mod clock;
@@ -10,7 +11,9 @@ pub mod hammer;
 pub mod ior;
 pub mod launch;
 pub mod payload;
+pub mod point;
 pub mod report;
+pub mod sweep;
 
 pub use hammer::{Hammer, Itt, Payload, Phase};
 pub use payload::Check;

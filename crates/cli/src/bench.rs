@@ -1,12 +1,13 @@
 //! `fieldstore bench ...`: the benchmark suite's command line.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
-use fieldstore_bench::compare::{self, Timings, Workload};
-use fieldstore_bench::launch::{Barrier, Place};
+use fieldstore_bench::compare::{self, Comparison, Workload};
+use fieldstore_bench::fieldio::{Mode, Pattern};
+use fieldstore_bench::launch::{Barrier, Place, LAUNCHED};
+use fieldstore_bench::sweep::{Benchmark, Sweep};
 use fieldstore_bench::{Check, Hammer, Payload, Phase};
 
 #[derive(Subcommand)]
@@ -138,9 +139,8 @@ pub struct RunArgs {
 
 #[derive(Args)]
 pub struct SweepArgs {
-    /// ior, field-io or hammer
-    #[arg(long, default_value = "ior")]
-    benchmark: String,
+    #[arg(long, value_enum, default_value = "ior")]
+    benchmark: Benchmark,
     /// Process counts, comma-separated
     #[arg(long, default_value = "1,2,4", value_delimiter = ',')]
     procs: Vec<u32>,
@@ -148,8 +148,8 @@ pub struct SweepArgs {
     #[arg(long, default_value = "65536,1048576", value_delimiter = ',')]
     sizes: Vec<usize>,
     /// field-io modes, comma-separated
-    #[arg(long, default_value = "full", value_delimiter = ',')]
-    modes: Vec<String>,
+    #[arg(long, value_enum, default_value = "full", value_delimiter = ',')]
+    modes: Vec<Mode>,
     /// Objects or fields per process
     #[arg(long, default_value_t = 64)]
     count: usize,
@@ -162,9 +162,8 @@ pub struct SweepArgs {
 
 #[derive(Args)]
 pub struct FieldIoArgs {
-    /// full, no-containers or no-index
-    #[arg(long, default_value = "full")]
-    mode: String,
+    #[arg(long, value_enum, default_value = "full")]
+    mode: Mode,
     /// Object size in bytes
     #[arg(long, default_value_t = 1 << 20)]
     size: usize,
@@ -177,8 +176,8 @@ pub struct FieldIoArgs {
     /// Pattern A: write (default) or, with --read, read back. Pattern B: even ranks write new
     /// fields while odd ranks read the previous rank's pre-populated ones (run pattern A's write
     /// first)
-    #[arg(long, default_value = "A")]
-    pattern: String,
+    #[arg(long, value_enum, default_value = "A")]
+    pattern: Pattern,
     #[command(flatten)]
     objects: ObjectRunArgs,
 }
@@ -271,10 +270,9 @@ pub struct CompareArgs {
     /// Compare archiving a GRIB file (keys decoded by ecCodes) with FDB5's fdb-write instead
     #[arg(long)]
     grib: bool,
-    /// How fieldstore's POSIX catalogue makes flushes durable: auto, embedded or ordered
-    /// (FDB5's order; see docs/posix-layout.md)
-    #[arg(long, default_value = "auto")]
-    commit: String,
+    /// How fieldstore's POSIX catalogue makes flushes durable (see docs/posix-layout.md)
+    #[arg(long, value_enum, default_value = "auto")]
+    commit: compare::Commit,
     /// FDB5 tool runner for --grib
     #[arg(long, default_value = "scripts/fdb5-tool.sh")]
     fdb5_tool: PathBuf,
@@ -295,94 +293,36 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
     }
 }
 
-/// Marks processes started by `--procs`, so they do not start processes themselves.
-const LAUNCHED: &str = "FIELDSTORE_LAUNCHED";
-
 /// Starts `a.procs` copies of this command as ranks 0..N-1 behind a barrier, and prints each
 /// rank's phase and the aggregate.
 fn launch(a: &RunArgs) -> anyhow::Result<()> {
     let scratch = tempfile_dir()?;
-    let barrier = a.barrier.clone().unwrap_or_else(|| format!("file:{}", scratch.join("barrier").display()));
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let children: Vec<_> = (0..a.procs)
-        .map(|rank| {
-            let mut child_args = strip_option(&args, "--procs");
-            child_args = strip_option(&child_args, "--barrier");
-            child_args.retain(|arg| arg != "--json");
-            child_args.extend(["--barrier".to_string(), barrier.clone(), "--json".to_string()]);
-            std::process::Command::new(std::env::current_exe()?)
-                .args(&child_args)
-                .env(LAUNCHED, "1")
-                .env("FIELDSTORE_RANK", rank.to_string())
-                .env("FIELDSTORE_SIZE", a.procs.to_string())
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .context("starting a hammer process")
-        })
-        .collect::<anyhow::Result<_>>()?;
-    // Every rank is waited for, failed or not: a rank left running after another failed
-    // would go on writing while the caller cleans up.
-    let outputs: Vec<_> = children.into_iter().map(|child| child.wait_with_output()).collect();
+    let launched = fieldstore_bench::launch::launch_ranks(a.procs, a.barrier.as_deref(), &args, &scratch);
     let _ = std::fs::remove_dir_all(&scratch);
-    let mut phases = Vec::new();
-    let mut failed = Vec::new();
-    for (rank, out) in outputs.into_iter().enumerate() {
-        let out = out.with_context(|| format!("waiting for rank {rank}"))?;
-        if !out.status.success() {
-            failed.push(rank.to_string());
-            continue;
-        }
-        phases.push(serde_json::from_slice::<serde_json::Value>(&out.stdout).with_context(|| format!("rank {rank}'s output"))?);
-    }
-    if !failed.is_empty() {
-        bail!("{} of {} processes failed (rank {}; their errors are above)", failed.len(), a.procs, failed.join(", "));
-    }
+    let launched = launched.map_err(anyhow::Error::msg)?;
     if a.json {
-        for p in &phases {
+        for p in &launched.phases {
             outln!("{p}");
         }
     }
-    // One aggregate per mode: pattern B runs writers and readers at once.
-    let mut modes: Vec<&str> = phases.iter().filter_map(|p| p["mode"].as_str()).collect();
-    modes.sort_unstable();
-    modes.dedup();
-    for mode in modes {
-        let of_mode: Vec<&serde_json::Value> = phases.iter().filter(|p| p["mode"] == mode).collect();
-        let sum = |k: &str| of_mode.iter().map(|p| p[k].as_u64().unwrap_or(0)).sum::<u64>();
-        let first = of_mode.iter().filter_map(|p| p["first_io_us"].as_u64()).min().unwrap_or(0);
-        let last = of_mode.iter().filter_map(|p| p["last_io_us"].as_u64()).max().unwrap_or(0);
-        let seconds = last.saturating_sub(first) as f64 / 1e6;
-        let (fields, bytes, procs) = (sum("fields"), sum("bytes"), of_mode.len());
+    for g in &launched.aggregates {
         if a.json {
-            outln!(
-                "{}",
-                serde_json::json!({"mode": mode, "procs": procs, "fields": fields, "bytes": bytes, "seconds": seconds, "first_io_us": first, "last_io_us": last})
-            );
+            outln!("{}", serde_json::to_string(g)?);
         } else {
             outln!(
-                "{procs} processes, {mode}: {fields} fields, {bytes} bytes in {seconds:.3} s (first to last I/O): {:.0} fields/s, {:.1} MiB/s",
-                fields as f64 / seconds,
-                bytes as f64 / seconds / 1048576.0
+                "{} processes, {}: {} fields, {} bytes in {:.3} s (first to last I/O): {:.0} fields/s, {:.1} MiB/s",
+                g.procs,
+                g.mode,
+                g.fields,
+                g.bytes,
+                g.seconds,
+                g.fields as f64 / g.seconds,
+                g.bytes as f64 / g.seconds / 1048576.0
             );
         }
     }
     Ok(())
-}
-
-/// `args` without `--name VALUE` / `--name=VALUE`.
-fn strip_option(args: &[String], name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut skip = false;
-    for a in args {
-        if skip {
-            skip = false;
-        } else if a == name {
-            skip = true;
-        } else if !a.starts_with(&format!("{name}=")) {
-            out.push(a.clone());
-        }
-    }
-    out
 }
 
 fn tempfile_dir() -> anyhow::Result<PathBuf> {
@@ -402,7 +342,7 @@ fn run_phase(run: &RunArgs, phase: impl FnOnce(&Place) -> anyhow::Result<Phase>)
     let phase = phase(&place)?;
     if let Some(path) = &run.log {
         let path = if place.size > 1 { PathBuf::from(format!("{}.{}", path.display(), place.rank)) } else { path.clone() };
-        append_events(&path, &phase)?;
+        phase.append_events(&path, &place).map_err(anyhow::Error::msg)?;
     }
     print_phase(&phase, run.json)
 }
@@ -415,120 +355,18 @@ fn line_up(run: &RunArgs, place: &Place) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs the grid: for each configuration and repetition, a write run and a read run of the
-/// benchmark (this program, `--procs P --log`), then analyzes the logs.
+/// Runs the grid (fieldstore_bench::sweep) with this program and prints its summary.
 fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
-    use fieldstore_bench::analyze::{self, mean_and_spread, IoEvent};
-    use fieldstore_bench::report::{sweep_html, SweepRow};
-    if !["ior", "field-io", "hammer"].contains(&a.benchmark.as_str()) {
-        bail!("--benchmark {:?}: use ior, field-io or hammer", a.benchmark);
-    }
-    let me = std::env::current_exe()?;
-    let modes: Vec<String> = if a.benchmark == "field-io" { a.modes.clone() } else { vec![String::new()] };
-    std::fs::create_dir_all(&a.out)?;
-    let mut rows = Vec::new();
-    for &procs in &a.procs {
-        for &size in &a.sizes {
-            for mode in &modes {
-                // phase -> (global timing, synchronous) per repetition
-                let mut per_phase: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-                for rep in 0..a.reps.max(1) {
-                    let run_dir = a.out.join(format!("p{procs}-s{size}{}{}-r{rep}", if mode.is_empty() { "" } else { "-" }, mode));
-                    let _ = std::fs::remove_dir_all(&run_dir);
-                    std::fs::create_dir_all(&run_dir)?;
-                    let log = run_dir.join("events.jsonl");
-                    for read in [false, true] {
-                        let mut c = std::process::Command::new(&me);
-                        c.env("FIELDSTORE_ROOT", run_dir.join("store")).env_remove(LAUNCHED).args(["bench", &a.benchmark]);
-                        let count = a.count.to_string();
-                        let size_text = size.to_string();
-                        match a.benchmark.as_str() {
-                            "ior" => c.args(["--pool", &run_dir.join("pool").display().to_string(), "-s", &count, "-t", &size_text]),
-                            "field-io" => c.args([
-                                "--pool",
-                                &run_dir.join("pool").display().to_string(),
-                                "--mode",
-                                mode,
-                                "--iterations",
-                                &count,
-                                "--size",
-                                &size_text,
-                            ]),
-                            _ => c.args([
-                                "--nsteps",
-                                &(a.count / 10).max(1).to_string(),
-                                "--nlevels",
-                                "1",
-                                "--nparams",
-                                "10",
-                                "--field-size",
-                                &size_text,
-                            ]),
-                        };
-                        c.args(["--procs", &procs.to_string(), "--log", &log.display().to_string(), "--json"]);
-                        if read {
-                            c.arg("--read");
-                        }
-                        let out = c.output()?;
-                        if !out.status.success() {
-                            bail!(
-                                "{} failed for {procs} processes, {size} bytes {mode}: {}",
-                                a.benchmark,
-                                String::from_utf8_lossy(&out.stderr)
-                            );
-                        }
-                    }
-                    let mut events: Vec<IoEvent> = Vec::new();
-                    for entry in std::fs::read_dir(&run_dir)? {
-                        let path = entry?.path();
-                        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("events.jsonl")) {
-                            for line in std::fs::read_to_string(&path)?.lines().filter(|l| !l.is_empty()) {
-                                events.push(serde_json::from_str(line).with_context(|| format!("{}", path.display()))?);
-                            }
-                        }
-                    }
-                    for p in analyze::phases(&events) {
-                        per_phase.entry(p.phase.clone()).or_default().push((p.global_timing_bandwidth, p.synchronous_bandwidth));
-                    }
-                    // The data of a repetition is not needed once analyzed.
-                    let _ = std::fs::remove_dir_all(run_dir.join("store"));
-                    let _ = std::fs::remove_dir_all(run_dir.join("pool"));
-                }
-                for (phase, values) in per_phase {
-                    let (bandwidth_mean, bandwidth_spread) = mean_and_spread(&values.iter().map(|v| v.0).collect::<Vec<_>>());
-                    let (synchronous_mean, _) = mean_and_spread(&values.iter().map(|v| v.1).collect::<Vec<_>>());
-                    rows.push(SweepRow {
-                        procs,
-                        size,
-                        mode: mode.clone(),
-                        phase,
-                        reps: values.len(),
-                        bandwidth_mean,
-                        bandwidth_spread,
-                        synchronous_mean,
-                    });
-                }
-            }
-        }
-    }
-    let mut md = String::from("| benchmark | procs | size | mode | phase | reps | global timing MiB/s | ± (sd) | synchronous MiB/s |\n|---|---|---|---|---|---|---|---|---|\n");
-    for r in &rows {
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} |\n",
-            a.benchmark,
-            r.procs,
-            r.size,
-            r.mode,
-            r.phase,
-            r.reps,
-            r.bandwidth_mean / 1048576.0,
-            r.bandwidth_spread / 1048576.0,
-            r.synchronous_mean / 1048576.0
-        ));
-    }
-    std::fs::write(a.out.join("summary.md"), &md)?;
-    std::fs::write(a.out.join("summary.json"), serde_json::to_string_pretty(&rows)?)?;
-    std::fs::write(a.out.join("summary.html"), sweep_html(&format!("fieldstore bench sweep: {}", a.benchmark), &rows))?;
+    let sweep = Sweep {
+        benchmark: a.benchmark,
+        procs: a.procs.clone(),
+        sizes: a.sizes.clone(),
+        modes: a.modes.clone(),
+        count: a.count,
+        reps: a.reps,
+        out: a.out.clone(),
+    };
+    let (_, md) = sweep.run(&std::env::current_exe()?).map_err(anyhow::Error::msg)?;
     out!("{md}");
     Ok(())
 }
@@ -547,16 +385,11 @@ fn object_pool(o: &ObjectRunArgs) -> anyhow::Result<Box<dyn fieldstore::objects:
 }
 
 fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {
-    use fieldstore_bench::fieldio::{FieldIoBench, Mode};
+    use fieldstore_bench::fieldio::FieldIoBench;
     let o = &a.objects;
     let pool = object_pool(o)?;
-    let mode = Mode::parse(&a.mode).map_err(anyhow::Error::msg)?;
-    let bench = FieldIoBench { mode, size: a.size, iterations: a.iterations, shared_forecast: a.shared, first_field: 0 };
-    let pattern_b = match a.pattern.as_str() {
-        "A" | "a" => false,
-        "B" | "b" => true,
-        other => bail!("--pattern {other:?}: use A or B"),
-    };
+    let bench = FieldIoBench { mode: a.mode, size: a.size, iterations: a.iterations, shared_forecast: a.shared, first_field: 0 };
+    let pattern_b = a.pattern == Pattern::B;
     run_phase(&o.run, |place| {
         line_up(&o.run, place)?;
         Ok(match (pattern_b, o.read) {
@@ -601,15 +434,10 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
         Check::None
     };
     let payload = match &a.template {
-        Some(path) => {
-            let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let spans = fieldstore::grib::scan(&bytes, &path.display().to_string())?;
-            let Some(first) = spans.first() else { bail!("{} holds no GRIB message", path.display()) };
-            if check != Check::None {
-                bail!("--md-check and --full-check need a synthetic payload (--field-size), not a GRIB template");
-            }
-            Payload::Grib(bytes[first.offset..first.offset + first.length].to_vec())
+        Some(_) if check != Check::None => {
+            bail!("--md-check and --full-check need a synthetic payload (--field-size), not a GRIB template")
         }
+        Some(path) => Payload::from_template(path).map_err(anyhow::Error::msg)?,
         None => Payload::Synthetic(fieldstore_bench::payload::synthetic(a.field_size)),
     };
     let h = Hammer {
@@ -642,30 +470,10 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
     })
 }
 
-/// Appends a phase's I/O events to a JSON-lines log.
-fn append_events(path: &std::path::Path, phase: &Phase) -> anyhow::Result<()> {
-    use std::io::Write;
-    let place = fieldstore_bench::launch::Place::current();
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("opening {}", path.display()))?;
-    let mut out = std::io::BufWriter::new(file);
-    for event in phase.io_events(&place.node, place.rank) {
-        serde_json::to_writer(&mut out, &event)?;
-        out.write_all(b"\n")?;
-    }
-    out.flush().with_context(|| format!("writing {}", path.display()))
-}
-
 /// Reads event logs and prints each phase's metrics.
 fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
-    use fieldstore_bench::analyze::{self, IoEvent};
-    let mut events = Vec::new();
-    for path in &a.logs {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let event: IoEvent = serde_json::from_str(line).with_context(|| format!("{}:{}: not an event", path.display(), n + 1))?;
-            events.push(event);
-        }
-    }
+    use fieldstore_bench::analyze;
+    let events = analyze::read_logs(&a.logs).map_err(anyhow::Error::msg)?;
     let phases = analyze::phases(&events);
     let overlap = analyze::overlap(&events, "write", "read");
     if let Some(path) = &a.html {
@@ -676,19 +484,8 @@ fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
     }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"phases": phases, "overlap": overlap}))?);
-        return Ok(());
-    }
-    outln!("| {} |", analyze::PhaseMetrics::COLUMNS.join(" | "));
-    outln!("|{}", "---|".repeat(analyze::PhaseMetrics::COLUMNS.len()));
-    for p in &phases {
-        outln!("| {} |", p.cells().join(" | "));
-    }
-    for p in &phases {
-        let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{op} {s:.3} s")).collect();
-        outln!("{}: mean per process: {}", p.phase, ops.join(", "));
-    }
-    if let Some(o) = overlap {
-        outln!("write/read overlap: po_0 {:.2} %, po_f {:.2} %", o.po_0, o.po_f);
+    } else {
+        out!("{}", analyze::markdown(&phases, overlap.as_ref()));
     }
     Ok(())
 }
@@ -716,86 +513,22 @@ fn print_phase(p: &Phase, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `fdb-write` against `fieldstore archive` on one GRIB file, both as whole processes.
-fn compare_grib(a: &CompareArgs, w: &Workload) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&a.root)?;
-    let file = a.root.join("workload.grib");
-    let bytes = compare::write_grib_workload(&file, w).map_err(anyhow::Error::msg)?;
-    let me = std::env::current_exe()?;
-    let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
-    for _ in 0..a.reps.max(1) {
-        let (fdb5_root, our_root) = (a.root.join("fdb5"), a.root.join("fieldstore"));
-        compare::clear(&fdb5_root);
-        compare::clear(&our_root);
-        let args = [fdb5_root.as_os_str(), "fdb-write".as_ref(), file.as_os_str()];
-        fdb5.push(compare::time_command(&a.fdb5_tool, &args).map_err(anyhow::Error::msg)?);
-        let config = compare::peer_config(&our_root, &a.commit).map_err(anyhow::Error::msg)?;
-        let args = ["--config".as_ref(), config.as_os_str(), "archive".as_ref(), file.as_os_str()];
-        ours.push(compare::time_command(&me, &args).map_err(anyhow::Error::msg)?);
-    }
-    let best = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
-    let (f, o) = (best(&fdb5), best(&ours));
-    if a.json {
-        let out = serde_json::json!({"workload": w, "grib_bytes": bytes, "fdb_write_seconds": f, "fieldstore_archive_seconds": o, "speedup": f / o, "reps": a.reps});
-        outln!("{}", serde_json::to_string_pretty(&out)?);
-    } else {
-        outln!("GRIB file of {} messages ({bytes} bytes), best of {} on {}", w.fields(), a.reps, a.root.display());
-        outln!("| tool | seconds | fields/s |\n|---|---|---|");
-        outln!("| fdb-write | {f:.3} | {:.0} |", w.fields() as f64 / f);
-        outln!("| fieldstore archive | {o:.3} | {:.0} |", w.fields() as f64 / o);
-        outln!("speed-up: {:.2}x", f / o);
-    }
-    Ok(())
-}
-
-/// Picks one phase's seconds out of a run's timings.
-type PhaseTime = fn(&Timings) -> f64;
-
-/// Best and worst of repeated timings, per phase.
-fn spread(runs: &[Timings], get: PhaseTime) -> (f64, f64) {
-    let values: Vec<f64> = runs.iter().map(get).collect();
-    (values.iter().cloned().fold(f64::INFINITY, f64::min), values.iter().cloned().fold(0.0, f64::max))
-}
-
 /// Milliseconds to list and to retrieve a request: the first on a fresh handle (which reads
 /// the catalogue), then the median of warm repetitions.
 fn point(a: &PointArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
-    use std::io::Read;
-    use std::time::Instant;
     let request = fieldstore::Request::parse(&a.request)?;
-    let config = fieldstore::Config::resolve(config)?;
-    let mut timings: Vec<(f64, f64)> = Vec::new();
-    let fs = fieldstore::open(&config)?;
-    let mut fields = 0;
-    for _ in 0..=a.reps {
-        let t = Instant::now();
-        let listed = fs.list(&request, fieldstore::ListOptions::default())?;
-        let list_ms = t.elapsed().as_secs_f64() * 1e3;
-        if let Some(why) = listed.explanation {
-            bail!("nothing matched {}: {why}", a.request);
-        }
-        let t = Instant::now();
-        let (mut reader, _) = fs.retrieve(&request)?;
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes)?;
-        fields = reader.fields().len();
-        timings.push((list_ms, t.elapsed().as_secs_f64() * 1e3));
-    }
-    let (cold, warm) = timings.split_first().expect("at least one run");
-    let median = |f: fn(&(f64, f64)) -> f64| {
-        let mut v: Vec<f64> = warm.iter().map(f).collect();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-    };
-    let (list_warm, retrieve_warm) = (median(|t| t.0), median(|t| t.1));
+    let fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
+    let t = fieldstore_bench::point::measure(&fs, &request, a.reps).map_err(anyhow::Error::msg)?;
     if a.json {
-        let out = serde_json::json!({"request": a.request, "fields": fields, "list_cold_ms": cold.0, "retrieve_cold_ms": cold.1, "list_warm_ms": list_warm, "retrieve_warm_ms": retrieve_warm});
-        outln!("{}", serde_json::to_string_pretty(&out)?);
+        outln!("{}", serde_json::to_string_pretty(&t)?);
     } else {
         outln!(
-            "{fields} field(s): list {:.3} ms cold, {list_warm:.3} ms warm; retrieve {:.3} ms cold, {retrieve_warm:.3} ms warm",
-            cold.0,
-            cold.1
+            "{} field(s): list {:.3} ms cold, {:.3} ms warm; retrieve {:.3} ms cold, {:.3} ms warm",
+            t.fields,
+            t.list_cold_ms,
+            t.list_warm_ms,
+            t.retrieve_cold_ms,
+            t.retrieve_warm_ms
         );
     }
     Ok(())
@@ -811,88 +544,27 @@ fn explicit_keys(a: &ExplicitKeysArgs, config: Option<&std::path::Path>) -> anyh
 }
 
 fn compare(a: &CompareArgs) -> anyhow::Result<()> {
-    let w = Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: 1 };
-    if a.grib {
-        return compare_grib(a, &w);
-    }
+    let comparison = Comparison {
+        root: a.root.clone(),
+        peer: a.peer.clone(),
+        workload: Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: 1 },
+        reps: a.reps,
+        procs: a.procs,
+        commit: a.commit,
+        fdb5_tool: a.fdb5_tool.clone(),
+    };
     let me = std::env::current_exe()?;
-    let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
-    for rep in 0..a.reps.max(1) {
-        // Alternate who goes first, so neither always meets a warmer cache.
-        for fdb5_turn in [rep % 2 == 0, rep % 2 == 1] {
-            let dir = a.root.join(if fdb5_turn { "fdb5" } else { "fieldstore" });
-            compare::clear(&dir);
-            if fdb5_turn {
-                let members = 1..=a.procs.max(1);
-                let commands = members.map(|m| compare::fdb5_command(&a.peer, &dir, &w, m, a.procs > 1)).collect::<Result<_, _>>();
-                fdb5.push(compare::run_group(commands.map_err(anyhow::Error::msg)?, &w).map_err(anyhow::Error::msg)?);
-            } else {
-                let config = compare::peer_config(&dir, &a.commit).map_err(anyhow::Error::msg)?;
-                let worker = |m: usize| {
-                    let mut c = std::process::Command::new(&me);
-                    c.arg("--config").arg(&config).args(["bench", "explicit-keys"]);
-                    c.args(["--nsteps", &w.nsteps.to_string(), "--nlevels", &w.nlevels.to_string(), "--nparams", &w.nparams.to_string()]);
-                    c.args(["--field-size", &w.field_size.to_string(), "--member", &m.to_string()]);
-                    c
-                };
-                ours.push(compare::run_group((1..=a.procs.max(1)).map(worker).collect(), &w).map_err(anyhow::Error::msg)?);
-            }
-            compare::clear(&dir);
-        }
-    }
-    let total_bytes = w.fields() * w.field_size * a.procs.max(1);
-    let dd = compare::dd_write(&a.root, total_bytes).map_err(anyhow::Error::msg)?;
-    let phases: [(&str, PhaseTime); 3] = [("archive+flush", |t| t.archive), ("list", |t| t.list), ("retrieve", |t| t.retrieve)];
-    let rows: Vec<serde_json::Value> = phases
-        .iter()
-        .map(|(name, get)| {
-            let (f_best, f_worst) = spread(&fdb5, *get);
-            let (o_best, o_worst) = spread(&ours, *get);
-            serde_json::json!({
-                "phase": name, "fdb5_seconds": f_best, "fdb5_worst": f_worst,
-                "fieldstore_seconds": o_best, "fieldstore_worst": o_worst, "speedup": f_best / o_best,
-            })
-        })
-        .collect();
-    let archive_bw = total_bytes as f64 / spread(&ours, |t| t.archive).0;
-    let fdb5_bw = total_bytes as f64 / spread(&fdb5, |t| t.archive).0;
+    let (json, md) = if a.grib {
+        let report = comparison.run_grib(&me).map_err(anyhow::Error::msg)?;
+        (serde_json::to_string_pretty(&report)?, report.markdown())
+    } else {
+        let report = comparison.run(&me).map_err(anyhow::Error::msg)?;
+        (serde_json::to_string_pretty(&report)?, report.markdown())
+    };
     if a.json {
-        let out = serde_json::json!({
-            "workload": w, "procs": a.procs, "root": a.root, "reps": a.reps, "phases": rows,
-            "dd_write_bytes_per_second": dd, "fieldstore_archive_bytes_per_second": archive_bw, "fdb5_archive_bytes_per_second": fdb5_bw,
-        });
-        outln!("{}", serde_json::to_string_pretty(&out)?);
-        return Ok(());
+        outln!("{json}");
+    } else {
+        out!("{md}");
     }
-    outln!(
-        "{} processes x {} fields x {} bytes, one flush per step ({} steps), best of {} on {}",
-        a.procs,
-        w.fields(),
-        w.field_size,
-        w.nsteps,
-        a.reps,
-        a.root.display()
-    );
-    outln!("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |");
-    outln!("|---|---|---|---|");
-    for r in &rows {
-        outln!(
-            "| {} | {:.4} ({:.4}) | {:.4} ({:.4}) | {:.2}x |",
-            r["phase"].as_str().unwrap(),
-            r["fdb5_seconds"].as_f64().unwrap(),
-            r["fdb5_worst"].as_f64().unwrap(),
-            r["fieldstore_seconds"].as_f64().unwrap(),
-            r["fieldstore_worst"].as_f64().unwrap(),
-            r["speedup"].as_f64().unwrap()
-        );
-    }
-    let mib = |b: f64| b / 1048576.0;
-    outln!(
-        "archive+flush bandwidth: fieldstore {:.0} MiB/s, FDB5 {:.0} MiB/s; dd 1 MiB blocks + fdatasync: {:.0} MiB/s (fieldstore at {:.0}% of dd)",
-        mib(archive_bw),
-        mib(fdb5_bw),
-        mib(dd),
-        100.0 * archive_bw / dd
-    );
     Ok(())
 }

@@ -1,0 +1,53 @@
+//! `bench point`: how long listing and retrieving what one request names takes: the first time
+//! on a fresh handle (which reads the catalogue), then warm.
+
+use std::io::Read;
+use std::time::Instant;
+
+use fieldstore::{FieldStore, ListOptions, Request};
+use serde::Serialize;
+
+/// Milliseconds of one point query, cold and warm (the median of the warm repetitions).
+#[derive(Clone, Debug, Serialize)]
+pub struct PointTimes {
+    pub request: String,
+    pub fields: usize,
+    pub list_cold_ms: f64,
+    pub retrieve_cold_ms: f64,
+    pub list_warm_ms: f64,
+    pub retrieve_warm_ms: f64,
+}
+
+/// Lists and retrieves `request` on `fs` once, then `reps` more times.
+pub fn measure(fs: &FieldStore, request: &Request, reps: usize) -> Result<PointTimes, String> {
+    let mut timings: Vec<(f64, f64)> = Vec::new();
+    let mut fields = 0;
+    for _ in 0..=reps {
+        let t = Instant::now();
+        let listed = fs.list(request, ListOptions::default()).map_err(|e| e.to_string())?;
+        let list_ms = t.elapsed().as_secs_f64() * 1e3;
+        if let Some(why) = listed.explanation {
+            return Err(format!("nothing matched {request}: {why}"));
+        }
+        let t = Instant::now();
+        let (mut reader, _) = fs.retrieve(request).map_err(|e| e.to_string())?;
+        let mut bytes = Vec::new();
+        reader.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        fields = reader.fields().len();
+        timings.push((list_ms, t.elapsed().as_secs_f64() * 1e3));
+    }
+    let (cold, warm) = timings.split_first().expect("at least one run");
+    let median = |f: fn(&(f64, f64)) -> f64| {
+        let mut v: Vec<f64> = warm.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    Ok(PointTimes {
+        request: request.to_string(),
+        fields,
+        list_cold_ms: cold.0,
+        retrieve_cold_ms: cold.1,
+        list_warm_ms: median(|t| t.0),
+        retrieve_warm_ms: median(|t| t.1),
+    })
+}
