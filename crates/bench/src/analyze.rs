@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 /// One I/O of one process, as logged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IoEvent {
+    /// The node the process ran on.
     pub node: String,
+    /// The process's rank.
     pub process: u32,
     /// `write`, `read`, `list`, ...
     pub phase: String,
@@ -17,17 +19,24 @@ pub struct IoEvent {
     pub op: String,
     /// The process's iteration (a step, for hammer).
     pub iteration: u32,
+    /// Bytes written or read (0 for operations that move none).
     pub bytes: u64,
+    /// When the I/O started, microseconds since the epoch.
     pub io_start: u64,
+    /// When it ended, microseconds since the epoch.
     pub io_end: u64,
 }
 
 /// The metrics of one phase.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PhaseMetrics {
+    /// The phase's name (`write`, `read`, `list`, ...).
     pub phase: String,
+    /// How many processes logged events in it.
     pub processes: usize,
+    /// How many distinct iterations it had.
     pub iterations: usize,
+    /// Bytes moved by all its I/Os.
     pub bytes: u64,
     /// t_end(last I/O) - t_start(first I/O), seconds.
     pub wall_seconds: f64,
@@ -69,7 +78,9 @@ impl PhaseMetrics {
 /// wall-clock time.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Overlap {
+    /// The gap between the two phases' first starts.
     pub po_0: f64,
+    /// The gap between the two phases' last ends.
     pub po_f: f64,
 }
 

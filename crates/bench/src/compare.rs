@@ -20,14 +20,20 @@ pub const PEER_SCHEMA: &str = "param: Param; step: Step; date: Date; levelist: D
 /// ensemble member.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Workload {
+    /// Steps, each flushed once.
     pub nsteps: usize,
+    /// Levels per step.
     pub nlevels: usize,
+    /// Parameters per level.
     pub nparams: usize,
+    /// Bytes per field.
     pub field_size: usize,
+    /// The ensemble member (`number`) of the fields when one process writes them.
     pub member: usize,
 }
 
 impl Workload {
+    /// Fields per process: steps x levels x parameters.
     pub fn fields(&self) -> usize {
         self.nsteps * self.nlevels * self.nparams
     }
@@ -55,8 +61,11 @@ impl Workload {
 /// Seconds per phase of one run.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Timings {
+    /// Archiving and flushing every field.
     pub archive: f64,
+    /// Listing them.
     pub list: f64,
+    /// Retrieving them.
     pub retrieve: f64,
 }
 
@@ -309,11 +318,13 @@ pub struct Comparison {
     pub root: PathBuf,
     /// The FDB5 peer script.
     pub peer: PathBuf,
+    /// What each process writes and reads.
     pub workload: Workload,
     /// Repetitions (the best of each is reported, with the worst).
     pub reps: usize,
     /// Processes of each system running at once (ensemble members 1..=N, one dataset).
     pub procs: usize,
+    /// How fieldstore's catalogue makes flushes durable.
     pub commit: Commit,
     /// The FDB5 tool runner, for the GRIB comparison.
     pub fdb5_tool: PathBuf,
@@ -322,35 +333,55 @@ pub struct Comparison {
 /// One phase of a comparison: each system's best and worst seconds.
 #[derive(Clone, Debug, Serialize)]
 pub struct PhaseComparison {
+    /// `archive+flush`, `list` or `retrieve`.
     pub phase: &'static str,
+    /// FDB5's best seconds.
     pub fdb5_seconds: f64,
+    /// FDB5's worst seconds.
     pub fdb5_worst: f64,
+    /// fieldstore's best seconds.
     pub fieldstore_seconds: f64,
+    /// fieldstore's worst seconds.
     pub fieldstore_worst: f64,
+    /// FDB5's best seconds over fieldstore's.
     pub speedup: f64,
 }
 
 /// What [`Comparison::run`] measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct ComparisonReport {
+    /// What each process wrote and read.
     pub workload: Workload,
+    /// Processes of each system running at once.
     pub procs: usize,
+    /// The directory measured.
     pub root: PathBuf,
+    /// Repetitions.
     pub reps: usize,
+    /// Each phase's timings: archive+flush, list, retrieve.
     pub phases: Vec<PhaseComparison>,
+    /// `dd` with 1 MiB blocks and `fdatasync` of as many bytes, to the same file system.
     pub dd_write_bytes_per_second: f64,
+    /// All processes' bytes over fieldstore's best archive+flush time.
     pub fieldstore_archive_bytes_per_second: f64,
+    /// All processes' bytes over FDB5's best archive+flush time.
     pub fdb5_archive_bytes_per_second: f64,
 }
 
 /// What [`Comparison::run_grib`] measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct GribComparison {
+    /// The fields the GRIB file holds.
     pub workload: Workload,
+    /// The GRIB file's size.
     pub grib_bytes: usize,
+    /// `fdb-write`'s best seconds.
     pub fdb_write_seconds: f64,
+    /// `fieldstore archive`'s best seconds.
     pub fieldstore_archive_seconds: f64,
+    /// `fdb-write`'s best seconds over `fieldstore archive`'s.
     pub speedup: f64,
+    /// Repetitions.
     pub reps: usize,
     #[serde(skip)]
     root: PathBuf,

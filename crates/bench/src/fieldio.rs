@@ -21,8 +21,11 @@ use crate::payload::{self, Check};
 /// mode), one shared container, or no index at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
+    /// A container and an index key-value per forecast, named in a main key-value.
     Full,
+    /// Each forecast's index key-value and arrays in the main container.
     NoContainers,
+    /// Arrays named by the MD5 of the whole key, with no key-values.
     NoIndex,
 }
 
@@ -64,6 +67,7 @@ pub struct FieldIo<'p> {
 }
 
 impl<'p> FieldIo<'p> {
+    /// The functions over `pool` in `mode`, naming new arrays after `rank`.
     pub fn new(pool: &'p dyn Pool, mode: Mode, rank: u32) -> Self {
         FieldIo { pool, mode, writer: format!("{rank}.{}", micros_since_epoch()), counter: 0 }
     }
@@ -147,6 +151,7 @@ impl<'p> FieldIo<'p> {
 /// the epoch (the object open, transfer and index work that BENCHMARKS.md section 3 logs).
 #[derive(Default)]
 pub struct Steps {
+    /// The parts timed so far, in order.
     pub parts: Vec<(&'static str, u64, u64, u64)>,
 }
 
@@ -162,8 +167,11 @@ impl Steps {
 /// The field-io benchmark: `iterations` fields of `size` bytes per process.
 #[derive(Clone, Debug)]
 pub struct FieldIoBench {
+    /// How fields are laid out.
     pub mode: Mode,
+    /// Bytes per field.
     pub size: usize,
+    /// Fields per process.
     pub iterations: usize,
     /// One forecast (one index key-value) shared by all processes instead of one each.
     pub shared_forecast: bool,

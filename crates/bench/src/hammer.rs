@@ -16,22 +16,31 @@ use crate::payload::{self, Check};
 /// What a hammer run writes and reads (fdb-hammer's options).
 #[derive(Clone, Debug)]
 pub struct Hammer {
+    /// The `class` of every field.
     pub class: String,
+    /// The `expver` of every field.
     pub expver: String,
+    /// How many steps to write or read.
     pub nsteps: usize,
     /// First step.
     pub step: usize,
+    /// How many levels, unless `levels` names them.
     pub nlevels: usize,
     /// First level (levels are `level`, `level + 1`, ... unless `levels` is given).
     pub level: usize,
+    /// The levels by name, instead of `nlevels` numbered from `level`.
     pub levels: Option<Vec<String>>,
+    /// How many parameters, unless `params` names them.
     pub nparams: usize,
     /// Parameter ids (default 1..=nparams).
     pub params: Option<Vec<String>>,
+    /// How many ensemble members this process writes or reads (at least 1).
     pub nensembles: usize,
     /// First ensemble member.
     pub number: usize,
+    /// Where each field's bytes come from.
     pub payload: Payload,
+    /// What the write phase stamps into synthetic fields and the read phase checks.
     pub check: Check,
     /// Operational mode (FDB5's ITT): a step window for writers, polling for readers.
     pub itt: Option<Itt>,
@@ -42,7 +51,9 @@ pub struct Hammer {
 /// `timeout_seconds` per step, then read it while writers go on.
 #[derive(Clone, Copy, Debug)]
 pub struct Itt {
+    /// The length of a writer's step window.
     pub step_seconds: f64,
+    /// Longest a reader waits for a step to be complete.
     pub timeout_seconds: f64,
 }
 
@@ -76,12 +87,17 @@ enum FieldSource<'a> {
 /// The result of one phase, as printed by `--json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Phase {
+    /// `write`, `read` or `list`.
     pub mode: &'static str,
+    /// Fields archived, retrieved or listed.
     pub fields: u64,
+    /// Their bytes.
     pub bytes: u64,
+    /// Wall-clock time of the whole phase.
     pub seconds: f64,
     /// Wall-clock time of the first and last I/O, microseconds since the epoch.
     pub first_io_us: u64,
+    /// Wall-clock time of the last I/O, microseconds since the epoch.
     pub last_io_us: u64,
     /// Seconds spent in each kind of operation (archive, flush, grib, retrieve, list, check).
     pub breakdown: std::collections::BTreeMap<&'static str, f64>,
@@ -89,6 +105,7 @@ pub struct Phase {
     /// (whole flushes), to show whether cost grows with what is stored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_window_rate: Option<f64>,
+    /// Write phase: fields per second over the last [`RATE_WINDOW`] fields.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_window_rate: Option<f64>,
     /// Every I/O of the phase (operation, iteration, bytes, start, end in microseconds since
@@ -202,10 +219,12 @@ impl Phase {
         Ok(phase)
     }
 
+    /// Fields per second over the whole phase.
     pub fn fields_per_second(&self) -> f64 {
         self.fields as f64 / self.seconds
     }
 
+    /// Bytes per second over the whole phase.
     pub fn bytes_per_second(&self) -> f64 {
         self.bytes as f64 / self.seconds
     }
@@ -251,6 +270,7 @@ impl Hammer {
         format!("class={},expver={},stream=enfo,date=20231201,time=1200,domain=g,type=pf,levtype=pl", self.class, self.expver)
     }
 
+    /// The identifier of the field of `member`, `step`, `level` and `param`.
     pub fn identifier(&self, member: usize, step: usize, level: &str, param: &str) -> Key {
         self.identifier_from(&Key::parse(&self.base()).expect("well-formed"), member, step, level, param)
     }

@@ -11,7 +11,9 @@ use crate::payload::synthetic;
 /// IOR's `-s` and `-t` (`-b` equals `-t`).
 #[derive(Clone, Copy, Debug)]
 pub struct Ior {
+    /// Transfers per array (`-s`).
     pub segments: usize,
+    /// Bytes per transfer (`-t`).
     pub transfer: usize,
 }
 

@@ -4,8 +4,11 @@
 /// A process's place in a parallel run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Place {
+    /// The process's rank, from 0.
     pub rank: u32,
+    /// How many processes the run has (at least `rank + 1`).
     pub size: u32,
+    /// The name of the node it runs on.
     pub node: String,
 }
 
@@ -24,6 +27,7 @@ impl Place {
         Place { rank, size: first(&SIZE_VARIABLES).unwrap_or(rank + 1).max(rank + 1), node }
     }
 
+    /// This process's place, from its environment.
     pub fn current() -> Place {
         Place::from_env(|n| std::env::var(n).ok())
     }
@@ -73,6 +77,7 @@ impl Barrier {
         }
     }
 
+    /// The barrier as [`Barrier::parse`] reads it.
     pub fn describe(&self) -> String {
         match self {
             Barrier::File(d) => format!("file:{}", d.display()),
@@ -169,19 +174,28 @@ pub const LAUNCHED: &str = "FIELDSTORE_LAUNCHED";
 /// What the ranks of one mode did together, from the first I/O of any to the last.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Aggregate {
+    /// The phase's mode (`write`, `read`, `list`).
     pub mode: String,
+    /// How many ranks ran it.
     pub procs: usize,
+    /// Fields moved by all of them.
     pub fields: u64,
+    /// Bytes moved by all of them.
     pub bytes: u64,
+    /// From the first I/O of any rank to the last.
     pub seconds: f64,
+    /// The first I/O of any rank, microseconds since the epoch.
     pub first_io_us: u64,
+    /// The last I/O of any rank, microseconds since the epoch.
     pub last_io_us: u64,
 }
 
 /// What a launch brought back: each rank's phase (JSON) and one aggregate per mode (pattern
 /// B runs writers and readers at once).
 pub struct Launched {
+    /// Each rank's phase as it printed it, by rank.
     pub phases: Vec<serde_json::Value>,
+    /// One per mode, sorted by mode.
     pub aggregates: Vec<Aggregate>,
 }
 

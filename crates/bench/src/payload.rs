@@ -11,8 +11,10 @@ const MAGIC: &[u8; 4] = b"FSHM";
 /// Bytes of one stamp.
 pub const STAMP: usize = 24;
 
+/// What a payload carries for reads to check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
+    /// Nothing: the template's bytes as they are.
     None,
     /// Identifier digest and operation id at both ends.
     Metadata,
@@ -36,6 +38,7 @@ pub struct Stamper {
 }
 
 impl Stamper {
+    /// A stamper of `template` for `check` (none if the template is too short for two stamps).
     pub fn new(template: &[u8], check: Check) -> Stamper {
         let stamped = check != Check::None && template.len() >= 2 * STAMP;
         let body_crc =

@@ -10,11 +10,17 @@ use serde::Serialize;
 /// Milliseconds of one point query, cold and warm (the median of the warm repetitions).
 #[derive(Clone, Debug, Serialize)]
 pub struct PointTimes {
+    /// The request, as text.
     pub request: String,
+    /// Fields the request retrieved.
     pub fields: usize,
+    /// The first list, on a fresh handle.
     pub list_cold_ms: f64,
+    /// The first retrieve, on a fresh handle.
     pub retrieve_cold_ms: f64,
+    /// The median of the later lists.
     pub list_warm_ms: f64,
+    /// The median of the later retrieves.
     pub retrieve_warm_ms: f64,
 }
 

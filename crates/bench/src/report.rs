@@ -208,14 +208,21 @@ mod tests {
 /// One cell of a sweep: a configuration, a phase, and its bandwidth over repetitions.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct SweepRow {
+    /// Processes run at once.
     pub procs: u32,
+    /// Object or field size in bytes.
     pub size: usize,
+    /// The field-io mode; empty for the other benchmarks.
     pub mode: String,
+    /// The phase (`write`, `read`, ...).
     pub phase: String,
+    /// Repetitions measured.
     pub reps: usize,
     /// Global timing bandwidth, bytes per second: mean and standard deviation.
     pub bandwidth_mean: f64,
+    /// Global timing bandwidth: its standard deviation over repetitions.
     pub bandwidth_spread: f64,
+    /// Synchronous bandwidth, bytes per second: mean over repetitions.
     pub synchronous_mean: f64,
 }
 

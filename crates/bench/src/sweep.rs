@@ -13,8 +13,11 @@ use crate::report::{sweep_html, SweepRow};
 /// The benchmarks a sweep can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Benchmark {
+    /// IOR's easy case: one array per process, written and read back.
     Ior,
+    /// Field I/O on the object API.
     FieldIo,
+    /// The fdb-hammer workload on fieldstore.
     Hammer,
 }
 
@@ -31,13 +34,17 @@ impl Benchmark {
 
 /// A sweep's grid.
 pub struct Sweep {
+    /// The benchmark run at each point of the grid.
     pub benchmark: Benchmark,
+    /// Process counts.
     pub procs: Vec<u32>,
+    /// Object or field sizes in bytes.
     pub sizes: Vec<usize>,
     /// field-io's modes (the other benchmarks have none).
     pub modes: Vec<Mode>,
     /// Objects or fields per process.
     pub count: usize,
+    /// Repetitions of each configuration.
     pub reps: usize,
     /// Where the logs, the summaries and the data go.
     pub out: PathBuf,

@@ -57,7 +57,9 @@ fn ecmwf_keys<'a>(stream: &'a str, kind: &'a str, levtype: &'a str) -> Vec<(&'a 
 
 /// One GRIB corpus entry: a message and a description.
 pub struct CorpusField {
+    /// What the message is: its ecCodes template and the keys set on it.
     pub what: String,
+    /// The GRIB message.
     pub bytes: Vec<u8>,
 }
 

@@ -52,10 +52,12 @@ impl AxisValues {
         (start == buffer.len()).then(|| AxisValues { buffer: buffer.into(), ends: ends.into_boxed_slice() })
     }
 
+    /// How many distinct values the axis holds.
     pub fn len(&self) -> usize {
         self.ends.len()
     }
 
+    /// Whether the axis holds no value at all (the empty string is a value).
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }
@@ -65,6 +67,7 @@ impl AxisValues {
         &self.buffer[start..self.ends[i] as usize]
     }
 
+    /// Whether `value` is one of the axis's values (a binary search, no allocation).
     pub fn contains(&self, value: &str) -> bool {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {

@@ -28,9 +28,13 @@ use crate::key::Key;
 /// same file or object.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct FieldLocation {
+    /// The file or object holding the bytes, as the store names it (opaque to catalogues).
     pub uri: Arc<str>,
+    /// Where the field starts in that file or object, in bytes.
     pub offset: u64,
+    /// The field's length in bytes.
     pub length: u64,
+    /// The CRC-32C of the field's bytes (Castagnoli), checked when they are read back.
     pub crc32c: u32,
 }
 
@@ -97,7 +101,9 @@ pub trait StoreWriter: Send {
 /// the same device flush as the dataset's data ([`StoreWriter::flush_with_commits`]).
 #[derive(Clone, Debug)]
 pub struct Commit {
+    /// The dataset whose records these are (the store embeds them in its data).
     pub dataset: Key,
+    /// The records, encoded by the catalogue; the store keeps them as they are.
     pub bytes: Vec<u8>,
 }
 
@@ -120,15 +126,21 @@ impl StartedRead for ReadDone {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ControlAction {
+    /// Archiving new fields into the dataset.
     Archive,
+    /// Reading fields' bytes.
     Retrieve,
+    /// Reading the catalogue: listing fields, their axes and statistics.
     List,
+    /// Wiping or purging the dataset.
     Wipe,
 }
 
 impl ControlAction {
+    /// Every action, in the order they sort.
     pub const ALL: [ControlAction; 4] = [ControlAction::Archive, ControlAction::Retrieve, ControlAction::List, ControlAction::Wipe];
 
+    /// The action's name, as `control` and error messages spell it (`archive`, ...).
     pub fn name(self) -> &'static str {
         match self {
             ControlAction::Archive => "archive",
@@ -138,6 +150,7 @@ impl ControlAction {
         }
     }
 
+    /// The action named `name` (lowercase, as [`ControlAction::name`] spells it); `None` if none is.
     pub fn from_name(name: &str) -> Option<Self> {
         ControlAction::ALL.into_iter().find(|a| a.name() == name)
     }
@@ -155,6 +168,7 @@ pub struct IndexInfo {
     pub element_keywords: Arc<[String]>,
     /// The values present per element keyword.
     pub axes: BTreeMap<Arc<str>, AxisValues>,
+    /// How many entries the index holds, including any that newer indexes hide.
     pub fields: u64,
 }
 
@@ -178,6 +192,7 @@ pub trait Catalogue: Send + Sync {
     fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
     /// The locked actions of a dataset.
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>>;
+    /// Locks `action` on a dataset (`locked`) or unlocks it.
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()>;
     /// Where the dataset's catalogue lives, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;

@@ -10,7 +10,9 @@ use crate::checksum;
 /// Frame header size: magic, length, CRC, kind.
 pub const HEADER: usize = 13;
 
+/// Writes fields, little-endian, into a growing buffer; [`Decoder`] reads them back.
 pub struct Encoder {
+    /// The bytes written so far.
     pub buf: Vec<u8>,
 }
 
@@ -21,18 +23,22 @@ impl Default for Encoder {
 }
 
 impl Encoder {
+    /// An empty encoder (with room for a small record).
     pub fn new() -> Self {
         Encoder { buf: Vec::with_capacity(256) }
     }
 
+    /// Appends `v` as 4 little-endian bytes.
     pub fn u32(&mut self, v: u32) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
 
+    /// Appends `v` as 8 little-endian bytes.
     pub fn u64(&mut self, v: u64) {
         self.buf.extend_from_slice(&v.to_le_bytes());
     }
 
+    /// Appends a string: its length in bytes as a u32, then its UTF-8 bytes.
     pub fn str(&mut self, s: &str) {
         self.u32(s.len() as u32);
         self.buf.extend_from_slice(s.as_bytes());
@@ -48,6 +54,7 @@ impl Encoder {
         }
     }
 
+    /// Appends a string list: the count as a u32, then each string as [`Encoder::str`] writes it.
     pub fn strs<'a>(&mut self, items: impl ExactSizeIterator<Item = &'a str>) {
         self.u32(items.len() as u32);
         for s in items {
@@ -63,6 +70,7 @@ pub struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
+    /// A decoder reading `data` from its start.
     pub fn new(data: &'a [u8]) -> Self {
         Decoder { data, pos: 0 }
     }
@@ -79,19 +87,23 @@ impl<'a> Decoder<'a> {
         Some(s)
     }
 
+    /// The next u32, from 4 little-endian bytes.
     pub fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
 
+    /// The next u64, from 8 little-endian bytes.
     pub fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 
+    /// The next string, as [`Encoder::str`] writes it; `None` also if it is not UTF-8.
     pub fn str(&mut self) -> Option<&'a str> {
         let n = self.u32()? as usize;
         std::str::from_utf8(self.take(n)?).ok()
     }
 
+    /// The next string list, as [`Encoder::strs`] writes it, copied out of the input.
     pub fn strs(&mut self) -> Option<Vec<String>> {
         let n = self.u32()? as usize;
         let mut out = Vec::with_capacity(n.min(1 << 16));
@@ -119,6 +131,7 @@ impl<'a> Decoder<'a> {
         Some(out)
     }
 
+    /// Whether every byte of the input has been read.
     pub fn finished(&self) -> bool {
         self.pos == self.data.len()
     }
@@ -140,13 +153,21 @@ pub fn frame(magic: &[u8; 4], kind: u8, payload: &[u8]) -> Vec<u8> {
 #[derive(Debug, PartialEq)]
 pub enum Frame<'a> {
     /// A valid frame and its total size.
-    Valid { kind: u8, payload: &'a [u8], size: usize },
+    Valid {
+        /// What the payload is, as its writer numbers record kinds.
+        kind: u8,
+        /// The payload, checked against the frame's CRC.
+        payload: &'a [u8],
+        /// The whole frame's length in bytes, header included: where the next frame starts.
+        size: usize,
+    },
     /// Not enough bytes yet for a whole frame (a tail still being written, or torn).
     Incomplete,
     /// Bad magic or checksum: skip ahead to the next magic.
     Bad,
 }
 
+/// Reads the frame at the start of `data`, which must open with `magic`.
 pub fn parse_frame<'a>(magic: &[u8; 4], data: &'a [u8]) -> Frame<'a> {
     if data.len() < HEADER {
         return if magic.starts_with(&data[..data.len().min(4)]) { Frame::Incomplete } else { Frame::Bad };

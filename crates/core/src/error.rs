@@ -7,58 +7,129 @@ use std::path::PathBuf;
 /// Result alias used throughout fieldstore.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// A fieldstore failure, naming its culprit; [`Error::kind`] says what kind of failure it is.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A schema file could not be parsed.
     #[error("schema {source_name}:{line}:{column}: {message}")]
-    SchemaSyntax { source_name: String, line: usize, column: usize, message: String },
+    SchemaSyntax {
+        /// The schema's file path, or another name for where its text came from.
+        source_name: String,
+        /// The line of the fault, counted from 1.
+        line: usize,
+        /// The column of the fault in characters, counted from 1.
+        column: usize,
+        /// What is wrong there.
+        message: String,
+    },
 
     /// A MARS request could not be parsed.
     #[error("request {context}: {message}")]
-    RequestSyntax { context: String, message: String },
+    RequestSyntax {
+        /// The request, item or key text at fault, as written.
+        context: String,
+        /// What is wrong with it.
+        message: String,
+    },
 
     /// A key value is not acceptable for its keyword's type or for storage.
     #[error("bad value {value:?} for keyword '{keyword}': {reason}")]
-    BadValue { keyword: String, value: String, reason: String },
+    BadValue {
+        /// The keyword the value was given for.
+        keyword: String,
+        /// The value as given.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
 
     /// A request names more values for a keyword than any request may (whatever the types
     /// that read them).
     #[error("the request names {count} values or more for keyword '{keyword}': at most {limit} may be named")]
-    TooManyValues { keyword: String, count: usize, limit: usize },
+    TooManyValues {
+        /// The keyword with too many values.
+        keyword: String,
+        /// How many values had been counted when the limit was passed: the request names at least as many.
+        count: usize,
+        /// The most values one keyword of a request may name.
+        limit: usize,
+    },
 
     /// No schema rule accepts this identifier on archive.
     #[error("no schema rule matches {identifier}: {reason}")]
-    NoRule { identifier: String, reason: String },
+    NoRule {
+        /// The field's identifier (its key) as text.
+        identifier: String,
+        /// Why the closest rule does not accept it.
+        reason: String,
+    },
 
     /// A configuration file is invalid.
     #[error("config {source_name}: {message}")]
-    Config { source_name: String, message: String },
+    Config {
+        /// The configuration file's path, or where the text came from (e.g. `$FDB5_CONFIG`).
+        source_name: String,
+        /// What is wrong with it.
+        message: String,
+    },
 
     /// An action is locked on a data set (see `control`).
     #[error("data set {dataset} is locked for {action}")]
-    Locked { dataset: String, action: String },
+    Locked {
+        /// The locked data set's key as text.
+        dataset: String,
+        /// The action that is locked, e.g. `archive`.
+        action: String,
+    },
 
     /// Stored data failed a check (checksum, framing, truncation).
     #[error("corrupt {what} in {path}: {reason}")]
-    Corrupt { what: String, path: PathBuf, reason: String },
+    Corrupt {
+        /// What failed the check, e.g. `index file` or `log record`.
+        what: String,
+        /// Where it is stored: a file path, or a description of an object or container.
+        path: PathBuf,
+        /// What the check found.
+        reason: String,
+    },
 
     /// A GRIB message could not be read or has no usable MARS metadata.
     #[error("GRIB {context}: {message}")]
-    Grib { context: String, message: String },
+    Grib {
+        /// Which message or GRIB action it concerns, e.g. a file and message number.
+        context: String,
+        /// What went wrong, as ecCodes or fieldstore reports it.
+        message: String,
+    },
 
     /// A data set was wiped while this handle archived into it: what it archived since its
     /// last flush went with it (the handle's next archive creates the data set again).
     #[error("data set {dataset} was wiped while this flush published its fields: they went with it")]
-    Wiped { dataset: String },
+    Wiped {
+        /// The wiped data set's key as text.
+        dataset: String,
+    },
 
     /// Anything else, with its kind and a message naming the culprit.
     #[error("{message}")]
-    Other { kind: ErrorKind, message: String },
+    Other {
+        /// What kind of failure it is.
+        kind: ErrorKind,
+        /// The whole message shown to the user.
+        message: String,
+    },
 
     /// An operating-system error, with the path it concerns. The OS message is part of the
     /// text, so it is not also exposed as a source: printers would show it twice.
     #[error("{action} {path}: {cause}")]
-    Io { action: &'static str, path: PathBuf, cause: std::io::Error },
+    Io {
+        /// What was being done, e.g. `open` or `write`.
+        action: &'static str,
+        /// The path the action concerned.
+        path: PathBuf,
+        /// The operating system's error.
+        cause: std::io::Error,
+    },
 }
 
 /// What kind of failure an error is.
@@ -129,10 +200,12 @@ impl Error {
             if matches!(cause.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem))
     }
 
+    /// A [`Error::BadValue`]: `value` is not acceptable for `keyword`, for `reason`.
     pub fn bad_value(keyword: &str, value: &str, reason: impl Into<String>) -> Self {
         Error::BadValue { keyword: keyword.to_string(), value: value.to_string(), reason: reason.into() }
     }
 
+    /// A [`Error::Corrupt`]: `what`, stored at `path`, failed a check for `reason`.
     pub fn corrupt(what: impl Into<String>, path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
         Error::Corrupt { what: what.into(), path: path.into(), reason: reason.into() }
     }
@@ -140,6 +213,7 @@ impl Error {
 
 /// Adds path context to `std::io::Result`s.
 pub trait IoContext<T> {
+    /// Turns an I/O error into an [`Error::Io`] naming `action` and `path`.
     fn ctx(self, action: &'static str, path: impl Into<PathBuf>) -> Result<T>;
 }
 

@@ -36,7 +36,9 @@ pub type OpenStore = fn(&Section<'_>) -> Result<Box<dyn Store>>;
 pub struct Factory {
     /// Its `type:` name in a config.
     pub name: &'static str,
+    /// Opens its catalogue; `None` if the backend has no catalogue.
     pub catalogue: Option<OpenCatalogue>,
+    /// Opens its store; `None` if the backend has no store.
     pub store: Option<OpenStore>,
 }
 
@@ -44,6 +46,7 @@ pub struct Factory {
 pub struct Section<'c> {
     /// `catalogue` or `store`.
     pub name: &'static str,
+    /// The section's contents: its `type:` and the backend's own keys.
     pub config: &'c BackendConfig,
     /// The config's source (a file, a variable, the default).
     pub source: &'c str,

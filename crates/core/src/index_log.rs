@@ -85,6 +85,7 @@ pub fn encode_location(location: &FieldLocation) -> Vec<u8> {
     e.buf
 }
 
+/// Reads a location written by [`encode_location`]; `None` if it is malformed.
 pub fn decode_location(value: &[u8]) -> Option<FieldLocation> {
     let mut d = Decoder::new(value);
     let location = FieldLocation { uri: d.str()?.into(), offset: d.u64()?, length: d.u64()?, crc32c: d.u32()? };
@@ -102,6 +103,7 @@ impl IndexEntries {
         IndexEntries(entries)
     }
 
+    /// The location of `element` in this index (a binary search); `None` if it has no entry.
     pub fn lookup(&self, element: &Key) -> Option<FieldLocation> {
         let values = element.values_string();
         self.0.binary_search_by(|(k, _)| k.as_str().cmp(&values)).ok().map(|i| self.0[i].1.clone())
@@ -127,6 +129,7 @@ pub fn encode_entries(index: &PendingIndex) -> Vec<u8> {
     e.buf
 }
 
+/// Reads an index written by [`encode_entries`]; `None` if it is malformed or not sorted.
 pub fn decode_entries(value: &[u8]) -> Option<IndexEntries> {
     let mut d = Decoder::new(value);
     let count = d.u32()? as usize;

@@ -13,7 +13,9 @@ use crate::{AxisValues, FieldLocation, IndexInfo, Key};
 
 /// The entries of one future index: one collocation key, one element keyword list.
 pub struct PendingIndex {
+    /// The collocation key the index's entries share.
     pub collocation: Key,
+    /// The element keywords of every entry, in schema order.
     pub element_keywords: Vec<String>,
     /// Element values joined by `,` -> location; a later archive of the same element wins.
     pub entries: BTreeMap<String, FieldLocation>,
@@ -46,6 +48,7 @@ impl PendingIndex {
 pub struct PendingIndexes(RecentList<PendingIndex>);
 
 impl PendingIndexes {
+    /// Adds an entry to the pending index of its collocation key and element keywords, made if new.
     pub fn insert(&mut self, collocation: &Key, element: &Key, location: FieldLocation) {
         let i = match self.0.find(|p| p.holds(collocation, element)) {
             Some(i) => i,
@@ -57,14 +60,17 @@ impl PendingIndexes {
         self.0[i].entries.insert(element.values_string(), location);
     }
 
+    /// Whether nothing was archived since the last flush.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// Forgets every pending entry (after a flush published them, or a discard).
     pub fn clear(&mut self) {
         self.0.clear();
     }
 
+    /// The pending indexes, in the order they were made.
     pub fn iter(&self) -> impl Iterator<Item = &PendingIndex> {
         self.0.iter()
     }
@@ -113,6 +119,7 @@ pub struct Interner {
 }
 
 impl Interner {
+    /// The shared key with these keywords and values, made on first use.
     pub fn key(&mut self, keywords: &[&str], values: &[&str]) -> Arc<Key> {
         let same = |k: &&Arc<Key>| {
             k.len() == keywords.len() && k.iter().zip(keywords.iter().zip(values)).all(|((a, b), (c, d))| a == *c && b == *d)
@@ -126,6 +133,7 @@ impl Interner {
         key
     }
 
+    /// The shared list of these keywords, made on first use.
     pub fn keyword_list(&mut self, keywords: &[&str]) -> Arc<[String]> {
         if let Some(l) = self.keyword_lists.iter().rev().find(|l| l.iter().map(String::as_str).eq(keywords.iter().copied())) {
             return l.clone();
@@ -135,6 +143,7 @@ impl Interner {
         list
     }
 
+    /// The shared copy of a keyword name, made on first use.
     pub fn name(&mut self, name: &str) -> Arc<str> {
         if let Some(n) = self.names.iter().find(|n| &***n == name) {
             return n.clone();

@@ -26,6 +26,7 @@ pub struct Key {
 }
 
 impl Key {
+    /// An empty key.
     pub fn new() -> Self {
         Key::default()
     }
@@ -87,6 +88,7 @@ impl Key {
         (&self.text[start..keyword_end as usize], &self.text[keyword_end as usize..value_end as usize])
     }
 
+    /// The value of `keyword`; `None` if the key has no such entry.
     pub fn get(&self, keyword: &str) -> Option<&str> {
         self.iter().find(|(k, _)| *k == keyword).map(|(_, v)| v)
     }
@@ -103,6 +105,7 @@ impl Key {
         self.iter().position(|(k, _)| k == keyword).map(|i| (i, self.entry(i).1))
     }
 
+    /// The entries as `(keyword, value)`, in the key's order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + Clone {
         let mut start = 0;
         self.ends.iter().map(move |&(keyword_end, value_end)| {
@@ -113,18 +116,22 @@ impl Key {
         })
     }
 
+    /// The keywords, in the key's order.
     pub fn keywords(&self) -> impl ExactSizeIterator<Item = &str> {
         self.iter().map(|(k, _)| k)
     }
 
+    /// The values, in the key's order.
     pub fn values(&self) -> impl ExactSizeIterator<Item = &str> {
         self.iter().map(|(_, v)| v)
     }
 
+    /// How many entries the key has.
     pub fn len(&self) -> usize {
         self.ends.len()
     }
 
+    /// Whether the key has no entry.
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }

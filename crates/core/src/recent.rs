@@ -4,6 +4,7 @@
 
 use std::ops::{Deref, DerefMut};
 
+/// Items in the order added, with the position of the one used last.
 #[derive(Debug)]
 pub struct RecentList<T> {
     items: Vec<T>,
@@ -32,6 +33,7 @@ impl<T> RecentList<T> {
         self.last
     }
 
+    /// Removes every item.
     pub fn clear(&mut self) {
         self.items.clear();
         self.last = 0;

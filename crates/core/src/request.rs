@@ -9,11 +9,15 @@ use crate::types::{KeywordType, MAX_RANGE_VALUES};
 /// One item of a value list.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ValueItem {
+    /// One value, as written.
     Single(String),
     /// `from/to/to[/by/by]`
     Range {
+        /// The first value, as written.
         from: String,
+        /// The last value, as written; the range stops at or before it.
         to: String,
+        /// The step, as written; `None` means the type's default (see [`KeywordType::expand_range`]).
         by: Option<String>,
     },
 }
@@ -23,12 +27,14 @@ pub enum ValueItem {
 pub enum Values {
     /// `k=all`: every stored value.
     All,
+    /// `k=a/b/c`: the values and ranges named, in order.
     List(Vec<ValueItem>),
 }
 
 /// A parsed MARS request.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Request {
+    /// The verb (`retrieve`, `list`, ...), lowercased; `None` when the text names none.
     pub verb: Option<String>,
     entries: Vec<(String, Values)>,
 }
@@ -88,14 +94,17 @@ impl Request {
         Ok(requests)
     }
 
+    /// What the request gives for `keyword`; `None` when it does not name it.
     pub fn get(&self, keyword: &str) -> Option<&Values> {
         self.entries.iter().find(|(k, _)| k == keyword).map(|(_, v)| v)
     }
 
+    /// The keywords the request names, in the order written.
     pub fn keywords(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(k, _)| k.as_str())
     }
 
+    /// Whether the request names no keyword (a bare verb is empty).
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -162,6 +171,7 @@ const READING_VERBS: &[&str] = &["retrieve", "list", "read"];
 /// the routing keywords passed over.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldRequest {
+    /// The request with only the keywords that select fields (and the verb).
     pub request: Request,
     /// `target=`: the file MARS writes the fields to.
     pub target: Option<String>,

@@ -15,26 +15,43 @@ pub const MAX_RANGE_VALUES: usize = 100_000;
 /// The keyword types FDB5 schema files may name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeywordType {
+    /// Any text, lowercased (`OPER` -> `oper`).
     Default,
+    /// A date, written `YYYYMMDD` (from `2023-12-01`, `2023335`, or `-1` for yesterday).
     Date,
+    /// A time of day, written `HHMM` (`12` -> `1200`, `12:30` -> `1230`).
     Time,
+    /// A step or step range, in hours or with units (`12`, `0-6`, `1h30m`), ordered by its end.
     Step,
     /// `Param`: a parameter id; names and `value.table` forms resolve to the id.
     Param,
     /// `ParamID`: FDB5's strict variant of `Param`; canonicalised identically here.
     ParamId,
+    /// An experiment version, lowercased and zero-padded to four characters (`1` -> `0001`).
     Expver,
+    /// A whole number, without a plus sign or leading zeros (`013` -> `13`).
     Integer,
+    /// A number; a whole one loses its fraction (`500.0` -> `500`).
     Double,
+    /// A grid, its `/` separators written `+` as FDB5 writes them (`1/2` -> `1+2`).
     Grid,
+    /// A keyword whose value is dropped: it always canonicalises to the empty string.
     Ignore,
+    /// The year of a date (`20231201` -> `2023`).
     Year,
+    /// The month number of a date, not padded (`20230301` -> `3`).
     Month,
+    /// The year and month of a date as `YYYYMM` (`20231201` -> `202312`).
     YearMonth,
+    /// The month of a date as two digits (`20230301` -> `03`).
     MonthOfDate,
+    /// A day of the year as `MMDD`, from a date or `mon-D` (`nov-5` -> `1105`).
     ClimateDaily,
+    /// A month number, from a date, a number or a name (`nov` -> `11`).
     ClimateMonthly,
+    /// The value's first three characters (`oper` -> `ope`).
     First3,
+    /// Text, lowercased (as `Default`).
     Lowercase,
 }
 
@@ -251,8 +268,11 @@ fn counted(keyword: &str, span: &str, a: i64, b: i64, by: i64) -> Result<impl It
 /// anything else as text.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SortKey {
+    /// A step: its end, then its start, in minutes.
     Step(i64, i64),
+    /// A number, ordered by `f64::total_cmp`.
     Number(f64),
+    /// Anything else, ordered as text; sorts after steps and numbers.
     Text(Box<str>),
 }
 
@@ -352,7 +372,9 @@ fn canonical_param(keyword: &str, value: &str) -> Result<String> {
 /// A step or step range in minutes (`12` = 12 h, `0-6`, `30m`, `1h30m`, `1d`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StepValue {
+    /// Where the range starts, in minutes; equal to the end for a single step.
     pub start_minutes: i64,
+    /// Where the range ends (the step itself, when not a range), in minutes.
     pub end_minutes: i64,
 }
 
@@ -418,6 +440,7 @@ pub fn format_step_minutes(minutes: i64) -> String {
 }
 
 impl StepValue {
+    /// Parses a step (`12`, `30m`) or a range of two (`0-6`); a leading `-` is a negative step.
     pub fn parse(text: &str) -> std::result::Result<Self, String> {
         // A leading '-' is a negative step, not a range separator.
         let from = usize::from(text.starts_with('-'));
@@ -464,12 +487,16 @@ impl PartialOrd for StepValue {
 /// A proleptic Gregorian calendar date.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CivilDate {
+    /// The year (astronomical numbering: 0 is 1 BC).
     pub year: i32,
+    /// The month, 1 to 12.
     pub month: u32,
+    /// The day of the month, from 1.
     pub day: u32,
 }
 
 impl CivilDate {
+    /// The date as `YYYYMMDD`, the canonical MARS spelling (`20231201`).
     pub fn to_yyyymmdd(self) -> String {
         format!("{:04}{:02}{:02}", self.year, self.month, self.day)
     }
@@ -485,6 +512,7 @@ impl CivilDate {
         era * 146_097 + doe - 719_468
     }
 
+    /// The date `z` days after 1970-01-01 (before it when negative); the inverse of [`CivilDate::days`].
     pub fn from_days(z: i64) -> Self {
         let z = z + 719_468;
         let era = z.div_euclid(146_097);

@@ -47,7 +47,9 @@ fn log_key(slot: u64) -> String {
 /// Object classes and id batches.
 #[derive(Clone, Copy)]
 pub struct Layout {
+    /// The object class of the root, dataset and index key-values.
     pub kv_class: daos_oclass_id_t,
+    /// Object ids reserved at once for index key-values (one round trip per batch).
     pub oid_batch: u64,
 }
 

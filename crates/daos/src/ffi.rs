@@ -64,7 +64,8 @@ pub fn libdaos(path: &str) -> Result<&'static Libdaos> {
         return Ok(library);
     }
     let library: &'static Libdaos = Box::leak(Box::new(load(path).map_err(|e| Error::new(ErrorKind::Unavailable, e))?));
-    // SAFETY: daos_init takes no arguments and is called once, before any other function.
+    // SAFETY: `init` is `daos_init`, which takes no arguments; it runs under `LOADED`'s lock, before any other libdaos
+    // call of this process (again only after a failure, which libdaos allows: it counts its initialisations).
     let rc = unsafe { (library.init)() };
     if rc != 0 {
         return Err(crate::daos_error(rc, &format!("daos_init ({path}): is the DAOS agent running and this client configured?")));
@@ -74,13 +75,15 @@ pub fn libdaos(path: &str) -> Result<&'static Libdaos> {
 }
 
 fn load(path: &str) -> std::result::Result<Libdaos, String> {
-    // SAFETY: loading libdaos runs its initialisers, which only set up its own state.
+    // SAFETY: loading libdaos (or its emulation) runs its initialisers, which only set up its own state; the library
+    // is never unloaded while its functions may be called (the `Libdaos` owning it is leaked).
     let library = unsafe { libloading::Library::new(path) }.map_err(|e| {
         format!("DAOS is configured but {path} cannot be loaded ({e}); install DAOS' client library or set `library:` in the configuration")
     })?;
     macro_rules! symbol {
         ($name:literal) => {
-            // SAFETY: the declared type matches the C prototype in DAOS' headers.
+            // SAFETY: the declared type matches the C prototype in DAOS' headers, and the `Libdaos` built here owns
+            // `library`, so the function pointer copied out stays valid as long as it does.
             *unsafe { library.get(concat!($name, "\0").as_bytes()) }.map_err(|e| format!("{path}: {e}"))?
         };
     }

@@ -10,7 +10,7 @@ pub mod catalogue;
 pub mod config;
 mod ffi;
 
-/// The client library loaded when a configuration names none.
+/// The libdaos a configuration without `library:` loads, and the backend's factory (see [`config`]).
 pub use config::{default_library, FACTORY};
 pub use ffi::DEFAULT_LIBRARY;
 pub mod naming;
@@ -77,10 +77,12 @@ pub struct Containers {
 }
 
 impl Containers {
+    /// The containers of `pool`, none open yet.
     pub fn new(pool: Arc<Pool>) -> Self {
         Containers { pool, open: Mutex::new(HashMap::new()) }
     }
 
+    /// The pool the containers are in.
     pub fn pool(&self) -> &Arc<Pool> {
         &self.pool
     }
@@ -98,6 +100,7 @@ impl Containers {
         Ok(Some(container))
     }
 
+    /// Drops the open handle of `label` (its container was destroyed): the next call opens the container again.
     pub fn forget(&self, label: &str) {
         self.open.lock().unwrap().remove(label);
     }
@@ -126,24 +129,30 @@ pub struct Pool {
     label: String,
 }
 
-// SAFETY: DAOS handles may be used from any thread.
+// SAFETY: a `Pool` is a pool handle (a plain cookie), its label, and the `&'static Libdaos` it calls through (function
+// pointers into a library that is never unloaded). libdaos' client is thread-safe and its handles are not tied to the
+// thread that made them, so the pool may be used, and disconnected on drop, from any thread.
 unsafe impl Send for Pool {}
+// SAFETY: `&Pool` only reads the handle and passes it to libdaos, whose calls may run concurrently on one handle.
 unsafe impl Sync for Pool {}
 
 impl Pool {
+    /// Loads the configured libdaos (once per process) and connects to the pool, read-write.
     pub fn connect(config: &PoolConfig) -> Result<Arc<Pool>> {
         let lib = ffi::libdaos(&config.library)?;
         let label = c_string("pool", &config.pool)?;
         let system = config.system.as_deref().map(|s| c_string("system", s)).transpose()?;
         let mut handle = daos_handle_t::default();
         let system_ptr = system.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
-        // SAFETY: valid C strings and an out-pointer; no event (blocking).
+        // SAFETY: `label` and `system` (or null: the default system) are C strings alive until after the call,
+        // `handle` a writable `daos_handle_t`; no info and no event, so the call blocks and keeps no pointer.
         let rc =
             unsafe { (lib.pool_connect)(label.as_ptr(), system_ptr, DAOS_COO_RW, &mut handle, std::ptr::null_mut(), std::ptr::null_mut()) };
         check(rc, || format!("connecting to pool '{}'", config.pool))?;
         Ok(Arc::new(Pool { lib, handle, label: config.pool.clone() }))
     }
 
+    /// The pool's label or UUID, as configured (in messages and locations).
     pub fn label(&self) -> &str {
         &self.label
     }
@@ -152,7 +161,8 @@ impl Pool {
     /// exactly one gets true).
     pub fn create_container(&self, label: &str) -> Result<bool> {
         let name = c_string("container", label)?;
-        // SAFETY: valid handle and C string; no properties, UUID or event.
+        // SAFETY: `self.handle` is connected until `self` drops; `name` is a C string alive until after the call;
+        // properties and UUID are optional (null); no event, so the call blocks and keeps no pointer.
         let rc = unsafe {
             (self.lib.cont_create_with_label)(self.handle, name.as_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut())
         };
@@ -167,7 +177,8 @@ impl Pool {
     pub fn open_container(self: &Arc<Self>, label: &str) -> Result<Option<Arc<Container>>> {
         let name = c_string("container", label)?;
         let mut handle = daos_handle_t::default();
-        // SAFETY: valid handle, C string and out-pointer; no info or event.
+        // SAFETY: `self.handle` is connected until `self` drops; `name` is a C string alive until after the call,
+        // `handle` a writable `daos_handle_t`; no info and no event, so the call blocks and keeps no pointer.
         let rc = unsafe {
             (self.lib.cont_open)(self.handle, name.as_ptr(), DAOS_COO_RW, &mut handle, std::ptr::null_mut(), std::ptr::null_mut())
         };
@@ -182,7 +193,8 @@ impl Pool {
     /// there was none.
     pub fn destroy_container(&self, label: &str) -> Result<bool> {
         let name = c_string("container", label)?;
-        // SAFETY: valid handle and C string; no event.
+        // SAFETY: `self.handle` is connected until `self` drops; `name` is a C string alive until after the call; no
+        // event, so the call blocks and keeps no pointer.
         let rc = unsafe { (self.lib.cont_destroy)(self.handle, name.as_ptr(), 1, std::ptr::null_mut()) };
         if rc == -DER_NONEXIST {
             return Ok(false);
@@ -194,7 +206,8 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // SAFETY: the handle is open and used by nothing else any more.
+        // SAFETY: the handle is connected and, in `drop`, used by nothing else: every `Container` on it holds an
+        // `Arc<Pool>`, so all are closed already. No event: the call blocks.
         unsafe { (self.lib.pool_disconnect)(self.handle, std::ptr::null_mut()) };
     }
 }
@@ -208,8 +221,12 @@ pub struct Container {
     reserved: Mutex<std::ops::Range<u64>>,
 }
 
-// SAFETY: DAOS handles may be used from any thread.
+// SAFETY: a `Container` is a container handle (a plain cookie), its label, the `Arc<Pool>` it was opened in and a
+// `Mutex`; libdaos' client is thread-safe and its handles are not tied to a thread, so the container may be used, and
+// closed on drop, from any thread.
 unsafe impl Send for Container {}
+// SAFETY: `&Container` only reads the handle and passes it to libdaos, whose calls may run concurrently on one handle;
+// the reserved ids are behind a `Mutex`.
 unsafe impl Sync for Container {}
 
 /// The kinds of object fieldstore makes.
@@ -224,10 +241,12 @@ pub enum ObjectType {
 }
 
 impl Container {
+    /// The pool the container is in (kept connected while the container is open).
     pub fn pool(&self) -> &Arc<Pool> {
         &self.pool
     }
 
+    /// The label the container was opened by.
     pub fn label(&self) -> &str {
         &self.label
     }
@@ -244,7 +263,8 @@ impl Container {
     /// Reserves `count` object ids unique in this container; returns the first of them.
     pub fn alloc_oids(&self, count: u64) -> Result<u64> {
         let mut first = 0;
-        // SAFETY: valid handle and out-pointer; no event.
+        // SAFETY: `self.handle` is open until `self` drops; `first` is a writable `u64`; no event, so the call blocks
+        // and keeps no pointer.
         let rc = unsafe { (self.lib().cont_alloc_oids)(self.handle, count, &mut first, std::ptr::null_mut()) };
         check(rc, || format!("allocating {count} object ids in {}", self.describe()))?;
         Ok(first)
@@ -271,15 +291,18 @@ impl Container {
             ObjectType::ByteArray => DAOS_OT_ARRAY_BYTE,
             ObjectType::Array => DAOS_OT_ARRAY,
         };
-        // SAFETY: valid handle and in/out pointer.
+        // SAFETY: `self.handle` is open until `self` drops; `oid` is a `daos_obj_id_t` readable and writable during the
+        // call, which is local (no event) and keeps no pointer.
         let rc = unsafe { (self.lib().obj_generate_oid)(self.handle, &mut oid, otype, class, 0, 0) };
         check(rc, || format!("generating an object id in {}", self.describe()))?;
         Ok(oid)
     }
 
+    /// Opens the key-value object `oid` read-write (DAOS makes it with its first put).
     pub fn kv(self: &Arc<Self>, oid: daos_obj_id_t) -> Result<KeyValue> {
         let mut handle = daos_handle_t::default();
-        // SAFETY: valid handle and out-pointer; no event.
+        // SAFETY: `self.handle` is open until `self` drops; `handle` is a writable `daos_handle_t`; no event, so the
+        // call blocks and keeps no pointer.
         let rc = unsafe { (self.lib().kv_open)(self.handle, oid, DAOS_OO_RW, &mut handle, std::ptr::null_mut()) };
         check(rc, || format!("opening key-value {} in {}", oid_text(oid), self.describe()))?;
         Ok(KeyValue { container: self.clone(), handle, oid })
@@ -288,7 +311,8 @@ impl Container {
     /// Opens a byte array (`ObjectType::ByteArray`) without asking the servers anything.
     pub fn byte_array(self: &Arc<Self>, oid: daos_obj_id_t) -> Result<Array> {
         let mut handle = daos_handle_t::default();
-        // SAFETY: valid handle and out-pointer; no transaction or event.
+        // SAFETY: `self.handle` is open until `self` drops; `handle` is a writable `daos_handle_t`; no transaction and
+        // no event, so the call blocks and keeps no pointer.
         let rc = unsafe {
             (self.lib().array_open_with_attr)(self.handle, oid, DAOS_TX_NONE, DAOS_OO_RW, 1, ARRAY_CHUNK, &mut handle, std::ptr::null_mut())
         };
@@ -299,7 +323,8 @@ impl Container {
     /// Creates an array (`ObjectType::Array`) of bytes; `None` if it exists.
     pub fn create_array(self: &Arc<Self>, oid: daos_obj_id_t) -> Result<Option<Array>> {
         let mut handle = daos_handle_t::default();
-        // SAFETY: valid handle and out-pointer; no transaction or event.
+        // SAFETY: `self.handle` is open until `self` drops; `handle` is a writable `daos_handle_t`; no transaction and
+        // no event, so the call blocks and keeps no pointer.
         let rc = unsafe { (self.lib().array_create)(self.handle, oid, DAOS_TX_NONE, 1, ARRAY_CHUNK, &mut handle, std::ptr::null_mut()) };
         if rc == -DER_EXIST {
             return Ok(None);
@@ -311,7 +336,8 @@ impl Container {
     /// Opens an array (`ObjectType::Array`) created before; `None` if there is none.
     pub fn open_array(self: &Arc<Self>, oid: daos_obj_id_t) -> Result<Option<Array>> {
         let (mut handle, mut cell, mut chunk) = (daos_handle_t::default(), 0, 0);
-        // SAFETY: valid handle and out-pointers; no transaction or event.
+        // SAFETY: `self.handle` is open until `self` drops; `cell` and `chunk` are writable `u64`s, `handle` a writable
+        // `daos_handle_t`; no transaction and no event, so the call blocks and keeps no pointer.
         let rc = unsafe {
             (self.lib().array_open)(self.handle, oid, DAOS_TX_NONE, DAOS_OO_RW, &mut cell, &mut chunk, &mut handle, std::ptr::null_mut())
         };
@@ -329,7 +355,8 @@ impl Container {
 
 impl Drop for Container {
     fn drop(&mut self) {
-        // SAFETY: the handle is open and used by nothing else any more.
+        // SAFETY: the handle is open and, in `drop`, used by nothing else: every `KeyValue` and `Array` on it holds an
+        // `Arc<Container>`, so all are closed already. The pool (`self.pool`) is still connected. No event: it blocks.
         unsafe { (self.lib().cont_close)(self.handle, std::ptr::null_mut()) };
     }
 }
@@ -343,6 +370,7 @@ pub fn oid_text(oid: daos_obj_id_t) -> String {
     format!("{:016x}.{:016x}", oid.hi, oid.lo)
 }
 
+/// The object id in [`oid_text`]'s form; `None` for any other text.
 pub fn parse_oid(text: &str) -> Option<daos_obj_id_t> {
     let (hi, lo) = text.split_once('.')?;
     if hi.len() != 16 || lo.len() != 16 {
@@ -358,8 +386,11 @@ pub struct KeyValue {
     oid: daos_obj_id_t,
 }
 
-// SAFETY: DAOS handles may be used from any thread.
+// SAFETY: a `KeyValue` is an object handle (a plain cookie), its id and the `Arc<Container>` it was opened in;
+// libdaos' client is thread-safe and its handles are not tied to a thread, so the object may be used, and closed on
+// drop, from any thread.
 unsafe impl Send for KeyValue {}
+// SAFETY: `&KeyValue` only reads the handle and passes it to libdaos, whose calls may run concurrently on one handle.
 unsafe impl Sync for KeyValue {}
 
 /// How many bytes a first `get` offers before asking for the value's size.
@@ -370,13 +401,15 @@ impl KeyValue {
         self.container.lib()
     }
 
+    /// For error messages: pool, container and object id.
     pub fn describe(&self) -> String {
         format!("{} key-value {}", self.container.describe(), oid_text(self.oid))
     }
 
     fn put_with(&self, key: &str, value: &[u8], flags: u64) -> Result<i32> {
         let name = c_string("key", key)?;
-        // SAFETY: valid handle, C string and buffer of `value.len()` bytes; no event.
+        // SAFETY: `self.handle` is open until `self` drops; `name` is a C string and `value` holds `value.len()`
+        // readable bytes, both alive until after the call; no event, so the call blocks and keeps no pointer.
         Ok(unsafe {
             (self.lib().kv_put)(
                 self.handle,
@@ -413,7 +446,8 @@ impl KeyValue {
         let mut buf = vec![0u8; GET_GUESS];
         loop {
             let mut size = buf.len() as u64;
-            // SAFETY: valid handle and C string, `buf` holds `size` bytes; no event.
+            // SAFETY: `self.handle` is open until `self` drops; `name` is a C string alive until after the call, `size`
+            // a writable `u64`, and `buf` holds `size` writable bytes; no event, so the call blocks and keeps no pointer.
             let rc = unsafe {
                 (self.lib().kv_get)(
                     self.handle,
@@ -439,7 +473,8 @@ impl KeyValue {
 
     fn value_size(&self, name: &CString, key: &str) -> Result<usize> {
         let mut size = 0u64;
-        // SAFETY: valid handle and C string; a null buffer asks for the size only.
+        // SAFETY: `self.handle` is open until `self` drops; `name` is a C string alive until after the call, `size` a
+        // writable `u64`; a null buffer asks for the size only; no event, so the call blocks and keeps no pointer.
         let rc = unsafe {
             (self.lib().kv_get)(self.handle, DAOS_TX_NONE, 0, name.as_ptr(), &mut size, std::ptr::null_mut(), std::ptr::null_mut())
         };
@@ -450,7 +485,8 @@ impl KeyValue {
     /// Removes a key (no error if it has no value).
     pub fn remove(&self, key: &str) -> Result<()> {
         let name = c_string("key", key)?;
-        // SAFETY: valid handle and C string; no event.
+        // SAFETY: `self.handle` is open until `self` drops; `name` is a C string alive until after the call; no event,
+        // so the call blocks and keeps no pointer.
         let rc = unsafe { (self.lib().kv_remove)(self.handle, DAOS_TX_NONE, 0, name.as_ptr(), std::ptr::null_mut()) };
         check(rc, || format!("removing {key:?} from {}", self.describe()))
     }
@@ -464,7 +500,9 @@ impl KeyValue {
             let mut count = BATCH as u32;
             let mut iov = d_iov_t { iov_buf: room.as_mut_ptr().cast::<c_void>(), iov_buf_len: room.len(), iov_len: 0 };
             let mut sgl = d_sg_list_t { sg_nr: 1, sg_nr_out: 0, sg_iovs: &mut iov };
-            // SAFETY: `descriptors` has `count` entries, `sgl` describes `room`; no event.
+            // SAFETY: `self.handle` is open until `self` drops; `descriptors` has `count` writable entries; `sgl` points
+            // to one `iov` describing `room` (`room.len()` writable bytes); `count` and `anchor` are writable; all live
+            // past the call, which has no event, so it blocks and keeps no pointer.
             let rc = unsafe {
                 (self.lib().kv_list)(
                     self.handle,
@@ -497,7 +535,8 @@ impl KeyValue {
 
     /// Removes the object and all its pairs.
     pub fn destroy(self) -> Result<()> {
-        // SAFETY: valid handle; no transaction or event.
+        // SAFETY: `self.handle` is open until `self` drops, after this call; no transaction and no event, so the call
+        // blocks.
         let rc = unsafe { (self.lib().kv_destroy)(self.handle, DAOS_TX_NONE, std::ptr::null_mut()) };
         check(rc, || format!("destroying {}", self.describe()))
     }
@@ -505,7 +544,8 @@ impl KeyValue {
 
 impl Drop for KeyValue {
     fn drop(&mut self) {
-        // SAFETY: the handle is open and used by nothing else any more.
+        // SAFETY: the handle is open and, in `drop`, used by nothing else; its container is still open
+        // (`self.container`). No event: the call blocks.
         unsafe { (self.lib().kv_close)(self.handle, std::ptr::null_mut()) };
     }
 }
@@ -517,8 +557,11 @@ pub struct Array {
     oid: daos_obj_id_t,
 }
 
-// SAFETY: DAOS handles may be used from any thread.
+// SAFETY: an `Array` is an object handle (a plain cookie), its id and the `Arc<Container>` it was opened in; libdaos'
+// client is thread-safe and its handles are not tied to a thread, so the array may be used, and closed on drop, from
+// any thread.
 unsafe impl Send for Array {}
+// SAFETY: `&Array` only reads the handle and passes it to libdaos, whose calls may run concurrently on one handle.
 unsafe impl Sync for Array {}
 
 impl Array {
@@ -526,6 +569,7 @@ impl Array {
         self.container.lib()
     }
 
+    /// For error messages: pool, container and object id.
     pub fn describe(&self) -> String {
         format!("{} array {}", self.container.describe(), oid_text(self.oid))
     }
@@ -537,13 +581,16 @@ impl Array {
         let mut iov = d_iov_t { iov_buf: buf.cast::<c_void>(), iov_buf_len: length, iov_len: length };
         let mut sgl = d_sg_list_t { sg_nr: 1, sg_nr_out: 0, sg_iovs: &mut iov };
         let call = if write { self.lib().array_write } else { self.lib().array_read };
-        // SAFETY: the descriptor and list describe `length` bytes at `buf`; no event.
+        // SAFETY: `self.handle` is open until `self` drops; `iod` (one `range`) and `sgl` (one `iov` of `length` bytes at
+        // `buf`) are locals alive past the call; `buf` is the caller's slice, alive (and, for a read, writable) until
+        // `io` returns, and a write only reads it. No event, so the call blocks and keeps no pointer.
         let rc = unsafe { call(self.handle, DAOS_TX_NONE, &mut iod, &mut sgl, std::ptr::null_mut()) };
         let verb = if write { "writing" } else { "reading" };
         check(rc, || format!("{verb} {length} bytes at {offset} of {}", self.describe()))?;
         Ok(iod.arr_nr_short_read)
     }
 
+    /// Writes `data` at byte `offset` (the array grows to hold it).
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
         self.io(offset, data.as_ptr().cast_mut(), data.len(), true).map(drop)
     }
@@ -564,9 +611,11 @@ impl Array {
         Ok(())
     }
 
+    /// The array's size in bytes: one past the last byte written.
     pub fn size(&self) -> Result<u64> {
         let mut size = 0;
-        // SAFETY: valid handle and out-pointer; no transaction or event.
+        // SAFETY: `self.handle` is open until `self` drops; `size` is a writable `u64`; no transaction and no event, so
+        // the call blocks and keeps no pointer.
         let rc = unsafe { (self.lib().array_get_size)(self.handle, DAOS_TX_NONE, &mut size, std::ptr::null_mut()) };
         check(rc, || format!("getting the size of {}", self.describe()))?;
         Ok(size)
@@ -574,7 +623,8 @@ impl Array {
 
     /// Removes the array and its bytes.
     pub fn destroy(self) -> Result<()> {
-        // SAFETY: valid handle; no transaction or event.
+        // SAFETY: `self.handle` is open until `self` drops, after this call; no transaction and no event, so the call
+        // blocks.
         let rc = unsafe { (self.lib().array_destroy)(self.handle, DAOS_TX_NONE, std::ptr::null_mut()) };
         check(rc, || format!("destroying {}", self.describe()))
     }
@@ -582,7 +632,8 @@ impl Array {
 
 impl Drop for Array {
     fn drop(&mut self) {
-        // SAFETY: the handle is open and used by nothing else any more.
+        // SAFETY: the handle is open and, in `drop`, used by nothing else; its container is still open
+        // (`self.container`). No event: the call blocks.
         unsafe { (self.lib().array_close)(self.handle, std::ptr::null_mut()) };
     }
 }

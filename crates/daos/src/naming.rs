@@ -57,6 +57,7 @@ pub fn container_label(root: &str, name: &str) -> String {
     }
 }
 
+/// The label of a data set's container under `root`: [`container_label`] of the key's text.
 pub fn dataset_label(root: &str, dataset: &Key) -> String {
     container_label(root, &dataset.to_string())
 }

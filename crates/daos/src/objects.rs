@@ -12,6 +12,7 @@ use fieldstore_objects::{Array, Container, KeyValue, Pool};
 use crate::naming::{check_root_label, container_label, hashed_oid};
 use crate::{Containers, ObjectType};
 
+/// The object API's pool: containers labelled from their names under a prefix, in one DAOS pool.
 pub struct DaosPool {
     containers: Containers,
     /// Starts every container's label, so runs can share a pool without meeting.

@@ -37,6 +37,8 @@ struct Arrays {
 }
 
 impl DaosStore {
+    /// A store in `pool` whose containers' labels start with `root`; arrays of `class`, ids reserved `oid_batch` at
+    /// once (at least 1).
     pub fn new(pool: Arc<Pool>, root: &str, class: daos_oclass_id_t, oid_batch: u64) -> Result<Self> {
         check_root_label(root)?;
         let arrays = Arrays { containers: Containers::new(pool), root: root.into(), class, oid_batch: oid_batch.max(1) };

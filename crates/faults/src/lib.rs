@@ -104,8 +104,13 @@ static COUNTS: [AtomicU64; 4] = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64
 macro_rules! real {
     ($name:literal: $ty:ty) => {{
         static REAL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let address = *REAL.get_or_init(|| unsafe { libc::dlsym(libc::RTLD_NEXT, concat!($name, "\0").as_ptr().cast()) as usize });
+        let address = *REAL.get_or_init(|| {
+            // SAFETY: dlsym is given RTLD_NEXT and a NUL-terminated symbol name; it only looks the name up.
+            unsafe { libc::dlsym(libc::RTLD_NEXT, concat!($name, "\0").as_ptr().cast()) as usize }
+        });
         assert!(address != 0, concat!("fieldstore-faults: no ", $name, " to wrap"));
+        // SAFETY: `address` is the non-null address of the C library's function `$name`, whose C
+        // signature the caller gives as `$ty`; a usize and a function pointer have the same size.
         unsafe { std::mem::transmute::<usize, $ty>(address) }
     }};
 }
@@ -135,6 +140,8 @@ fn log(prefix: &str, class: Class, n: u64, path: &[u8]) {
     let Some(file) = &settings().log else { return };
     let line = [prefix.as_bytes(), class.name().as_bytes(), format!(" {n} ").as_bytes(), path, b"\n"].concat();
     let real_write = real!("write": unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t);
+    // SAFETY: `file` is a NUL-terminated path; `line` is readable for its length; the
+    // descriptor is this function's own, written only while open and closed once.
     unsafe {
         let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC, 0o644);
         if fd >= 0 {
@@ -147,6 +154,7 @@ fn log(prefix: &str, class: Class, n: u64, path: &[u8]) {
 /// Sets `errno` for a failed call and returns -1.
 fn fail(kind: Kind) -> c_int {
     let errno = if kind == Kind::NoSpace { libc::ENOSPC } else { libc::EIO };
+    // SAFETY: __errno_location returns a valid pointer to this thread's errno.
     unsafe { *libc::__errno_location() = errno };
     -1
 }
@@ -168,22 +176,33 @@ unsafe fn watched_write(fd: c_int, buf: *const u8, count: size_t, offset: Option
     if let (Some(recording), true) = (watched.recording.as_mut(), n > 0) {
         // Without an offset the write went to the descriptor's position (the end, with
         // O_APPEND), which it has moved past what it wrote.
-        let at = offset.unwrap_or_else(|| libc::lseek(fd, 0, libc::SEEK_CUR) - n as off64_t);
-        recording.write(&paths::of_fd(fd), at as u64, std::slice::from_raw_parts(buf, n as usize));
+        // SAFETY: lseek takes no pointers; on a bad descriptor it returns -1.
+        let at = offset.unwrap_or_else(|| unsafe { libc::lseek(fd, 0, libc::SEEK_CUR) } - n as off64_t);
+        // SAFETY: `buf` is readable for `count` bytes (this function's contract, write(2)'s),
+        // and the real write wrote `n` of them, at most `count`.
+        recording.write(&paths::of_fd(fd), at as u64, unsafe { std::slice::from_raw_parts(buf, n as usize) });
     }
     n
 }
 
+/// `write(2)`: counted as a write under the watched directory, failed or shortened if it is
+/// the one, and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn write(fd: c_int, buf: *const c_void, count: size_t) -> ssize_t {
     let real = real!("write": unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t);
-    watched_write(fd, buf.cast(), count, None, |n| real(fd, buf, n))
+    // SAFETY: write(2)'s contract, this function's: `buf` is readable for `count` bytes; the
+    // real write is given the same arguments, with a count no larger.
+    unsafe { watched_write(fd, buf.cast(), count, None, |n| real(fd, buf, n)) }
 }
 
+/// `pwrite64(2)`: counted as a write under the watched directory, failed or shortened if it
+/// is the one, and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn pwrite64(fd: c_int, buf: *const c_void, count: size_t, offset: off64_t) -> ssize_t {
     let real = real!("pwrite64": unsafe extern "C" fn(c_int, *const c_void, size_t, off64_t) -> ssize_t);
-    watched_write(fd, buf.cast(), count, Some(offset), |n| real(fd, buf, n, offset))
+    // SAFETY: pwrite64(2)'s contract, this function's: `buf` is readable for `count` bytes;
+    // the real pwrite64 is given the same arguments, with a count no larger.
+    unsafe { watched_write(fd, buf.cast(), count, Some(offset), |n| real(fd, buf, n, offset)) }
 }
 
 /// A vectored write is made as one write of its buffers joined (the same bytes, in one call).
@@ -191,16 +210,20 @@ pub unsafe extern "C" fn pwrite64(fd: c_int, buf: *const c_void, count: size_t, 
 pub unsafe extern "C" fn writev(fd: c_int, iov: *const libc::iovec, iovcnt: c_int) -> ssize_t {
     let real = real!("writev": unsafe extern "C" fn(c_int, *const libc::iovec, c_int) -> ssize_t);
     if settings().root.is_none() || iovcnt <= 0 {
-        return real(fd, iov, iovcnt);
+        // SAFETY: the caller's arguments, passed on unchanged under writev(2)'s contract.
+        return unsafe { real(fd, iov, iovcnt) };
     }
-    let slices = std::slice::from_raw_parts(iov, iovcnt as usize);
+    // SAFETY: writev(2)'s contract, this function's: `iov` points to `iovcnt` (> 0) iovecs.
+    let slices = unsafe { std::slice::from_raw_parts(iov, iovcnt as usize) };
     let joined: Vec<u8> = slices
         .iter()
         .filter(|v| v.iov_len > 0) // an empty buffer may have a null base
-        .flat_map(|v| std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len))
+        // SAFETY: writev(2)'s contract: each non-empty iovec's base is readable for its length.
+        .flat_map(|v| unsafe { std::slice::from_raw_parts(v.iov_base as *const u8, v.iov_len) })
         .copied()
         .collect();
-    write(fd, joined.as_ptr().cast(), joined.len())
+    // SAFETY: `joined` is readable for its length and lives across the call.
+    unsafe { write(fd, joined.as_ptr().cast(), joined.len()) }
 }
 
 /// A sync of a file or directory.
@@ -217,16 +240,22 @@ unsafe fn watched_sync(fd: c_int, real: impl Fn() -> c_int) -> c_int {
     result
 }
 
+/// `fsync(2)`: counted as a sync under the watched directory, failed if it is the one, and
+/// recorded.
 #[no_mangle]
 pub unsafe extern "C" fn fsync(fd: c_int) -> c_int {
     let real = real!("fsync": unsafe extern "C" fn(c_int) -> c_int);
-    watched_sync(fd, || real(fd))
+    // SAFETY: the real fsync is given the caller's descriptor unchanged; it takes no pointers.
+    unsafe { watched_sync(fd, || real(fd)) }
 }
 
+/// `fdatasync(2)`: counted as a sync under the watched directory, failed if it is the one, and
+/// recorded.
 #[no_mangle]
 pub unsafe extern "C" fn fdatasync(fd: c_int) -> c_int {
     let real = real!("fdatasync": unsafe extern "C" fn(c_int) -> c_int);
-    watched_sync(fd, || real(fd))
+    // SAFETY: the real fdatasync is given the caller's descriptor unchanged; it takes no pointers.
+    unsafe { watched_sync(fd, || real(fd)) }
 }
 
 /// A change of directory entries: `op` on `path` (and `other`, the new name of a rename or
@@ -245,58 +274,90 @@ unsafe fn watched_change(class: Class, op: &str, path: Vec<u8>, other: Option<Ve
     result
 }
 
+/// `rename(2)`: counted as a rename under the watched directory, failed if it is the one,
+/// and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn rename(old: *const c_char, new: *const c_char) -> c_int {
     let real = real!("rename": unsafe extern "C" fn(*const c_char, *const c_char) -> c_int);
     let (from, to) = (paths::at(libc::AT_FDCWD, old), paths::at(libc::AT_FDCWD, new));
-    watched_change(Class::Rename, "rename", from, Some(to), || real(old, new))
+    // SAFETY: the real rename is given the caller's arguments unchanged, under rename(2)'s contract
+    // (NUL-terminated paths).
+    unsafe { watched_change(Class::Rename, "rename", from, Some(to), || real(old, new)) }
 }
 
+/// `renameat(2)`: counted as a rename under the watched directory, failed if it is the one,
+/// and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn renameat(olddir: c_int, old: *const c_char, newdir: c_int, new: *const c_char) -> c_int {
     let real = real!("renameat": unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char) -> c_int);
     let (from, to) = (paths::at(olddir, old), paths::at(newdir, new));
-    watched_change(Class::Rename, "rename", from, Some(to), || real(olddir, old, newdir, new))
+    // SAFETY: the real renameat is given the caller's arguments unchanged, under renameat(2)'s contract
+    // (NUL-terminated paths).
+    unsafe { watched_change(Class::Rename, "rename", from, Some(to), || real(olddir, old, newdir, new)) }
 }
 
+/// `renameat2(2)`: counted as a rename under the watched directory, failed if it is the one,
+/// and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn renameat2(olddir: c_int, old: *const c_char, newdir: c_int, new: *const c_char, flags: c_uint) -> c_int {
     let real = real!("renameat2": unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_uint) -> c_int);
     let (from, to) = (paths::at(olddir, old), paths::at(newdir, new));
-    watched_change(Class::Rename, "rename", from, Some(to), || real(olddir, old, newdir, new, flags))
+    // SAFETY: the real renameat2 is given the caller's arguments unchanged, under renameat2(2)'s contract
+    // (NUL-terminated paths).
+    unsafe { watched_change(Class::Rename, "rename", from, Some(to), || real(olddir, old, newdir, new, flags)) }
 }
 
+/// `link(2)`: counted as a rename under the watched directory, failed if it is the one, and
+/// recorded.
 #[no_mangle]
 pub unsafe extern "C" fn link(old: *const c_char, new: *const c_char) -> c_int {
     let real = real!("link": unsafe extern "C" fn(*const c_char, *const c_char) -> c_int);
     let (from, to) = (paths::at(libc::AT_FDCWD, old), paths::at(libc::AT_FDCWD, new));
-    watched_change(Class::Rename, "link", from, Some(to), || real(old, new))
+    // SAFETY: the real link is given the caller's arguments unchanged, under link(2)'s contract
+    // (NUL-terminated paths).
+    unsafe { watched_change(Class::Rename, "link", from, Some(to), || real(old, new)) }
 }
 
+/// `linkat(2)`: counted as a rename under the watched directory, failed if it is the one,
+/// and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn linkat(olddir: c_int, old: *const c_char, newdir: c_int, new: *const c_char, flags: c_int) -> c_int {
     let real = real!("linkat": unsafe extern "C" fn(c_int, *const c_char, c_int, *const c_char, c_int) -> c_int);
     let (from, to) = (paths::at(olddir, old), paths::at(newdir, new));
-    watched_change(Class::Rename, "link", from, Some(to), || real(olddir, old, newdir, new, flags))
+    // SAFETY: the real linkat is given the caller's arguments unchanged, under linkat(2)'s contract
+    // (NUL-terminated paths).
+    unsafe { watched_change(Class::Rename, "link", from, Some(to), || real(olddir, old, newdir, new, flags)) }
 }
 
+/// `unlink(2)`: counted as an unlink under the watched directory, failed if it is the one,
+/// and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn unlink(path: *const c_char) -> c_int {
     let real = real!("unlink": unsafe extern "C" fn(*const c_char) -> c_int);
-    watched_change(Class::Unlink, "unlink", paths::at(libc::AT_FDCWD, path), None, || real(path))
+    // SAFETY: the real unlink is given the caller's arguments unchanged, under unlink(2)'s contract
+    // (NUL-terminated path).
+    unsafe { watched_change(Class::Unlink, "unlink", paths::at(libc::AT_FDCWD, path), None, || real(path)) }
 }
 
+/// `unlinkat(2)` (an unlink or, with `AT_REMOVEDIR`, a rmdir): counted as an unlink under
+/// the watched directory, failed if it is the one, and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn unlinkat(dir: c_int, path: *const c_char, flags: c_int) -> c_int {
     let real = real!("unlinkat": unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int);
     let op = if flags & libc::AT_REMOVEDIR != 0 { "rmdir" } else { "unlink" };
-    watched_change(Class::Unlink, op, paths::at(dir, path), None, || real(dir, path, flags))
+    // SAFETY: the real unlinkat is given the caller's arguments unchanged, under unlinkat(2)'s contract
+    // (NUL-terminated path).
+    unsafe { watched_change(Class::Unlink, op, paths::at(dir, path), None, || real(dir, path, flags)) }
 }
 
+/// `rmdir(2)`: counted as an unlink under the watched directory, failed if it is the one,
+/// and recorded.
 #[no_mangle]
 pub unsafe extern "C" fn rmdir(path: *const c_char) -> c_int {
     let real = real!("rmdir": unsafe extern "C" fn(*const c_char) -> c_int);
-    watched_change(Class::Unlink, "rmdir", paths::at(libc::AT_FDCWD, path), None, || real(path))
+    // SAFETY: the real rmdir is given the caller's arguments unchanged, under rmdir(2)'s contract
+    // (NUL-terminated path).
+    unsafe { watched_change(Class::Unlink, "rmdir", paths::at(libc::AT_FDCWD, path), None, || real(path)) }
 }
 
 /// File creation is recorded, never failed (it is no class of its own). `open64` is what
@@ -307,11 +368,14 @@ pub unsafe extern "C" fn rmdir(path: *const c_char) -> c_int {
 pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: mode_t) -> c_int {
     let real = real!("open64": unsafe extern "C" fn(*const c_char, c_int, mode_t) -> c_int);
     if flags & libc::O_CREAT == 0 || settings().record.is_none() {
-        return real(path, flags, mode);
+        // SAFETY: the real open64 is given the caller's arguments unchanged, under open(2)'s contract.
+        return unsafe { real(path, flags, mode) };
     }
     make_new("create", paths::at(libc::AT_FDCWD, path), || {
-        let existed = libc::access(path, libc::F_OK) == 0;
-        let fd = real(path, flags, mode);
+        // SAFETY: `path` is NUL-terminated (open(2)'s contract, this function's); access only reads it.
+        let existed = unsafe { libc::access(path, libc::F_OK) } == 0;
+        // SAFETY: the real open64 is given the caller's arguments unchanged, under open(2)'s contract.
+        let fd = unsafe { real(path, flags, mode) };
         (fd, fd >= 0 && !existed)
     })
 }
@@ -321,16 +385,21 @@ pub unsafe extern "C" fn open64(path: *const c_char, flags: c_int, mode: mode_t)
 pub unsafe extern "C" fn mkdir(path: *const c_char, mode: mode_t) -> c_int {
     let real = real!("mkdir": unsafe extern "C" fn(*const c_char, mode_t) -> c_int);
     make_new("mkdir", paths::at(libc::AT_FDCWD, path), || {
-        let result = real(path, mode);
+        // SAFETY: the real mkdir is given the caller's arguments unchanged, under mkdir(2)'s
+        // contract (a NUL-terminated path).
+        let result = unsafe { real(path, mode) };
         (result, result == 0)
     })
 }
 
+/// `mkdirat(2)`: recorded like [`mkdir`], never failed.
 #[no_mangle]
 pub unsafe extern "C" fn mkdirat(dir: c_int, path: *const c_char, mode: mode_t) -> c_int {
     let real = real!("mkdirat": unsafe extern "C" fn(c_int, *const c_char, mode_t) -> c_int);
     make_new("mkdir", paths::at(dir, path), || {
-        let result = real(dir, path, mode);
+        // SAFETY: the real mkdirat is given the caller's arguments unchanged, under mkdirat(2)'s
+        // contract (a NUL-terminated path).
+        let result = unsafe { real(dir, path, mode) };
         (result, result == 0)
     })
 }

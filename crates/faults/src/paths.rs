@@ -7,6 +7,7 @@ use std::ffi::{c_char, c_int, CStr};
 pub fn of_fd(fd: c_int) -> Vec<u8> {
     let link = format!("/proc/self/fd/{fd}\0");
     let mut buf = [0u8; 4096];
+    // SAFETY: `link` is NUL-terminated and `buf` is writable for its length.
     let n = unsafe { libc::readlink(link.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len()) };
     if n < 0 {
         return Vec::new();
@@ -20,6 +21,8 @@ pub fn at(dirfd: c_int, path: *const c_char) -> Vec<u8> {
     if path.is_null() {
         return Vec::new();
     }
+    // SAFETY: `path` is not null, and every caller passes the path argument of a wrapped call,
+    // which that call's contract makes a NUL-terminated string live for the call.
     let bytes = unsafe { CStr::from_ptr(path) }.to_bytes();
     // A path through /proc/self/fd names the open file (how `linkat` gives a name to an
     // O_TMPFILE file).
@@ -38,6 +41,7 @@ pub fn at(dirfd: c_int, path: *const c_char) -> Vec<u8> {
 
 fn working_directory() -> Vec<u8> {
     let mut cwd = [0u8; 4096];
+    // SAFETY: `cwd` is writable for its length, which getcwd is told.
     if unsafe { libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()) }.is_null() {
         return Vec::new();
     }

@@ -38,6 +38,7 @@ pub struct Recording(MutexGuard<'static, Option<Files>>);
 impl Drop for Recording {
     fn drop(&mut self) {
         if let Some(files) = self.0.as_ref() {
+            // SAFETY: `ops` is a descriptor this module opened and never closes; flock takes no pointers.
             unsafe { libc::flock(files.ops, libc::LOCK_UN) };
         }
     }
@@ -50,6 +51,7 @@ pub fn start(dir: Option<&CString>) -> Option<Recording> {
     if files.is_none() {
         let open = |name: &str| {
             let path = CString::new([dir.as_bytes(), b"/", name.as_bytes()].concat()).ok()?;
+            // SAFETY: `path` is a NUL-terminated string that lives across the call.
             let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC, 0o644) };
             (fd >= 0).then_some(fd)
         };
@@ -71,6 +73,7 @@ impl Recording {
     pub fn write(&mut self, path: &[u8], offset: u64, data: &[u8]) {
         let Some(files) = self.0.as_mut() else { return };
         // The blobs' end, which other processes move too (under the same lock).
+        // SAFETY: `blobs` is a descriptor this module opened and never closes; lseek takes no pointers.
         let at = unsafe { libc::lseek(files.blobs, 0, libc::SEEK_END) }.max(0) as u64;
         write_all(files.blobs, data);
         let line = [b"write\t", path, format!("\t{offset}\t{}\t{at}\n", data.len()).as_bytes()].concat();
@@ -93,6 +96,7 @@ impl Recording {
 fn write_all(fd: c_int, mut data: &[u8]) {
     let real_write = crate::real!("write": unsafe extern "C" fn(c_int, *const c_void, size_t) -> ssize_t);
     while !data.is_empty() {
+        // SAFETY: `data` is readable for its length; `real_write` is the C library's write.
         let n = unsafe { real_write(fd, data.as_ptr().cast(), data.len()) };
         if n <= 0 {
             return;

@@ -13,7 +13,9 @@ use fieldstore_grib as grib;
 /// One GRIB message ready to archive: the input's bytes, or the message re-encoded with the
 /// modifiers set.
 pub struct GribField<'a> {
+    /// The message's MARS identifier, as ecCodes reads it.
     pub identifier: Key,
+    /// The bytes to archive.
     pub bytes: Cow<'a, [u8]>,
 }
 

@@ -69,6 +69,7 @@ impl<'a> Handle<'a> {
         (!ptr.is_null()).then_some(Handle { ptr, _data: PhantomData })
     }
 
+    /// The integer value of `key`.
     pub fn get_long(&self, key: &str) -> Result<i64> {
         let mut v: c_long = 0;
         // SAFETY: valid handle and NUL-terminated key.
@@ -79,6 +80,7 @@ impl<'a> Handle<'a> {
         Ok(v as i64)
     }
 
+    /// The text value of `key`.
     pub fn get_string(&self, key: &str) -> Result<String> {
         let mut buf = vec![0u8; 1024];
         let mut len = buf.len();
@@ -91,6 +93,7 @@ impl<'a> Handle<'a> {
         Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
     }
 
+    /// Sets `key` to an integer.
     pub fn set_long(&mut self, key: &str, value: i64) -> Result<()> {
         // SAFETY: valid handle and key.
         let rc = unsafe { ffi::codes_set_long(self.ptr, c_key(key).as_ptr(), value as c_long) };
@@ -100,6 +103,7 @@ impl<'a> Handle<'a> {
         Ok(())
     }
 
+    /// Sets `key` to a text value.
     pub fn set_string(&mut self, key: &str, value: &str) -> Result<()> {
         let v = CString::new(value).map_err(|_| Error::Grib { context: format!("setting {key}"), message: "value contains NUL".into() })?;
         let mut len = value.len();
@@ -111,6 +115,7 @@ impl<'a> Handle<'a> {
         Ok(())
     }
 
+    /// Sets the array key `key` (e.g. `values`) to a copy of `values`.
     pub fn set_double_array(&mut self, key: &str, values: &[f64]) -> Result<()> {
         // SAFETY: valid handle; values is readable for its length; ecCodes copies them.
         let rc = unsafe { ffi::codes_set_double_array(self.ptr, c_key(key).as_ptr(), values.as_ptr(), values.len()) };

@@ -8,8 +8,11 @@ use fieldstore_core::error::{Error, Result};
 /// One message's place in the stream.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MessageSpan {
+    /// Where the message's `GRIB` starts in the stream.
     pub offset: usize,
+    /// The message's total length in bytes, up to and including `7777`.
     pub length: usize,
+    /// The GRIB edition: 1 or 2.
     pub edition: u8,
 }
 

@@ -12,11 +12,13 @@ use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 
 use crate::{escape_name, Array, Container, KeyValue, Pool};
 
+/// A pool that is a directory of the file system.
 pub struct PosixPool {
     root: PathBuf,
 }
 
 impl PosixPool {
+    /// The pool in directory `root`, created if missing.
     pub fn new(root: impl Into<PathBuf>) -> Result<Self> {
         let root = root.into();
         std::fs::create_dir_all(&root).ctx("create pool", &root)?;

@@ -7,8 +7,10 @@
 pub enum Op {
     /// `fdb-list --porcelain --depth=N` / `fieldstore list --porcelain --depth N`.
     List {
+        /// What to list: 1 data sets, 2 collocations, 3 fields.
         depth: u8,
     },
+    /// `fdb-axes --json` / `fieldstore axes --json`: the values of each keyword.
     Axes,
     /// `fdb-read` / `fieldstore retrieve`: the bytes and their order.
     Retrieve,
@@ -18,10 +20,12 @@ pub enum Op {
     Stats,
     /// On a copy of the store: what a dry run names, or what is left after `--doit`.
     Wipe {
+        /// Wipe (`--doit`) rather than only name what would go.
         doit: bool,
     },
     /// On a copy of the store: superseded fields counted by a dry run, or what is left.
     Purge {
+        /// Purge (`--doit`) rather than only count what would go.
         doit: bool,
     },
 }
@@ -36,7 +40,9 @@ impl Op {
 /// One request sent to both systems.
 #[derive(Clone, Debug)]
 pub struct Case {
+    /// What is asked of both tools.
     pub op: Op,
+    /// The request, as both tools' command lines take it.
     pub request: String,
     /// The difference in `docs/fdb5.md` (its heading's name) that explains why the answers
     /// differ; `None`: they must be the same.

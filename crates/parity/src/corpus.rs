@@ -13,7 +13,9 @@ use fieldstore_grib::{fill_values, sample_message};
 /// One message to make: an ecCodes sample and the keys to set on it, in order.
 #[derive(Clone, Debug)]
 pub struct FieldSpec {
+    /// The ecCodes sample to start from.
     pub template: &'static str,
+    /// The ecCodes keys to set and their values, in the order they are set.
     pub keys: Vec<(&'static str, String)>,
     /// Fill with varying values at this many bits per value (samples are constant fields).
     pub fill_bits: Option<i64>,
@@ -22,7 +24,9 @@ pub struct FieldSpec {
 /// Messages archived together (one archive call and one flush each, in order).
 #[derive(Clone, Debug)]
 pub struct Batch {
+    /// Names the batch's GRIB file (`NN-NAME.grib`).
     pub name: &'static str,
+    /// The messages, in the order they are archived.
     pub fields: Vec<FieldSpec>,
 }
 

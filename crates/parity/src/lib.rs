@@ -32,6 +32,7 @@ pub struct Setup {
 
 /// One case's answers where they differ.
 pub struct Difference {
+    /// The case whose answers differ.
     pub case: Case,
     /// Where the answers differ (FDB5's first).
     pub detail: String,
@@ -40,7 +41,9 @@ pub struct Difference {
 /// The comparison's result.
 #[derive(Default)]
 pub struct Report {
+    /// How many cases were run.
     pub cases: usize,
+    /// How many fields the corpus archived into each system.
     pub fields: usize,
     /// Differences no case expected: each is a defect, or a difference to document.
     pub unexpected: Vec<Difference>,

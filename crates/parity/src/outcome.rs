@@ -17,12 +17,22 @@ pub enum Outcome {
     /// A number: data sets (`where`), superseded fields (`purge` dry run).
     Count(u64),
     /// `stats`: fields indexed (superseded ones too) and fields reachable.
-    Stats { indexed: u64, reachable: u64 },
+    Stats {
+        /// Fields indexed, superseded ones too.
+        indexed: u64,
+        /// Fields a retrieve can reach.
+        reachable: u64,
+    },
     /// Data sets (`DIR`) and collocations (`DIR/COLLOCATION.kind`) a wipe would remove.
     Named(BTreeSet<String>),
     /// After a wipe or purge: everything listed (superseded fields too) and the data and
     /// index files left, as `DIR/COLLOCATION.kind`.
-    Remaining { listed: Vec<String>, disk: BTreeSet<String> },
+    Remaining {
+        /// Every field listed, superseded ones too.
+        listed: Vec<String>,
+        /// The data and index files left, as `DIR/COLLOCATION.kind`.
+        disk: BTreeSet<String>,
+    },
     /// The request was refused (the first line of the message, for the report).
     Refused(String),
 }

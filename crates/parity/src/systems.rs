@@ -13,7 +13,9 @@ use crate::outcome::{disk_entries, Outcome};
 
 /// One of the systems compared, with its root directory.
 pub trait System {
+    /// The system's name in messages and the report.
     fn name(&self) -> &'static str;
+    /// The directory its catalogue and store are under.
     fn root(&self) -> &Path;
     /// The same system on another root (a copy, for wipe and purge).
     fn at(&self, root: &Path) -> anyhow::Result<Box<dyn System>>;
@@ -239,6 +241,8 @@ pub struct Fieldstore {
 }
 
 impl Fieldstore {
+    /// The `binary` on a store under `root` with the schema file `schema`; writes its
+    /// configuration beside the root (`ROOT.yaml`).
     pub fn new(binary: &Path, schema: &Path, root: &Path) -> anyhow::Result<Fieldstore> {
         std::fs::create_dir_all(root)?;
         let config = root.with_extension("yaml");

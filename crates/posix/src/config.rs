@@ -38,9 +38,12 @@ pub struct PosixStoreConfig {
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum CommitSetting {
+    /// [`CommitMode::for_root`]: embedded on a local file system of a host with a boot id, else ordered.
     #[default]
     Auto,
+    /// Always [`CommitMode::Embedded`].
     Embedded,
+    /// Always [`CommitMode::Ordered`].
     Ordered,
 }
 

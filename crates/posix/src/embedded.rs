@@ -169,6 +169,7 @@ mod tests {
         let file = std::fs::OpenOptions::new().create(true).truncate(true).write(true).open(&path).unwrap();
         file.write_all_at(&trailer, length).unwrap();
         let peak = || {
+            // SAFETY: `rusage` is a plain C struct of integers, for which all zero bytes is a valid value.
             let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
             // SAFETY: a valid rusage buffer.
             unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };

@@ -27,6 +27,7 @@ pub enum Removal {
 /// Marks a file just created for appending as held by its writer while open.
 pub fn hold(file: &File) {
     // Best effort: where flock is not supported the file is merely unprotected.
+    // SAFETY: `file` is borrowed for the call, so its descriptor is open; flock takes no pointers.
     let _ = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
 }
 
@@ -36,6 +37,7 @@ pub fn remove_unless_held(path: &Path) -> std::io::Result<Removal> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Removal::Missing),
         other => other?,
     };
+    // SAFETY: `file` is owned by this frame, so its descriptor is open; flock takes no pointers.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let error = std::io::Error::last_os_error();
         if error.raw_os_error() == Some(libc::EWOULDBLOCK) {

@@ -74,10 +74,12 @@ struct DataFile {
 }
 
 impl PosixStore {
+    /// A store whose data set directories are under `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         PosixStore { root: root.into(), readers: Mutex::new(HashMap::new()), large_reads: LargeReads::default() }
     }
 
+    /// The directory that URIs are relative to.
     pub fn root(&self) -> &Path {
         &self.root
     }

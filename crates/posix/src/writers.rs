@@ -48,6 +48,7 @@ pub fn on_local_file_system(path: &Path) -> bool {
         [0xEF53, 0x5846_5342, 0x9123_683E, 0x0102_1994, 0xF2F5_2010, 0x2FC1_2FC1, 0xCA45_1A4E, 0x794C_7630, 0x8584_58F6];
     let Some(existing) = path.ancestors().find(|p| p.exists()) else { return false };
     let Ok(c_path) = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()) else { return false };
+    // SAFETY: `statfs` is a plain C struct of integers, for which all zero bytes is a valid value.
     let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: a NUL-terminated path and a statfs buffer owned by this frame.
     let rc = unsafe { libc::statfs(c_path.as_ptr(), &mut stat) };

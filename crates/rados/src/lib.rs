@@ -52,6 +52,8 @@ pub struct Cluster {
 
 // SAFETY: librados documents cluster handles as thread-safe.
 unsafe impl Send for Cluster {}
+// SAFETY: librados documents cluster handles as thread-safe; the handle is configured in
+// `connect` before it is shared, and afterwards `&self` only opens I/O contexts on it.
 unsafe impl Sync for Cluster {}
 
 /// Turns a negative librados return code into an error about `what`.
@@ -176,10 +178,12 @@ impl Namespaces {
         Ok(Namespaces { cluster, pool: pool.into(), open: Default::default() })
     }
 
+    /// The RADOS pool's name.
     pub fn pool(&self) -> &str {
         &self.pool
     }
 
+    /// The I/O context of `namespace`, opened on first use and shared after.
     pub fn get(&self, namespace: &str) -> Result<Arc<IoCtx>> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(io) = open.get(namespace) {
@@ -203,6 +207,8 @@ pub struct IoCtx {
 // SAFETY: librados I/O contexts may be used from any thread; this type never changes its
 // namespace after creation, the one operation that is not thread-safe.
 unsafe impl Send for IoCtx {}
+// SAFETY: as for `Send`: concurrent operations on one librados I/O context are thread-safe,
+// and no method of this type sets its namespace, the one operation that is not.
 unsafe impl Sync for IoCtx {}
 
 impl IoCtx {

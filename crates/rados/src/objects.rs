@@ -14,6 +14,7 @@ use crate::{Cluster, IoCtx, Namespaces, WriteOp};
 /// The object marking a container as created (escaped names never start with `.`).
 const CONTAINER_MARKER: &str = ".container";
 
+/// The benchmarks' object pool on a RADOS pool: containers are (prefixed) namespaces.
 pub struct RadosPool {
     namespaces: Namespaces,
     /// Put before every container's name, so runs can share a RADOS pool without meeting.

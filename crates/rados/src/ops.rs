@@ -31,6 +31,7 @@ pub struct WriteOp<'a> {
 /// What became of a [`WriteOp`] that the cluster answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// Every part of it took effect.
     Applied,
     /// It asked to create the object, which exists: nothing was changed.
     Exists,
@@ -41,6 +42,7 @@ pub enum Outcome {
 }
 
 impl<'a> WriteOp<'a> {
+    /// An operation that does nothing yet.
     pub fn new() -> Self {
         WriteOp::default()
     }
@@ -71,16 +73,19 @@ impl<'a> WriteOp<'a> {
         self
     }
 
+    /// Sets omap `key` to `value`.
     pub fn set(mut self, key: &'a str, value: &'a [u8]) -> Self {
         self.set.push((key, value));
         self
     }
 
+    /// Sets each omap key of `pairs` to its value.
     pub fn set_all(mut self, pairs: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Self {
         self.set.extend(pairs);
         self
     }
 
+    /// Removes omap `key`.
     pub fn remove(mut self, key: &'a str) -> Self {
         self.remove.push(key);
         self

@@ -30,7 +30,9 @@ pub const DEFAULT_READS_IN_FLIGHT: usize = 8;
 /// How many operations a store handle keeps in flight.
 #[derive(Clone, Copy, Debug)]
 pub struct InFlight {
+    /// Object writes sent and not yet waited for, at most.
     pub writes: usize,
+    /// Object reads a retrieve keeps in flight, at most.
     pub reads: usize,
 }
 

@@ -16,8 +16,10 @@ pub type Axes = BTreeMap<String, Vec<String>>;
 /// Keywords a wipe request must name, as FDB5's default minimum keys.
 pub const WIPE_MINIMUM_KEYS: [&str; 2] = ["class", "expver"];
 
+/// What a wipe removed, or would remove when not done.
 #[derive(Debug, Default, Serialize)]
 pub struct WipeReport {
+    /// Whether anything was removed: false for a dry run, which only reports.
     pub done: bool,
     /// Datasets removed whole.
     pub datasets: Vec<Key>,
@@ -33,11 +35,14 @@ pub struct WipeReport {
     pub in_use: Vec<String>,
 }
 
+/// What a purge reclaimed, or would reclaim when not done.
 #[derive(Debug, Default, Serialize)]
 pub struct PurgeReport {
+    /// Whether anything was removed: false for a dry run, which only reports.
     pub done: bool,
     /// The superseded fields found (what `stats` counted before the purge).
     pub superseded_fields: u64,
+    /// The length of those fields, in bytes.
     pub superseded_bytes: u64,
     /// Of those, the fields no longer listed (even with `--full`) nor counted: every field of
     /// their index was superseded, so the index was hidden (or would be).
@@ -45,6 +50,7 @@ pub struct PurgeReport {
     /// The others: they share an index with live fields, which stays, so `list --full` still
     /// shows them and `stats` still counts them.
     pub fields_kept: u64,
+    /// Indexes hidden (or that would be) because every entry of theirs is superseded.
     pub indexes_masked: u64,
     /// Store objects or files removed (or that would be).
     pub removed: Vec<String>,
@@ -60,21 +66,33 @@ pub struct PurgeReport {
     pub in_use: Vec<String>,
 }
 
+/// Counts of what a request names ([`FieldStore::stats`]).
 #[derive(Debug, Default, Serialize)]
 pub struct StatsReport {
+    /// Datasets the request names.
     pub datasets: u64,
+    /// Visible indexes in those datasets.
     pub indexes: u64,
+    /// Live fields: those not hidden by a newer archive of the same identifier.
     pub fields: u64,
+    /// The length of the live fields, in bytes.
     pub bytes: u64,
+    /// Fields hidden by a newer archive of the same identifier, which a purge may reclaim.
     pub superseded_fields: u64,
+    /// The length of the superseded fields, in bytes.
     pub superseded_bytes: u64,
+    /// Store files or objects holding live fields.
     pub data_objects: u64,
 }
 
+/// Where one dataset lives ([`FieldStore::where_is`]).
 #[derive(Debug, Serialize)]
 pub struct WhereReport {
+    /// The dataset's key.
     pub dataset: Key,
+    /// Where its catalogue lives, as the catalogue describes it for humans.
     pub catalogue: String,
+    /// Where its bytes live, as the store describes it for humans.
     pub store: String,
 }
 

@@ -38,8 +38,11 @@ use crate::schema::Schema;
 /// Counters of one [`Archiver`].
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ArchiveStats {
+    /// Fields stored since the archiver was made, counted at archive (a later failed flush may lose some).
     pub fields_archived: u64,
+    /// The bytes of those fields, summed.
     pub bytes_archived: u64,
+    /// Flushes that succeeded.
     pub flushes: u64,
 }
 
@@ -90,6 +93,7 @@ pub struct Archiver {
 }
 
 impl FieldStore {
+    /// A handle over a catalogue and a store; `schema` splits the identifiers of new datasets.
     pub fn new(schema: Schema, catalogue: Box<dyn Catalogue>, store: Box<dyn Store>) -> Self {
         let shared = Shared {
             schema: Arc::new(schema),

@@ -103,6 +103,7 @@ impl FieldStore {
 }
 
 impl DataReader {
+    /// A reader of `fields`' bytes from `store`, in the given order, with adjacent byte ranges merged into runs.
     pub fn new(store: Arc<dyn Store>, fields: Vec<FieldEntry>) -> Self {
         let runs = plan_runs(&fields);
         DataReader {
@@ -206,6 +207,7 @@ impl DataReader {
         self.runs.len()
     }
 
+    /// The length of all the fields together, in bytes: what the reader returns in all.
     pub fn total_bytes(&self) -> u64 {
         self.fields.iter().map(|f| f.location.length).sum()
     }

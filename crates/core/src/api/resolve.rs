@@ -79,7 +79,9 @@ pub struct FieldEntry {
     pub dataset: Arc<Key>,
     /// Shared by every field of the collocation.
     pub collocation: Arc<Key>,
+    /// The field's own values: the element key.
     pub element: Key,
+    /// Where the field's bytes are.
     pub location: FieldLocation,
     /// Hidden by a newer field with the same identifier (only with `include_superseded`).
     pub superseded: bool,
@@ -95,8 +97,11 @@ impl FieldEntry {
 /// What a request matched, at the depth asked for.
 #[derive(Debug, Default)]
 pub struct Matches {
+    /// The datasets with something matching, at every depth.
     pub datasets: Vec<Key>,
+    /// The matching (dataset, collocation) pairs; only at depth 2.
     pub collocations: Vec<(Key, Key)>,
+    /// The matching fields, in the order [`ListOptions`] asks for; only at depth 3.
     pub fields: Vec<FieldEntry>,
     /// Summaries of the matching indexes (depth 2 and 3), with the element values asked.
     pub(crate) indexes: Vec<(Key, Arc<IndexInfo>, Arc<Constraints>)>,

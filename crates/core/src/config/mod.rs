@@ -28,16 +28,21 @@ pub const ROOT_ENV: &str = "FIELDSTORE_ROOT";
 /// FDB5's variables, read when fieldstore's config variable is not set: a config file's path,
 /// a config's YAML text, and FDB5's home (whose `etc/fdb/config.yaml` is read if present).
 pub const FDB5_CONFIG_FILE_ENV: &str = "FDB5_CONFIG_FILE";
+/// FDB5's variable holding a config's YAML text, read when `$FDB5_CONFIG_FILE` is not set.
 pub const FDB5_CONFIG_ENV: &str = "FDB5_CONFIG";
+/// FDB5's home directory: its `etc/fdb/config.yaml` is read, if present, when no other variable names a config.
 pub const FDB_HOME_ENV: &str = "FDB_HOME";
 
+/// A configuration: the schema, and the catalogue and store backends to open.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Path of a schema file; relative paths are relative to the config file.
     #[serde(default)]
     pub schema: Option<PathBuf>,
+    /// The `catalogue:` section: the backend that indexes fields.
     pub catalogue: BackendConfig,
+    /// The `store:` section: the backend that holds the fields' bytes.
     pub store: BackendConfig,
     /// Where this config came from (for messages).
     #[serde(skip)]
@@ -47,13 +52,16 @@ pub struct Config {
 /// One `catalogue:` or `store:` section: a `type` and that backend's own keys.
 #[derive(Clone, Debug, Deserialize)]
 pub struct BackendConfig {
+    /// The backend's `type:` name (`posix`, `rados`, `daos`).
     #[serde(rename = "type")]
     pub kind: String,
+    /// Every other key of the section, for the backend to read ([`crate::factory::Section::typed`]).
     #[serde(flatten)]
     pub options: serde_yaml::Mapping,
 }
 
 impl BackendConfig {
+    /// A `posix` section rooted at `root`.
     pub fn posix(root: &Path) -> Self {
         let mut options = serde_yaml::Mapping::new();
         options.insert("root".into(), root.display().to_string().into());
@@ -98,6 +106,7 @@ impl Config {
         }
     }
 
+    /// Reads a config file (fieldstore's or FDB5's); a relative schema path is taken from the file's directory.
     pub fn from_file(path: &Path) -> Result<Config> {
         let text =
             read_bounded(path, MAX_CONFIG_BYTES).map_err(|message| Error::Config { source_name: path.display().to_string(), message })?;

@@ -24,6 +24,7 @@ pub type TypeDeclarations = Vec<(String, KeywordType)>;
 /// A parsed schema, with the text it came from (stored with every data set).
 #[derive(Clone, Debug)]
 pub struct Schema {
+    /// Where the text came from, for messages: a file path, or `<default schema>`.
     pub source_name: String,
     text: String,
     /// Global type declarations, in file order.
@@ -36,20 +37,28 @@ pub struct Schema {
 /// One bracketed rule at any level.
 #[derive(Clone, Debug)]
 pub struct Rule {
+    /// The line of the rule's `[`, counted from 1.
     pub line: usize,
+    /// The column of the rule's `[` in characters, counted from 1.
     pub column: usize,
+    /// The rule's entries, in file order.
     pub predicates: Vec<Predicate>,
     /// Types declared inside this rule (`date:ClimateMonthly`); they apply to it and below.
     types: TypeDeclarations,
+    /// The rules nested in this one: collocation rules of a dataset rule, the element rule of a collocation rule.
     pub children: Vec<Rule>,
 }
 
 /// One `keyword[:Type][?default|-|=values]` entry of a rule.
 #[derive(Clone, Debug)]
 pub struct Predicate {
+    /// The keyword, lowercased.
     pub keyword: String,
+    /// Which values the predicate accepts.
     pub matcher: Matcher,
+    /// The line of the keyword, counted from 1.
     pub line: usize,
+    /// The column of the keyword in characters, counted from 1.
     pub column: usize,
     /// The keyword's type where this predicate stands (innermost declaration wins).
     ty: KeywordType,
@@ -78,14 +87,18 @@ pub enum Matcher {
 /// shared: consecutive identifiers of an archive loop mostly have the same ones.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SplitKey {
+    /// The dataset key: the dataset rule's keywords and values.
     pub dataset: Arc<Key>,
+    /// The collocation key: the collocation rule's keywords and values.
     pub collocation: Arc<Key>,
+    /// The element key: the element rule's keywords and values.
     pub element: Key,
 }
 
 /// A dataset rule, one of its collocation rules and that rule's element rule.
 #[derive(Clone, Copy, Debug)]
 pub struct RulePath<'s> {
+    /// The rules by level: dataset, collocation, element.
     pub levels: [&'s Rule; 3],
 }
 
@@ -134,10 +147,12 @@ impl Schema {
         &self.text
     }
 
+    /// The dataset rules, in file order (each holds its collocation and element rules).
     pub fn rules(&self) -> &[Rule] {
         &self.rules
     }
 
+    /// The top-level type declarations, in file order (rules may declare more inside).
     pub fn global_types(&self) -> &[(String, KeywordType)] {
         &self.types
     }
