@@ -38,6 +38,10 @@ fn damaged_arrays_records_and_indexes_are_reported() {
     let err = fs.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
     assert!(err.contains("log record") && err.contains("log/00000000000000000002"), "{err}");
     dataset_kv.remove("log/00000000000000000002").unwrap();
+    // A record of another format (a newer fieldstore's) is refused, by name, to readers and writers.
+    dataset_kv.put("format", b"2").unwrap();
+    assert_refused_as_another_format(&site.open());
+    dataset_kv.put("format", b"1").unwrap();
 
     // An index KV overwritten with bytes that are no index.
     let Some(site) = pairing("daos", "posix") else { return };

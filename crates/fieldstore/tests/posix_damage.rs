@@ -65,8 +65,8 @@ fn damage_in_the_newest_toc_record_is_reported_not_answered_from_older_records()
 }
 
 /// A damaged catalogue file is reported by name, never read as a data set that is not there
-/// (a deleted TOC, an altered key file, with or without its checksum, one changed character
-/// of the stored schema).
+/// (a deleted TOC, an altered key file, a key file cut short, one changed character of the
+/// stored schema).
 #[test]
 fn damaged_catalogue_files_are_reported_by_name() {
     let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=0,param=167").unwrap();
@@ -78,9 +78,8 @@ fn damaged_catalogue_files_are_reported_by_name() {
             std::fs::write(d.join("key"), text.replacen("class=od", "class=oe", 1)).unwrap();
         }),
         ("key", |d| {
-            // A key file of the first format (no checksum), altered: it no longer names its directory.
             let text = std::fs::read_to_string(d.join("key")).unwrap();
-            std::fs::write(d.join("key"), text.lines().next().unwrap().replacen("class=od", "class=oe", 1)).unwrap();
+            std::fs::write(d.join("key"), text.lines().take(2).collect::<Vec<_>>().join("\n")).unwrap();
         }),
         ("schema", |d| {
             let text = std::fs::read_to_string(d.join("schema")).unwrap();
@@ -99,4 +98,29 @@ fn damaged_catalogue_files_are_reported_by_name() {
         assert!(err.contains(&dataset.join(file).display().to_string()), "{file}: {err}");
         assert!(reader.stats(&request("class=od")).is_err(), "{file}: stats counts nothing it cannot read");
     }
+}
+
+/// A data set whose key file names another layout format (a newer fieldstore's) is refused as
+/// unsupported, naming the data set and both formats: never read as damaged or as format 1.
+#[test]
+fn a_data_set_of_another_layout_format_is_refused_by_name() {
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=0,param=167").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fs = open_at(dir.path());
+    fs.archive(&id, b"field").unwrap();
+    fs.flush().unwrap();
+    let dataset = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
+    let text = std::fs::read_to_string(dataset.join("key")).unwrap();
+    assert!(text.starts_with("format=1\n"), "{text}");
+    // A whole key file of format 2: its checksum matches, so it is no damage.
+    let body: String = text.lines().take(3).map(|l| format!("{}\n", l.replace("format=1", "format=2"))).collect();
+    let sum = fieldstore::checksum::crc32c(body.as_bytes());
+    std::fs::write(dataset.join("key"), format!("{body}crc32c={sum:08x}\n")).unwrap();
+    let err = open_at(dir.path()).list(&request("class=od"), ListOptions::default()).map(|m| m.fields.len()).unwrap_err();
+    assert_eq!(err.kind(), fieldstore::error::ErrorKind::Unsupported, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&dataset.display().to_string()) && message.contains("format 2") && message.contains("reads format 1"),
+        "{message}"
+    );
 }

@@ -62,6 +62,9 @@ fn damaged_objects_and_records_are_reported() {
         err.contains("log record") && err.contains(&format!("at byte {}", end + frame.len() as u64)) && err.contains("cut short"),
         "{err}"
     );
+    // A record of another format (a newer fieldstore's) is refused, by name, to readers and writers.
+    index.apply("dataset", &fieldstore::rados::WriteOp::new().set("format", b"2")).unwrap();
+    assert_refused_as_another_format(&site.open());
 }
 
 #[test]

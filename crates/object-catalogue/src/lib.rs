@@ -42,6 +42,29 @@ const KEY: &str = "key";
 const SCHEMA: &str = "schema";
 /// The record value unique per creation of the data set.
 const IDENTITY: &str = "identity";
+/// The record value holding the version of the data set's formats ([`FORMAT_VERSION`]).
+const FORMAT: &str = "format";
+
+/// The version of the formats of a data set's objects (its record, log batches and index
+/// objects), kept in its record. A reader or writer refuses a data set of another version, by
+/// name, rather than misread it.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// An error unless a record's format value is this crate's [`FORMAT_VERSION`].
+fn check_format(format: Option<&[u8]>, dataset: &Key, record: &str) -> Result<()> {
+    let expected = FORMAT_VERSION.to_string();
+    if format == Some(expected.as_bytes()) {
+        return Ok(());
+    }
+    let found = format.map_or_else(|| "(none)".to_string(), |f| String::from_utf8_lossy(f).into_owned());
+    Err(Error::new(
+        ErrorKind::Unsupported,
+        format!(
+            "data set {dataset} ({record}): its objects are in format {found}; this fieldstore ({}) reads format {FORMAT_VERSION}",
+            env!("CARGO_PKG_VERSION")
+        ),
+    ))
+}
 
 fn lock_name(action: ControlAction) -> String {
     format!("lock/{}", action.name())
@@ -101,6 +124,7 @@ pub trait DatasetObjects: Send + Sync + 'static {
 
 /// What [`DatasetObjects::read_log`] read.
 pub struct LogRead {
+    /// The record's identity, unique per creation of the data set.
     pub identity: Vec<u8>,
     /// Whole batches ([`encode_batch`]), oldest first, each with its position.
     pub batches: Vec<(u64, Vec<u8>)>,
@@ -129,6 +153,7 @@ pub struct ObjectCatalogue<O: Objects> {
 }
 
 impl<O: Objects> ObjectCatalogue<O> {
+    /// A catalogue over `objects`.
     pub fn new(objects: O) -> Self {
         ObjectCatalogue { objects: Arc::new(objects) }
     }
@@ -163,9 +188,13 @@ fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> 
         .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: vanished as it was created", objects.describe(dataset))))?;
     let key = dataset.to_string();
     let identity = unique_suffix();
-    place.create_record(&[(KEY, key.as_bytes()), (SCHEMA, schema_text.as_bytes()), (IDENTITY, identity.as_bytes())])?;
-    let stored = place.get(&[KEY, IDENTITY])?.unwrap_or_default();
+    let format = FORMAT_VERSION.to_string();
+    // The format first: a store that sets values one by one (DAOS) has it whenever it has an identity.
+    let values = [(FORMAT, format.as_bytes()), (KEY, key.as_bytes()), (SCHEMA, schema_text.as_bytes()), (IDENTITY, identity.as_bytes())];
+    place.create_record(&values)?;
+    let stored = place.get(&[FORMAT, KEY, IDENTITY])?.unwrap_or_default();
     let value = |name: &str| stored.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    check_format(value(FORMAT).as_deref(), dataset, &place.describe())?;
     let identity = match (value(KEY), value(IDENTITY)) {
         (Some(k), Some(identity)) if k == key.as_bytes() => identity,
         _ => return Err(Error::corrupt("data set record", place.describe(), format!("it does not hold data set {dataset}"))),
@@ -304,9 +333,10 @@ impl<O: Objects> Catalogue for ObjectCatalogue<O> {
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
         let Some(place) = self.objects.dataset(dataset, false)? else { return Ok(None) };
-        let Some(values) = place.get(&[SCHEMA, IDENTITY])? else { return Ok(None) };
+        let Some(values) = place.get(&[FORMAT, SCHEMA, IDENTITY])? else { return Ok(None) };
         let value = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let (Some(schema), Some(identity)) = (value(SCHEMA), value(IDENTITY)) else { return Ok(None) };
+        check_format(value(FORMAT).as_deref(), dataset, &place.describe())?;
         let schema_text =
             String::from_utf8(schema).map_err(|_| Error::corrupt("data set record", place.describe(), "its schema is not UTF-8"))?;
         Ok(Some(Box::new(ObjectView::<O>::new(self.objects.clone(), dataset.clone(), place, schema_text, identity))))

@@ -135,6 +135,7 @@ impl PosixCatalogue {
         PosixCatalogue::with_commit_mode(root, mode)
     }
 
+    /// A catalogue under `root` committing in `commit_mode`, whatever the root's file system.
     pub fn with_commit_mode(root: impl Into<PathBuf>, commit_mode: CommitMode) -> Self {
         let root = root.into();
         let sharing = if on_local_file_system(&root) { Sharing::ThisMachine } else { Sharing::Hosts };
@@ -224,41 +225,58 @@ fn publish(dir: &Path, name: &str, contents: &[u8]) -> Result<()> {
     }
 }
 
-/// What a dataset's `key` file holds: the dataset key, the CRC-32C of the schema file, and a
-/// CRC-32C of those two lines, so that damage to either file is found, not read as another
-/// dataset or another schema. Files written before the checksums hold the key alone.
+/// The version of the layout of a data set's files (key, schema, TOC, index files and the
+/// commits in data files), the first line of its key file. A reader refuses a data set of
+/// another version, by name, rather than misread it.
+pub const LAYOUT_FORMAT: u32 = 1;
+
+/// What a dataset's `key` file holds: `format=N` (the layout's version), the dataset key, the
+/// CRC-32C of the schema file, and a CRC-32C of the lines before it, so that damage to either
+/// file is found, not read as another dataset or another schema. Every version keeps the
+/// first line and the last (the checksum of the rest), so any reader tells a data set of
+/// another version from a damaged one.
 fn key_file_text(dataset: &Key, schema_text: &str) -> String {
-    let body = format!("{dataset}\nschema-crc32c={:08x}\n", crc32c(schema_text.as_bytes()));
+    let body = format!("format={LAYOUT_FORMAT}\n{dataset}\nschema-crc32c={:08x}\n", crc32c(schema_text.as_bytes()));
     format!("{body}crc32c={:08x}\n", crc32c(body.as_bytes()))
 }
 
 /// A dataset's key file, read and checked.
 struct KeyFile {
     key: Key,
-    /// The schema file's CRC-32C (absent in key files of the first format).
-    schema_crc: Option<u32>,
+    /// The schema file's CRC-32C.
+    schema_crc: u32,
 }
 
-/// Reads and checks a dataset directory's key file: its checksum, and that the key names this
-/// directory (the directory's name is made from the key's values).
+/// Reads and checks a dataset directory's key file: its checksum, its format, and that the
+/// key names this directory (the directory's name is made from the key's values).
 fn read_key(dir: &Path) -> Result<KeyFile> {
     let path = dir.join(KEY_FILE);
     let text = std::fs::read_to_string(&path).ctx("read dataset key", &path)?;
     let damaged = |reason: String| Error::corrupt("dataset key", &path, reason);
     let hex = |line: &str, prefix: &str| line.strip_prefix(prefix).and_then(|h| u32::from_str_radix(h, 16).ok());
     let lines: Vec<&str> = text.lines().collect();
-    let key_file = match lines.as_slice() {
-        [key] => KeyFile { key: Key::parse(key.trim()).map_err(|e| damaged(e.to_string()))?, schema_crc: None },
-        [key, schema, sum] => {
-            let body_end = text.len() - sum.len() - 1;
-            if hex(sum, "crc32c=") != Some(crc32c(&text.as_bytes()[..body_end])) {
-                return Err(damaged("its checksum does not match its contents".into()));
-            }
-            let schema_crc = hex(schema, "schema-crc32c=").ok_or_else(|| damaged(format!("line 2 is {schema:?}")))?;
-            KeyFile { key: Key::parse(key).map_err(|e| damaged(e.to_string()))?, schema_crc: Some(schema_crc) }
-        }
-        _ => return Err(damaged(format!("{} lines, where a key file has 1 or 3", lines.len()))),
+    let Some((sum, body_lines)) = lines.split_last() else { return Err(damaged("it is empty".into())) };
+    let body_end = text.len() - sum.len() - 1;
+    if hex(sum, "crc32c=") != Some(crc32c(&text.as_bytes()[..body_end])) {
+        return Err(damaged("its checksum does not match its contents".into()));
+    }
+    let format = body_lines.first().and_then(|line| line.strip_prefix("format="));
+    if format != Some(LAYOUT_FORMAT.to_string().as_str()) {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            format!(
+                "data set {}: its files are in layout format {}; this fieldstore ({}) reads format {LAYOUT_FORMAT} (docs/posix-layout.md)",
+                dir.display(),
+                format.unwrap_or("(none)"),
+                env!("CARGO_PKG_VERSION")
+            ),
+        ));
+    }
+    let [_, key, schema] = body_lines else {
+        return Err(damaged(format!("{} lines, where a key file of format {LAYOUT_FORMAT} has 4", lines.len())));
     };
+    let schema_crc = hex(schema, "schema-crc32c=").ok_or_else(|| damaged(format!("line 3 is {schema:?}")))?;
+    let key_file = KeyFile { key: Key::parse(key).map_err(|e| damaged(e.to_string()))?, schema_crc };
     let expected = dataset_dir_name(&key_file.key)?;
     if dir.file_name() != Some(std::ffi::OsStr::new(&expected)) {
         return Err(damaged(format!("it names data set {}, whose directory is {expected}", key_file.key)));
@@ -508,10 +526,8 @@ impl Catalogue for PosixCatalogue {
         }
         let schema_path = dir.join(SCHEMA_FILE);
         let schema_text = std::fs::read_to_string(&schema_path).ctx("read dataset schema", &schema_path)?;
-        if let Some(expected) = read_key(&dir)?.schema_crc {
-            if crc32c(schema_text.as_bytes()) != expected {
-                return Err(Error::corrupt("dataset schema", &schema_path, "its checksum does not match the one its key file records"));
-            }
+        if crc32c(schema_text.as_bytes()) != read_key(&dir)?.schema_crc {
+            return Err(Error::corrupt("dataset schema", &schema_path, "its checksum does not match the one its key file records"));
         }
         let toc = TocReader::new(dir.join(TOC_FILE));
         Ok(Some(Box::new(PosixView { dir, schema_text, toc, segments: HashMap::new() })))

@@ -15,7 +15,7 @@
 //! began after another returned claims more than the other's position, so it comes later
 //! whichever was appended first; this is what lets a record lost in a crash be appended
 //! again later (a **recovered record**, carrying its segment inline) in its original place
-//! in the order. Records of the first format (no claim) claim their own position.
+//! in the order.
 //!
 //! An index segment is one frame in a writer's own index file: the URI table of the data
 //! files it points into, then its entries sorted by element key (values joined by `,`), so a
@@ -33,10 +33,10 @@ use fieldstore_core::{FieldLocation, IndexInfo};
 use fieldstore_core::codec::{self, frame, next_magic, parse_frame, Decoder, Encoder, Frame};
 use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, PendingIndex};
 
+/// The magic of every frame in a TOC file.
 pub const TOC_MAGIC: &[u8; 4] = b"FSTC";
+/// The magic of every segment frame in an index file.
 pub const INDEX_MAGIC: &[u8; 4] = b"FSIX";
-/// An index record of the first format: place and summary, no claim.
-const KIND_UNCLAIMED_INDEX: u8 = 1;
 const KIND_MASK: u8 = 2;
 const KIND_IDENTITY: u8 = 3;
 /// An index record: claim, place, summary.
@@ -92,14 +92,11 @@ pub fn recovered_frame(record: &[u8], segment: &[u8]) -> Vec<u8> {
     frame(TOC_MAGIC, KIND_RECOVERED, &e.buf)
 }
 
-/// Decodes an index record (with a claim unless `unclaimed`) straight into the summary
-/// readers share and the place of its segment (nothing is decoded twice).
-fn decode_index(payload: &[u8], unclaimed: Option<u64>, shared: &mut Interner) -> Option<(u64, SegmentPlace, IndexInfo)> {
+/// Decodes an index record straight into the summary readers share and the place of its
+/// segment (nothing is decoded twice).
+fn decode_index(payload: &[u8], shared: &mut Interner) -> Option<(u64, SegmentPlace, IndexInfo)> {
     let mut d = Decoder::new(payload);
-    let claim = match unclaimed {
-        Some(position) => position,
-        None => d.u64()?,
-    };
+    let claim = d.u64()?;
     let place = SegmentPlace::decode(&mut d)?;
     let info = decode_summary(&mut d, shared, place.id())?;
     d.finished().then_some((claim, place, info))
@@ -115,8 +112,11 @@ pub fn record_place(record: &[u8]) -> Option<SegmentPlace> {
 /// Where an index segment is: a file of the dataset directory and a byte range.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SegmentPlace {
+    /// The index file's name in the dataset directory.
     pub file: String,
+    /// Where the segment's frame starts in the file.
     pub offset: u64,
+    /// The frame's size in bytes.
     pub length: u64,
 }
 
@@ -218,6 +218,7 @@ pub struct TocReader {
 }
 
 impl TocReader {
+    /// A reader of the TOC at `path`, which has read nothing yet.
     pub fn new(path: PathBuf) -> Self {
         TocReader {
             path,
@@ -331,8 +332,7 @@ impl TocReader {
 
     fn apply(&mut self, kind: u8, payload: &[u8], position: u64) {
         let applied = match kind {
-            KIND_INDEX => self.add_index(payload, None, position).map(drop),
-            KIND_UNCLAIMED_INDEX => self.add_index(payload, Some(position), position).map(drop),
+            KIND_INDEX => self.add_index(payload, position).map(drop),
             KIND_RECOVERED => self.add_recovered(payload, position),
             KIND_BATCH => self.add_batch(payload, position),
             KIND_MASK => Decoder::new(payload).strs().map(|ids| self.masked.extend(ids)),
@@ -346,8 +346,8 @@ impl TocReader {
 
     /// Adds an index record in its place in the order, unless its index is known already
     /// (a record appended again by recovery). Returns the index's id.
-    fn add_index(&mut self, record: &[u8], unclaimed: Option<u64>, position: u64) -> Option<String> {
-        let (claim, place, info) = decode_index(record, unclaimed, &mut self.shared)?;
+    fn add_index(&mut self, record: &[u8], position: u64) -> Option<String> {
+        let (claim, place, info) = decode_index(record, &mut self.shared)?;
         let id = info.id.clone();
         if !self.sources.contains_key(&id) {
             self.sources.insert(id.clone(), SegmentSource::File(place));
@@ -364,7 +364,7 @@ impl TocReader {
         let mut inner = position;
         while !d.finished() {
             let record = d.u32().and_then(|n| d.bytes(n as usize))?;
-            self.add_index(record, None, inner)?;
+            self.add_index(record, inner)?;
             inner += 1;
         }
         Some(())
@@ -379,7 +379,7 @@ impl TocReader {
         let segment_frame = &payload[4 + length..];
         let Frame::Valid { kind: KIND_SEGMENT, payload: segment, .. } = parse_frame(INDEX_MAGIC, segment_frame) else { return None };
         let segment = Arc::new(Segment::decode(segment)?);
-        let id = self.add_index(record, None, position)?;
+        let id = self.add_index(record, position)?;
         self.sources.insert(id, SegmentSource::Inline(segment));
         Some(())
     }
@@ -540,10 +540,12 @@ impl Segment {
         FieldLocation { uri: self.uris[*uri as usize].clone(), offset: *offset, length: *length, crc32c: *crc32c }
     }
 
+    /// The location of the field whose element values (joined by `,`) are `values`.
     pub fn lookup(&self, values: &str) -> Option<FieldLocation> {
         self.entries.binary_search_by(|e| e.0.as_str().cmp(values)).ok().map(|i| self.location(i))
     }
 
+    /// Every entry's element values (joined by `,`) and location, in sorted order.
     pub fn entries(&self) -> impl Iterator<Item = (&str, FieldLocation)> + '_ {
         (0..self.entries.len()).map(|i| (self.entries[i].0.as_str(), self.location(i)))
     }
