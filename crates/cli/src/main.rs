@@ -691,7 +691,7 @@ fn retrieve_into(fs: &FieldStore, requests: &[&Request], output: &str) -> anyhow
         let progress = output::progress(reader.total_bytes(), "retrieving");
         fields += reader.fields().len();
         bytes += reader.total_bytes();
-        std::io::copy(&mut progress.wrap_read(&mut reader), &mut out).context("retrieving")?;
+        reader.write_to(&mut progress.wrap_write(&mut out)).context("retrieving")?;
         progress.finish_and_clear();
     }
     out.finish()?;
