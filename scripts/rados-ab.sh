@@ -24,7 +24,7 @@ hammer_write() {
     "$pool" $$ "$label" "$pool" $$ "$label" "${in_flight:+, writes_in_flight: $in_flight}" >"$config"
   "$binary" --config "$config" bench hammer --nsteps "$steps" --nlevels 10 --nparams 10 --field-size "$size" --json |
     tail -1 | python3 -c 'import json,sys; p=json.load(sys.stdin); print(round(p["bytes"]/p["seconds"]/2**20, 1))'
-  "$binary" --config "$config" wipe class=od,expver=0001 --doit >/dev/null
+  "$binary" --config "$config" wipe class=od,expver=0001,stream=enfo,date=20231201,time=1200 --doit >/dev/null
 }
 
 echo "| repetition | rados bench -t 1 | old | new, 1 in flight | new, 8 in flight |"

@@ -79,10 +79,10 @@ bench_hammer() {
     wait_for_room
     wait_for_quiet_osds
     if hw=$(hammer_mibs "${shape[@]}") && hr=$(hammer_mibs "${shape[@]}" --read); then
-      "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001 --doit >/dev/null
+      "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001,stream=enfo,date=20231201,time=1200 --doit >/dev/null
       return
     fi
-    "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001 --doit >/dev/null 2>&1 || true
+    "$fs" --config "$scratch/config.yaml" wipe class=od,expver=0001,stream=enfo,date=20231201,time=1200 --doit >/dev/null 2>&1 || true
     ((attempt == 2)) || { echo "hammer run $run failed: retrying once in 15 s" >&2; sleep 15; }
   done
   echo "hammer run $run failed twice" >&2
