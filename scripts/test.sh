@@ -17,6 +17,8 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 cargo build --workspace --all-targets -q
 cargo test --workspace -q 2>&1 | grep -v '^$'
 test "${PIPESTATUS[0]}" = 0
+# The Python package: pip install . into a virtual environment, then its pytest suite.
+bash "$here/scripts/python-test.sh"
 # The fuzzers, briefly, from the corpus in fuzz/corpus (the test run above replayed it).
 bash "$here/scripts/fuzz.sh" brief 10 >/dev/null
 # Power cuts on a real device (ext4 and XFS over a logged loop device), a bounded sample.

@@ -1,0 +1,65 @@
+//! Python exceptions, one per [`ErrorKind`], all subclasses of `fieldstore.Error`, so callers
+//! catch what they can act on (`except fieldstore.NotFound`) and the rest at once.
+
+use fieldstore::error::ErrorKind;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::{create_exception, PyErr};
+
+create_exception!(fieldstore, Error, PyException, "Any fieldstore error; each kind below is a subclass.");
+create_exception!(fieldstore, BadRequest, Error, "A request, key or value is malformed or names an unknown keyword.");
+create_exception!(fieldstore, BadConfig, Error, "A configuration is malformed or names an unknown backend or option.");
+create_exception!(fieldstore, NotFound, Error, "Nothing matched, or a store, data set, file or object is not there.");
+create_exception!(fieldstore, AlreadyExists, Error, "Something to be created exists already.");
+create_exception!(fieldstore, Locked, Error, "The action is locked on the data set (see `control`).");
+create_exception!(fieldstore, Corrupt, Error, "Stored data failed a check: a checksum, a frame, a length.");
+create_exception!(fieldstore, StorageError, Error, "The operating system or the storage failed an operation.");
+create_exception!(fieldstore, Timeout, Error, "A backend did not answer in time.");
+create_exception!(fieldstore, Unavailable, Error, "A backend cannot be reached or its library cannot be loaded.");
+create_exception!(fieldstore, Unsupported, Error, "The operation or format is not supported by this backend or version.");
+create_exception!(fieldstore, Conflict, Error, "A concurrent change got in the way (e.g. a wipe during a flush).");
+
+/// The Python exception of a fieldstore error, with its message.
+pub fn to_py(error: fieldstore::Error) -> PyErr {
+    let message = error.to_string();
+    match error.kind() {
+        ErrorKind::BadRequest => BadRequest::new_err(message),
+        ErrorKind::BadConfig => BadConfig::new_err(message),
+        ErrorKind::NotFound => NotFound::new_err(message),
+        ErrorKind::AlreadyExists => AlreadyExists::new_err(message),
+        ErrorKind::Locked => Locked::new_err(message),
+        ErrorKind::Corrupt => Corrupt::new_err(message),
+        ErrorKind::Io => StorageError::new_err(message),
+        ErrorKind::Timeout => Timeout::new_err(message),
+        ErrorKind::Unavailable => Unavailable::new_err(message),
+        ErrorKind::Unsupported => Unsupported::new_err(message),
+        ErrorKind::Conflict => Conflict::new_err(message),
+    }
+}
+
+/// The Python exception of an I/O error that carries a fieldstore error (a reader's), or the
+/// I/O error itself.
+pub fn io_to_py(error: std::io::Error) -> PyErr {
+    match error.downcast::<fieldstore::Error>() {
+        Ok(error) => to_py(error),
+        Err(error) => StorageError::new_err(error.to_string()),
+    }
+}
+
+/// Adds the exceptions to the module.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add("Error", py.get_type::<Error>())?;
+    module.add("BadRequest", py.get_type::<BadRequest>())?;
+    module.add("BadConfig", py.get_type::<BadConfig>())?;
+    module.add("NotFound", py.get_type::<NotFound>())?;
+    module.add("AlreadyExists", py.get_type::<AlreadyExists>())?;
+    module.add("Locked", py.get_type::<Locked>())?;
+    module.add("Corrupt", py.get_type::<Corrupt>())?;
+    module.add("StorageError", py.get_type::<StorageError>())?;
+    module.add("Timeout", py.get_type::<Timeout>())?;
+    module.add("Unavailable", py.get_type::<Unavailable>())?;
+    module.add("Unsupported", py.get_type::<Unsupported>())?;
+    module.add("Conflict", py.get_type::<Conflict>())?;
+    Ok(())
+}

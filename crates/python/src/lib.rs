@@ -1,0 +1,276 @@
+//! `fieldstore._native`: the Python package's native module, a thin leaf over fieldstore's
+//! `Send + Sync` [`fieldstore::FieldStore`]. Every storage call releases the GIL, so one
+//! handle serves many Python threads at once; results are owned Python objects. The
+//! package's Python layer (`python/fieldstore`) turns dicts into requests and keys, and
+//! reports into dicts.
+
+mod errors;
+mod reader;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use fieldstore::{Config, ControlAction, FieldEntry, FieldStore, Key, ListOptions, Request};
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::PyDict;
+
+use errors::to_py;
+use reader::Reader;
+
+/// A handle on a store: see the package's documentation (`docs/python.md`).
+#[pyclass(module = "fieldstore._native", name = "FieldStore", frozen)]
+struct Handle {
+    store: Arc<FieldStore>,
+}
+
+#[pymethods]
+impl Handle {
+    /// Opens the store a configuration names: YAML text (`config_text`, fieldstore's or
+    /// FDB5's format), a file (`config_path`), or neither (the CLI's resolution: `$FIELDSTORE_CONFIG`,
+    /// FDB5's variables, else a POSIX store under `$FIELDSTORE_ROOT`).
+    #[new]
+    #[pyo3(signature = (config_text=None, config_path=None))]
+    fn new(py: Python<'_>, config_text: Option<&str>, config_path: Option<PathBuf>) -> PyResult<Self> {
+        let config = match (config_text, config_path) {
+            (Some(text), _) => Config::parse("configuration given to FieldStore()", text),
+            (None, Some(path)) => Config::from_file(&path),
+            (None, None) => Config::resolve(None),
+        }
+        .map_err(to_py)?;
+        let store = py.detach(|| fieldstore::open(&config)).map_err(to_py)?;
+        Ok(Handle { store: Arc::new(store) })
+    }
+
+    /// Archives `data` under `key` (a MARS key, `class=od,expver=0001,...`), or, without a key,
+    /// every GRIB message in `data` under the keys read from it. Returns the fields archived.
+    /// Visible to readers after `flush()`.
+    #[pyo3(signature = (data, key=None))]
+    fn archive(&self, py: Python<'_>, data: PyBackedBytes, key: Option<&str>) -> PyResult<usize> {
+        let bytes: &[u8] = &data;
+        match key {
+            Some(key) => {
+                let key = Key::parse(key).map_err(to_py)?;
+                py.detach(|| self.store.archive(&key, bytes)).map_err(to_py)?;
+                Ok(1)
+            }
+            None => py.detach(|| fieldstore::archive_grib(&self.store, bytes, "the data given to archive()", |_| {})).map_err(to_py),
+        }
+    }
+
+    /// Makes everything archived through this handle durable and visible.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.store.flush()).map_err(to_py)
+    }
+
+    /// A reader of the fields a request names, in the order it names values; raises
+    /// `NotFound` saying why when nothing matched.
+    fn retrieve(&self, py: Python<'_>, request: &str) -> PyResult<Reader> {
+        let request = Request::parse(request).map_err(to_py)?;
+        let (reader, why) = py.detach(|| self.store.retrieve(&request)).map_err(to_py)?;
+        if let Some(why) = why {
+            return Err(errors::NotFound::new_err(format!("nothing matched {request}: {why}")));
+        }
+        Ok(Reader::new(reader))
+    }
+
+    /// What a request names, as entries of `depth` 1 (data sets), 2 (and collocations) or 3
+    /// (fields, with their locations); superseded fields too when asked.
+    #[pyo3(signature = (request, depth=3, include_superseded=false))]
+    fn list(&self, py: Python<'_>, request: &str, depth: u8, include_superseded: bool) -> PyResult<Vec<ListEntry>> {
+        if !(1..=3).contains(&depth) {
+            return Err(errors::BadRequest::new_err(format!("depth {depth}: list takes 1, 2 or 3")));
+        }
+        let request = Request::parse(request).map_err(to_py)?;
+        let options = ListOptions { depth, include_superseded, ..ListOptions::default() };
+        let matches = py.detach(|| self.store.list(&request, options)).map_err(to_py)?;
+        Ok(match depth {
+            1 => matches.datasets.into_iter().map(|dataset| ListEntry::above_fields(dataset, None)).collect(),
+            2 => {
+                matches.collocations.into_iter().map(|(dataset, collocation)| ListEntry::above_fields(dataset, Some(collocation))).collect()
+            }
+            _ => matches.fields.into_iter().map(ListEntry::field).collect(),
+        })
+    }
+
+    /// The values stored per keyword for what a request names.
+    fn axes<'py>(&self, py: Python<'py>, request: &str) -> PyResult<Bound<'py, PyDict>> {
+        let request = Request::parse(request).map_err(to_py)?;
+        let (axes, _) = py.detach(|| self.store.axes(&request)).map_err(to_py)?;
+        let out = PyDict::new(py);
+        for (keyword, values) in axes {
+            out.set_item(keyword, values)?;
+        }
+        Ok(out)
+    }
+
+    /// Wipes what a request names (a dry run unless `doit`); the report as JSON.
+    #[pyo3(signature = (request, doit=false))]
+    fn wipe(&self, py: Python<'_>, request: &str, doit: bool) -> PyResult<String> {
+        let request = Request::parse(request).map_err(to_py)?;
+        json(py.detach(|| self.store.wipe(&request, doit)).map_err(to_py)?)
+    }
+
+    /// Reclaims superseded fields of what a request names (a dry run unless `doit`); the
+    /// report as JSON.
+    #[pyo3(signature = (request, doit=false))]
+    fn purge(&self, py: Python<'_>, request: &str, doit: bool) -> PyResult<String> {
+        let request = Request::parse(request).map_err(to_py)?;
+        json(py.detach(|| self.store.purge(&request, doit)).map_err(to_py)?)
+    }
+
+    /// Locks (`lock=True`), unlocks (`False`) or only reports (`None`) `actions` (archive,
+    /// retrieve, list, wipe; all when empty) on the data sets a request names; each data
+    /// set's locked actions as JSON.
+    #[pyo3(signature = (request, actions, lock=None))]
+    fn control(&self, py: Python<'_>, request: &str, actions: Vec<String>, lock: Option<bool>) -> PyResult<String> {
+        let request = Request::parse(request).map_err(to_py)?;
+        let actions = actions
+            .iter()
+            .map(|a| {
+                ControlAction::from_name(a)
+                    .ok_or_else(|| errors::BadRequest::new_err(format!("unknown action '{a}' (use archive, retrieve, list or wipe)")))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let actions = if actions.is_empty() { ControlAction::ALL.to_vec() } else { actions };
+        let states = py.detach(|| self.store.control(&request, &actions, lock)).map_err(to_py)?;
+        let states: Vec<_> = states.into_iter().map(|(dataset, locked)| (dataset.to_string(), locked)).collect();
+        json(states)
+    }
+
+    /// Counts of what a request names, as JSON.
+    fn stats(&self, py: Python<'_>, request: &str) -> PyResult<String> {
+        let request = Request::parse(request).map_err(to_py)?;
+        json(py.detach(|| self.store.stats(&request)).map_err(to_py)?)
+    }
+
+    /// Where each data set a request names lives, as JSON.
+    fn where_is(&self, py: Python<'_>, request: &str) -> PyResult<String> {
+        let request = Request::parse(request).map_err(to_py)?;
+        json(py.detach(|| self.store.where_is(&request)).map_err(to_py)?)
+    }
+}
+
+/// A report as JSON text (the Python layer turns it into dicts).
+fn json(report: impl serde::Serialize) -> PyResult<String> {
+    serde_json::to_string(&report).map_err(|e| errors::Error::new_err(format!("cannot encode a report: {e}")))
+}
+
+/// One entry of a listing: a data set (depth 1), a collocation (depth 2) or a field.
+#[pyclass(module = "fieldstore._native", frozen)]
+pub struct ListEntry {
+    /// The data set's key.
+    dataset: Vec<(String, String)>,
+    /// The collocation's key (depth 2 and 3).
+    collocation: Option<Vec<(String, String)>>,
+    /// The field's own key (depth 3).
+    element: Option<Vec<(String, String)>>,
+    /// Where the field's bytes are: a path relative to the store's root or an object's name.
+    #[pyo3(get)]
+    uri: Option<String>,
+    /// Where the field starts there, in bytes.
+    #[pyo3(get)]
+    offset: Option<u64>,
+    /// The field's length in bytes.
+    #[pyo3(get)]
+    length: Option<u64>,
+    /// Hidden by a newer field with the same identifier (listed only when asked).
+    #[pyo3(get)]
+    superseded: bool,
+}
+
+/// A key's pairs as a dict, in the schema's order.
+fn dict<'py>(py: Python<'py>, pairs: &[(String, String)]) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (keyword, value) in pairs {
+        out.set_item(keyword, value)?;
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl ListEntry {
+    /// The data set's key, as a dict.
+    #[getter]
+    fn dataset<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        dict(py, &self.dataset)
+    }
+
+    /// The collocation's key (depth 2 and 3), as a dict.
+    #[getter]
+    fn collocation<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.collocation.as_deref().map(|pairs| dict(py, pairs)).transpose()
+    }
+
+    /// The field's own key (depth 3), as a dict.
+    #[getter]
+    fn element<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.element.as_deref().map(|pairs| dict(py, pairs)).transpose()
+    }
+
+    /// The whole key (data set, collocation, element), as a dict without the absent optional
+    /// keywords: what archive and retrieve take.
+    fn key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let parts = [Some(&self.dataset), self.collocation.as_ref(), self.element.as_ref()];
+        let pairs: Vec<(String, String)> = parts.into_iter().flatten().flatten().filter(|(_, v)| !v.is_empty()).cloned().collect();
+        dict(py, &pairs)
+    }
+
+    fn __repr__(&self) -> String {
+        let text = |pairs: &[(String, String)]| pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
+        let mut out = format!("{{{}}}", text(&self.dataset));
+        for part in [&self.collocation, &self.element].into_iter().flatten() {
+            out.push_str(&format!("{{{}}}", text(part)));
+        }
+        if let (Some(uri), Some(offset), Some(length)) = (&self.uri, self.offset, self.length) {
+            out.push_str(&format!(" {uri} offset={offset} length={length}"));
+        }
+        if self.superseded {
+            out.push_str(" superseded");
+        }
+        out
+    }
+}
+
+/// A key as (keyword, value) pairs, in the schema's order.
+fn pairs(key: &Key) -> Vec<(String, String)> {
+    key.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+impl ListEntry {
+    fn above_fields(dataset: Key, collocation: Option<Key>) -> Self {
+        ListEntry {
+            dataset: pairs(&dataset),
+            collocation: collocation.as_ref().map(pairs),
+            element: None,
+            uri: None,
+            offset: None,
+            length: None,
+            superseded: false,
+        }
+    }
+
+    /// The entry of a listed or retrieved field.
+    pub fn field(entry: FieldEntry) -> Self {
+        ListEntry {
+            dataset: pairs(&entry.dataset),
+            collocation: Some(pairs(&entry.collocation)),
+            element: Some(pairs(&entry.element)),
+            uri: Some(entry.location.uri.to_string()),
+            offset: Some(entry.location.offset),
+            length: Some(entry.location.length),
+            superseded: entry.superseded,
+        }
+    }
+}
+
+/// The native module.
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<Handle>()?;
+    module.add_class::<ListEntry>()?;
+    module.add_class::<Reader>()?;
+    errors::register(module)?;
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

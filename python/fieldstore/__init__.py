@@ -1,0 +1,204 @@
+"""fieldstore: a store for weather and climate fields with FDB5's semantics.
+
+    import fieldstore
+    with fieldstore.FieldStore({"catalogue": {"type": "posix", "root": "/tmp/fields"},
+                                "store": {"type": "posix", "root": "/tmp/fields"}}) as fs:
+        fs.archive(open("ens.grib", "rb").read())      # keys read from each GRIB message
+    fs = fieldstore.FieldStore()                       # the CLI's configuration
+    for entry in fs.list({"class": "od", "expver": "0001", "step": [0, 6]}):
+        print(entry.key(), entry.length)
+    data = fs.retrieve("class=od,expver=0001,step=6").read()
+
+Every storage call releases the GIL; one FieldStore may be used from many threads at once.
+Errors are subclasses of `fieldstore.Error`, one per kind (`NotFound`, `BadRequest`,
+`Locked`, ...). See docs/python.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+
+from . import _native
+from ._native import (
+    AlreadyExists,
+    BadConfig,
+    BadRequest,
+    Conflict,
+    Corrupt,
+    Error,
+    ListEntry,
+    Locked,
+    NotFound,
+    Reader,
+    StorageError,
+    Timeout,
+    Unavailable,
+    Unsupported,
+    __version__,
+)
+
+__all__ = [
+    "FieldStore",
+    "ListEntry",
+    "Reader",
+    "Error",
+    "BadRequest",
+    "BadConfig",
+    "NotFound",
+    "AlreadyExists",
+    "Locked",
+    "Corrupt",
+    "StorageError",
+    "Timeout",
+    "Unavailable",
+    "Unsupported",
+    "Conflict",
+    "__version__",
+]
+
+#: A MARS request: text (`class=od,expver=0001,step=0/to/12/by/6`) or a mapping of keywords to
+#: a value or a list of values.
+Request = Union[str, Mapping[str, Union[str, int, Sequence[Union[str, int]]]]]
+#: A field's key: text (`class=od,expver=0001,...`) or a mapping of keywords to one value each.
+KeyLike = Union[str, Mapping[str, Union[str, int]]]
+#: A configuration: None (the CLI's resolution), a mapping, YAML text, or a file's path.
+ConfigLike = Union[None, Mapping[str, Any], str, "os.PathLike[str]"]
+
+_SEPARATORS = (",", "=")
+
+
+def _text(value: Any, keyword: str) -> str:
+    text = str(value)
+    for separator in _SEPARATORS:
+        if separator in text:
+            raise BadRequest(f"value {text!r} of keyword {keyword!r} holds {separator!r}, which separates keywords")
+    return text
+
+
+def _request_text(request: Request) -> str:
+    """The MARS text of a request given as text or as a mapping."""
+    if isinstance(request, str):
+        return request
+    if not isinstance(request, Mapping):
+        raise TypeError(f"a request is a str or a mapping, not {type(request).__name__}")
+    items = []
+    for keyword, value in request.items():
+        keyword = _text(keyword, str(keyword))
+        if isinstance(value, (str, int, float)):
+            values = [_text(value, keyword)]
+        else:
+            values = [_text(v, keyword) for v in value]
+            if len(values) > 1 and any("/" in v for v in values):
+                raise BadRequest(f"keyword {keyword!r}: a value of a list holds '/', which separates values")
+        items.append(f"{keyword}={'/'.join(values)}")
+    return ",".join(items)
+
+
+def _key_text(key: KeyLike) -> str:
+    """The text of a field's key given as text or as a mapping."""
+    if isinstance(key, str):
+        return key
+    if not isinstance(key, Mapping):
+        raise TypeError(f"a key is a str or a mapping, not {type(key).__name__}")
+    items = []
+    for keyword, value in key.items():
+        if not isinstance(value, (str, int)):
+            raise BadRequest(f"keyword {keyword!r} of a key takes one value, not {type(value).__name__}")
+        items.append(f"{_text(keyword, str(keyword))}={_text(value, str(keyword))}")
+    return ",".join(items)
+
+
+def _open(config: ConfigLike) -> "_native.FieldStore":
+    if config is None:
+        return _native.FieldStore()
+    if isinstance(config, Mapping):
+        # JSON is YAML.
+        return _native.FieldStore(config_text=json.dumps(config))
+    if isinstance(config, os.PathLike):
+        return _native.FieldStore(config_path=os.fspath(config))
+    if isinstance(config, str):
+        # YAML text has a line break, a mapping's colon or braces; a path has none of these.
+        if "\n" in config or ": " in config or config.lstrip().startswith("{"):
+            return _native.FieldStore(config_text=config)
+        return _native.FieldStore(config_path=config)
+    raise TypeError(f"a configuration is None, a mapping, YAML text or a path, not {type(config).__name__}")
+
+
+class FieldStore:
+    """A handle on a store: archive, flush, retrieve, list, axes, wipe, purge, control, stats, where.
+
+    `config`: None (as the CLI: `$FIELDSTORE_CONFIG`, FDB5's variables, else a POSIX store under
+    `$FIELDSTORE_ROOT`), a mapping, YAML text, or the path of a YAML file; fieldstore's format or
+    FDB5's. As a context manager, the handle flushes when the block ends without an error.
+    """
+
+    def __init__(self, config: ConfigLike = None) -> None:
+        self._native = _open(config)
+
+    def __enter__(self) -> "FieldStore":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.flush()
+
+    def archive(self, data: Union[bytes, bytearray, memoryview], key: Optional[KeyLike] = None) -> int:
+        """Archives `data` under `key`, or without a key every GRIB message in `data` under the
+        keys read from it; returns the fields archived. Visible after `flush()`."""
+        if isinstance(data, memoryview):
+            data = data.tobytes()
+        return self._native.archive(data, None if key is None else _key_text(key))
+
+    def flush(self) -> None:
+        """Makes everything archived through this handle durable and visible to readers."""
+        self._native.flush()
+
+    def retrieve(self, request: Request) -> Reader:
+        """A reader of the fields `request` names, in the order it names values: `read()`,
+        `readinto()`, or iteration field by field. Raises `NotFound` saying why when nothing
+        matched."""
+        return self._native.retrieve(_request_text(request))
+
+    def list(self, request: Request, depth: int = 3, include_superseded: bool = False) -> Iterator[ListEntry]:
+        """The data sets (depth 1), collocations (2) or fields (3) `request` names; fields hidden
+        by a newer archive of the same key too when `include_superseded`."""
+        return iter(self._native.list(_request_text(request), depth, include_superseded))
+
+    def axes(self, request: Request) -> Dict[str, List[str]]:
+        """The values stored for each keyword among what `request` names."""
+        return self._native.axes(_request_text(request))
+
+    def wipe(self, request: Request, doit: bool = False) -> Dict[str, Any]:
+        """Removes what `request` names (FDB5's minimum keys: class, expver, stream, date,
+        time). A dry run, reporting what would go, unless `doit`."""
+        return json.loads(self._native.wipe(_request_text(request), doit))
+
+    def purge(self, request: Request, doit: bool = False) -> Dict[str, Any]:
+        """Reclaims fields replaced by newer archives among what `request` names. A dry run
+        unless `doit`."""
+        return json.loads(self._native.purge(_request_text(request), doit))
+
+    def control(self, request: Request, actions: Iterable[str] = (), lock: Optional[bool] = None) -> Dict[str, List[str]]:
+        """Locks (`lock=True`), unlocks (`False`) or reports (`None`) `actions` (archive,
+        retrieve, list, wipe; all when none are named) on the data sets `request` names;
+        returns each data set's locked actions."""
+        states = json.loads(self._native.control(_request_text(request), list(actions), lock))
+        return {dataset: locked for dataset, locked in states}
+
+    def lock(self, request: Request, actions: Iterable[str] = ()) -> Dict[str, List[str]]:
+        """Locks `actions` (all when none are named) on the data sets `request` names."""
+        return self.control(request, actions, True)
+
+    def unlock(self, request: Request, actions: Iterable[str] = ()) -> Dict[str, List[str]]:
+        """Unlocks `actions` (all when none are named) on the data sets `request` names."""
+        return self.control(request, actions, False)
+
+    def stats(self, request: Request) -> Dict[str, int]:
+        """Counts of what `request` names: data sets, indexes, fields, bytes, superseded ones."""
+        return json.loads(self._native.stats(_request_text(request)))
+
+    def where(self, request: Request) -> List[Dict[str, Any]]:
+        """Where each data set `request` names lives: its key, catalogue and store."""
+        return json.loads(self._native.where_is(_request_text(request)))
