@@ -92,6 +92,8 @@ pub struct DataReader {
     /// The first field not wholly handed to the caller, and how many of its bytes were.
     out_field: usize,
     out_seen: u64,
+    /// The error the reader stopped at (kind and message), returned by every later call.
+    failed: Option<(ErrorKind, String)>,
 }
 
 impl FieldStore {
@@ -101,6 +103,13 @@ impl FieldStore {
         let options = ListOptions { in_request_order: true, ..ListOptions::default() };
         let matches = self.resolve(request, options, Some(ControlAction::Retrieve))?;
         Ok((DataReader::new(self.shared.store.clone(), matches.fields), matches.explanation))
+    }
+
+    /// A reader of fields a listing returned, at the locations listed (not resolved again):
+    /// a superseded field reads as it was, and a field replaced since the listing too, as
+    /// long as its bytes are there (purge and wipe remove them).
+    pub fn read_fields(&self, fields: Vec<FieldEntry>) -> DataReader {
+        DataReader::new(self.shared.store.clone(), fields)
     }
 }
 
@@ -125,14 +134,17 @@ impl DataReader {
             spare: Vec::new(),
             out_field: 0,
             out_seen: 0,
+            failed: None,
         }
     }
 
     /// The next field, whole and checked, with its entry; `None` after the last. The bytes
     /// are lent from where the reader holds them: a field read ahead is not copied, others
     /// are read into the reader's own buffer (sized by the largest field). May follow reads
-    /// through [`Read`] only at a field boundary.
+    /// through [`Read`] only at a field boundary. After an error the reader stops: every
+    /// later call returns it again (a new retrieve starts over).
     pub fn next_field(&mut self) -> Result<Option<(&FieldEntry, &[u8])>> {
+        self.stopped()?;
         let Some(field) = self.fields.get(self.out_field) else { return Ok(None) };
         if self.out_seen != 0 {
             return Err(Error::new(
@@ -146,6 +158,16 @@ impl DataReader {
             ));
         }
         let length = field.location.length as usize;
+        let staged = self.stage_field(length);
+        self.stop_at(staged)?;
+        let start = self.staged;
+        self.staged += length;
+        self.out_field += 1;
+        Ok(Some((&self.fields[self.out_field - 1], &self.staging[start..start + length])))
+    }
+
+    /// Stages the next field, of `length` bytes, whole and checked, unless it is staged.
+    fn stage_field(&mut self, length: usize) -> Result<()> {
         let read_ahead = self.store.read_ahead();
         if self.staged == self.staged_end && read_ahead > 0 && length > 0 {
             // Runs hold whole fields: the staged run holds this one.
@@ -153,10 +175,31 @@ impl DataReader {
         } else if self.staged_end - self.staged < length {
             self.stage_exactly(self.batch_length(length))?;
         }
-        let start = self.staged;
-        self.staged += length;
-        self.out_field += 1;
-        Ok(Some((&self.fields[self.out_field - 1], &self.staging[start..start + length])))
+        if self.staged_end - self.staged < length {
+            return Err(Error::corrupt(
+                format!("field {}", self.fields[self.out_field].identifier()),
+                &*self.fields[self.out_field].location.uri,
+                "the stream ended inside it",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The error the reader stopped at, if it did.
+    fn stopped(&self) -> Result<()> {
+        match &self.failed {
+            Some((kind, message)) => Err(Error::new(*kind, format!("{message} (this reader stopped there)"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops the reader at `result`'s error, if any: its buffers and checksums are then in no
+    /// state to go on from (bytes of a failed read may be staged, a field half checked).
+    fn stop_at<T>(&mut self, result: Result<T>) -> Result<T> {
+        if let Err(error) = &result {
+            self.failed = Some((error.kind(), error.to_string()));
+        }
+        result
     }
 
     /// Writes the fields left into `out`, in order: each batch of whole, checked fields the
@@ -439,13 +482,22 @@ fn read_whole_fields_checked(store: &dyn Store, uri: &str, start: u64, out: &mut
 
 impl Read for DataReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        self.stopped().map_err(std::io::Error::other)?;
+        let read = self.read_stream(out);
+        self.stop_at(read).map_err(std::io::Error::other)
+    }
+}
+
+impl DataReader {
+    /// [`Read::read`], before the reader stops at an error.
+    fn read_stream(&mut self, out: &mut [u8]) -> Result<usize> {
         let read_ahead = self.store.read_ahead();
         if self.staged == self.staged_end && read_ahead > 0 {
-            if self.stage_run_read_ahead(read_ahead).map_err(std::io::Error::other)? == 0 {
+            if self.stage_run_read_ahead(read_ahead)? == 0 {
                 return Ok(0);
             }
         } else if self.staged == self.staged_end && out.len() >= DIRECT_READ {
-            let n = self.read_run(out).map_err(std::io::Error::other)?;
+            let n = self.read_run(out)?;
             self.deliver(n);
             return Ok(n);
         }
@@ -457,7 +509,7 @@ impl Read for DataReader {
             let filled = self.read_run(&mut staging);
             self.staging = staging;
             self.staged = 0;
-            self.staged_end = filled.map_err(std::io::Error::other)?;
+            self.staged_end = filled?;
         }
         let n = out.len().min(self.staged_end - self.staged);
         out[..n].copy_from_slice(&self.staging[self.staged..self.staged + n]);
@@ -604,6 +656,42 @@ mod tests {
             // Read ahead, the objects before it; otherwise one batch holds all.
             let written = if read_ahead > 0 { 6000 } else { 0 };
             assert!(out == stream[..written], "read ahead {read_ahead}: {} bytes written", out.len());
+        }
+    }
+
+    #[test]
+    fn after_an_error_every_call_returns_it_again() {
+        for read_ahead in [0, 2] {
+            // The corrupt field is the last: read ahead, nothing is left to stage after it.
+            let (mut store, fields, _) = three_objects(read_ahead);
+            store.objects.get_mut("c").unwrap()[2500] ^= 1;
+            let store = Arc::new(store);
+            let mut reader = DataReader::new(store.clone(), fields.clone());
+            let mut failed = false;
+            for _ in 0..12 {
+                match reader.next_field() {
+                    Ok(Some(_)) => assert!(!failed, "read ahead {read_ahead}: a field after an error"),
+                    Ok(None) => panic!("read ahead {read_ahead}: the stream ended past a corrupt field"),
+                    Err(e) => {
+                        assert!(e.to_string().contains("checksum mismatch"), "{e}");
+                        failed = true;
+                    }
+                }
+            }
+            assert!(failed, "read ahead {read_ahead}");
+            assert!(reader.read(&mut [0; 10]).unwrap_err().to_string().contains("checksum mismatch"));
+            // Small stream reads: once one failed, none hands out a staged byte.
+            let mut reader = DataReader::new(store, fields);
+            let mut out = vec![0; 100];
+            let first_error = loop {
+                if let Err(e) = reader.read(&mut out) {
+                    break e.to_string();
+                }
+            };
+            assert!(first_error.contains("checksum mismatch"), "{first_error}");
+            for _ in 0..5 {
+                assert!(reader.read(&mut out).is_err(), "read ahead {read_ahead}: bytes after an error");
+            }
         }
     }
 
