@@ -31,6 +31,7 @@ from ._native import (
     ListEntry,
     Locked,
     NotFound,
+    NothingMatched,
     Reader,
     StorageError,
     Timeout,
@@ -47,6 +48,7 @@ __all__ = [
     "BadRequest",
     "BadConfig",
     "NotFound",
+    "NothingMatched",
     "AlreadyExists",
     "Locked",
     "Corrupt",
@@ -66,14 +68,24 @@ KeyLike = Union[str, Mapping[str, Union[str, int]]]
 #: A configuration: None (the CLI's resolution), a mapping, YAML text, or a file's path.
 ConfigLike = Union[None, Mapping[str, Any], str, "os.PathLike[str]"]
 
-_SEPARATORS = (",", "=")
+#: Characters the MARS request language gives a meaning (separators, quotes, comments): a value
+#: holding one could change what a request names, e.g. make a wipe remove more.
+_SPECIAL = set(',="\'`\\#')
 
 
-def _text(value: Any, keyword: str) -> str:
+def _text(value: Any, keyword: str, slashes: bool = False) -> str:
+    """A keyword's or value's text, refused (`BadRequest`) unless every character of it stands
+    for itself in a request: printable ASCII, no space, none of `_SPECIAL`, `/` only between
+    values of a text value (`0/to/12`), and not `off` (which unsets a keyword)."""
     text = str(value)
-    for separator in _SEPARATORS:
-        if separator in text:
-            raise BadRequest(f"value {text!r} of keyword {keyword!r} holds {separator!r}, which separates keywords")
+    bad = next((c for c in text if not (c.isascii() and c.isprintable()) or c.isspace() or c in _SPECIAL), None)
+    if bad is not None:
+        raise BadRequest(f"value {text!r} of keyword {keyword!r} holds {bad!r}, which a request would not read as part of it")
+    parts = text.split("/") if slashes else [text]
+    if any(part == "" for part in parts) or (not slashes and "/" in text):
+        raise BadRequest(f"value {text!r} of keyword {keyword!r}: '/' separates values, and no value is empty")
+    if any(part.lower() == "off" for part in parts):
+        raise BadRequest(f"value {text!r} of keyword {keyword!r}: 'off' unsets a keyword in a request")
     return text
 
 
@@ -87,11 +99,9 @@ def _request_text(request: Request) -> str:
     for keyword, value in request.items():
         keyword = _text(keyword, str(keyword))
         if isinstance(value, (str, int, float)):
-            values = [_text(value, keyword)]
+            values = [_text(value, keyword, slashes=isinstance(value, str))]
         else:
             values = [_text(v, keyword) for v in value]
-            if len(values) > 1 and any("/" in v for v in values):
-                raise BadRequest(f"keyword {keyword!r}: a value of a list holds '/', which separates values")
         items.append(f"{keyword}={'/'.join(values)}")
     return ",".join(items)
 
@@ -156,10 +166,14 @@ class FieldStore:
         self._native.flush()
 
     def retrieve(self, request: Request) -> Reader:
-        """A reader of the fields `request` names, in the order it names values: `read()`,
-        `readinto()`, or iteration field by field. Raises `NotFound` saying why when nothing
-        matched."""
+        """A reader of the fields `request` names, in the order it names values: `read()`, or
+        iteration field by field. Raises `NotFound` saying why when nothing matched."""
         return self._native.retrieve(_request_text(request))
+
+    def read_entry(self, entry: ListEntry) -> Reader:
+        """A reader of a listed field's bytes where the listing found them (a superseded
+        field's too), not resolved again."""
+        return self._native.read_entry(entry)
 
     def list(self, request: Request, depth: int = 3, include_superseded: bool = False) -> Iterator[ListEntry]:
         """The data sets (depth 1), collocations (2) or fields (3) `request` names; fields hidden

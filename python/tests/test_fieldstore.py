@@ -66,6 +66,19 @@ def test_reads_by_size_and_field_by_field(store):
     assert fields == [("12", payload(12)), ("0", payload(0))]
 
 
+def test_a_listed_field_reads_where_it_was_listed(store):
+    store.archive(payload(6), key(6))
+    store.flush()
+    store.archive(payload(6, size=10), key(6))
+    store.flush()
+    entries = list(store.list({"class": "od", "expver": "0001"}, include_superseded=True))
+    got = sorted((e.superseded, store.read_entry(e).read()) for e in entries)
+    assert got == [(False, payload(6, size=10)), (True, payload(6))]
+    (dataset,) = store.list({"class": "od", "expver": "0001"}, depth=1)
+    with pytest.raises(fieldstore.BadRequest, match="depth 3"):
+        store.read_entry(dataset)
+
+
 def test_list_depths_axes_and_superseded_fields(store):
     for step in (0, 6):
         store.archive(payload(step), key(step))
@@ -108,12 +121,19 @@ def test_wipe_purge_stats_where_and_locks(store, root):
 
 
 def test_errors_are_exceptions_of_their_kind(store, root, tmp_path: Path):
-    with pytest.raises(fieldstore.NotFound, match="nothing matched"):
+    with pytest.raises(fieldstore.NothingMatched, match="nothing matched"):
         store.retrieve({"class": "od", "expver": "0001", "step": 99})
     with pytest.raises(fieldstore.BadRequest, match="setp"):
         list(store.list("class=od,expver=0001,setp=6"))
-    with pytest.raises(fieldstore.BadRequest, match="separates keywords"):
-        store.retrieve({"class": "od,expver=2"})
+    # Characters a request reads as more than the value are refused, never passed on: a
+    # comment or quote would drop or merge the keywords after it (a wipe would remove more).
+    for value in ("od,expver=2", "1200#", 'a"b', "x y", "12/", "off", "0/off"):
+        with pytest.raises(fieldstore.BadRequest, match="value"):
+            store.retrieve({"class": "od", "time": value})
+    with pytest.raises(fieldstore.BadRequest):
+        store.wipe({**BASE, "time": "1200#", "type": "fc"}, doit=True)
+    with pytest.raises(fieldstore.BadRequest):
+        store.archive(b"x", {**BASE, "step": "1/2", "param": 1})
     with pytest.raises(fieldstore.BadRequest, match="depth"):
         store.list({"class": "od", "expver": "0001"}, depth=4)
     with pytest.raises(fieldstore.BadConfig, match="colour"):

@@ -10,6 +10,7 @@ create_exception!(fieldstore, Error, PyException, "Any fieldstore error; each ki
 create_exception!(fieldstore, BadRequest, Error, "A request, key or value is malformed or names an unknown keyword.");
 create_exception!(fieldstore, BadConfig, Error, "A configuration is malformed or names an unknown backend or option.");
 create_exception!(fieldstore, NotFound, Error, "Nothing matched, or a store, data set, file or object is not there.");
+create_exception!(fieldstore, NothingMatched, NotFound, "A request matched no field; the message says why, index by index.");
 create_exception!(fieldstore, AlreadyExists, Error, "Something to be created exists already.");
 create_exception!(fieldstore, Locked, Error, "The action is locked on the data set (see `control`).");
 create_exception!(fieldstore, Corrupt, Error, "Stored data failed a check: a checksum, a frame, a length.");
@@ -53,6 +54,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("BadRequest", py.get_type::<BadRequest>())?;
     module.add("BadConfig", py.get_type::<BadConfig>())?;
     module.add("NotFound", py.get_type::<NotFound>())?;
+    module.add("NothingMatched", py.get_type::<NothingMatched>())?;
     module.add("AlreadyExists", py.get_type::<AlreadyExists>())?;
     module.add("Locked", py.get_type::<Locked>())?;
     module.add("Corrupt", py.get_type::<Corrupt>())?;

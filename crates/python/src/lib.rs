@@ -64,12 +64,12 @@ impl Handle {
     }
 
     /// A reader of the fields a request names, in the order it names values; raises
-    /// `NotFound` saying why when nothing matched.
+    /// `NothingMatched` (a `NotFound`) saying why when nothing matched.
     fn retrieve(&self, py: Python<'_>, request: &str) -> PyResult<Reader> {
         let request = Request::parse(request).map_err(to_py)?;
         let (reader, why) = py.detach(|| self.store.retrieve(&request)).map_err(to_py)?;
         if let Some(why) = why {
-            return Err(errors::NotFound::new_err(format!("nothing matched {request}: {why}")));
+            return Err(errors::NothingMatched::new_err(format!("nothing matched {request}: {why}")));
         }
         Ok(Reader::new(reader))
     }
@@ -91,6 +91,17 @@ impl Handle {
             }
             _ => matches.fields.into_iter().map(ListEntry::field).collect(),
         })
+    }
+
+    /// A reader of a listed field's bytes where the listing found them (a superseded field's
+    /// too), not resolved again.
+    fn read_entry(&self, entry: Bound<'_, ListEntry>) -> PyResult<Reader> {
+        let field = entry
+            .get()
+            .field
+            .clone()
+            .ok_or_else(|| errors::BadRequest::new_err("only a field (a listing of depth 3) has bytes to read"))?;
+        Ok(Reader::new(self.store.read_fields(vec![field])))
     }
 
     /// The values stored per keyword for what a request names.
@@ -177,6 +188,8 @@ pub struct ListEntry {
     /// Hidden by a newer field with the same identifier (listed only when asked).
     #[pyo3(get)]
     superseded: bool,
+    /// The field as listed (depth 3), for reading it where it is.
+    field: Option<FieldEntry>,
 }
 
 /// A key's pairs as a dict, in the schema's order.
@@ -247,6 +260,7 @@ impl ListEntry {
             offset: None,
             length: None,
             superseded: false,
+            field: None,
         }
     }
 
@@ -260,6 +274,7 @@ impl ListEntry {
             offset: Some(entry.location.offset),
             length: Some(entry.location.length),
             superseded: entry.superseded,
+            field: Some(entry),
         }
     }
 }

@@ -1,0 +1,52 @@
+"""Fixtures of the pyfdb compatibility tests. The same tests run twice in CI: against pyfdb
+5.25 itself (FIELDSTORE_PYFDB=pyfdb, in FDB5's own environment: the oracle) and against
+`fieldstore.pyfdb` (the default). They import nothing else of fieldstore."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SAMPLE = Path("/usr/share/eccodes/samples/gg_sfc_grib2.tmpl")
+SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "fdb5" / "schema"
+
+
+@pytest.fixture(scope="session")
+def pyfdb():
+    name = os.environ.get("FIELDSTORE_PYFDB", "fieldstore")
+    return importlib.import_module("pyfdb" if name == "pyfdb" else "fieldstore.pyfdb")
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> dict:
+    """FDB5's configuration format, FDB5's own schema, a root in a temporary directory."""
+    if not SCHEMA.exists():
+        pytest.fail(f"the tests need FDB5's schema at {SCHEMA} (../shared beside the repository)")
+    root = tmp_path / "root"
+    root.mkdir()
+    return {"type": "local", "engine": "toc", "schema": str(SCHEMA), "spaces": [{"handler": "Default", "roots": [{"path": str(root)}]}]}
+
+
+@pytest.fixture
+def fdb(pyfdb, config):
+    return pyfdb.FDB(config)
+
+
+@pytest.fixture(scope="session")
+def grib(tmp_path_factory) -> dict:
+    """A GRIB message per step 0, 6 and 12 (class=od, expver=0001, stream=oper, type=fc,
+    levtype=sfc, param=130, date=20070424, time=1200), from ecCodes' sample."""
+    if shutil.which("grib_set") is None:
+        pytest.fail("the tests need ecCodes' grib_set")
+    out = tmp_path_factory.mktemp("grib")
+    messages = {}
+    for step in (0, 6, 12):
+        path = out / f"{step}.grib"
+        subprocess.run(["grib_set", "-s", f"type=fc,step={step}", str(SAMPLE), str(path)], check=True)
+        messages[step] = path.read_bytes()
+    return messages
