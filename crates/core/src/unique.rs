@@ -1,8 +1,7 @@
 //! Names no other process on any host produces, for files and objects that writers create
 //! without coordinating.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// A name no other process on any host will produce: this process's [`session`] and a
 /// counter.
@@ -15,13 +14,26 @@ pub fn unique_suffix() -> String {
 /// This process's name among all processes on all hosts: host, pid and the time of the first
 /// call (which tells a later process reusing the pid apart). Every [`unique_suffix`] starts
 /// with it, so whatever a process created can be found again by its session (recovery after
-/// a crash).
+/// a crash). A child made by `fork()` gets a session of its own at its first call: it inherits
+/// its parent's memory, and two children naming files after their parent's session would
+/// collide (as Python's multiprocessing workers did).
 pub fn session() -> &'static str {
-    static SESSION: OnceLock<String> = OnceLock::new();
-    SESSION.get_or_init(|| {
+    static CURRENT: AtomicPtr<(u32, String)> = AtomicPtr::new(std::ptr::null_mut());
+    let pid = std::process::id();
+    loop {
+        let current = CURRENT.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer in CURRENT comes from `Box::leak` below and is never freed.
+        if let Some((owner, name)) = unsafe { current.as_ref() } {
+            if *owner == pid {
+                return name;
+            }
+        }
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        format!("{}.{}.{:x}", hostname(), std::process::id(), nanos)
-    })
+        let fresh: *mut (u32, String) = Box::leak(Box::new((pid, format!("{}.{}.{:x}", hostname(), pid, nanos))));
+        // A thread that made this process's session first wins; the loser's stays leaked (a
+        // few bytes, once per process).
+        let _ = CURRENT.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire);
+    }
 }
 
 /// The host name, reduced to `[A-Za-z0-9-]` (other characters become `_`) and 64 characters.
