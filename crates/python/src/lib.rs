@@ -5,10 +5,11 @@
 //! reports into dicts.
 
 mod errors;
+mod process;
 mod reader;
 
+use std::mem::ManuallyDrop;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use fieldstore::{Config, ControlAction, FieldEntry, FieldStore, Key, ListOptions, Request};
 use pyo3::prelude::*;
@@ -16,12 +17,29 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyDict;
 
 use errors::to_py;
+use process::Owner;
 use reader::Reader;
 
 /// A handle on a store: see the package's documentation (`docs/python.md`).
 #[pyclass(module = "fieldstore._native", name = "FieldStore", frozen)]
 struct Handle {
-    store: Arc<FieldStore>,
+    /// Taken only by `Drop`, which drops it with the GIL released.
+    store: ManuallyDrop<FieldStore>,
+    owner: Owner,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: `store` is taken once, here, and never used after: the handle is being dropped.
+        self.owner.release(unsafe { ManuallyDrop::take(&mut self.store) });
+    }
+}
+
+/// Drops `value` with the GIL released: dropping a store or a reader may wait on storage (a
+/// writer's last sync, reads still in flight), which must not stall every Python thread. Python
+/// drops objects with the GIL held, so attaching only counts one more.
+pub(crate) fn drop_detached<T: Send>(value: T) {
+    Python::attach(|py| py.detach(move || drop(value)));
 }
 
 #[pymethods]
@@ -39,7 +57,7 @@ impl Handle {
         }
         .map_err(to_py)?;
         let store = py.detach(|| fieldstore::open(&config)).map_err(to_py)?;
-        Ok(Handle { store: Arc::new(store) })
+        Ok(Handle { store: ManuallyDrop::new(store), owner: Owner::current() })
     }
 
     /// Archives `data` under `key` (a MARS key, `class=od,expver=0001,...`), or, without a key,
@@ -47,6 +65,7 @@ impl Handle {
     /// Visible to readers after `flush()`.
     #[pyo3(signature = (data, key=None))]
     fn archive(&self, py: Python<'_>, data: PyBackedBytes, key: Option<&str>) -> PyResult<usize> {
+        self.owner.check("FieldStore")?;
         let bytes: &[u8] = &data;
         match key {
             Some(key) => {
@@ -60,12 +79,14 @@ impl Handle {
 
     /// Makes everything archived through this handle durable and visible.
     fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        self.owner.check("FieldStore")?;
         py.detach(|| self.store.flush()).map_err(to_py)
     }
 
     /// A reader of the fields a request names, in the order it names values; raises
     /// `NothingMatched` (a `NotFound`) saying why when nothing matched.
     fn retrieve(&self, py: Python<'_>, request: &str) -> PyResult<Reader> {
+        self.owner.check("FieldStore")?;
         let request = Request::parse(request).map_err(to_py)?;
         let (reader, why) = py.detach(|| self.store.retrieve(&request)).map_err(to_py)?;
         if let Some(why) = why {
@@ -78,6 +99,7 @@ impl Handle {
     /// (fields, with their locations); superseded fields too when asked.
     #[pyo3(signature = (request, depth=3, include_superseded=false))]
     fn list(&self, py: Python<'_>, request: &str, depth: u8, include_superseded: bool) -> PyResult<Vec<ListEntry>> {
+        self.owner.check("FieldStore")?;
         if !(1..=3).contains(&depth) {
             return Err(errors::BadRequest::new_err(format!("depth {depth}: list takes 1, 2 or 3")));
         }
@@ -96,6 +118,7 @@ impl Handle {
     /// A reader of a listed field's bytes where the listing found them (a superseded field's
     /// too), not resolved again.
     fn read_entry(&self, entry: Bound<'_, ListEntry>) -> PyResult<Reader> {
+        self.owner.check("FieldStore")?;
         let field = entry
             .get()
             .field
@@ -106,6 +129,7 @@ impl Handle {
 
     /// The values stored per keyword for what a request names.
     fn axes<'py>(&self, py: Python<'py>, request: &str) -> PyResult<Bound<'py, PyDict>> {
+        self.owner.check("FieldStore")?;
         let request = Request::parse(request).map_err(to_py)?;
         let (axes, _) = py.detach(|| self.store.axes(&request)).map_err(to_py)?;
         let out = PyDict::new(py);
@@ -118,6 +142,7 @@ impl Handle {
     /// Wipes what a request names (a dry run unless `doit`); the report as JSON.
     #[pyo3(signature = (request, doit=false))]
     fn wipe(&self, py: Python<'_>, request: &str, doit: bool) -> PyResult<String> {
+        self.owner.check("FieldStore")?;
         let request = Request::parse(request).map_err(to_py)?;
         json(py.detach(|| self.store.wipe(&request, doit)).map_err(to_py)?)
     }
@@ -126,6 +151,7 @@ impl Handle {
     /// report as JSON.
     #[pyo3(signature = (request, doit=false))]
     fn purge(&self, py: Python<'_>, request: &str, doit: bool) -> PyResult<String> {
+        self.owner.check("FieldStore")?;
         let request = Request::parse(request).map_err(to_py)?;
         json(py.detach(|| self.store.purge(&request, doit)).map_err(to_py)?)
     }
@@ -135,6 +161,7 @@ impl Handle {
     /// set's locked actions as JSON.
     #[pyo3(signature = (request, actions, lock=None))]
     fn control(&self, py: Python<'_>, request: &str, actions: Vec<String>, lock: Option<bool>) -> PyResult<String> {
+        self.owner.check("FieldStore")?;
         let request = Request::parse(request).map_err(to_py)?;
         let actions = actions
             .iter()
@@ -151,12 +178,14 @@ impl Handle {
 
     /// Counts of what a request names, as JSON.
     fn stats(&self, py: Python<'_>, request: &str) -> PyResult<String> {
+        self.owner.check("FieldStore")?;
         let request = Request::parse(request).map_err(to_py)?;
         json(py.detach(|| self.store.stats(&request)).map_err(to_py)?)
     }
 
     /// Where each data set a request names lives, as JSON.
     fn where_is(&self, py: Python<'_>, request: &str) -> PyResult<String> {
+        self.owner.check("FieldStore")?;
         let request = Request::parse(request).map_err(to_py)?;
         json(py.detach(|| self.store.where_is(&request)).map_err(to_py)?)
     }

@@ -4,6 +4,7 @@
 //! buffer of its own).
 
 use std::io::Read;
+use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
 
 use fieldstore::DataReader;
@@ -12,6 +13,7 @@ use pyo3::sync::MutexExt;
 use pyo3::types::PyBytes;
 
 use crate::errors::{io_to_py, to_py};
+use crate::process::Owner;
 use crate::ListEntry;
 
 /// What a reader holds between calls.
@@ -25,7 +27,9 @@ struct State {
 /// `(ListEntry, bytes)` pairs, one per field, and a context manager.
 #[pyclass(module = "fieldstore._native", frozen)]
 pub struct Reader {
-    state: Mutex<State>,
+    /// Taken only by `Drop`, which drops it with the GIL released.
+    state: ManuallyDrop<Mutex<State>>,
+    owner: Owner,
     /// The length of all the fields together.
     total: u64,
 }
@@ -34,14 +38,23 @@ impl Reader {
     /// A reader handing out `reader`'s fields.
     pub fn new(reader: DataReader) -> Self {
         let total = reader.total_bytes();
-        Reader { state: Mutex::new(State { reader, position: 0 }), total }
+        Reader { state: ManuallyDrop::new(Mutex::new(State { reader, position: 0 })), total, owner: Owner::current() }
     }
 
     /// The state, waited for detached from the interpreter: a thread holding it reads with the
     /// GIL released and takes the GIL again to finish, so a waiter must not hold the GIL. Also
     /// after a thread panicked holding it (a read is then an error, not a hang).
-    fn state(&self, py: Python<'_>) -> MutexGuard<'_, State> {
-        self.state.lock_py_attached(py).unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn state(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, State>> {
+        // First: in a child after fork() the lock may be held by a thread that is not there.
+        self.owner.check("reader")?;
+        Ok(self.state.lock_py_attached(py).unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        // SAFETY: `state` is taken once, here, and never used after: the reader is being dropped.
+        self.owner.release(unsafe { ManuallyDrop::take(&mut self.state) });
     }
 }
 
@@ -50,7 +63,7 @@ impl Reader {
     /// Up to `size` bytes (all that are left when negative), as `bytes`; `b""` at the end.
     #[pyo3(signature = (size=-1))]
     fn read<'py>(&self, py: Python<'py>, size: i64) -> PyResult<Bound<'py, PyBytes>> {
-        let mut state = self.state(py);
+        let mut state = self.state(py)?;
         let left = self.total - state.position;
         let wanted = u64::try_from(size).map_or(left, |size| size.min(left));
         let length = usize::try_from(wanted).map_err(|_| crate::errors::Error::new_err(format!("{wanted} bytes do not fit in memory")))?;
@@ -66,8 +79,8 @@ impl Reader {
     }
 
     /// How many bytes were read so far.
-    fn tell(&self, py: Python<'_>) -> u64 {
-        self.state(py).position
+    fn tell(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.state(py)?.position)
     }
 
     /// The length of all the retrieved fields together, in bytes.
@@ -76,8 +89,8 @@ impl Reader {
     }
 
     /// How many fields were retrieved.
-    fn fields(&self, py: Python<'_>) -> usize {
-        self.state(py).reader.fields().len()
+    fn fields(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.state(py)?.reader.fields().len())
     }
 
     fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -87,7 +100,7 @@ impl Reader {
     /// The next field and its bytes, whole and checked; may follow `read` only at a field
     /// boundary.
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<(ListEntry, Bound<'py, PyBytes>)>> {
-        let mut state = self.state(py);
+        let mut state = self.state(py)?;
         let state = &mut *state;
         let Some((entry, bytes)) = py.detach(|| state.reader.next_field()).map_err(to_py)? else { return Ok(None) };
         let field = (ListEntry::field(entry.clone()), PyBytes::new(py, bytes));
