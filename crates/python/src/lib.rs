@@ -10,6 +10,7 @@ mod reader;
 
 use std::mem::ManuallyDrop;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use fieldstore::{Config, ControlAction, FieldEntry, FieldStore, Key, ListOptions, Request};
 use pyo3::prelude::*;
@@ -196,36 +197,24 @@ fn json(report: impl serde::Serialize) -> PyResult<String> {
     serde_json::to_string(&report).map_err(|e| errors::Error::new_err(format!("cannot encode a report: {e}")))
 }
 
-/// One entry of a listing: a data set (depth 1), a collocation (depth 2) or a field.
+/// One entry of a listing: a data set (depth 1), a collocation (depth 2) or a field. Holds
+/// the listing's own keys (shared, not copied) and makes dicts only when asked.
 #[pyclass(module = "fieldstore._native", frozen)]
 pub struct ListEntry {
-    /// The data set's key.
-    dataset: Vec<(String, String)>,
-    /// The collocation's key (depth 2 and 3).
-    collocation: Option<Vec<(String, String)>>,
-    /// The field's own key (depth 3).
-    element: Option<Vec<(String, String)>>,
-    /// Where the field's bytes are: a path relative to the store's root or an object's name.
-    #[pyo3(get)]
-    uri: Option<String>,
-    /// Where the field starts there, in bytes.
-    #[pyo3(get)]
-    offset: Option<u64>,
-    /// The field's length in bytes.
-    #[pyo3(get)]
-    length: Option<u64>,
-    /// Hidden by a newer field with the same identifier (listed only when asked).
-    #[pyo3(get)]
-    superseded: bool,
-    /// The field as listed (depth 3), for reading it where it is.
+    dataset: Arc<Key>,
+    /// Depth 2 and 3.
+    collocation: Option<Arc<Key>>,
+    /// The field as listed (depth 3): its element key and location, for reading it where it is.
     field: Option<FieldEntry>,
 }
 
-/// A key's pairs as a dict, in the schema's order.
-fn dict<'py>(py: Python<'py>, pairs: &[(String, String)]) -> PyResult<Bound<'py, PyDict>> {
+/// A key as a dict, in the schema's order.
+fn dict<'py>(py: Python<'py>, keys: &[&Key], skip_empty: bool) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    for (keyword, value) in pairs {
-        out.set_item(keyword, value)?;
+    for (keyword, value) in keys.iter().flat_map(|key| key.iter()) {
+        if !(skip_empty && value.is_empty()) {
+            out.set_item(keyword, value)?;
+        }
     }
     Ok(out)
 }
@@ -235,76 +224,77 @@ impl ListEntry {
     /// The data set's key, as a dict.
     #[getter]
     fn dataset<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        dict(py, &self.dataset)
+        dict(py, &[&self.dataset], false)
     }
 
     /// The collocation's key (depth 2 and 3), as a dict.
     #[getter]
     fn collocation<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.collocation.as_deref().map(|pairs| dict(py, pairs)).transpose()
+        self.collocation.as_deref().map(|key| dict(py, &[key], false)).transpose()
     }
 
     /// The field's own key (depth 3), as a dict.
     #[getter]
     fn element<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.element.as_deref().map(|pairs| dict(py, pairs)).transpose()
+        self.field.as_ref().map(|field| dict(py, &[&field.element], false)).transpose()
+    }
+
+    /// Where the field's bytes are: a path relative to the store's root or an object's name.
+    #[getter]
+    fn uri(&self) -> Option<String> {
+        self.field.as_ref().map(|field| field.location.uri.to_string())
+    }
+
+    /// Where the field starts there, in bytes.
+    #[getter]
+    fn offset(&self) -> Option<u64> {
+        self.field.as_ref().map(|field| field.location.offset)
+    }
+
+    /// The field's length in bytes.
+    #[getter]
+    fn length(&self) -> Option<u64> {
+        self.field.as_ref().map(|field| field.location.length)
+    }
+
+    /// Hidden by a newer field with the same identifier (listed only when asked).
+    #[getter]
+    fn superseded(&self) -> bool {
+        self.field.as_ref().is_some_and(|field| field.superseded)
     }
 
     /// The whole key (data set, collocation, element), as a dict without the absent optional
     /// keywords: what archive and retrieve take.
     fn key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let parts = [Some(&self.dataset), self.collocation.as_ref(), self.element.as_ref()];
-        let pairs: Vec<(String, String)> = parts.into_iter().flatten().flatten().filter(|(_, v)| !v.is_empty()).cloned().collect();
-        dict(py, &pairs)
+        let keys: Vec<&Key> =
+            [Some(&*self.dataset), self.collocation.as_deref(), self.field.as_ref().map(|f| &f.element)].into_iter().flatten().collect();
+        dict(py, &keys, true)
     }
 
     fn __repr__(&self) -> String {
-        let text = |pairs: &[(String, String)]| pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
-        let mut out = format!("{{{}}}", text(&self.dataset));
-        for part in [&self.collocation, &self.element].into_iter().flatten() {
-            out.push_str(&format!("{{{}}}", text(part)));
+        let mut out = format!("{{{}}}", self.dataset);
+        if let Some(collocation) = &self.collocation {
+            out.push_str(&format!("{{{collocation}}}"));
         }
-        if let (Some(uri), Some(offset), Some(length)) = (&self.uri, self.offset, self.length) {
-            out.push_str(&format!(" {uri} offset={offset} length={length}"));
-        }
-        if self.superseded {
-            out.push_str(" superseded");
+        if let Some(field) = &self.field {
+            let location = &field.location;
+            out.push_str(&format!("{{{}}} {} offset={} length={}", field.element, location.uri, location.offset, location.length));
+            if field.superseded {
+                out.push_str(" superseded");
+            }
         }
         out
     }
 }
 
-/// A key as (keyword, value) pairs, in the schema's order.
-fn pairs(key: &Key) -> Vec<(String, String)> {
-    key.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
 impl ListEntry {
     fn above_fields(dataset: Key, collocation: Option<Key>) -> Self {
-        ListEntry {
-            dataset: pairs(&dataset),
-            collocation: collocation.as_ref().map(pairs),
-            element: None,
-            uri: None,
-            offset: None,
-            length: None,
-            superseded: false,
-            field: None,
-        }
+        ListEntry { dataset: Arc::new(dataset), collocation: collocation.map(Arc::new), field: None }
     }
 
     /// The entry of a listed or retrieved field.
     pub fn field(entry: FieldEntry) -> Self {
-        ListEntry {
-            dataset: pairs(&entry.dataset),
-            collocation: Some(pairs(&entry.collocation)),
-            element: Some(pairs(&entry.element)),
-            uri: Some(entry.location.uri.to_string()),
-            offset: Some(entry.location.offset),
-            length: Some(entry.location.length),
-            superseded: entry.superseded,
-            field: Some(entry),
-        }
+        ListEntry { dataset: entry.dataset.clone(), collocation: Some(entry.collocation.clone()), field: Some(entry) }
     }
 }
 
