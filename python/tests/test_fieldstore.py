@@ -218,3 +218,19 @@ def test_threads_sharing_one_reader_neither_hang_nor_lose_bytes(store, root):
     done = subprocess.run([sys.executable, "-c", SHARED_READER, config], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["4000000", "4000000"]
+
+
+def test_iteration_and_reads_mix_at_field_boundaries(store):
+    sizes = {0: 1_500_000, 6: 10, 12: 2_097_152}
+    for step, size in sizes.items():
+        store.archive(payload(step, size=size), key(step))
+    store.flush()
+    request = {"class": "od", "expver": "0001", "step": [0, 6, 12]}
+    assert [(e.key()["step"], data) for e, data in store.retrieve(request)] == [(str(s), payload(s, size=n)) for s, n in sizes.items()]
+    reader = store.retrieve(request)
+    assert reader.read(1_500_000) == payload(0, size=1_500_000)
+    assert [(e.key()["step"], data) for e, data in reader] == [("6", payload(6, size=10)), ("12", payload(12, size=2_097_152))]
+    reader = store.retrieve(request)
+    reader.read(100)
+    with pytest.raises(fieldstore.BadRequest, match="partly read"):
+        next(iter(reader))
