@@ -36,13 +36,6 @@ impl Drop for Handle {
     }
 }
 
-/// Drops `value` with the GIL released: dropping a store or a reader may wait on storage (a
-/// writer's last sync, reads still in flight), which must not stall every Python thread. Python
-/// drops objects with the GIL held, so attaching only counts one more.
-pub(crate) fn drop_detached<T: Send>(value: T) {
-    Python::attach(|py| py.detach(move || drop(value)));
-}
-
 #[pymethods]
 impl Handle {
     /// Opens the store a configuration names: YAML text (`config_text`, fieldstore's or
@@ -87,8 +80,7 @@ impl Handle {
     /// A reader of the fields a request names, in the order it names values; raises
     /// `NothingMatched` (a `NotFound`) saying why when nothing matched.
     fn retrieve(&self, py: Python<'_>, request: &str) -> PyResult<Reader> {
-        self.owner.check("FieldStore")?;
-        let request = Request::parse(request).map_err(to_py)?;
+        let request = self.request(request)?;
         let (reader, why) = py.detach(|| self.store.retrieve(&request)).map_err(to_py)?;
         if let Some(why) = why {
             return Err(errors::NothingMatched::new_err(format!("nothing matched {request}: {why}")));
@@ -100,11 +92,10 @@ impl Handle {
     /// (fields, with their locations); superseded fields too when asked.
     #[pyo3(signature = (request, depth=3, include_superseded=false))]
     fn list(&self, py: Python<'_>, request: &str, depth: u8, include_superseded: bool) -> PyResult<Vec<ListEntry>> {
-        self.owner.check("FieldStore")?;
+        let request = self.request(request)?;
         if !(1..=3).contains(&depth) {
             return Err(errors::BadRequest::new_err(format!("depth {depth}: list takes 1, 2 or 3")));
         }
-        let request = Request::parse(request).map_err(to_py)?;
         let options = ListOptions { depth, include_superseded, ..ListOptions::default() };
         let matches = py.detach(|| self.store.list(&request, options)).map_err(to_py)?;
         Ok(match depth {
@@ -130,8 +121,7 @@ impl Handle {
 
     /// The values stored per keyword for what a request names.
     fn axes<'py>(&self, py: Python<'py>, request: &str) -> PyResult<Bound<'py, PyDict>> {
-        self.owner.check("FieldStore")?;
-        let request = Request::parse(request).map_err(to_py)?;
+        let request = self.request(request)?;
         let (axes, _) = py.detach(|| self.store.axes(&request)).map_err(to_py)?;
         let out = PyDict::new(py);
         for (keyword, values) in axes {
@@ -143,8 +133,7 @@ impl Handle {
     /// Wipes what a request names (a dry run unless `doit`); the report as JSON.
     #[pyo3(signature = (request, doit=false))]
     fn wipe(&self, py: Python<'_>, request: &str, doit: bool) -> PyResult<String> {
-        self.owner.check("FieldStore")?;
-        let request = Request::parse(request).map_err(to_py)?;
+        let request = self.request(request)?;
         json(py.detach(|| self.store.wipe(&request, doit)).map_err(to_py)?)
     }
 
@@ -152,8 +141,7 @@ impl Handle {
     /// report as JSON.
     #[pyo3(signature = (request, doit=false))]
     fn purge(&self, py: Python<'_>, request: &str, doit: bool) -> PyResult<String> {
-        self.owner.check("FieldStore")?;
-        let request = Request::parse(request).map_err(to_py)?;
+        let request = self.request(request)?;
         json(py.detach(|| self.store.purge(&request, doit)).map_err(to_py)?)
     }
 
@@ -162,8 +150,7 @@ impl Handle {
     /// set's locked actions as JSON.
     #[pyo3(signature = (request, actions, lock=None))]
     fn control(&self, py: Python<'_>, request: &str, actions: Vec<String>, lock: Option<bool>) -> PyResult<String> {
-        self.owner.check("FieldStore")?;
-        let request = Request::parse(request).map_err(to_py)?;
+        let request = self.request(request)?;
         let actions = actions
             .iter()
             .map(|a| {
@@ -179,16 +166,22 @@ impl Handle {
 
     /// Counts of what a request names, as JSON.
     fn stats(&self, py: Python<'_>, request: &str) -> PyResult<String> {
-        self.owner.check("FieldStore")?;
-        let request = Request::parse(request).map_err(to_py)?;
+        let request = self.request(request)?;
         json(py.detach(|| self.store.stats(&request)).map_err(to_py)?)
     }
 
     /// Where each data set a request names lives, as JSON.
     fn where_is(&self, py: Python<'_>, request: &str) -> PyResult<String> {
-        self.owner.check("FieldStore")?;
-        let request = Request::parse(request).map_err(to_py)?;
+        let request = self.request(request)?;
         json(py.detach(|| self.store.where_is(&request)).map_err(to_py)?)
+    }
+}
+
+impl Handle {
+    /// A request's text parsed, once the calling process is checked to be the handle's.
+    fn request(&self, text: &str) -> PyResult<Request> {
+        self.owner.check("FieldStore")?;
+        Request::parse(text).map_err(to_py)
     }
 }
 

@@ -4,7 +4,7 @@
 //! pending fields a second time. So every call checks the process first and refuses, naming
 //! both, rather than hang or corrupt; and a child leaves what it inherited to the parent.
 
-use pyo3::PyResult;
+use pyo3::{PyResult, Python};
 
 use crate::errors;
 
@@ -34,11 +34,13 @@ impl Owner {
         )))
     }
 
-    /// Drops `value` with the GIL released in its owner (see `drop_detached`); in another
-    /// process, leaves it (its files, locks and connections are the owner's).
+    /// Drops `value` in its owner with the GIL released: dropping a store or a reader may wait
+    /// on storage (a writer's last sync, reads still in flight), which must not stall every
+    /// Python thread (Python drops objects with the GIL held, so attaching only counts one
+    /// more). In another process, leaves it: its files, locks and connections are the owner's.
     pub fn release<T: Send>(&self, value: T) {
         if self.is_current() {
-            crate::drop_detached(value);
+            Python::attach(|py| py.detach(move || drop(value)));
         } else {
             std::mem::forget(value);
         }

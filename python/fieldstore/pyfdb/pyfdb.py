@@ -48,11 +48,7 @@ class FDB:
     def __init__(self, config: Config = None, user_config: Config = None) -> None:
         self._config = _as_dict(config)
         self._user_config = _as_dict(user_config) or {}
-        if config is None:
-            self._store = fieldstore.FieldStore()
-        elif isinstance(config, Path):
-            self._store = fieldstore.FieldStore(config)
-        elif isinstance(config, dict):
+        if config is None or isinstance(config, (Path, dict)):
             self._store = fieldstore.FieldStore(config)
         else:
             self._store = _from_text(str(config))
