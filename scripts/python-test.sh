@@ -18,6 +18,23 @@ fi
 "$venv/bin/pip" install -q "$here[test]" >&2
 cd "$here/python/tests"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+# The oldest Python supported, where one is installed: its build has no buffer protocol in
+# the stable ABI (readinto copies once), so the same tests prove that build too.
+# (on PATH, or installed by pyenv without being selected).
+oldest=${FIELDSTORE_PYTHON_OLDEST:-}
+for candidate in python3.9 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.9*/bin/python3.9; do
+  [[ -z $oldest ]] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 9)' 2>/dev/null && oldest=$candidate
+done
+if [[ -n $oldest ]]; then
+  oldest_venv=$venv-3.9
+  [[ -x $oldest_venv/bin/python ]] || "$oldest" -m venv "$oldest_venv"
+  "$oldest_venv/bin/pip" install -q --upgrade pip >&2
+  "$oldest_venv/bin/pip" install -q "$here[test]" >&2
+  echo "the same tests on Python 3.9's build" >&2
+  "$oldest_venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+else
+  echo "python-test: no Python 3.9 here; only $("$venv/bin/python" -V)'s build is tested" >&2
+fi
 cd "$here/python/tests_pyfdb"
 echo "pyfdb compatibility: fieldstore.pyfdb" >&2
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"

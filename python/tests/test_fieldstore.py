@@ -3,6 +3,8 @@ requests and keys as dicts, wipe/purge/control/stats/where, errors by kind, thre
 
 from __future__ import annotations
 
+import array
+import io
 import json
 import subprocess
 import sys
@@ -217,3 +219,58 @@ def test_iteration_and_reads_mix_at_field_boundaries(store):
     reader.read(100)
     with pytest.raises(fieldstore.BadRequest, match="partly read"):
         next(iter(reader))
+
+
+def test_readinto_fills_any_writable_buffer_in_place(store):
+    sizes = {0: 1_500_000, 6: 10, 12: 2_097_152}
+    for step, size in sizes.items():
+        store.archive(payload(step, size=size), key(step))
+    store.flush()
+    stream = b"".join(payload(s, size=n) for s, n in sizes.items())
+    reader = store.retrieve({"class": "od", "expver": "0001", "step": [0, 6, 12]})
+    # A buffer of 1 MiB and more (filled straight from storage), then smaller ones.
+    whole = bytearray(1_600_000)
+    assert reader.readinto(whole) == 1_600_000 and whole == stream[:1_600_000]
+    doubles = array.array("d", bytes(80))  # items of 8 bytes: filled byte for byte
+    assert reader.readinto(doubles) == 80 and doubles.tobytes() == stream[1_600_000:1_600_080]
+    window = bytearray(20)
+    assert reader.readinto(memoryview(window)[5:15]) == 10 and window[5:15] == stream[1_600_080:1_600_090]
+    rest = bytearray(len(stream))
+    assert reader.readinto(rest) == len(stream) - 1_600_090 and rest[: len(stream) - 1_600_090] == stream[1_600_090:]
+    assert reader.readinto(bytearray(10)) == 0 and reader.tell() == len(stream)
+    with pytest.raises(TypeError):
+        reader.readinto(b"read-only")
+
+
+def test_seek_moves_forward_and_back_and_iteration_goes_on_from_a_boundary(store):
+    for step in (0, 6, 12):
+        store.archive(payload(step), key(step))
+    store.flush()
+    stream = payload(0) + payload(6) + payload(12)
+    reader = store.retrieve({"class": "od", "expver": "0001", "step": [0, 6, 12]})
+    assert reader.seekable() and reader.readable()
+    assert reader.seek(1500) == 1500 and reader.read(700) == stream[1500:2200]
+    assert reader.seek(-300, 1) == 1900 and reader.tell() == 1900 and reader.read(10) == stream[1900:1910]
+    assert reader.seek(-5, 2) == 2995 and reader.read() == stream[2995:]
+    assert reader.seek(10_000) == 3000 and reader.read() == b""
+    assert reader.seek(1000) == 1000
+    assert [(e.key()["step"], data) for e, data in reader] == [("6", payload(6)), ("12", payload(12))]
+    with pytest.raises(ValueError, match="outside the stream"):
+        reader.seek(-1)
+    with pytest.raises(ValueError, match="whence 3"):
+        reader.seek(0, 3)
+    # io's wrappers take it as a raw stream.
+    reader.seek(0)
+    assert io.BufferedReader(reader).read() == stream  # type: ignore[arg-type]
+
+
+def test_a_closed_reader_refuses_reads(store):
+    store.archive(payload(0), key(0))
+    store.flush()
+    with store.retrieve(key(0)) as reader:
+        assert not reader.closed and reader.read(10) == payload(0)[:10]
+    assert reader.closed
+    for call in (reader.read, reader.tell, lambda: reader.readinto(bytearray(4)), lambda: reader.seek(0), lambda: next(reader)):
+        with pytest.raises(ValueError, match="closed reader"):
+            call()
+    reader.close()

@@ -1,13 +1,15 @@
 //! The reader `FieldStore.retrieve` returns: the retrieved fields as one stream of bytes
-//! (`read`), or field by field (iteration), over fieldstore's owned `DataReader`. Reads
-//! release the GIL; `read` fills the returned `bytes` object in place (no copy through a
-//! buffer of its own).
+//! (`read`, `readinto`, `seek`), or field by field (iteration), over fieldstore's owned
+//! `DataReader`. Reads release the GIL; `read` fills the returned `bytes` object in place and
+//! `readinto` the caller's buffer (no copy through a buffer of the reader's own when the
+//! buffer holds 1 MiB or more).
 
 use std::io::Read;
 use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
 
 use fieldstore::DataReader;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyBytes;
@@ -18,7 +20,8 @@ use crate::ListEntry;
 
 /// What a reader holds between calls.
 struct State {
-    reader: DataReader,
+    /// `None` once closed.
+    reader: Option<DataReader>,
     /// Bytes handed out so far.
     position: u64,
 }
@@ -38,7 +41,7 @@ impl Reader {
     /// A reader handing out `reader`'s fields.
     pub fn new(reader: DataReader) -> Self {
         let total = reader.total_bytes();
-        Reader { state: ManuallyDrop::new(Mutex::new(State { reader, position: 0 })), total, owner: Owner::current() }
+        Reader { state: ManuallyDrop::new(Mutex::new(State { reader: Some(reader), position: 0 })), total, owner: Owner::current() }
     }
 
     /// The state, waited for detached from the interpreter: a thread holding it reads with the
@@ -68,7 +71,8 @@ impl Reader {
         let wanted = u64::try_from(size).map_or(left, |size| size.min(left));
         let length = usize::try_from(wanted).map_err(|_| crate::errors::Error::new_err(format!("{wanted} bytes do not fit in memory")))?;
         let state = &mut *state;
-        let bytes = PyBytes::new_with(py, length, |buffer| py.detach(|| state.reader.read_exact(buffer)).map_err(io_to_py))?;
+        let reader = open(&mut state.reader)?;
+        let bytes = PyBytes::new_with(py, length, |buffer| py.detach(|| reader.read_exact(buffer)).map_err(io_to_py))?;
         state.position += wanted;
         Ok(bytes)
     }
@@ -78,9 +82,75 @@ impl Reader {
         self.read(py, -1)
     }
 
-    /// How many bytes were read so far.
+    /// Fills `buffer` (any writable, C-contiguous buffer: `bytearray`, `memoryview`, a numpy
+    /// array) with the next bytes, in place; returns how many (fewer only at the end).
+    #[cfg(Py_3_11)]
+    fn readinto(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let view = writable_bytes(buffer)?;
+        // SAFETY: the buffer stays exported, so valid and not resized, until `view` is
+        // released after the read; it is writable and C-contiguous (checked), so its bytes
+        // are `len_bytes` contiguous bytes. Other Python threads may write into the same
+        // memory meanwhile, as with `io.FileIO.readinto`: bytes, never memory safety.
+        let target = unsafe { std::slice::from_raw_parts_mut(view.buf_ptr().cast::<u8>(), view.len_bytes()) };
+        let mut state = self.state(py)?;
+        let state = &mut *state;
+        let left = usize::try_from(self.total - state.position).unwrap_or(usize::MAX);
+        let target = &mut target[..left.min(view.len_bytes())];
+        let reader = open(&mut state.reader)?;
+        py.detach(|| reader.read_exact(target)).map_err(io_to_py)?;
+        state.position += target.len() as u64;
+        Ok(target.len())
+    }
+
+    /// Fills `buffer` (any writable buffer) with the next bytes; returns how many (fewer only
+    /// at the end). Built for a Python before 3.11, whose stable ABI has no buffer protocol:
+    /// the bytes pass through one `bytes` object.
+    #[cfg(not(Py_3_11))]
+    fn readinto(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let view = pyo3::types::PyMemoryView::from(buffer)?.call_method1("cast", ("B",))?;
+        let data = self.read(py, i64::try_from(view.len()?).unwrap_or(i64::MAX))?;
+        let length = data.len()?;
+        view.set_item(pyo3::types::PySlice::new(py, 0, length.try_into()?, 1), data)?;
+        Ok(length)
+    }
+
+    /// Moves to byte `offset` from the start (`whence` 0), the current position (1) or the end
+    /// (2); returns the new position, at most the end. Costs at most a read of the field that
+    /// holds it (a seek back starts again at that field).
+    #[pyo3(signature = (offset, whence=0))]
+    fn seek(&self, py: Python<'_>, offset: i64, whence: i32) -> PyResult<u64> {
+        let mut state = self.state(py)?;
+        let base = match whence {
+            0 => 0,
+            1 => state.position,
+            2 => self.total,
+            _ => return Err(PyValueError::new_err(format!("whence {whence}: not 0 (start), 1 (current) or 2 (end)"))),
+        };
+        let target = i64::try_from(base).ok().and_then(|base| base.checked_add(offset)).and_then(|target| u64::try_from(target).ok());
+        let Some(target) = target else {
+            return Err(PyValueError::new_err(format!("seek to {base} + {offset}: outside the stream of {} bytes", self.total)));
+        };
+        let state = &mut *state;
+        let reader = open(&mut state.reader)?;
+        state.position = py.detach(|| reader.seek(target)).map_err(to_py)?;
+        Ok(state.position)
+    }
+
+    /// Whether `seek` works: always.
+    fn seekable(&self) -> bool {
+        true
+    }
+
+    /// Whether `read` works: always.
+    fn readable(&self) -> bool {
+        true
+    }
+
+    /// How many bytes were read so far (the stream position).
     fn tell(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.state(py)?.position)
+        let mut state = self.state(py)?;
+        open(&mut state.reader)?;
+        Ok(state.position)
     }
 
     /// The length of all the retrieved fields together, in bytes.
@@ -90,7 +160,7 @@ impl Reader {
 
     /// How many fields were retrieved.
     fn fields(&self, py: Python<'_>) -> PyResult<usize> {
-        Ok(self.state(py)?.reader.fields().len())
+        Ok(open(&mut self.state(py)?.reader)?.fields().len())
     }
 
     fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -102,7 +172,8 @@ impl Reader {
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<(ListEntry, Bound<'py, PyBytes>)>> {
         let mut state = self.state(py)?;
         let state = &mut *state;
-        let Some((entry, bytes)) = py.detach(|| state.reader.next_field()).map_err(to_py)? else { return Ok(None) };
+        let reader = open(&mut state.reader)?;
+        let Some((entry, bytes)) = py.detach(|| reader.next_field()).map_err(to_py)? else { return Ok(None) };
         let field = (ListEntry::field(entry.clone()), PyBytes::new(py, bytes));
         state.position += bytes.len() as u64;
         Ok(Some(field))
@@ -112,7 +183,48 @@ impl Reader {
         slf
     }
 
-    fn __exit__(&self, _exc_type: Option<Bound<'_, PyAny>>, _exc: Option<Bound<'_, PyAny>>, _tb: Option<Bound<'_, PyAny>>) -> bool {
-        false
+    /// Closes the reader.
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<Bound<'_, PyAny>>,
+        _exc: Option<Bound<'_, PyAny>>,
+        _tb: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
+
+    /// Closes the reader and frees its buffers (reads ahead); later reads raise `ValueError`.
+    /// Closing again does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let reader = self.state(py)?.reader.take();
+        py.detach(|| drop(reader));
+        Ok(())
+    }
+
+    /// Whether the reader was closed.
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.state(py)?.reader.is_none())
+    }
+}
+
+/// `buffer`'s bytes, writable and C-contiguous: through a byte view (`memoryview.cast("B")`)
+/// when its items are not bytes (a numpy array of floats).
+#[cfg(Py_3_11)]
+fn writable_bytes(buffer: &Bound<'_, PyAny>) -> PyResult<pyo3::buffer::PyBuffer<u8>> {
+    let view = match pyo3::buffer::PyBuffer::<u8>::get(buffer) {
+        Ok(view) => view,
+        Err(_) => pyo3::buffer::PyBuffer::<u8>::get(&pyo3::types::PyMemoryView::from(buffer)?.call_method1("cast", ("B",))?)?,
+    };
+    if view.readonly() || !view.is_c_contiguous() {
+        return Err(pyo3::exceptions::PyTypeError::new_err("readinto() needs a writable, C-contiguous buffer"));
+    }
+    Ok(view)
+}
+
+/// The reader, unless it was closed.
+fn open(reader: &mut Option<DataReader>) -> PyResult<&mut DataReader> {
+    reader.as_mut().ok_or_else(|| PyValueError::new_err("I/O operation on a closed reader"))
 }

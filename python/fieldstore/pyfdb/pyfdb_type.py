@@ -91,6 +91,8 @@ class DataHandle:
     def close(self) -> None:
         """Closes the handle."""
         self.opened = False
+        if self._reader is not None:
+            self._reader.close()
         self._reader = None
 
     def size(self) -> int:
@@ -115,10 +117,7 @@ class DataHandle:
         reader = self._check_open()
         if reader is None:
             return 0
-        target = memoryview(buffer).cast("B")
-        data = reader.read(target.nbytes)
-        target[: len(data)] = data
-        return len(data)
+        return reader.readinto(buffer)
 
     def readall(self, buffer_size: int = 1024) -> bytes:
         """All the bytes, opening and closing the handle."""

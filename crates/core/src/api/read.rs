@@ -116,14 +116,20 @@ impl FieldStore {
 impl DataReader {
     /// A reader of `fields`' bytes from `store`, in the given order, with adjacent byte ranges merged into runs.
     pub fn new(store: Arc<dyn Store>, fields: Vec<FieldEntry>) -> Self {
-        let runs = plan_runs(&fields);
+        Self::from_field(store, fields, 0)
+    }
+
+    /// A reader of `fields`' bytes whose stream starts at field `first` (the fields before it
+    /// count as handed out).
+    fn from_field(store: Arc<dyn Store>, fields: Vec<FieldEntry>, first: usize) -> Self {
+        let runs = plan_runs(&fields[first..]);
         DataReader {
             store,
             fields,
             runs,
             run: 0,
             run_position: 0,
-            field: 0,
+            field: first,
             field_seen: 0,
             field_crc: 0,
             staging: Vec::new(),
@@ -132,10 +138,46 @@ impl DataReader {
             started: VecDeque::new(),
             next_to_start: 0,
             spare: Vec::new(),
-            out_field: 0,
+            out_field: first,
             out_seen: 0,
             failed: None,
         }
+    }
+
+    /// Moves the stream to byte `position` (the end, past it), forward or back: the reader
+    /// starts again at the field that holds `position`, and reads and checks that field's
+    /// bytes before it, so a seek costs at most one field's read and no byte is handed out
+    /// unchecked. Reads started ahead are dropped. Returns the new position. A reader that
+    /// stopped at an error stays stopped.
+    pub fn seek(&mut self, position: u64) -> Result<u64> {
+        self.stopped()?;
+        let position = position.min(self.total_bytes());
+        let (mut first, mut start) = (0, 0);
+        while let Some(field) = self.fields.get(first) {
+            if start + field.location.length > position {
+                break;
+            }
+            start += field.location.length;
+            first += 1;
+        }
+        let fields = std::mem::take(&mut self.fields);
+        *self = DataReader::from_field(self.store.clone(), fields, first);
+        let skipped = self.skip(position - start);
+        self.stop_at(skipped)?;
+        Ok(position)
+    }
+
+    /// Reads, checks and drops the next `n` bytes of the stream.
+    fn skip(&mut self, mut n: u64) -> Result<()> {
+        let mut scratch = vec![0; n.min(DIRECT_READ as u64) as usize];
+        while n > 0 {
+            let want = n.min(scratch.len() as u64) as usize;
+            match self.read_stream(&mut scratch[..want])? {
+                0 => return Err(Error::new(ErrorKind::Corrupt, "the stream ended inside a field")),
+                read => n -= read as u64,
+            }
+        }
+        Ok(())
     }
 
     /// The next field, whole and checked, with its entry; `None` after the last. The bytes
@@ -693,6 +735,43 @@ mod tests {
                 assert!(reader.read(&mut out).is_err(), "read ahead {read_ahead}: bytes after an error");
             }
         }
+    }
+
+    #[test]
+    fn seeking_forward_and_back_gives_the_stream_from_there() {
+        for read_ahead in [0, 2] {
+            let (store, fields, stream) = three_objects(read_ahead);
+            let mut reader = DataReader::new(Arc::new(store), fields);
+            let total = stream.len() as u64;
+            // Inside a field, at a boundary, before and after the empty field, the start, the end.
+            for position in [1500, 3000, 0, 5999, 6000, 2999, 8999, total, total + 10, 17] {
+                assert_eq!(reader.seek(position).unwrap(), position.min(total), "read ahead {read_ahead}");
+                let mut block = vec![0u8; 777];
+                let n = reader.read(&mut block).unwrap();
+                let at = position.min(total) as usize;
+                assert_eq!(n == 0, at == stream.len(), "read ahead {read_ahead}, seek to {position}");
+                assert!(block[..n] == stream[at..at + n], "read ahead {read_ahead}, seek to {position}");
+            }
+            // Fields one by one go on from a boundary.
+            reader.seek(6000).unwrap();
+            let (entry, bytes) = reader.next_field().unwrap().unwrap();
+            assert_eq!((&*entry.location.uri, bytes.len()), ("c", 1000));
+        }
+    }
+
+    #[test]
+    fn a_seek_checks_the_bytes_it_passes_in_a_field() {
+        let (mut store, fields, _) = three_objects(0);
+        store.objects.get_mut("b").unwrap()[1500] ^= 1;
+        let mut reader = DataReader::new(Arc::new(store), fields);
+        // Into the damaged field, past the damage: the field is checked whole, by the seek
+        // (which stages it) or by the read that completes it.
+        let err = reader
+            .seek(3000 + 1800)
+            .and_then(|_| reader.read_to_end(&mut Vec::new()).map_err(|e| Error::new(ErrorKind::Io, e.to_string())));
+        let err = err.unwrap_err().to_string();
+        assert!(err.contains("checksum mismatch") && err.contains("offset 1000"), "{err}");
+        assert!(reader.seek(0).is_err(), "a stopped reader stays stopped");
     }
 
     #[test]
