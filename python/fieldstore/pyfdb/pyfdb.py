@@ -80,8 +80,9 @@ class FDB:
     def list(self, mars_selection: MarsSelection, include_masked: bool = False, level: int = 3) -> Generator[ListElement, None, None]:
         """The data sets (level 1), collocations (2) or fields (3) `mars_selection` names;
         fields replaced by newer archives too when `include_masked`."""
-        for entry in self._store.list(selection_request(mars_selection), depth=level, include_superseded=include_masked):
-            yield ListElement(entry, lambda entry=entry: self._store.read_entry(entry), _internal=True)
+        store = self._store
+        for entry in store.list(selection_request(mars_selection), depth=level, include_superseded=include_masked):
+            yield ListElement(entry, store, _internal=True)
 
     def inspect(self, mars_selection: MarsSelection) -> Generator[ListElement, None, None]:
         """The fields a (full) selection names, one element each."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from enum import IntEnum, auto
-from typing import Callable, Dict, List, Optional
+from typing import Dict, List, Optional
 
 import fieldstore
 
@@ -20,11 +20,14 @@ def _sorted(pairs: Optional[Dict[str, str]]) -> Dict[str, str]:
 class ListElement:
     """One listed data set (level 1), collocation (level 2) or field (level 3)."""
 
-    def __init__(self, entry: fieldstore.ListEntry, open_reader: Callable[[], Optional[fieldstore.Reader]], *, _internal: bool = False) -> None:
+    # One is made per listed field: slots, and the reader's opener made only when asked.
+    __slots__ = ("_entry", "_store")
+
+    def __init__(self, entry: fieldstore.ListEntry, store: fieldstore.FieldStore, *, _internal: bool = False) -> None:
         if not _internal:
             raise TypeError("Creating a ListElement from user code is not supported.")
         self._entry = entry
-        self._open_reader = open_reader
+        self._store = store
 
     def has_location(self) -> bool:
         """Whether the element is a field (level 3), with a location."""
@@ -55,7 +58,8 @@ class ListElement:
         """A handle on the field's bytes (level 3), else None."""
         if not self.has_location():
             return None
-        return DataHandle(self._open_reader, _internal=True)
+        entry, store = self._entry, self._store
+        return DataHandle(lambda: store.read_entry(entry), _internal=True)
 
     @property
     def uri(self) -> Optional[URI]:
