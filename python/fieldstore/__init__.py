@@ -147,6 +147,13 @@ class FieldStore:
     def __init__(self, config: ConfigLike = None) -> None:
         self._native = _open(config)
 
+    @classmethod
+    def from_yaml(cls, text: str) -> "FieldStore":
+        """A handle on the store a configuration's YAML text names (never read as a path)."""
+        store = cls.__new__(cls)
+        store._native = _native.FieldStore(config_text=text)
+        return store
+
     def __enter__(self) -> "FieldStore":
         return self
 

@@ -1,17 +1,17 @@
 """Fixtures: a POSIX store in a temporary directory, and GRIB messages made from ecCodes'
-own sample with its `grib_set` tool (installed with fieldstore's build dependencies)."""
+own sample (python/testing/grib_samples.py)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import fieldstore
 
-SAMPLE = Path("/usr/share/eccodes/samples/gg_sfc_grib2.tmpl")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))
+from grib_samples import messages_by_step  # noqa: E402 - the shared test helpers are not a package
 
 
 def posix_config(root: Path) -> dict:
@@ -30,14 +30,5 @@ def store(root: Path) -> fieldstore.FieldStore:
 
 @pytest.fixture(scope="session")
 def grib_steps(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """One GRIB message per step 0, 6 and 12, from ecCodes' Gaussian-grid sample (class=od,
-    expver=0001, stream=oper as it has them; made forecasts, type=fc, to have steps)."""
-    if shutil.which("grib_set") is None or not SAMPLE.exists():
-        pytest.fail("the tests need ecCodes' grib_set and samples: scripts/install-deps.sh installs them")
-    out = tmp_path_factory.mktemp("grib")
-    messages = {}
-    for step in (0, 6, 12):
-        path = out / f"step{step}.grib"
-        subprocess.run(["grib_set", "-s", f"type=fc,step={step}", str(SAMPLE), str(path)], check=True)
-        messages[step] = path.read_bytes()
-    return messages
+    """One GRIB message per step 0, 6 and 12 (python/testing/grib_samples.py)."""
+    return messages_by_step(tmp_path_factory.mktemp("grib"))

@@ -155,6 +155,11 @@ def test_configs_as_yaml_text_and_files(root, tmp_path: Path):
         fs.archive(payload(0), key(0))
         fs.flush()
         assert fs.retrieve(key(0)).read() == payload(0)
+    # One line of YAML, which FieldStore(str) would take for a path: from_yaml says which.
+    one_line = f"{{catalogue: {{type: posix, root: {root}}}, store: {{type: posix, root: {root}}}}}"
+    assert fieldstore.FieldStore.from_yaml(one_line).retrieve(key(0)).read() == payload(0)
+    with pytest.raises(fieldstore.BadConfig, match="config.yaml"):
+        fieldstore.FieldStore.from_yaml(str(path))
 
 
 def test_one_handle_serves_many_threads(store):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-SAMPLE = Path("/usr/share/eccodes/samples/gg_sfc_grib2.tmpl")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testing"))
+from grib_samples import messages_by_step  # noqa: E402 - the shared test helpers are not a package
 SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "fdb5" / "schema"
 
 
@@ -39,14 +39,5 @@ def fdb(pyfdb, config):
 
 @pytest.fixture(scope="session")
 def grib(tmp_path_factory) -> dict:
-    """A GRIB message per step 0, 6 and 12 (class=od, expver=0001, stream=oper, type=fc,
-    levtype=sfc, param=130, date=20070424, time=1200), from ecCodes' sample."""
-    if shutil.which("grib_set") is None:
-        pytest.fail("the tests need ecCodes' grib_set")
-    out = tmp_path_factory.mktemp("grib")
-    messages = {}
-    for step in (0, 6, 12):
-        path = out / f"{step}.grib"
-        subprocess.run(["grib_set", "-s", f"type=fc,step={step}", str(SAMPLE), str(path)], check=True)
-        messages[step] = path.read_bytes()
-    return messages
+    """A GRIB message per step 0, 6 and 12 (python/testing/grib_samples.py)."""
+    return messages_by_step(tmp_path_factory.mktemp("grib"))

@@ -210,4 +210,4 @@ def _from_text(text: str) -> fieldstore.FieldStore:
     """A handle from YAML text (pyfdb takes a str as YAML, never as a path)."""
     if not text.strip() or os.path.exists(text):
         raise fieldstore.BadConfig(f"FDB(config): a str is YAML text, as in pyfdb; pass a Path for a file ({text!r})")
-    return fieldstore.FieldStore(text + ("\n" if "\n" not in text else ""))
+    return fieldstore.FieldStore.from_yaml(text)
