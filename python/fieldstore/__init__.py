@@ -182,6 +182,11 @@ class FieldStore:
         field's too), not resolved again."""
         return self._native.read_entry(entry)
 
+    def absolute_uri(self, entry: ListEntry) -> Optional[str]:
+        """Where a listed field's bytes are, as other programs open them: on POSIX, the data
+        file's absolute path (`entry.uri` is relative to its root); None above fields."""
+        return None if entry.uri is None else self._native.absolute_uri(entry.uri)
+
     def list(self, request: Request, depth: int = 3, include_superseded: bool = False) -> Iterator[ListEntry]:
         """The data sets (depth 1), collocations (2) or fields (3) `request` names; fields hidden
         by a newer archive of the same key too when `include_superseded`."""

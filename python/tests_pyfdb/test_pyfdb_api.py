@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 DATASET = {"class": "od", "expver": "0001", "stream": "oper", "date": "20070424", "time": "1200"}
@@ -162,3 +164,14 @@ def test_the_context_manager_flushes(pyfdb, config, grib):
     with pyfdb.FDB(config) as fdb:
         fdb.archive(grib[6])
     assert pyfdb.FDB(config).retrieve({**FIELD, "step": "6"}).readall() == grib[6]
+
+
+def test_a_listed_uri_is_a_file_other_programs_read(fdb, grib):
+    """Scripts read fields straight from the files a listing names, at its offset and length."""
+    archive_steps(fdb, grib, (6, 12))
+    for element in fdb.list({"class": "od", "expver": "0001"}):
+        path = Path(element.uri.path())
+        assert path.is_absolute() and path.is_file(), path
+        with open(path, "rb") as f:
+            f.seek(element.offset())
+            assert f.read(element.length()) == grib[int(element.combined_key()["step"])]

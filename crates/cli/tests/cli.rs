@@ -164,7 +164,7 @@ fn config_and_schema_errors_name_the_culprit() {
     std::fs::write(&config, "catalogue: {type: posix, rot: /tmp/x}\nstore: {type: posix, root: /tmp/x}\n").unwrap();
     assert!(env
         .fails(&["--config", &config, "list"])
-        .contains("catalogue.rot (type 'posix'): unknown field `rot`, expected `root` or `commit`"));
+        .contains("catalogue.rot (type 'posix'): unknown field `rot`, expected one of `root`, `spaces`, `subdirectory`, `commit`"));
     let schema = env.path("bad.schema");
     std::fs::write(&schema, "param: Param;\n[ class, expver\n  [ type [ step, param= ]]]\n").unwrap();
     let err = env.fails(&["schema", "--check", &schema]);

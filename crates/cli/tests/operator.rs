@@ -260,6 +260,8 @@ fn fdb5_configs_and_variables_are_read() {
         "type: local\nengine: toc\nschema: schema\nspaces:\n- handler: Default\n  regex: \".*\"\n  roots:\n  - path: {}\n",
         fdb_root.display()
     );
+    // FDB5 places new databases only in roots that exist, and so does fieldstore.
+    std::fs::create_dir_all(&fdb_root).unwrap();
     std::fs::create_dir_all(store.path("home/etc/fdb")).unwrap();
     std::fs::write(store.path("home/etc/fdb/config.yaml"), config.replace("schema: schema", "schema: ../../../schema")).unwrap();
     std::fs::write(store.path("fdb.yaml"), &config).unwrap();

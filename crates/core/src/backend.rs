@@ -70,6 +70,11 @@ pub trait Store: Send + Sync {
     fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
     /// Where the dataset's bytes live, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;
+    /// A location's URI as other programs open it (pyfdb's `ListElement.uri`): a POSIX
+    /// store's relative URI as the absolute path; other stores' URIs are whole already.
+    fn absolute_uri(&self, uri: &str) -> Result<String> {
+        Ok(uri.to_string())
+    }
     /// Every commit the process `session` ([`crate::unique::session`]) embedded in a
     /// dataset's data, oldest first within each file or object: what a catalogue recovers
     /// from after a crash ([`Catalogue::recover`]).

@@ -116,7 +116,12 @@ pub fn config(data: &[u8]) {
         let section = Section { name, config: backend, source: "fuzz" };
         if let Ok(posix) = section.typed::<fieldstore_posix::config::PosixCatalogueConfig>() {
             assert!(section.typed::<fieldstore_posix::config::PosixStoreConfig>().is_ok() || backend.options.contains_key("commit"));
-            let _ = posix.commit.mode(&posix.root);
+            if let Some(root) = &posix.root {
+                let _ = posix.commit.mode(root);
+            }
+            if let Some(spaces) = posix.spaces {
+                let _ = fieldstore_posix::placement::Placement::from_spaces(spaces, posix.subdirectory.as_deref());
+            }
         }
         if let Ok(rados) = section.typed::<fieldstore_rados::config::RadosConfig>() {
             assert!(rados.timeout_seconds.get() > 0, "a zero timeout is refused when read");

@@ -25,7 +25,9 @@ use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{Catalogue, CatalogueWriter, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
+use crate::config::CommitSetting;
 use crate::naming::{collocation_name, dataset_dir_name};
+use crate::placement::Placement;
 use crate::toc::{
     decode_commit, encode_commit, encode_segment, flush_frame, identity_frame, index_record, mask_frame, read_place, record_place,
     recovered_frame, Segment, SegmentPlace, SegmentSource, TocReader,
@@ -72,10 +74,10 @@ impl CommitMode {
 
 /// The catalogue's shared side: listing, views, locks, wipes, recovery.
 pub struct PosixCatalogue {
-    root: PathBuf,
-    commit_mode: CommitMode,
-    /// Who may have written the root's writer markers (judged from its file system).
-    sharing: Sharing,
+    /// The roots, and which data set is in which.
+    placement: Arc<Placement>,
+    /// How a flush is made durable: by each root's file system, or as configured.
+    commit: CommitSetting,
     /// Dataset keys by directory name, so each `key` file is read once per handle. (Only a
     /// dataset wiped and re-created under another key whose escaped values are the same
     /// would be misnamed, until the handle is reopened.)
@@ -84,8 +86,8 @@ pub struct PosixCatalogue {
 
 /// One writer: the datasets it writes to, each with its own index files and marker.
 pub struct PosixCatalogueWriter {
-    root: PathBuf,
-    commit_mode: CommitMode,
+    placement: Arc<Placement>,
+    commit: CommitSetting,
     writers: RecentList<DatasetWriter>,
 }
 
@@ -130,20 +132,40 @@ struct StagedSegments {
 impl PosixCatalogue {
     /// A catalogue under `root` committing in [`CommitMode::for_root`]'s mode.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        let root = root.into();
-        let mode = CommitMode::for_root(&root);
-        PosixCatalogue::with_commit_mode(root, mode)
+        PosixCatalogue::with_placement(Placement::one_root(root.into()), CommitSetting::Auto)
     }
 
     /// A catalogue under `root` committing in `commit_mode`, whatever the root's file system.
     pub fn with_commit_mode(root: impl Into<PathBuf>, commit_mode: CommitMode) -> Self {
-        let root = root.into();
-        let sharing = if on_local_file_system(&root) { Sharing::ThisMachine } else { Sharing::Hosts };
-        PosixCatalogue { root, commit_mode, sharing, known: Mutex::new(HashMap::new()) }
+        let commit = match commit_mode {
+            CommitMode::Embedded => CommitSetting::Embedded,
+            CommitMode::Ordered => CommitSetting::Ordered,
+        };
+        PosixCatalogue::with_placement(Placement::one_root(root.into()), commit)
     }
 
-    fn dataset_dir(&self, dataset: &Key) -> Result<PathBuf> {
-        Ok(self.root.join(dataset_dir_name(dataset)?))
+    /// A catalogue over the roots of `placement`, committing as `commit` says.
+    pub fn with_placement(placement: Placement, commit: CommitSetting) -> Self {
+        PosixCatalogue { placement: Arc::new(placement), commit, known: Mutex::new(HashMap::new()) }
+    }
+
+    /// An existing data set's directory, if it is in a root.
+    fn dataset_dir(&self, dataset: &Key) -> Result<Option<PathBuf>> {
+        self.placement.existing(dataset, &dataset_dir_name(dataset)?)
+    }
+
+    /// An existing data set's directory; an error naming it if it is in no root.
+    fn existing_dir(&self, dataset: &Key) -> Result<PathBuf> {
+        self.dataset_dir(dataset)?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("data set {dataset} is in no root")))
+    }
+}
+
+/// Who may have written a data set directory's writer markers (judged from its file system).
+fn sharing(dir: &Path) -> Sharing {
+    if on_local_file_system(dir.parent().unwrap_or(dir)) {
+        Sharing::ThisMachine
+    } else {
+        Sharing::Hosts
     }
 }
 
@@ -152,11 +174,12 @@ impl PosixCatalogueWriter {
         let i = match self.writers.find(|w| w.dataset == *dataset) {
             Some(i) => i,
             None => {
-                let dir = self.root.join(dataset_dir_name(dataset)?);
+                let dir = self.placement.for_archive(dataset, &dataset_dir_name(dataset)?)?;
                 create_dataset(&dir, dataset, schema_text)?;
                 let toc_path = dir.join(TOC_FILE);
                 let toc = OpenOptions::new().append(true).create(true).mode(0o666).open(&toc_path).ctx("open TOC", &toc_path)?;
-                let marker = match (self.commit_mode, boot_id()) {
+                let mode = self.commit.mode(dir.parent().unwrap_or(&dir));
+                let marker = match (mode, boot_id()) {
                     (CommitMode::Embedded, Some(_)) => Some(Marker::create(&dir)?),
                     _ => None,
                 };
@@ -488,39 +511,61 @@ impl CatalogueWriter for PosixCatalogueWriter {
 
 impl Catalogue for PosixCatalogue {
     fn writer(&self) -> Result<Box<dyn CatalogueWriter>> {
-        Ok(Box::new(PosixCatalogueWriter { root: self.root.clone(), commit_mode: self.commit_mode, writers: RecentList::default() }))
+        Ok(Box::new(PosixCatalogueWriter { placement: self.placement.clone(), commit: self.commit, writers: RecentList::default() }))
     }
 
+    /// Every root is there; of several, one is enough (FDB5 passes over missing roots).
     fn check_exists(&self) -> Result<()> {
-        match std::fs::metadata(&self.root) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::io("find a store at", &self.root, e)),
-            other => other.map(drop).ctx("find a store at", &self.root),
+        let roots = self.placement.roots();
+        let mut first_error = None;
+        for root in &roots {
+            match std::fs::metadata(root) {
+                Ok(_) if roots.len() > 1 => return Ok(()),
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    first_error = first_error.or(Some(Error::io("find a store at", root, e)))
+                }
+                Err(e) => return Err(Error::io("find a store at", root, e)),
+            }
         }
+        first_error.map_or(Ok(()), Err)
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {
-        let names = crate::listing::names(&self.root, "read store root")?;
+        let roots = self.placement.roots();
         let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
-        for name in names {
-            if name.to_string_lossy().starts_with('.') {
-                continue;
-            }
-            let path = self.root.join(&name);
-            if let Some(key) = known.get(&name) {
-                out.push(key.clone());
-            } else if path.join(KEY_FILE).exists() {
-                let key = read_key(&path)?.key;
-                known.insert(name, key.clone());
-                out.push(key);
+        for root in &roots {
+            // Of several roots, one may be missing (FDB5 passes over it too).
+            let names = match crate::listing::names(root, "read store root") {
+                Err(e) if roots.len() > 1 && !root.exists() => {
+                    drop(e);
+                    continue;
+                }
+                names => names?,
+            };
+            for name in names {
+                if name.to_string_lossy().starts_with('.') {
+                    continue;
+                }
+                let path = root.join(&name);
+                if let Some(key) = known.get(&name) {
+                    out.push(key.clone());
+                } else if path.join(KEY_FILE).exists() {
+                    let key = read_key(&path)?.key;
+                    known.insert(name, key.clone());
+                    out.push(key);
+                }
             }
         }
         out.sort();
+        // One data set in two roots is listed once; opening it says it is in both.
+        out.dedup();
         Ok(out)
     }
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
-        let dir = self.dataset_dir(dataset)?;
+        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(None) };
         if !dir.join(KEY_FILE).exists() {
             return Ok(None);
         }
@@ -534,25 +579,29 @@ impl Catalogue for PosixCatalogue {
     }
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        let dir = self.dataset_dir(dataset)?;
-        let doomed = self.root.join(format!(".wiped.{}", unique_suffix()));
+        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(()) };
+        let root = dir.parent().unwrap_or(&dir);
+        let doomed = root.join(format!(".wiped.{}", unique_suffix()));
         match std::fs::rename(&dir, &doomed) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             other => other.ctx("hide dataset directory", &dir)?,
         }
         // Durable before anything in it goes: a power loss must not bring the data set back
         // with some of its files removed.
-        sync_dir(&self.root)?;
+        sync_dir(root)?;
         std::fs::remove_dir_all(&doomed).ctx("remove wiped dataset", &doomed)
     }
 
+    /// The lock files, and the actions the flags of the data set's root deny.
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
-        let dir = self.dataset_dir(dataset)?;
-        Ok(ControlAction::ALL.into_iter().filter(|a| dir.join(lock_name(*a)).exists()).collect())
+        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(BTreeSet::new()) };
+        let mut locks = self.placement.denied(&dir);
+        locks.extend(ControlAction::ALL.into_iter().filter(|a| dir.join(lock_name(*a)).exists()));
+        Ok(locks)
     }
 
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
-        let path = self.dataset_dir(dataset)?.join(lock_name(action));
+        let path = self.existing_dir(dataset)?.join(lock_name(action));
         if locked {
             File::create(&path).ctx("create lock", &path)?;
         } else if let Err(e) = std::fs::remove_file(&path) {
@@ -564,14 +613,17 @@ impl Catalogue for PosixCatalogue {
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        match self.dataset_dir(dataset) {
-            Ok(dir) => format!("posix {} (commit: {})", dir.display(), self.commit_mode.name()),
+        match self.existing_dir(dataset) {
+            Ok(dir) => format!("posix {} (commit: {})", dir.display(), self.commit.mode(dir.parent().unwrap_or(&dir)).name()),
             Err(e) => e.to_string(),
         }
     }
 
     fn sessions_to_recover(&self, dataset: &Key) -> Result<Vec<String>> {
-        crate::writers::ended_without_closing(&self.dataset_dir(dataset)?, self.sharing)
+        match self.dataset_dir(dataset)? {
+            Some(dir) => crate::writers::ended_without_closing(&dir, sharing(&dir)),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// Each index of the session's commits whose record the TOC lacks, or whose segment in
@@ -582,7 +634,7 @@ impl Catalogue for PosixCatalogue {
     /// still here count: the session's others are of writers that closed (their records are
     /// durable) or wrote into an earlier incarnation of the data set, since wiped.
     fn recover(&self, dataset: &Key, session: &str, commits: &[Vec<u8>], whole: &dyn Fn(&FieldLocation) -> Result<bool>) -> Result<()> {
-        let dir = self.dataset_dir(dataset)?;
+        let dir = self.existing_dir(dataset)?;
         let markers = crate::writers::markers_of(&dir, session)?;
         let toc_path = dir.join(TOC_FILE);
         let mut toc = TocReader::new(toc_path.clone());

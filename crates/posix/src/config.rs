@@ -4,6 +4,8 @@
 //! catalogue: { type: posix, root: /data/fieldstore, commit: auto }   # commit: optional
 //! store:     { type: posix, root: /data/fieldstore }
 //! ```
+//!
+//! Instead of `root:`, `spaces:` spread data sets over several roots ([`crate::placement`]).
 
 use std::path::PathBuf;
 
@@ -13,14 +15,23 @@ use fieldstore_core::error::Result;
 use fieldstore_core::factory::{Factory, Section};
 use fieldstore_core::{Catalogue, Store};
 
+use crate::placement::{Placement, SpaceConfig};
 use crate::{CommitMode, PosixCatalogue, PosixStore};
 
 /// A POSIX catalogue's section.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PosixCatalogueConfig {
-    /// The directory holding a directory per data set.
-    pub root: PathBuf,
+    /// The directory holding a directory per data set (or `spaces`).
+    #[serde(default)]
+    pub root: Option<PathBuf>,
+    /// Several roots, and which data sets go where (or `root`).
+    #[serde(default)]
+    pub spaces: Option<Vec<SpaceConfig>>,
+    /// With `spaces`: data set directories go in this subdirectory of each root (made when
+    /// needed), as fieldstore keeps its store in an FDB5 config's roots.
+    #[serde(default)]
+    pub subdirectory: Option<String>,
     /// How a flush is made durable.
     #[serde(default)]
     pub commit: CommitSetting,
@@ -30,8 +41,16 @@ pub struct PosixCatalogueConfig {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PosixStoreConfig {
-    /// The directory holding a directory of data files per data set.
-    pub root: PathBuf,
+    /// The directory holding a directory of data files per data set (or `spaces`).
+    #[serde(default)]
+    pub root: Option<PathBuf>,
+    /// Several roots, and which data sets go where (or `root`).
+    #[serde(default)]
+    pub spaces: Option<Vec<SpaceConfig>>,
+    /// With `spaces`: data set directories go in this subdirectory of each root (made when
+    /// needed), as fieldstore keeps its store in an FDB5 config's roots.
+    #[serde(default)]
+    pub subdirectory: Option<String>,
 }
 
 /// The `commit:` key: a [`CommitMode`], or `auto` to choose by the root's file system.
@@ -63,22 +82,35 @@ pub const FACTORY: Factory = Factory { name: "posix", catalogue: Some(open_catal
 
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
     let config: PosixCatalogueConfig = section.typed()?;
-    let root = checked_root(section, config.root)?;
-    let mode = config.commit.mode(&root);
-    Ok(Box::new(PosixCatalogue::with_commit_mode(root, mode)))
+    let placement = placement(section, config.root, config.spaces, config.subdirectory)?;
+    Ok(Box::new(PosixCatalogue::with_placement(placement, config.commit)))
 }
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     let config: PosixStoreConfig = section.typed()?;
-    Ok(Box::new(PosixStore::new(checked_root(section, config.root)?)))
+    Ok(Box::new(PosixStore::with_placement(placement(section, config.root, config.spaces, config.subdirectory)?)))
 }
 
-/// An empty root would be the working directory, whichever it is: refused.
-fn checked_root(section: &Section<'_>, root: PathBuf) -> Result<PathBuf> {
-    if root.as_os_str().is_empty() {
-        return Err(section.error(format!("{}.root must not be empty", section.name)));
+/// The section's one `root`, or its `spaces`. An empty root would be the working directory,
+/// whichever it is: refused.
+fn placement(
+    section: &Section<'_>,
+    root: Option<PathBuf>,
+    spaces: Option<Vec<SpaceConfig>>,
+    subdirectory: Option<String>,
+) -> Result<Placement> {
+    if root.is_some() && subdirectory.is_some() {
+        return Err(section.error(format!("{}.subdirectory goes with spaces, not root (give root: DIR/SUBDIRECTORY)", section.name)));
     }
-    Ok(root)
+    match (root, spaces) {
+        (Some(root), None) if root.as_os_str().is_empty() => Err(section.error(format!("{}.root must not be empty", section.name))),
+        (Some(root), None) => Ok(Placement::one_root(root)),
+        (None, Some(spaces)) => {
+            Placement::from_spaces(spaces, subdirectory.as_deref()).map_err(|e| section.error(format!("{}.{e}", section.name)))
+        }
+        (Some(_), Some(_)) => Err(section.error(format!("{} has both root and spaces: give one", section.name))),
+        (None, None) => Err(section.error(format!("{} (type 'posix'): missing field `root` (or `spaces`)", section.name))),
+    }
 }
 
 #[cfg(test)]

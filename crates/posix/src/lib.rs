@@ -10,6 +10,7 @@ mod in_use;
 mod large_reads;
 mod listing;
 pub mod naming;
+pub mod placement;
 mod store;
 pub mod toc;
 mod write_back;

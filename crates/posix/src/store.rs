@@ -6,7 +6,8 @@
 //! last, so its one sync makes the commit durable with the data ([`crate::embedded`]).
 //!
 //! A location's URI is the file's path relative to the store root (`dataset-dir/file`), so a
-//! store can be moved, and a URI read from an index can never point outside the root.
+//! store can be moved, and a URI read from an index can never point outside the root. Over
+//! several roots, the root is the one holding the data set's directory ([`Placement`]).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -23,6 +24,7 @@ use fieldstore_core::{Commit, FieldLocation, Key, Store, StoreWriter};
 use crate::in_use::{self, remove_unless_held, Removal};
 use crate::large_reads::LargeReads;
 use crate::naming::{collocation_name, dataset_dir_name, resolve_relative};
+use crate::placement::Placement;
 
 /// Bytes buffered per data file before they are written and their write-back is started:
 /// small enough that the disk works while the next fields are archived (on ext4, 10,000 x
@@ -41,7 +43,8 @@ const MAX_OPEN_READERS: usize = 256;
 
 /// The store's shared side: reads, removals, recovery.
 pub struct PosixStore {
-    root: PathBuf,
+    /// The roots, and which data set is in which.
+    placement: Arc<Placement>,
     readers: Mutex<HashMap<String, Arc<File>>>,
     /// How reads of 256 KiB or more copy from the page cache (chosen by measurement).
     large_reads: LargeReads,
@@ -49,7 +52,7 @@ pub struct PosixStore {
 
 /// One writer: the data files it appends to, of its own.
 pub struct PosixStoreWriter {
-    root: PathBuf,
+    placement: Arc<Placement>,
     /// Open data files (consecutive fields nearly always go to the same one).
     writers: RecentList<DataFile>,
 }
@@ -76,12 +79,24 @@ struct DataFile {
 impl PosixStore {
     /// A store whose data set directories are under `root`.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixStore { root: root.into(), readers: Mutex::new(HashMap::new()), large_reads: LargeReads::default() }
+        PosixStore::with_placement(Placement::one_root(root.into()))
     }
 
-    /// The directory that URIs are relative to.
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// A store over the roots of `placement`.
+    pub fn with_placement(placement: Placement) -> Self {
+        PosixStore { placement: Arc::new(placement), readers: Mutex::new(HashMap::new()), large_reads: LargeReads::default() }
+    }
+
+    /// The data file a location's URI names (`dataset-dir/file`), under the root holding its
+    /// directory.
+    fn path_of(&self, uri: &str) -> Result<PathBuf> {
+        let dir_name = uri.split('/').next().unwrap_or_default();
+        resolve_relative(self.placement.root_holding(dir_name)?, uri)
+    }
+
+    /// An existing data set's directory, if it is in a root.
+    fn dataset_dir(&self, dataset: &Key) -> Result<Option<PathBuf>> {
+        self.placement.existing(dataset, &dataset_dir_name(dataset)?)
     }
 
     fn reader(&self, uri: &str) -> Result<Arc<File>> {
@@ -89,7 +104,7 @@ impl PosixStore {
         if let Some(f) = readers.get(uri) {
             return Ok(f.clone());
         }
-        let path = resolve_relative(&self.root, uri)?;
+        let path = self.path_of(uri)?;
         let file = Arc::new(File::open(&path).ctx("open data file", &path)?);
         if readers.len() >= MAX_OPEN_READERS {
             readers.clear();
@@ -113,7 +128,7 @@ impl PosixStoreWriter {
 
     fn create_data_file(&self, dataset: &Key, collocation: &Key) -> Result<DataFile> {
         let dir_name = dataset_dir_name(dataset)?;
-        let dir = self.root.join(&dir_name);
+        let dir = self.placement.for_archive(dataset, &dir_name)?;
         // On a root of its own (else the catalogue made it), the directory's name must be
         // durable before any commit or record points into it.
         crate::listing::create_dir_durably(&dir)?;
@@ -287,11 +302,11 @@ impl StoreWriter for PosixStoreWriter {
 
 impl Store for PosixStore {
     fn writer(&self) -> Result<Box<dyn StoreWriter>> {
-        Ok(Box::new(PosixStoreWriter { root: self.root.clone(), writers: RecentList::default() }))
+        Ok(Box::new(PosixStoreWriter { placement: self.placement.clone(), writers: RecentList::default() }))
     }
 
     fn embedded_commits(&self, dataset: &Key, session: &str) -> Result<Vec<Vec<u8>>> {
-        let dir = self.root.join(dataset_dir_name(dataset)?);
+        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(Vec::new()) };
         let marker = format!(".{session}.");
         let mut commits = Vec::new();
         for name in crate::listing::names(&dir, "read dataset directory")? {
@@ -306,20 +321,17 @@ impl Store for PosixStore {
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
         let file = self.reader(uri)?;
         self.large_reads.read(&file, offset, buf).map_err(|e| {
+            let path = self.path_of(uri).unwrap_or_else(|_| PathBuf::from(uri));
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::corrupt(
-                    "data file",
-                    self.root.join(uri),
-                    format!("truncated: {} bytes at offset {offset} are not all there", buf.len()),
-                )
+                Error::corrupt("data file", path, format!("truncated: {} bytes at offset {offset} are not all there", buf.len()))
             } else {
-                Error::io("read data file", self.root.join(uri), e)
+                Error::io("read data file", path, e)
             }
         })
     }
 
     fn remove(&self, uri: &str) -> Result<bool> {
-        let path = resolve_relative(&self.root, uri)?;
+        let path = self.path_of(uri)?;
         self.readers.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
         let removal = remove_unless_held(&path).ctx("remove data file", &path)?;
         Ok(removal != Removal::InUse)
@@ -330,14 +342,22 @@ impl Store for PosixStore {
     /// after the wipe took effect. (On a root of its own, a crashed writer's files that no
     /// index names stay, and keep the directory.)
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        let dir = self.root.join(dataset_dir_name(dataset)?);
-        let _ = std::fs::remove_dir(&dir);
+        if let Some(dir) = self.dataset_dir(dataset)? {
+            let _ = std::fs::remove_dir(&dir);
+        }
         Ok(())
     }
 
+    fn absolute_uri(&self, uri: &str) -> Result<String> {
+        let path = self.path_of(uri)?;
+        let absolute = if path.is_absolute() { path } else { std::env::current_dir().ctx("find the working directory", ".")?.join(path) };
+        Ok(absolute.display().to_string())
+    }
+
     fn describe(&self, dataset: &Key) -> String {
-        match dataset_dir_name(dataset) {
-            Ok(name) => format!("posix {}", self.root.join(name).display()),
+        match self.dataset_dir(dataset) {
+            Ok(Some(dir)) => format!("posix {}", dir.display()),
+            Ok(None) => format!("posix: data set {dataset} is in no root"),
             Err(e) => e.to_string(),
         }
     }

@@ -2,11 +2,16 @@
 //! catch what they can act on (`except fieldstore.NotFound`) and the rest at once.
 
 use fieldstore::error::ErrorKind;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::{create_exception, PyErr};
 
-create_exception!(fieldstore, Error, PyException, "Any fieldstore error; each kind below is a subclass.");
+create_exception!(
+    fieldstore,
+    Error,
+    PyRuntimeError,
+    "Any fieldstore error (a `RuntimeError`, as pyfdb raises); each kind below is a subclass."
+);
 create_exception!(fieldstore, BadRequest, Error, "A request, key or value is malformed or names an unknown keyword.");
 create_exception!(fieldstore, BadConfig, Error, "A configuration is malformed or names an unknown backend or option.");
 create_exception!(fieldstore, NotFound, Error, "Nothing matched, or a store, data set, file or object is not there.");

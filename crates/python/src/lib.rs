@@ -122,6 +122,12 @@ impl Handle {
         Ok(Reader::new(self.store.read_fields(vec![field])))
     }
 
+    /// A location's URI as other programs open it: a POSIX store's absolute path.
+    fn absolute_uri(&self, uri: &str) -> PyResult<String> {
+        self.owner.check("FieldStore")?;
+        self.store.absolute_uri(uri).map_err(to_py)
+    }
+
     /// The values stored per keyword for what a request names.
     fn axes<'py>(&self, py: Python<'py>, request: &str) -> PyResult<Bound<'py, PyDict>> {
         let request = self.request(request)?;

@@ -63,9 +63,10 @@ class ListElement:
 
     @property
     def uri(self) -> Optional[URI]:
-        """Where the field's bytes are (level 3): relative to the store's root on POSIX, an
+        """Where the field's bytes are (level 3): the data file's absolute path on POSIX, an
         object's name on object stores."""
-        return None if self._entry.uri is None else URI(self._entry.uri)
+        location = self._store.absolute_uri(self._entry)
+        return None if location is None else URI(location)
 
     def __repr__(self) -> str:
         text = "".join("{" + ",".join(f"{k}={v}" for k, v in level.items()) + "}" for level in self._levels())

@@ -105,6 +105,11 @@ impl FieldStore {
         Ok((DataReader::new(self.shared.store.clone(), matches.fields), matches.explanation))
     }
 
+    /// A location's URI as other programs open it ([`Store::absolute_uri`]).
+    pub fn absolute_uri(&self, uri: &str) -> Result<String> {
+        self.shared.store.absolute_uri(uri)
+    }
+
     /// A reader of fields a listing returned, at the locations listed (not resolved again):
     /// a superseded field reads as it was, and a field replaced since the listing too, as
     /// long as its bytes are there (purge and wipe remove them).

@@ -28,7 +28,7 @@ pub const ROOT_ENV: &str = "FIELDSTORE_ROOT";
 /// FDB5's variables, read when fieldstore's config variable is not set: a config file's path,
 /// a config's YAML text, and FDB5's home (whose `etc/fdb/config.yaml` is read if present).
 pub const FDB5_CONFIG_FILE_ENV: &str = "FDB5_CONFIG_FILE";
-/// FDB5's variable holding a config's YAML text, read when `$FDB5_CONFIG_FILE` is not set.
+/// FDB5's variable holding a config's YAML text, read before `$FDB5_CONFIG_FILE` (as FDB5 does).
 pub const FDB5_CONFIG_ENV: &str = "FDB5_CONFIG";
 /// FDB5's home directory: its `etc/fdb/config.yaml` is read, if present, when no other variable names a config.
 pub const FDB_HOME_ENV: &str = "FDB_HOME";
@@ -71,9 +71,10 @@ impl BackendConfig {
 
 impl Config {
     /// The config named by `--config`, else `$FIELDSTORE_CONFIG`, else the default POSIX
-    /// store under `$FIELDSTORE_ROOT` if it is set, else FDB5's (`$FDB5_CONFIG_FILE`,
-    /// `$FDB5_CONFIG`, `$FDB_HOME/etc/fdb/config.yaml`), else the default POSIX store:
-    /// fieldstore's own variables come first.
+    /// store under `$FIELDSTORE_ROOT` if it is set, else FDB5's (`$FDB5_CONFIG`,
+    /// `$FDB5_CONFIG_FILE`, `$FDB_HOME/etc/fdb/config.yaml`, in FDB5's order), else the
+    /// default POSIX store: fieldstore's own variables come first. Unlike FDB5, a
+    /// `$FDB5_CONFIG_FILE` that is not there is an error, not a fall back.
     pub fn resolve(explicit: Option<&Path>) -> Result<Config> {
         let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         if let Some(path) = explicit.map(PathBuf::from).or_else(|| set(CONFIG_ENV).map(PathBuf::from)) {
@@ -82,12 +83,13 @@ impl Config {
         if set(ROOT_ENV).is_some() {
             return Ok(Config::default_posix());
         }
-        if let Some(path) = set(FDB5_CONFIG_FILE_ENV) {
-            return Config::from_file(Path::new(&path));
-        }
+        // FDB5's order: the text before the file.
         if let Some(text) = set(FDB5_CONFIG_ENV) {
             let text = text.into_string().map_err(|_| Error::Config { source_name: "$FDB5_CONFIG".into(), message: "not UTF-8".into() })?;
             return Config::parse("$FDB5_CONFIG", &text);
+        }
+        if let Some(path) = set(FDB5_CONFIG_FILE_ENV) {
+            return Config::from_file(Path::new(&path));
         }
         if let Some(home) = set(FDB_HOME_ENV).map(|h| PathBuf::from(h).join("etc/fdb/config.yaml")).filter(|p| p.exists()) {
             return Config::from_file(&home);

@@ -1,0 +1,442 @@
+//! Which root a data set's directory is in, when a POSIX catalogue or store spans several: the
+//! `spaces:` of a `type: posix` section, FDB5's spaces and `type: select` read as they are
+//! (`fieldstore_core::config`). A data set's *space* is the first whose `select` and `regex`
+//! take its key; its directory is in the root of that space that holds it, else, for a new
+//! data set, in the first root that takes archives and exists (FDB5's `Default` handler).
+//!
+//! A data set lives in one root. Locations stay relative to it (`dataset-dir/file`), so the
+//! store finds a location's root by its directory; a directory found in two roots is refused
+//! as a conflict (FDB5 refuses it too), never read from one of them. A root's flags
+//! (`writable`, `visit`, `archive`, `list`, `retrieve`, `wipe`) lock the actions they deny
+//! on the data sets in it, so every path that checks locks honours them, wipe included.
+//!
+//! ```yaml
+//! catalogue:
+//!   type: posix
+//!   spaces:
+//!   - select: class=od              # keyword=regex pairs over the data set key, all must match
+//!     roots: [{path: /data/od}, {path: /data/od2, writable: false}]
+//!   - regex: ":0001:"               # searched in the data set's values joined by ':'
+//!     roots: [{path: /data/test}]
+//! ```
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use serde::Deserialize;
+
+use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_core::{ControlAction, Key};
+
+/// One entry of a section's `spaces:`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpaceConfig {
+    /// `keyword=regex` pairs, comma-separated, each searched in the data set key's value of its
+    /// keyword; all must match (FDB5's `select:` of a `type: select` entry).
+    #[serde(default)]
+    pub select: Option<String>,
+    /// Data sets the space does not take: any entry whose pairs all match excludes one.
+    #[serde(default)]
+    pub excludes: Vec<String>,
+    /// A regex searched in the data set key's values joined by `:` (FDB5's space `regex:`).
+    #[serde(default)]
+    pub regex: Option<String>,
+    /// How a new data set's root is chosen: `Default` or `First`, the first root that takes
+    /// archives and exists (FDB5's other handlers are refused by name).
+    #[serde(default)]
+    pub handler: Option<String>,
+    /// FDB5's name of the space (unused).
+    #[serde(default, rename = "name")]
+    pub _name: Option<String>,
+    /// The space's roots, in order.
+    pub roots: Vec<RootConfig>,
+}
+
+/// One root of a space, with FDB5's flags: `writable` is the default of `archive` and `wipe`,
+/// `visit` of `list` and `retrieve`; all default to true.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootConfig {
+    /// The directory holding data set directories.
+    pub path: PathBuf,
+    /// Default of `archive` and `wipe`.
+    #[serde(default)]
+    pub writable: Option<bool>,
+    /// Default of `list` and `retrieve`.
+    #[serde(default)]
+    pub visit: Option<bool>,
+    /// Whether fields may be archived into the root's data sets (new data sets go elsewhere).
+    #[serde(default)]
+    pub archive: Option<bool>,
+    /// Whether the root's data sets may be wiped.
+    #[serde(default)]
+    pub wipe: Option<bool>,
+    /// Whether the root's data sets are listed.
+    #[serde(default)]
+    pub list: Option<bool>,
+    /// Whether the root's data sets are retrieved from.
+    #[serde(default)]
+    pub retrieve: Option<bool>,
+}
+
+/// The roots of a catalogue or store and the rules placing data sets in them.
+#[derive(Debug)]
+pub struct Placement {
+    spaces: Vec<Space>,
+}
+
+#[derive(Debug)]
+struct Space {
+    select: Vec<Condition>,
+    excludes: Vec<Vec<Condition>>,
+    regex: Option<Regex>,
+    roots: Vec<Root>,
+}
+
+/// `keyword=regex`: the regex is searched in the key's value of the keyword.
+#[derive(Debug)]
+struct Condition {
+    keyword: String,
+    regex: Regex,
+}
+
+#[derive(Debug)]
+struct Root {
+    /// The root as configured: it must exist for new data sets to go to it.
+    path: PathBuf,
+    /// Where its data set directories are: the root, or the section's subdirectory of it
+    /// (made when needed).
+    data: PathBuf,
+    /// The actions the root's flags deny.
+    denied: BTreeSet<ControlAction>,
+}
+
+impl Placement {
+    /// One root taking every data set, every action allowed.
+    pub fn one_root(path: PathBuf) -> Self {
+        let root = Root { data: path.clone(), path, denied: BTreeSet::new() };
+        Placement { spaces: vec![Space { select: Vec::new(), excludes: Vec::new(), regex: None, roots: vec![root] }] }
+    }
+
+    /// The placement `spaces` describe, with data set directories in `subdirectory` of each
+    /// root if given; the error names the bad part (`spaces[1].select: ...`).
+    pub fn from_spaces(spaces: Vec<SpaceConfig>, subdirectory: Option<&str>) -> std::result::Result<Self, String> {
+        if spaces.is_empty() {
+            return Err("spaces: none given (a space has roots: - path: DIR)".into());
+        }
+        if let Some(name) = subdirectory {
+            if name.is_empty() || name.starts_with('.') || name.contains('/') {
+                return Err(format!("subdirectory: '{name}' is not one plain directory name"));
+            }
+        }
+        let spaces: std::result::Result<Vec<Space>, String> =
+            spaces.into_iter().enumerate().map(|(i, s)| Space::new(s, subdirectory).map_err(|e| format!("spaces[{i}].{e}"))).collect();
+        Ok(Placement { spaces: spaces? })
+    }
+
+    /// Every directory holding data set directories, each once, in order.
+    pub fn roots(&self) -> Vec<&Path> {
+        let mut roots: Vec<&Path> = Vec::new();
+        for root in self.spaces.iter().flat_map(|s| &s.roots) {
+            if !roots.contains(&root.data.as_path()) {
+                roots.push(&root.data);
+            }
+        }
+        roots
+    }
+
+    /// The one root, when there is one and it allows everything: no rule to apply, no
+    /// directory to look for.
+    fn only_root(&self) -> Option<&Path> {
+        match self.spaces.as_slice() {
+            [Space { select, excludes, regex: None, roots }] if select.is_empty() && excludes.is_empty() => match roots.as_slice() {
+                [root] if root.denied.is_empty() => Some(&root.data),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The directory of an existing data set (`dir_name` its name): in the root of its space
+    /// that holds it; `None` when none does (or no space takes it).
+    pub fn existing(&self, dataset: &Key, dir_name: &str) -> Result<Option<PathBuf>> {
+        if let Some(root) = self.only_root() {
+            return Ok(Some(root.join(dir_name)));
+        }
+        let Some(space) = self.space_of(dataset)? else { return Ok(None) };
+        Ok(space.holding(dataset, dir_name)?.map(|root| root.data.join(dir_name)))
+    }
+
+    /// The directory to archive a data set's fields into: where it is, else the first root of
+    /// its space that takes archives and exists. Refused when no space takes the data set,
+    /// when its root does not take archives, or when no root does.
+    pub fn for_archive(&self, dataset: &Key, dir_name: &str) -> Result<PathBuf> {
+        if let Some(root) = self.only_root() {
+            return Ok(root.join(dir_name));
+        }
+        let Some(space) = self.space_of(dataset)? else {
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("no space of the configuration takes data set {dataset} ({})", colon_values(dataset)),
+            ));
+        };
+        if let Some(root) = space.holding(dataset, dir_name)? {
+            if root.denied.contains(&ControlAction::Archive) {
+                return Err(Error::new(
+                    ErrorKind::Locked,
+                    format!("data set {dataset} is in root {}, which takes no archives (writable: false)", root.path.display()),
+                ));
+            }
+            return Ok(root.data.join(dir_name));
+        }
+        let writable = space.roots.iter().find(|r| !r.denied.contains(&ControlAction::Archive) && r.path.is_dir());
+        match writable {
+            Some(root) => Ok(root.data.join(dir_name)),
+            None => {
+                let roots: Vec<String> = space.roots.iter().map(|r| r.path.display().to_string()).collect();
+                Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!("no root takes data set {dataset}: none of [{}] takes archives and exists", roots.join(", ")),
+                ))
+            }
+        }
+    }
+
+    /// The actions the flags of the root holding `dir` deny.
+    pub fn denied(&self, dir: &Path) -> BTreeSet<ControlAction> {
+        let root = dir.parent();
+        self.spaces
+            .iter()
+            .flat_map(|s| &s.roots)
+            .filter(|r| Some(r.data.as_path()) == root)
+            .flat_map(|r| r.denied.iter().copied())
+            .collect()
+    }
+
+    /// The root holding data set directory `dir_name`, among all roots (a location names the
+    /// directory, not the data set); the first root when none does (reads then fail naming
+    /// the path).
+    pub fn root_holding(&self, dir_name: &str) -> Result<&Path> {
+        let roots = self.roots();
+        if let [root] = roots.as_slice() {
+            return Ok(root);
+        }
+        let holding: Vec<&Path> = roots.iter().copied().filter(|r| r.join(dir_name).is_dir()).collect();
+        match holding.as_slice() {
+            [] => Ok(roots[0]),
+            [root] => Ok(root),
+            many => Err(in_several_roots(dir_name, many.iter().copied())),
+        }
+    }
+
+    /// The first space taking `dataset`.
+    fn space_of(&self, dataset: &Key) -> Result<Option<&Space>> {
+        let values = colon_values(dataset);
+        for space in &self.spaces {
+            if space.takes(dataset, &values)? {
+                return Ok(Some(space));
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl Space {
+    fn new(config: SpaceConfig, subdirectory: Option<&str>) -> std::result::Result<Self, String> {
+        match config.handler.as_deref() {
+            None | Some("Default" | "First") => {}
+            Some(other) => {
+                return Err(format!(
+                    "handler: '{other}' is not supported (fieldstore places a new data set in the first root that takes archives: Default, First)"
+                ))
+            }
+        }
+        if config.roots.is_empty() {
+            return Err("roots: none given (roots: - path: DIR)".into());
+        }
+        let select = match config.select.as_deref() {
+            Some(text) => conditions(text).map_err(|e| format!("select: {e}"))?,
+            None => Vec::new(),
+        };
+        let excludes = config
+            .excludes
+            .iter()
+            .enumerate()
+            .map(|(i, t)| conditions(t).map_err(|e| format!("excludes[{i}]: {e}")))
+            .collect::<Result<_, _>>()?;
+        let regex = config.regex.as_deref().map(|r| Regex::new(r).map_err(|e| format!("regex: {e}"))).transpose()?;
+        let roots = config
+            .roots
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| Root::new(r, subdirectory).map_err(|e| format!("roots[{i}].{e}")))
+            .collect::<Result<_, _>>()?;
+        Ok(Space { select, excludes, regex, roots })
+    }
+
+    /// Whether the space takes `dataset`, whose values joined by `:` are `values`.
+    fn takes(&self, dataset: &Key, values: &str) -> Result<bool> {
+        let all = |conditions: &[Condition]| -> Result<bool> {
+            for c in conditions {
+                let Some(value) = dataset.get(&c.keyword) else {
+                    // FDB5 selects fields, whose keys hold every level's keywords; fieldstore
+                    // places whole data sets, by their own keys only.
+                    return Err(Error::new(
+                        ErrorKind::BadConfig,
+                        format!(
+                            "the configuration selects on '{}', which data set {dataset} has not: fieldstore places whole data sets, by the keywords of their own keys",
+                            c.keyword
+                        ),
+                    ));
+                };
+                if !c.regex.is_match(value) {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        };
+        if !all(&self.select)? {
+            return Ok(false);
+        }
+        for exclude in &self.excludes {
+            if all(exclude)? {
+                return Ok(false);
+            }
+        }
+        Ok(self.regex.as_ref().is_none_or(|r| r.is_match(values)))
+    }
+
+    /// The root of this space holding data set directory `dir_name`, if one does.
+    fn holding(&self, dataset: &Key, dir_name: &str) -> Result<Option<&Root>> {
+        let holding: Vec<&Root> = self.roots.iter().filter(|r| r.data.join(dir_name).is_dir()).collect();
+        match holding.as_slice() {
+            [] => Ok(None),
+            [root] => Ok(Some(root)),
+            many => Err(in_several_roots(&format!("data set {dataset}"), many.iter().map(|r| r.data.as_path()))),
+        }
+    }
+}
+
+impl Root {
+    fn new(config: RootConfig, subdirectory: Option<&str>) -> std::result::Result<Self, String> {
+        if config.path.as_os_str().is_empty() {
+            return Err("path: must not be empty".into());
+        }
+        let writable = config.writable.unwrap_or(true);
+        let visit = config.visit.unwrap_or(true);
+        let allowed = [
+            (ControlAction::Archive, config.archive.unwrap_or(writable)),
+            (ControlAction::Wipe, config.wipe.unwrap_or(writable)),
+            (ControlAction::List, config.list.unwrap_or(visit)),
+            (ControlAction::Retrieve, config.retrieve.unwrap_or(visit)),
+        ];
+        let denied = allowed.into_iter().filter(|(_, allowed)| !allowed).map(|(action, _)| action).collect();
+        let data = subdirectory.map_or_else(|| config.path.clone(), |s| config.path.join(s));
+        Ok(Root { path: config.path, data, denied })
+    }
+}
+
+/// FDB5's selection syntax: `keyword=regex` pairs separated by commas, each keyword once.
+fn conditions(text: &str) -> std::result::Result<Vec<Condition>, String> {
+    let mut out: Vec<Condition> = Vec::new();
+    for pair in text.split(',') {
+        let Some((keyword, pattern)) = pair.split_once('=') else {
+            return Err(format!("'{pair}' in '{text}' is no keyword=regex pair"));
+        };
+        let keyword = keyword.trim();
+        if out.iter().any(|c| c.keyword == keyword) {
+            return Err(format!("keyword '{keyword}' twice in '{text}'"));
+        }
+        let regex = Regex::new(pattern.trim()).map_err(|e| format!("'{pair}': {e}"))?;
+        out.push(Condition { keyword: keyword.to_string(), regex });
+    }
+    Ok(out)
+}
+
+/// A data set key's values joined by `:`, as FDB5's space regexes see it.
+fn colon_values(dataset: &Key) -> String {
+    dataset.values().collect::<Vec<_>>().join(":")
+}
+
+fn in_several_roots<'a>(what: &str, roots: impl Iterator<Item = &'a Path>) -> Error {
+    let roots: Vec<String> = roots.map(|r| r.display().to_string()).collect();
+    Error::new(ErrorKind::Conflict, format!("{what} is in several roots ({}): remove all copies but one", roots.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spaces(yaml: &str) -> std::result::Result<Placement, String> {
+        let configs: Vec<SpaceConfig> = serde_yaml::from_str(yaml).map_err(|e| e.to_string())?;
+        Placement::from_spaces(configs, None)
+    }
+
+    fn dataset(class: &str, expver: &str) -> Key {
+        Key::from_pairs([("class", class), ("expver", expver), ("stream", "oper")])
+    }
+
+    #[test]
+    fn the_first_space_taking_a_data_set_places_it_in_its_first_writable_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let [a, b, c, missing] = ["a", "b", "c", "missing"].map(|n| dir.path().join(n));
+        for d in [&a, &b, &c] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let yaml = format!(
+            "- select: class=od|rd\n  excludes: [expver=0002]\n  roots: [{{path: {}}}, {{path: {}, writable: false}}]\n- regex: ':0002:'\n  roots: [{{path: {}}}, {{path: {}}}]\n",
+            a.display(),
+            b.display(),
+            missing.display(),
+            c.display(),
+        );
+        let placement = spaces(&yaml).unwrap();
+        let name = "n";
+        assert_eq!(placement.for_archive(&dataset("od", "0001"), name).unwrap(), a.join(name));
+        assert_eq!(placement.for_archive(&dataset("rd", "0001"), name).unwrap(), a.join(name));
+        // Excluded from the first space, taken by the second's regex: its first root is missing.
+        assert_eq!(placement.for_archive(&dataset("od", "0002"), name).unwrap(), c.join(name));
+        let err = placement.for_archive(&dataset("mc", "0001"), name).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::BadRequest);
+        assert!(err.to_string().contains("no space") && err.to_string().contains("mc:0001:oper"), "{err}");
+        // An existing data set stays where it is; in a root without archives, it is locked.
+        std::fs::create_dir(b.join("old")).unwrap();
+        let err = placement.for_archive(&dataset("od", "0001"), "old").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Locked, "{err}");
+        assert_eq!(placement.existing(&dataset("od", "0001"), "old").unwrap(), Some(b.join("old")));
+        assert_eq!(placement.denied(&b.join("old")), BTreeSet::from([ControlAction::Archive, ControlAction::Wipe]));
+        assert_eq!(placement.existing(&dataset("od", "0001"), "none").unwrap(), None);
+        // In two roots: a conflict, for the catalogue and the store alike.
+        std::fs::create_dir(a.join("old")).unwrap();
+        assert_eq!(placement.existing(&dataset("od", "0001"), "old").unwrap_err().kind(), ErrorKind::Conflict);
+        assert_eq!(placement.root_holding("old").unwrap_err().kind(), ErrorKind::Conflict);
+        assert_eq!(placement.root_holding("n").unwrap(), a.as_path());
+    }
+
+    #[test]
+    fn selecting_on_a_keyword_the_data_set_key_lacks_is_refused_by_name() {
+        let placement = spaces("- select: step=12\n  roots: [{path: /x}]\n").unwrap();
+        let err = placement.for_archive(&dataset("od", "0001"), "n").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::BadConfig);
+        assert!(err.to_string().contains("'step'"), "{err}");
+    }
+
+    #[test]
+    fn bad_spaces_are_refused_naming_the_part() {
+        for (yaml, expected) in [
+            ("[]", "spaces: none given"),
+            ("- roots: []\n", "spaces[0].roots: none given"),
+            ("- handler: Expver\n  roots: [{path: /x}]\n", "spaces[0].handler: 'Expver' is not supported"),
+            ("- select: class\n  roots: [{path: /x}]\n", "spaces[0].select: 'class' in 'class' is no keyword=regex pair"),
+            ("- select: class=od,class=rd\n  roots: [{path: /x}]\n", "keyword 'class' twice"),
+            ("- regex: '('\n  roots: [{path: /x}]\n", "spaces[0].regex:"),
+            ("- roots: [{path: /x}]\n- excludes: ['a=(']\n  roots: [{path: /y}]\n", "spaces[1].excludes[0]:"),
+            ("- roots: [{path: ''}]\n", "spaces[0].roots[0].path: must not be empty"),
+        ] {
+            let err = spaces(yaml).unwrap_err();
+            assert!(err.contains(expected), "{yaml}: {err}");
+        }
+    }
+}
