@@ -70,20 +70,21 @@ pub fn is_fdb5(value: &serde_yaml::Value) -> bool {
 pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
     let error = |message: String| Error::Config { source_name: source.to_string(), message };
     let fdb5: Fdb5Config = serde_yaml::from_value(value).map_err(|e| error(format!("an FDB5 config, but {e}")))?;
-    let (schema, spaces) =
-        match fdb5.kind.as_deref() {
-            Some("select") => select_spaces(fdb5).map_err(error)?,
-            None | Some("local") => {
-                if fdb5.select.is_some() || !fdb5.excludes.is_empty() {
-                    return Err(error("select and excludes belong to the fdbs of a type: select config".into()));
-                }
-                let schema = schema_of(&fdb5);
-                (schema, local_spaces(fdb5, None, &[]).map_err(error)?)
+    let (schema, spaces) = match fdb5.kind.as_deref() {
+        Some("select") => select_spaces(fdb5).map_err(error)?,
+        None | Some("local") => {
+            if fdb5.select.is_some() || !fdb5.excludes.is_empty() {
+                return Err(error("select and excludes belong to the fdbs of a type: select config".into()));
             }
-            Some(kind) => return Err(error(format!(
+            let schema = schema_of(&fdb5);
+            (schema, local_spaces(fdb5, None, &[]).map_err(error)?)
+        }
+        Some(kind) => {
+            return Err(error(format!(
                 "FDB5 config type '{kind}' is not supported (fieldstore reads type: local with engine: toc, and type: select over those)"
-            ))),
-        };
+            )))
+        }
+    };
     let roots: Vec<&str> = spaces
         .iter()
         .filter_map(|s| s.get("roots").and_then(|r| r.as_sequence()))
