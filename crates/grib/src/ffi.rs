@@ -36,6 +36,9 @@ extern "C" {
     pub fn codes_get_string(h: *const CodesHandle, key: *const c_char, out: *mut c_char, len: *mut usize) -> c_int;
     pub fn codes_set_long(h: *mut CodesHandle, key: *const c_char, value: c_long) -> c_int;
     pub fn codes_set_string(h: *mut CodesHandle, key: *const c_char, value: *const c_char, len: *mut usize) -> c_int;
+    pub fn codes_get_size(h: *const CodesHandle, key: *const c_char, size: *mut usize) -> c_int;
+    pub fn codes_get_double(h: *const CodesHandle, key: *const c_char, value: *mut f64) -> c_int;
+    pub fn codes_get_double_array(h: *const CodesHandle, key: *const c_char, values: *mut f64, len: *mut usize) -> c_int;
     pub fn codes_set_double_array(h: *mut CodesHandle, key: *const c_char, values: *const f64, len: usize) -> c_int;
     pub fn codes_get_message(h: *const CodesHandle, message: *mut *const c_void, len: *mut usize) -> c_int;
     pub fn codes_keys_iterator_new(h: *mut CodesHandle, flags: c_ulong, namespace: *const c_char) -> *mut CodesKeysIterator;

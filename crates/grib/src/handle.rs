@@ -80,6 +80,43 @@ impl<'a> Handle<'a> {
         Ok(v as i64)
     }
 
+    /// The floating-point value of `key`.
+    pub fn get_double(&self, key: &str) -> Result<f64> {
+        let mut v = 0.0;
+        // SAFETY: valid handle and NUL-terminated key.
+        let rc = unsafe { ffi::codes_get_double(self.ptr, c_key(key).as_ptr(), &mut v) };
+        if rc != 0 {
+            return Err(failure(format!("key '{key}'"), rc));
+        }
+        Ok(v)
+    }
+
+    /// How many values the array key `key` has.
+    pub fn get_size(&self, key: &str) -> Result<usize> {
+        let mut n = 0usize;
+        // SAFETY: valid handle and NUL-terminated key.
+        let rc = unsafe { ffi::codes_get_size(self.ptr, c_key(key).as_ptr(), &mut n) };
+        if rc != 0 {
+            return Err(failure(format!("key '{key}'"), rc));
+        }
+        Ok(n)
+    }
+
+    /// Fills `out` with the array key `key` (e.g. `values`), which must have exactly as many
+    /// values.
+    pub fn get_double_array(&self, key: &str, out: &mut [f64]) -> Result<()> {
+        let mut len = out.len();
+        // SAFETY: out is writable for len values; ecCodes writes at most len and says how many.
+        let rc = unsafe { ffi::codes_get_double_array(self.ptr, c_key(key).as_ptr(), out.as_mut_ptr(), &mut len) };
+        if rc != 0 {
+            return Err(failure(format!("key '{key}' ({} values)", out.len()), rc));
+        }
+        if len != out.len() {
+            return Err(Error::Grib { context: format!("key '{key}'"), message: format!("{len} values, {} expected", out.len()) });
+        }
+        Ok(())
+    }
+
     /// The text value of `key`.
     pub fn get_string(&self, key: &str) -> Result<String> {
         let mut buf = vec![0u8; 1024];

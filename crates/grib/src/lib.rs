@@ -1,9 +1,10 @@
 //! GRIB support through the system ecCodes library: splitting streams into messages
 //! ([`scan`]), reading a message's MARS identifier ([`mars_keys`]), setting keys in a message
 //! ([`modify`]), resolving parameter names
-//! with ecCodes' own definitions ([`install_param_resolver`]), and building test fields from
-//! ecCodes' samples ([`sample_message`]).
+//! with ecCodes' own definitions ([`install_param_resolver`]), building test fields from
+//! ecCodes' samples ([`sample_message`]), and decoding values and grids ([`decode`]).
 
+pub mod decode;
 mod ffi;
 mod handle;
 mod scan;

@@ -4,6 +4,7 @@
 //! package's Python layer (`python/fieldstore`) turns dicts into requests and keys, and
 //! reports into dicts.
 
+mod decode;
 mod errors;
 mod process;
 mod reader;
@@ -306,6 +307,9 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Handle>()?;
     module.add_class::<ListEntry>()?;
     module.add_class::<Reader>()?;
+    module.add_function(wrap_pyfunction!(decode::decode_values, module)?)?;
+    module.add_function(wrap_pyfunction!(decode::grid, module)?)?;
+    module.add_function(wrap_pyfunction!(decode::coordinates, module)?)?;
     errors::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
