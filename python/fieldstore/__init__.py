@@ -180,7 +180,12 @@ class FieldStore:
     def read_entry(self, entry: ListEntry) -> Reader:
         """A reader of a listed field's bytes where the listing found them (a superseded
         field's too), not resolved again."""
-        return self._native.read_entry(entry)
+        return self._native.read_entries([entry])
+
+    def read_entries(self, entries: Sequence[ListEntry]) -> Reader:
+        """A reader of listed fields' bytes, in the order given, where the listing found them;
+        adjacent fields are read together. Iterate it for each field's bytes."""
+        return self._native.read_entries(list(entries))
 
     def absolute_uri(self, entry: ListEntry) -> Optional[str]:
         """Where a listed field's bytes are, as other programs open them: on POSIX, the data

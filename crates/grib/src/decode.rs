@@ -88,6 +88,15 @@ pub fn coordinates(message: &[u8]) -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((latitudes, longitudes))
 }
 
+/// The text values of `keys` in `message`, `None` for those it has not.
+pub fn text_keys(message: &[u8], keys: &[String]) -> Result<Vec<Option<String>>> {
+    let h = handle(message)?;
+    let values = keys.iter().map(|k| h.get_string(k).ok()).collect();
+    // Keys it has not are answers here, not errors to report later.
+    crate::take_errors();
+    Ok(values)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

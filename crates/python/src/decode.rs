@@ -141,3 +141,14 @@ pub fn coordinates<'py>(py: Python<'py>, message: PyBackedBytes) -> PyResult<(Bo
     };
     Ok((bytes(&latitudes)?, bytes(&longitudes)?))
 }
+
+/// The text values of `keys` in a message (`shortName`, `units`, ...), None for keys it has not.
+#[pyfunction]
+pub fn message_keys<'py>(py: Python<'py>, message: PyBackedBytes, keys: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+    let values = py.detach(|| decode::text_keys(&message, &keys)).map_err(to_py)?;
+    let out = PyDict::new(py);
+    for (key, value) in keys.iter().zip(values) {
+        out.set_item(key, value)?;
+    }
+    Ok(out)
+}

@@ -111,16 +111,21 @@ impl Handle {
         }
     }
 
-    /// A reader of a listed field's bytes where the listing found them (a superseded field's
-    /// too), not resolved again.
-    fn read_entry(&self, entry: Bound<'_, ListEntry>) -> PyResult<Reader> {
+    /// A reader of listed fields' bytes, in the order given, where the listing found them (a
+    /// superseded field's too), not resolved again: adjacent fields are read together.
+    fn read_entries(&self, py: Python<'_>, entries: Vec<Bound<'_, ListEntry>>) -> PyResult<Reader> {
         self.owner.check("FieldStore")?;
-        let field = entry
-            .get()
-            .field
-            .clone()
-            .ok_or_else(|| errors::BadRequest::new_err("only a field (a listing of depth 3) has bytes to read"))?;
-        Ok(Reader::new(self.store.read_fields(vec![field])))
+        let fields = entries
+            .iter()
+            .map(|entry| {
+                entry
+                    .get()
+                    .field
+                    .clone()
+                    .ok_or_else(|| errors::BadRequest::new_err("only a field (a listing of depth 3) has bytes to read"))
+            })
+            .collect::<PyResult<Vec<FieldEntry>>>()?;
+        Ok(Reader::new(py.detach(|| self.store.read_fields(fields))))
     }
 
     /// A location's URI as other programs open it: a POSIX store's absolute path.
@@ -310,6 +315,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(decode::decode_values, module)?)?;
     module.add_function(wrap_pyfunction!(decode::grid, module)?)?;
     module.add_function(wrap_pyfunction!(decode::coordinates, module)?)?;
+    module.add_function(wrap_pyfunction!(decode::message_keys, module)?)?;
     errors::register(module)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

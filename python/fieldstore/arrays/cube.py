@@ -1,0 +1,226 @@
+"""What a request names, as a hypercube: the listing (no field read) turned into dimensions and,
+per parameter, a field at each index where one is stored; missing combinations are known before
+anything is read, and read as NaN. The xarray backend and the Zarr view read through it
+(docs/arrays-design.md).
+
+    cube = Cube(config, {"class": "od", "expver": "0001", "step": [0, 6], "param": [130, 131]})
+    cube.dims                 # ("step", "isobaricInhPa")
+    cube.read("130", (slice(None), 0))   # numpy array: steps x grid points
+
+Dimensions follow cfgrib's conventions, which notebooks expect: `number` (ensemble members),
+`time` (date and time of the forecast's start), `step`, the level named by its level type
+(`isobaricInhPa` for `levtype=pl`, `hybrid` for `ml`, ...), then the grid (`latitude` and
+`longitude` for grids of rows and columns, else `values`); any other keyword whose value varies
+is a dimension of its own name. A keyword with one value is a scalar coordinate.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+import fieldstore
+from fieldstore import _native
+
+#: The level dimension's name for each level type (cfgrib's).
+LEVEL_NAMES = {"pl": "isobaricInhPa", "ml": "hybrid", "pt": "theta", "pv": "potentialVorticity", "sol": "soilLayer", "hl": "heightAboveGround"}
+
+#: Keywords that are not dimensions: the parameter (a variable each) and those folded into `time`.
+_FOLDED = {"param", "date", "time"}
+
+#: Keys of the first field of each parameter, for its variable's name and attributes.
+NAME_KEYS = ["shortName", "name", "units", "cfName", "paramId", "typeOfLevel", "gridType"]
+
+
+@dataclass
+class Dimension:
+    """One dimension of the cube: its name, the keyword(s) it stands for, and its labels (the
+    stored values, as the store names them)."""
+
+    name: str
+    keywords: Tuple[str, ...]
+    labels: List[Tuple[str, ...]]
+    index: Dict[Tuple[str, ...], int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.index = {label: i for i, label in enumerate(self.labels)}
+
+    def coordinate(self) -> np.ndarray:
+        """The labels as numbers, times or text, as cfgrib gives them."""
+        if self.name == "time":
+            return np.array([_datetime(date, time) for date, time in self.labels], dtype="datetime64[ns]")
+        values = [label[0] for label in self.labels]
+        if self.name == "step":
+            return np.array([_step(v) for v in values], dtype="timedelta64[ns]")
+        try:
+            numbers = [float(v) for v in values]
+        except ValueError:
+            return np.array(values, dtype=object)
+        if all(n.is_integer() for n in numbers) and self.name in ("number",):
+            return np.array(numbers, dtype=np.int64)
+        return np.array(numbers, dtype=np.float64)
+
+
+@dataclass
+class Grid:
+    """The grid the cube's fields are on: `latitude`/`longitude` rows and columns, or `values`."""
+
+    grid_type: str
+    points: int
+    latitudes: List[float]
+    longitudes: List[float]
+
+    @property
+    def dims(self) -> Tuple[str, ...]:
+        return ("latitude", "longitude") if self.latitudes else ("values",)
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return (len(self.latitudes), len(self.longitudes)) if self.latitudes else (self.points,)
+
+
+class Cube:
+    """The fields a request names, as one hypercube per parameter over shared dimensions. Opening
+    lists (reads no field's bytes) and reads the first field of each parameter, for its grid
+    and names; values are read only by `read`, and only the fields it needs."""
+
+    def __init__(self, config: Any, request: Any, dtype: str = "float32") -> None:
+        if dtype not in ("float32", "float64"):
+            raise ValueError(f"dtype '{dtype}': the arrays are float32 or float64")
+        self.config = config
+        self.request = request
+        self.dtype = np.dtype(dtype)
+        entries = list(_store(config).list(request))
+        if not entries:
+            raise fieldstore.NothingMatched(f"nothing to open: {fieldstore._request_text(request)} names no field")
+        keys = [entry.key() for entry in entries]
+        self.scalars, self.dimensions = _dimensions(keys)
+        self.params: List[str] = sorted({k["param"] for k in keys}, key=_number_or_text)
+        self.fields: Dict[Tuple[str, Tuple[int, ...]], fieldstore.ListEntry] = {}
+        for entry, key in zip(entries, keys):
+            at = tuple(d.index[tuple(key.get(k, "") for k in d.keywords)] for d in self.dimensions)
+            # The listing is newest first within a key: the first one seen is the visible one.
+            self.fields.setdefault((key["param"], at), entry)
+        self.grid, self.attributes = self._describe()
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # Dask sends arrays to its workers pickled: a cube travels as what opens it again
+        # (listing once more in the worker's process, with a handle of its own).
+        return (Cube, (self.config, self.request, self.dtype.name))
+
+    @property
+    def dims(self) -> Tuple[str, ...]:
+        """The dimensions of every parameter's array, the grid's last."""
+        return tuple(d.name for d in self.dimensions) + self.grid.dims
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return tuple(len(d.labels) for d in self.dimensions) + self.grid.shape
+
+    def _describe(self) -> Tuple[Grid, Dict[str, Dict[str, Optional[str]]]]:
+        """The grid (the same for every parameter) and each parameter's names, from the first
+        stored field of each."""
+        firsts = [next(entry for (param, _), entry in sorted(self.fields.items(), key=lambda f: f[0][1]) if param == p) for p in self.params]
+        messages = [data for _, data in _store(self.config).read_entries(firsts)]
+        grids = [_native.grid(m) for m in messages]
+        identities = {g["identity"] for g in grids}
+        if len(identities) > 1:
+            raise fieldstore.BadRequest(
+                f"the parameters {', '.join(self.params)} are on {len(identities)} different grids: open one grid at a time"
+            )
+        g = grids[0]
+        grid = Grid(g["grid_type"], g["points"], g["latitudes"], g["longitudes"])
+        return grid, {p: _native.message_keys(m, NAME_KEYS) for p, m in zip(self.params, messages)}
+
+    def read(self, param: str, index: Tuple[Any, ...]) -> np.ndarray:
+        """Parameter `param`'s values at `index` (an int or a slice per dimension, the grid's
+        included): the fields it needs, read together and decoded on several threads; NaN
+        where no field is stored."""
+        index = tuple(index) + (slice(None),) * (len(self.shape) - len(index))
+        outer, inner = index[: len(self.dimensions)], index[len(self.dimensions) :]
+        ranges = [range(len(d.labels))[i] if isinstance(i, slice) else [range(len(d.labels))[i]] for d, i in zip(self.dimensions, outer)]
+        shape = [len(r) for r in ranges]
+        positions = list(np.ndindex(*shape)) if shape else [()]
+        result = np.full((len(positions), self.grid.points), np.nan, dtype=self.dtype)
+        wanted = [(i, self.fields.get((param, tuple(r[p] for r, p in zip(ranges, pos))))) for i, pos in enumerate(positions)]
+        present = [(i, entry) for i, entry in wanted if entry is not None]
+        if present:
+            messages = [data for _, data in _store(self.config).read_entries([entry for _, entry in present])]
+            decoded = np.frombuffer(_native.decode_values(messages, self.grid.points, self.dtype.name), dtype=self.dtype.newbyteorder("<"))
+            result[[i for i, _ in present]] = decoded.reshape(len(present), self.grid.points)
+        values = result.reshape(tuple(shape) + self.grid.shape)
+        # Integer indexes drop their dimension, as numpy does.
+        squeeze = tuple(axis for axis, i in enumerate(outer) if not isinstance(i, slice))
+        return values.squeeze(axis=squeeze)[(Ellipsis,) + inner] if squeeze else values[(Ellipsis,) + inner]
+
+
+def _dimensions(keys: Sequence[Mapping[str, str]]) -> Tuple[Dict[str, str], List[Dimension]]:
+    """The keywords of one value (scalars) and the cube's dimensions, in cfgrib's order."""
+    keywords = [k for k in keys[0] if k not in _FOLDED]
+    values: Dict[str, List[str]] = {k: sorted({key.get(k, "") for key in keys}, key=_number_or_text) for k in keywords}
+    scalars = {k: v[0] for k, v in values.items() if len(v) == 1}
+    times = sorted({(key.get("date", ""), key.get("time", "")) for key in keys})
+    if len(times) == 1:
+        scalars.update(date=times[0][0], time=times[0][1])
+    levtype = scalars.get("levtype")
+    dims: List[Dimension] = []
+    if len(values.get("number", [])) > 1:
+        dims.append(Dimension("number", ("number",), [(v,) for v in values["number"]]))
+    if len(times) > 1:
+        dims.append(Dimension("time", ("date", "time"), times))
+    if len(values.get("step", [])) > 1:
+        dims.append(Dimension("step", ("step",), [(v,) for v in values["step"]]))
+    if len(values.get("levelist", [])) > 1:
+        name = LEVEL_NAMES.get(levtype or "", "level")
+        dims.append(Dimension(name, ("levelist",), [(v,) for v in values["levelist"]]))
+    ordered = {"number", "step", "levelist"}
+    for k, v in values.items():
+        if len(v) > 1 and k not in ordered:
+            dims.append(Dimension(k, (k,), [(x,) for x in v]))
+    return scalars, dims
+
+
+def _number_or_text(value: str) -> Tuple[int, Any]:
+    try:
+        return (0, float(value))
+    except ValueError:
+        return (1, value)
+
+
+def _datetime(date: str, time: str) -> np.datetime64:
+    day = datetime.datetime.strptime(date, "%Y%m%d")
+    hhmm = int(time or 0)
+    return np.datetime64(day + datetime.timedelta(hours=hhmm // 100, minutes=hhmm % 100), "ns")
+
+
+def _step(value: str) -> np.timedelta64:
+    """A step as the store names it (`6`, `30m`, `1h30m`: hours unless a unit says otherwise)."""
+    minutes, number = 0, ""
+    for c in value:
+        if c.isdigit():
+            number += c
+        elif c in "hm" and number:
+            minutes += int(number) * (60 if c == "h" else 1)
+            number = ""
+        else:
+            raise ValueError(f"step '{value}' is not hours or hours and minutes")
+    minutes += int(number) * 60 if number else 0
+    return np.timedelta64(minutes, "m").astype("timedelta64[ns]")
+
+
+#: One handle per configuration and process: arrays are pickled into dask's workers, and a
+#: handle belongs to the process that opened it.
+_HANDLES: Dict[Tuple[str, int], fieldstore.FieldStore] = {}
+
+
+def _store(config: Any) -> fieldstore.FieldStore:
+    identity = (config if isinstance(config, str) else json.dumps(config, sort_keys=True, default=str), os.getpid())
+    handle = _HANDLES.get(identity)
+    if handle is None:
+        handle = _HANDLES[identity] = fieldstore.FieldStore(config)
+    return handle

@@ -1,0 +1,122 @@
+"""`xarray.open_dataset(request, engine="fieldstore")`: dimensions, coordinates and attributes as
+cfgrib gives them, values as ecCodes decodes them, lazy reads of only the fields used, NaN for
+missing combinations, dask chunks of one field."""
+
+from __future__ import annotations
+
+import eccodes
+import numpy as np
+import pytest
+import xarray
+
+import fieldstore
+from conftest import posix_config  # noqa: E402 - pytest puts the tests' directory on the path
+from fieldstore.arrays import cube as cube_module
+
+STEPS, LEVELS, PARAMS = (0, 6, 12), (500, 850), ((130, "t"), (131, "u"))
+#: One combination not stored: read as NaN.
+MISSING = (12, 850, 131)
+DATASET = {"class": "od", "expver": "0001", "stream": "oper", "date": "20240101", "time": "0000", "domain": "g", "type": "fc", "levtype": "pl"}
+
+
+def message(step: int, level: int, param: int) -> bytes:
+    h = eccodes.codes_grib_new_from_samples("regular_ll_pl_grib2")
+    try:
+        eccodes.codes_set_key_vals(h, f"dataDate=20240101,dataTime=0,step={step},level={level},paramId={param}")
+        n = eccodes.codes_get_size(h, "values")
+        eccodes.codes_set_values(h, 200 + param + level / 10 + step + np.linspace(0, 1, n))
+        return bytes(eccodes.codes_get_message(h))
+    finally:
+        eccodes.codes_release(h)
+
+
+def values(data: bytes) -> np.ndarray:
+    h = eccodes.codes_new_from_message(data)
+    try:
+        return eccodes.codes_get_values(h).reshape(eccodes.codes_get(h, "Nj"), eccodes.codes_get(h, "Ni"))
+    finally:
+        eccodes.codes_release(h)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> tuple:
+    config = posix_config(tmp_path_factory.mktemp("store"))
+    messages = {}
+    with fieldstore.FieldStore(config) as fs:
+        for step in STEPS:
+            for level in LEVELS:
+                for param, _ in PARAMS:
+                    if (step, level, param) == MISSING:
+                        continue
+                    messages[step, level, param] = message(step, level, param)
+                    key = {**DATASET, "step": step, "levelist": level, "param": param}
+                    fs.archive(messages[step, level, param], key)
+    return config, messages
+
+
+REQUEST = {**DATASET, "step": list(STEPS), "levelist": list(LEVELS), "param": [p for p, _ in PARAMS]}
+
+
+def test_dimensions_coordinates_and_attributes_are_cfgribs(stored):
+    config, _ = stored
+    ds = xarray.open_dataset(REQUEST, engine="fieldstore", config=config)
+    assert set(ds.data_vars) == {"t", "u"}
+    assert ds["t"].dims == ("step", "isobaricInhPa", "latitude", "longitude")
+    assert ds["t"].dtype == np.float32
+    assert list(ds["step"].values) == [np.timedelta64(s, "h") for s in STEPS]
+    assert list(ds["isobaricInhPa"].values) == [500.0, 850.0] and ds["isobaricInhPa"].attrs["units"] == "hPa"
+    assert ds["time"].values == np.datetime64("2024-01-01T00:00")
+    assert list(ds["valid_time"].values) == [np.datetime64("2024-01-01T00:00") + np.timedelta64(s, "h") for s in STEPS]
+    assert ds["latitude"].values[0] == 60 and ds["latitude"].values[-1] == 0 and ds["longitude"].values[1] == 2
+    assert ds["t"].attrs["units"] == "K" and ds["t"].attrs["GRIB_paramId"] == "130" and ds["t"].attrs["standard_name"] == "air_temperature"
+
+
+def test_values_are_ecodes_values_and_missing_fields_are_nan(stored):
+    config, messages = stored
+    ds = xarray.open_dataset(REQUEST, engine="fieldstore", config=config, dtype="float64")
+    for (step, level, param), data in messages.items():
+        name = dict(PARAMS)[param]
+        got = ds[name].sel(step=np.timedelta64(step, "h"), isobaricInhPa=level).values
+        assert np.array_equal(got, values(data)), (step, level, param)
+    missing = ds["u"].sel(step=np.timedelta64(12, "h"), isobaricInhPa=850).values
+    assert np.isnan(missing).all()
+    # A slice of the grid reads the same fields and cuts them.
+    corner = ds["t"].isel(step=1, isobaricInhPa=0, latitude=slice(0, 3), longitude=slice(2, 5)).values
+    assert np.array_equal(corner, values(messages[6, 500, 130])[0:3, 2:5])
+
+
+def test_nothing_is_read_until_values_are_used_and_then_only_those(stored, monkeypatch):
+    config, _ = stored
+    reads = []
+    real = fieldstore.FieldStore.read_entries
+    monkeypatch.setattr(fieldstore.FieldStore, "read_entries", lambda self, entries: reads.append(len(entries)) or real(self, entries))
+    ds = xarray.open_dataset(REQUEST, engine="fieldstore", config=config)
+    assert reads == [2], "opening reads the first field of each parameter only"
+    ds["t"].isel(step=2, isobaricInhPa=1).values
+    assert reads == [2, 1]
+    ds["u"].isel(step=slice(0, 2)).values
+    assert reads == [2, 1, 4]
+
+
+def test_dask_chunks_are_one_field(stored):
+    config, messages = stored
+    ds = xarray.open_dataset(REQUEST, engine="fieldstore", config=config, chunks={})
+    assert ds["t"].chunks[:2] == ((1, 1, 1), (1, 1))
+    assert float(ds["t"].sel(step=np.timedelta64(6, "h"), isobaricInhPa=850).mean().compute()) == pytest.approx(
+        values(messages[6, 850, 130]).astype(np.float32).mean(), rel=1e-6
+    )
+
+
+def test_a_request_naming_nothing_and_mixed_grids_are_refused(stored, tmp_path):
+    config, _ = stored
+    with pytest.raises(fieldstore.NothingMatched):
+        xarray.open_dataset({**REQUEST, "date": "20000101"}, engine="fieldstore", config=config)
+    other = posix_config(tmp_path / "mixed")
+    reduced = eccodes.codes_grib_new_from_samples("reduced_gg_pl_32_grib2")
+    with fieldstore.FieldStore(other) as fs:
+        fs.archive(message(0, 500, 130), {**DATASET, "step": 0, "levelist": 500, "param": 130})
+        fs.archive(bytes(eccodes.codes_get_message(reduced)), {**DATASET, "step": 0, "levelist": 500, "param": 131})
+    eccodes.codes_release(reduced)
+    with pytest.raises(fieldstore.BadRequest, match="different grids"):
+        xarray.open_dataset({**DATASET, "step": 0, "levelist": 500, "param": [130, 131]}, engine="fieldstore", config=other)
+    assert cube_module.LEVEL_NAMES["pl"] == "isobaricInhPa"
