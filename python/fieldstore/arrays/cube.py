@@ -95,7 +95,7 @@ class Cube:
         self.config = config
         self.request = request
         self.dtype = np.dtype(dtype)
-        entries = list(_store(config).list(request))
+        entries = list(handle_for(config).list(request))
         if not entries:
             raise fieldstore.NothingMatched(f"nothing to open: {fieldstore._request_text(request)} names no field")
         keys = [entry.key() for entry in entries]
@@ -126,7 +126,7 @@ class Cube:
         """The grid (the same for every parameter) and each parameter's names, from the first
         stored field of each."""
         firsts = [next(entry for (param, _), entry in sorted(self.fields.items(), key=lambda f: f[0][1]) if param == p) for p in self.params]
-        messages = [data for _, data in _store(self.config).read_entries(firsts)]
+        messages = [data for _, data in handle_for(self.config).read_entries(firsts)]
         grids = [_native.grid(m) for m in messages]
         identities = {g["identity"] for g in grids}
         if len(identities) > 1:
@@ -150,7 +150,7 @@ class Cube:
         wanted = [(i, self.fields.get((param, tuple(r[p] for r, p in zip(ranges, pos))))) for i, pos in enumerate(positions)]
         present = [(i, entry) for i, entry in wanted if entry is not None]
         if present:
-            messages = [data for _, data in _store(self.config).read_entries([entry for _, entry in present])]
+            messages = [data for _, data in handle_for(self.config).read_entries([entry for _, entry in present])]
             decoded = np.frombuffer(_native.decode_values(messages, self.grid.points, self.dtype.name), dtype=self.dtype.newbyteorder("<"))
             result[[i for i, _ in present]] = decoded.reshape(len(present), self.grid.points)
         values = result.reshape(tuple(shape) + self.grid.shape)
@@ -218,7 +218,8 @@ def _step(value: str) -> np.timedelta64:
 _HANDLES: Dict[Tuple[str, int], fieldstore.FieldStore] = {}
 
 
-def _store(config: Any) -> fieldstore.FieldStore:
+def handle_for(config: Any) -> fieldstore.FieldStore:
+    """The handle of this process on the store `config` names, opened on first use."""
     identity = (config if isinstance(config, str) else json.dumps(config, sort_keys=True, default=str), os.getpid())
     handle = _HANDLES.get(identity)
     if handle is None:

@@ -1,0 +1,55 @@
+"""The earthkit-data source `fieldstore`, through the real earthkit-data 1.3 from PyPI and its
+plugin entry point: field lists that select, order and convert; a stream read field by field;
+a lazy list that reads a field when its values are used. (earthkit-data 1.3 needs Python 3.10:
+the test command runs this file on that build only.)"""
+
+from __future__ import annotations
+
+import earthkit.data
+import numpy as np
+
+import fieldstore
+from test_xarray import MISSING, REQUEST, stored, values  # noqa: F401 - the store fixture is shared
+
+STORED = 3 * 2 * 2 - 1
+
+
+def test_from_source_gives_a_field_list_that_selects_and_converts(stored):  # noqa: F811
+    config, messages = stored
+    fields = earthkit.data.from_source("fieldstore", REQUEST, config=config).to_fieldlist()
+    assert len(fields) == STORED
+    t500 = fields.sel({"metadata.shortName": "t", "vertical.level": 500}).order_by({"time.step": "ascending"})
+    assert len(t500) == 3
+    for field, step in zip(t500, (0, 6, 12)):
+        assert np.array_equal(field.to_numpy(), values(messages[step, 500, 130]))
+    ds = t500.to_xarray()
+    assert "t" in ds.data_vars and ds["t"].sizes["step"] == 3
+
+
+def test_stream_reads_field_by_field(stored):  # noqa: F811
+    config, messages = stored
+    data = earthkit.data.from_source("fieldstore", REQUEST, config=config, stream=True)
+    steps = [field.metadata("step") for field in data.to_fieldlist()]
+    assert len(steps) == STORED
+
+
+def test_lazy_lists_first_and_reads_a_field_when_its_values_are_used(stored, monkeypatch):  # noqa: F811
+    config, messages = stored
+    reads = []
+    real = fieldstore.FieldStore.read_entries
+    monkeypatch.setattr(fieldstore.FieldStore, "read_entries", lambda self, entries: reads.append(len(entries)) or real(self, entries))
+    fields = earthkit.data.from_source("fieldstore", REQUEST, config=config, lazy=True).to_fieldlist()
+    assert len(fields) == STORED and reads == []
+    last = fields[len(fields) - 1]
+    before = len(reads)
+    # A lazy field's MARS keys are its own (its raw GRIB keys are the first field's, as in
+    # earthkit's own lazy fdb source).
+    step = int(last.get("time.step").total_seconds() // 3600)
+    level, param = int(last.get("vertical.level")), {"t": 130, "u": 131}[last.get("parameter.variable")]
+    assert reads == [] or len(reads) == before, "the keys come from the listing"
+    got = last.to_numpy()
+    assert len(reads) > before, "values are read when used"
+    assert np.array_equal(got, values(messages[step, level, param]))
+    levels = fields.sel({"vertical.level": 850, "parameter.variable": "t"})
+    assert [int(f.get("time.step").total_seconds() // 3600) for f in levels] == [0, 6, 12]
+    assert MISSING not in messages
