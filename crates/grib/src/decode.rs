@@ -35,9 +35,17 @@ pub fn value_count(message: &[u8]) -> Result<usize> {
 }
 
 /// Decodes `message`'s values into `out`, which must hold exactly as many; points the bitmap
-/// marks missing are NaN.
+/// marks missing are NaN. GRIB 2 simple packing without a bitmap, the common case, is unpacked
+/// here ([`unpack_simple`], identical to ecCodes); every other packing by ecCodes.
 pub fn decode_values(message: &[u8], out: &mut [f64]) -> Result<()> {
     let h = handle(message)?;
+    let count = h.get_size("values")?;
+    if count != out.len() {
+        return Err(Error::Grib { context: "field".into(), message: format!("{count} values, where {} were expected", out.len()) });
+    }
+    if let Some(simple) = SimplePacking::of(&h)? {
+        return simple.unpack(message, out);
+    }
     h.get_double_array("values", out)?;
     if h.get_long("bitmapPresent").unwrap_or(0) != 0 {
         // ecCodes gives missing points its `missingValue`; a packed value equal to it cannot be
@@ -46,6 +54,96 @@ pub fn decode_values(message: &[u8], out: &mut [f64]) -> Result<()> {
         out.iter_mut().filter(|v| **v == missing).for_each(|v| *v = f64::NAN);
     }
     Ok(())
+}
+
+/// Decodes `message`'s values through ecCodes alone (what [`decode_values`] is checked against).
+pub fn decode_values_with_ecodes(message: &[u8], out: &mut [f64]) -> Result<()> {
+    handle(message)?.get_double_array("values", out)
+}
+
+/// The parameters of a GRIB 2 field in simple packing without a bitmap, as ecCodes reads them.
+struct SimplePacking {
+    reference: f64,
+    binary_scale: i64,
+    decimal_scale: i64,
+    bits: u32,
+    /// Where the packed values start in the message.
+    offset: usize,
+}
+
+impl SimplePacking {
+    /// The field's parameters, if it is one this module unpacks itself.
+    fn of(h: &Handle<'_>) -> Result<Option<SimplePacking>> {
+        // GRIB 1 may carry a units factor and bias that ecCodes applies after unpacking.
+        if h.get_long("edition")? != 2 || h.get_string("packingType")? != "grid_simple" || h.get_long("bitmapPresent").unwrap_or(1) != 0 {
+            return Ok(None);
+        }
+        let bits = h.get_long("bitsPerValue")?;
+        let offset = h.get_long("offsetBeforeData")?;
+        let (Ok(bits @ 0..=32), Ok(offset)) = (u32::try_from(bits), usize::try_from(offset)) else { return Ok(None) };
+        let simple = SimplePacking {
+            reference: h.get_double("referenceValue")?,
+            binary_scale: h.get_long("binaryScaleFactor")?,
+            decimal_scale: h.get_long("decimalScaleFactor")?,
+            bits,
+            offset,
+        };
+        Ok(Some(simple))
+    }
+
+    /// Fills `out`: ecCodes' `((X * 2^E) + R) * 10^-D` in doubles, its powers made as it makes
+    /// them (repeated products), so every value is bit for bit ecCodes' own.
+    fn unpack(&self, message: &[u8], out: &mut [f64]) -> Result<()> {
+        if self.bits == 0 {
+            out.fill(self.reference);
+            return Ok(());
+        }
+        let packed_bytes = (out.len() as u64 * u64::from(self.bits)).div_ceil(8);
+        let data = usize::try_from(packed_bytes).ok().and_then(|n| message.get(self.offset..self.offset.checked_add(n)?));
+        let Some(data) = data else {
+            return Err(Error::Grib {
+                context: "field".into(),
+                message: format!("its data section is shorter than {} values of {} bits", out.len(), self.bits),
+            });
+        };
+        let (s, d) = (power(self.binary_scale, 2.0), power(-self.decimal_scale, 10.0));
+        unpack_simple(data, self.bits, out, |x| ((x as f64 * s) + self.reference) * d);
+        Ok(())
+    }
+}
+
+/// `base` to the power `exponent` as ecCodes computes it: by repeated multiplication or
+/// division (a `powi` would round differently).
+fn power(exponent: i64, base: f64) -> f64 {
+    match exponent {
+        0 => 1.0,
+        1 => base,
+        e if e < 0 => (0..-e).fold(1.0, |acc, _| acc / base),
+        e => (0..e).fold(1.0, |acc, _| acc * base),
+    }
+}
+
+/// Unpacks `out.len()` big-endian unsigned integers of `bits` bits (1 to 32) from `data` and
+/// stores `value(x)` of each.
+pub fn unpack_simple(data: &[u8], bits: u32, out: &mut [f64], value: impl Fn(u64) -> f64) {
+    let mask = (1u64 << bits) - 1;
+    match bits {
+        8 => out.iter_mut().zip(data).for_each(|(o, b)| *o = value(u64::from(*b))),
+        16 => out.iter_mut().zip(data.chunks_exact(2)).for_each(|(o, b)| *o = value(u64::from(u16::from_be_bytes([b[0], b[1]])))),
+        _ => {
+            // A window of up to 64 bits, refilled a byte at a time.
+            let (mut window, mut held, mut next) = (0u64, 0u32, 0usize);
+            for o in out.iter_mut() {
+                while held < bits {
+                    window = (window << 8) | u64::from(data.get(next).copied().unwrap_or(0));
+                    next += 1;
+                    held += 8;
+                }
+                held -= bits;
+                *o = value((window >> held) & mask);
+            }
+        }
+    }
 }
 
 /// The grid `message` is on.
@@ -116,6 +214,41 @@ mod tests {
         assert_eq!((lats[0], lons[1]), (g.latitudes[0], g.longitudes[1]));
         let mut short = vec![0.0; values.len() - 1];
         assert!(decode_values(&message, &mut short).is_err(), "a buffer of the wrong size is refused");
+    }
+
+    #[test]
+    fn simple_packing_unpacked_here_is_ecodes_bit_for_bit() {
+        let sample = crate::sample_message("regular_ll_pl_grib2", &[]).unwrap();
+        for bits in [1, 2, 3, 5, 7, 8, 9, 12, 13, 16, 17, 20, 24, 25, 31, 32] {
+            let message = crate::fill_values(&sample, bits).unwrap();
+            let h = handle(&message).unwrap();
+            assert!(SimplePacking::of(&h).unwrap().is_some(), "{bits} bits: unpacked here");
+            let n = value_count(&message).unwrap();
+            let (mut ours, mut theirs) = (vec![0.0; n], vec![0.0; n]);
+            decode_values(&message, &mut ours).unwrap();
+            decode_values_with_ecodes(&message, &mut theirs).unwrap();
+            let same = ours.iter().zip(&theirs).all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{bits} bits: {:?} against ecCodes' {:?}", &ours[..4], &theirs[..4]);
+        }
+        // A constant field (no bits): the reference value everywhere, as ecCodes gives it.
+        let constant = crate::sample_message("regular_ll_pl_grib2", &[]).unwrap();
+        let n = value_count(&constant).unwrap();
+        let (mut ours, mut theirs) = (vec![1.0; n], vec![0.0; n]);
+        decode_values(&constant, &mut ours).unwrap();
+        decode_values_with_ecodes(&constant, &mut theirs).unwrap();
+        assert_eq!(ours, theirs);
+        // A data section cut short is an error, not a read past the message.
+        let message = crate::fill_values(&sample, 16).unwrap();
+        let mut out = vec![0.0; n];
+        let err = decode_values(&message[..message.len() - 100], &mut out);
+        assert!(err.is_err());
+    }
+
+    #[test]
+    fn powers_are_made_as_ecodes_makes_them() {
+        assert_eq!(power(0, 10.0), 1.0);
+        assert_eq!(power(3, 2.0), 8.0);
+        assert_eq!(power(-2, 10.0).to_bits(), (1.0f64 / 10.0 / 10.0).to_bits());
     }
 
     #[test]

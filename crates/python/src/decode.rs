@@ -77,16 +77,12 @@ fn decode_all(messages: &[&[u8]], out: &mut [u8], field_bytes: usize, float: Flo
 }
 
 /// One thread's share: each message decoded to `f64` (ecCodes' own precision), straight into
-/// `out` where it is aligned for `f64`, else through a buffer of the thread's own.
+/// `out` where it is aligned for `f64`, else through a buffer of the thread's own; a message of
+/// another size than `points` is an error.
 fn decode_part(messages: &[&[u8]], out: &mut [u8], field_bytes: usize, float: Float) -> Result<(), (usize, fieldstore::Error)> {
     let points = field_bytes / float.size();
     let mut scratch = Vec::new();
     for (i, (message, out)) in messages.iter().zip(out.chunks_mut(field_bytes)).enumerate() {
-        let count = decode::value_count(message).map_err(|e| (i, e))?;
-        if count != points {
-            let message = format!("{count} values, where the fields decoded together have {points}");
-            return Err((i, fieldstore::Error::Grib { context: "field".into(), message }));
-        }
         // SAFETY: every bit pattern is a valid f64; `align_to_mut` only reinterprets the
         // aligned middle of `out`, which this thread alone borrows.
         let (head, floats, tail) = unsafe { out.align_to_mut::<f64>() };
