@@ -5,6 +5,8 @@ bitmaps of missing points."""
 
 from __future__ import annotations
 
+import sys
+
 import eccodes
 import numpy as np
 import pytest
@@ -108,3 +110,21 @@ def test_grids_give_rows_and_columns_or_every_point(corpus):
     assert reduced["grid_type"] == "reduced_gg" and reduced["latitudes"] == [] == reduced["longitudes"]
     all_lats, all_lons = (np.frombuffer(b, dtype="<f8") for b in _native.coordinates(corpus[4][1]))
     assert all_lats.size == reduced["points"] == all_lons.size
+
+
+def test_decode_into_fills_an_array_in_place(corpus):
+    if sys.version_info < (3, 11):
+        # A build for an older Python has no buffer protocol in its stable ABI: decode_values only.
+        assert not hasattr(_native, "decode_into")
+        return
+    same_grid = [make_message("regular_ll_pl_grib2", "grid_simple", 16, False, seed=200 + i) for i in range(5)]
+    points = reference(same_grid[0]).size
+    for dtype in ("float32", "float64"):
+        out = np.full((5, points), -1.0, dtype=dtype)
+        _native.decode_into(same_grid, out, dtype)
+        for row, message in zip(out, same_grid):
+            assert np.array_equal(row, reference(message).astype(dtype))
+    with pytest.raises(ValueError, match="does not hold"):
+        _native.decode_into(same_grid, np.empty((5, points + 1), dtype="float32")[:, :-1].copy()[:4], "float32")
+    with pytest.raises(TypeError):
+        _native.decode_into(same_grid, bytes(5 * points * 8))

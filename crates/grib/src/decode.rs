@@ -35,16 +35,20 @@ pub fn value_count(message: &[u8]) -> Result<usize> {
 }
 
 /// Decodes `message`'s values into `out`, which must hold exactly as many; points the bitmap
-/// marks missing are NaN. GRIB 2 simple packing without a bitmap, the common case, is unpacked
-/// here ([`unpack_simple`], identical to ecCodes); every other packing by ecCodes.
+/// marks missing are NaN. GRIB 2 simple packing without a bitmap, the common case, is read from
+/// the message's own sections and unpacked here ([`SimplePacking`], identical to ecCodes, without
+/// the cost of an ecCodes handle); every other packing by ecCodes.
 pub fn decode_values(message: &[u8], out: &mut [f64]) -> Result<()> {
+    if let Some((simple, count)) = SimplePacking::of(message) {
+        if count != out.len() {
+            return Err(Error::Grib { context: "field".into(), message: format!("{count} values, where {} were expected", out.len()) });
+        }
+        return simple.unpack(message, out);
+    }
     let h = handle(message)?;
     let count = h.get_size("values")?;
     if count != out.len() {
         return Err(Error::Grib { context: "field".into(), message: format!("{count} values, where {} were expected", out.len()) });
-    }
-    if let Some(simple) = SimplePacking::of(&h)? {
-        return simple.unpack(message, out);
     }
     h.get_double_array("values", out)?;
     if h.get_long("bitmapPresent").unwrap_or(0) != 0 {
@@ -61,7 +65,7 @@ pub fn decode_values_with_ecodes(message: &[u8], out: &mut [f64]) -> Result<()> 
     handle(message)?.get_double_array("values", out)
 }
 
-/// The parameters of a GRIB 2 field in simple packing without a bitmap, as ecCodes reads them.
+/// The parameters of a GRIB 2 field in simple packing without a bitmap.
 struct SimplePacking {
     reference: f64,
     binary_scale: i64,
@@ -72,23 +76,54 @@ struct SimplePacking {
 }
 
 impl SimplePacking {
-    /// The field's parameters, if it is one this module unpacks itself.
-    fn of(h: &Handle<'_>) -> Result<Option<SimplePacking>> {
-        // GRIB 1 may carry a units factor and bias that ecCodes applies after unpacking.
-        if h.get_long("edition")? != 2 || h.get_string("packingType")? != "grid_simple" || h.get_long("bitmapPresent").unwrap_or(1) != 0 {
-            return Ok(None);
+    /// The parameters and value count of a GRIB 2 message holding one field in simple packing
+    /// (data representation template 5.0) without a bitmap, read from its sections (WMO's
+    /// GRIB 2 layout: section 5 holds R as an IEEE float, E and D as sign-and-magnitude
+    /// integers, the bits per value; section 6 the bitmap indicator, 255 for none; section 7
+    /// the packed values); `None` for anything else, which ecCodes decodes.
+    fn of(message: &[u8]) -> Option<(SimplePacking, usize)> {
+        if message.get(..4)? != b"GRIB" || *message.get(7)? != 2 {
+            return None;
         }
-        let bits = h.get_long("bitsPerValue")?;
-        let offset = h.get_long("offsetBeforeData")?;
-        let (Ok(bits @ 0..=32), Ok(offset)) = (u32::try_from(bits), usize::try_from(offset)) else { return Ok(None) };
+        let (mut section5, mut bitmap, mut data, mut points) = (None, None, None, None);
+        let mut at = 16usize;
+        while message.get(at..at + 4)? != b"7777" {
+            let length = usize::try_from(u32::from_be_bytes(message.get(at..at + 4)?.try_into().ok()?)).ok()?;
+            let section = message.get(at..at.checked_add(length)?)?;
+            match *section.get(4)? {
+                // Several fields in one message: ecCodes' `values` is the first one's; left to it.
+                3 if points.is_some() => return None,
+                3 => points = Some(u32::from_be_bytes(section.get(6..10)?.try_into().ok()?)),
+                5 if section5.is_some() => return None,
+                5 => section5 = Some(section),
+                6 => bitmap = Some(*section.get(5)?),
+                7 => data = Some(at + 5),
+                _ => {}
+            }
+            at = at.checked_add(length.max(5))?;
+        }
+        let (section5, offset) = (section5?, data?);
+        let values = u32::from_be_bytes(section5.get(5..9)?.try_into().ok()?);
+        let template = u16::from_be_bytes(section5.get(9..11)?.try_into().ok()?);
+        if template != 0 || bitmap? != 255 || Some(values) != points {
+            return None;
+        }
+        let signed = |b: &[u8]| {
+            let raw = i64::from(u16::from_be_bytes([b[0], b[1]]));
+            if raw & 0x8000 != 0 {
+                -(raw & 0x7fff)
+            } else {
+                raw
+            }
+        };
         let simple = SimplePacking {
-            reference: h.get_double("referenceValue")?,
-            binary_scale: h.get_long("binaryScaleFactor")?,
-            decimal_scale: h.get_long("decimalScaleFactor")?,
-            bits,
+            reference: f64::from(f32::from_be_bytes(section5.get(11..15)?.try_into().ok()?)),
+            binary_scale: signed(section5.get(15..17)?),
+            decimal_scale: signed(section5.get(17..19)?),
+            bits: u32::from(*section5.get(19)?),
             offset,
         };
-        Ok(Some(simple))
+        (simple.bits <= 32).then_some((simple, usize::try_from(values).ok()?))
     }
 
     /// Fills `out`: ecCodes' `((X * 2^E) + R) * 10^-D` in doubles, its powers made as it makes
@@ -221,8 +256,7 @@ mod tests {
         let sample = crate::sample_message("regular_ll_pl_grib2", &[]).unwrap();
         for bits in [1, 2, 3, 5, 7, 8, 9, 12, 13, 16, 17, 20, 24, 25, 31, 32] {
             let message = crate::fill_values(&sample, bits).unwrap();
-            let h = handle(&message).unwrap();
-            assert!(SimplePacking::of(&h).unwrap().is_some(), "{bits} bits: unpacked here");
+            assert!(SimplePacking::of(&message).is_some(), "{bits} bits: unpacked here");
             let n = value_count(&message).unwrap();
             let (mut ours, mut theirs) = (vec![0.0; n], vec![0.0; n]);
             decode_values(&message, &mut ours).unwrap();

@@ -52,6 +52,32 @@ pub fn decode_values<'py>(py: Python<'py>, messages: Vec<PyBackedBytes>, points:
     })
 }
 
+/// Decodes every message into `out`, a writable C-contiguous buffer of `len(messages)` fields of
+/// `points` values of `dtype` each (a numpy array of that shape), in place: no `bytes` on the
+/// way. (Built for a Python before 3.11, whose stable ABI has no buffer protocol, the module
+/// has `decode_values` only.)
+#[cfg(Py_3_11)]
+#[pyfunction]
+#[pyo3(signature = (messages, out, dtype="float64"))]
+pub fn decode_into(py: Python<'_>, messages: Vec<PyBackedBytes>, out: &Bound<'_, PyAny>, dtype: &str) -> PyResult<()> {
+    let float = Float::parse(dtype)?;
+    let view = crate::reader::writable_bytes(out)?;
+    if messages.is_empty() {
+        return Ok(());
+    }
+    let total = view.len_bytes();
+    if total % messages.len() != 0 || (total / messages.len()) % float.size() != 0 {
+        return Err(PyValueError::new_err(format!("a buffer of {total} bytes does not hold {} fields of {dtype}", messages.len())));
+    }
+    // SAFETY: the buffer stays exported, so valid and not resized, until `view` is released
+    // after the decode; it is writable and C-contiguous (checked), `len_bytes` long. Other
+    // Python threads may write into the same memory meanwhile: bytes, never memory safety.
+    let target = unsafe { std::slice::from_raw_parts_mut(view.buf_ptr().cast::<u8>(), total) };
+    let messages: Vec<&[u8]> = messages.iter().map(|m| &m[..]).collect();
+    let field_bytes = total / messages.len();
+    py.detach(|| decode_all(&messages, target, field_bytes, float)).map_err(|(index, e)| field_error(index, e))
+}
+
 /// Decodes `messages` into `out`, `field_bytes` each, on up to as many threads as cores; the
 /// first error with the index of its message.
 fn decode_all(messages: &[&[u8]], out: &mut [u8], field_bytes: usize, float: Float) -> Result<(), (usize, fieldstore::Error)> {

@@ -313,6 +313,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<ListEntry>()?;
     module.add_class::<Reader>()?;
     module.add_function(wrap_pyfunction!(decode::decode_values, module)?)?;
+    #[cfg(Py_3_11)]
+    module.add_function(wrap_pyfunction!(decode::decode_into, module)?)?;
     module.add_function(wrap_pyfunction!(decode::grid, module)?)?;
     module.add_function(wrap_pyfunction!(decode::coordinates, module)?)?;
     module.add_function(wrap_pyfunction!(decode::message_keys, module)?)?;

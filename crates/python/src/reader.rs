@@ -213,13 +213,13 @@ impl Reader {
 /// `buffer`'s bytes, writable and C-contiguous: through a byte view (`memoryview.cast("B")`)
 /// when its items are not bytes (a numpy array of floats).
 #[cfg(Py_3_11)]
-fn writable_bytes(buffer: &Bound<'_, PyAny>) -> PyResult<pyo3::buffer::PyBuffer<u8>> {
+pub fn writable_bytes(buffer: &Bound<'_, PyAny>) -> PyResult<pyo3::buffer::PyBuffer<u8>> {
     let view = match pyo3::buffer::PyBuffer::<u8>::get(buffer) {
         Ok(view) => view,
         Err(_) => pyo3::buffer::PyBuffer::<u8>::get(&pyo3::types::PyMemoryView::from(buffer)?.call_method1("cast", ("B",))?)?,
     };
     if view.readonly() || !view.is_c_contiguous() {
-        return Err(pyo3::exceptions::PyTypeError::new_err("readinto() needs a writable, C-contiguous buffer"));
+        return Err(pyo3::exceptions::PyTypeError::new_err("a writable, C-contiguous buffer is needed"));
     }
     Ok(view)
 }

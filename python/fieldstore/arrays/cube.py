@@ -34,7 +34,7 @@ LEVEL_NAMES = {"pl": "isobaricInhPa", "ml": "hybrid", "pt": "theta", "pv": "pote
 _FOLDED = {"param", "date", "time"}
 
 #: Keys of the first field of each parameter, for its variable's name and attributes.
-NAME_KEYS = ["shortName", "name", "units", "cfName", "paramId", "typeOfLevel", "gridType"]
+NAME_KEYS = ["shortName", "name", "units", "cfName", "typeOfLevel", "gridType"]
 
 
 @dataclass
@@ -146,17 +146,29 @@ class Cube:
         ranges = [range(len(d.labels))[i] if isinstance(i, slice) else [range(len(d.labels))[i]] for d, i in zip(self.dimensions, outer)]
         shape = [len(r) for r in ranges]
         positions = list(np.ndindex(*shape)) if shape else [()]
-        result = np.full((len(positions), self.grid.points), np.nan, dtype=self.dtype)
+        result = np.empty((len(positions), self.grid.points), dtype=self.dtype)
         wanted = [(i, self.fields.get((param, tuple(r[p] for r, p in zip(ranges, pos))))) for i, pos in enumerate(positions)]
         present = [(i, entry) for i, entry in wanted if entry is not None]
+        if len(present) < len(positions):
+            result[[i for i, entry in wanted if entry is None]] = np.nan
         if present:
             messages = [data for _, data in handle_for(self.config).read_entries([entry for _, entry in present])]
-            decoded = np.frombuffer(_native.decode_values(messages, self.grid.points, self.dtype.name), dtype=self.dtype.newbyteorder("<"))
-            result[[i for i, _ in present]] = decoded.reshape(len(present), self.grid.points)
+            _decode_rows(messages, result, [i for i, _ in present])
         values = result.reshape(tuple(shape) + self.grid.shape)
         # Integer indexes drop their dimension, as numpy does.
         squeeze = tuple(axis for axis, i in enumerate(outer) if not isinstance(i, slice))
         return values.squeeze(axis=squeeze)[(Ellipsis,) + inner] if squeeze else values[(Ellipsis,) + inner]
+
+
+def _decode_rows(messages: List[bytes], result: np.ndarray, rows: List[int]) -> None:
+    """Decodes `messages` into `result`'s `rows`: in place when they are all its rows (and the
+    module has the buffer protocol), else through one `bytes` of them."""
+    dtype = result.dtype
+    if len(rows) == len(result) and hasattr(_native, "decode_into") and dtype.byteorder in ("=", "<", "|"):
+        _native.decode_into(messages, result, dtype.name)
+        return
+    decoded = np.frombuffer(_native.decode_values(messages, result.shape[1], dtype.name), dtype=dtype.newbyteorder("<"))
+    result[rows] = decoded.reshape(len(rows), result.shape[1])
 
 
 def _dimensions(keys: Sequence[Mapping[str, str]]) -> Tuple[Dict[str, str], List[Dimension]]:

@@ -79,6 +79,7 @@ def dataset(cube: Cube, drop: set) -> xarray.Dataset:
         if name in drop or param in drop:
             continue
         attrs = {f"GRIB_{k}": v for k, v in names.items() if v not in (None, "unknown")}
+        attrs["GRIB_paramId"] = param
         attrs.update({"units": names.get("units") or "", "long_name": names.get("name") or name})
         if names.get("cfName") not in (None, "unknown", "~"):
             attrs["standard_name"] = names["cfName"]

@@ -45,6 +45,11 @@ class ZarrStore(Store):
     def __reduce__(self) -> Tuple[Any, ...]:
         return (ZarrStore, (self.cube.request, self.cube.config, self.cube.dtype.name))
 
+    @property
+    def variables(self) -> List[str]:
+        """The names of the parameters' arrays (their `shortName`s)."""
+        return list(self._variables)
+
     def _name(self, param: str) -> str:
         return self.cube.attributes[param].get("shortName") or f"param{param}"
 
@@ -56,6 +61,7 @@ class ZarrStore(Store):
         for name, param in self._variables.items():
             names = cube.attributes[param]
             attrs = {f"GRIB_{k}": v for k, v in names.items() if v not in (None, "unknown")}
+            attrs["GRIB_paramId"] = param
             attrs.update(units=names.get("units") or "", long_name=names.get("name") or name)
             documents[f"{name}/zarr.json"] = _array(list(cube.shape), chunk, cube.dtype, list(cube.dims), attrs)
         coordinates: Dict[str, bytes] = {}
