@@ -107,9 +107,9 @@ def write_zarr(out: Path) -> None:
 #: What each system's read imports.
 IMPORTS = {
     "fieldstore-zarr": ["zarr", "fieldstore.arrays.zarr_store"],
-    "fieldstore-xarray": ["xarray", "fieldstore.arrays.xarray_backend"],
+    "fieldstore-xarray": ["xarray", "dask.array", "fieldstore.arrays.xarray_backend"],
     "z3fdb": ["zarr", "z3fdb"],
-    "earthkit-fdb": ["earthkit.data", "earthkit.data.sources.fdb", "xarray"],
+    "earthkit-fdb": ["earthkit.data", "earthkit.data.sources.fdb", "xarray", "dask.array"],
     "zarr-disk": ["zarr"],
 }
 

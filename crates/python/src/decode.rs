@@ -85,6 +85,10 @@ fn decode_all(messages: &[&[u8]], out: &mut [u8], field_bytes: usize, float: Flo
         return Ok(());
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(messages.len());
+    if threads == 1 {
+        // One field (a Zarr chunk): a thread would cost more than it saves.
+        return decode_part(messages, out, field_bytes, float);
+    }
     let per_thread = messages.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let work: Vec<_> = messages

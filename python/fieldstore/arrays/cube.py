@@ -137,6 +137,16 @@ class Cube:
         grid = Grid(g["grid_type"], g["points"], g["latitudes"], g["longitudes"])
         return grid, {p: _native.message_keys(m, NAME_KEYS) for p, m in zip(self.params, messages)}
 
+    def field_bytes(self, param: str, at: Tuple[int, ...]) -> Optional[bytes]:
+        """The values of parameter `param`'s field at `at` (an index per dimension) as
+        little-endian bytes of the cube's dtype, as a Zarr chunk holds them; None if no field is
+        stored there."""
+        entry = self.fields.get((param, at))
+        if entry is None:
+            return None
+        ((_, message),) = handle_for(self.config).read_entries([entry])
+        return _native.decode_values([message], self.grid.points, self.dtype.name)
+
     def read(self, param: str, index: Tuple[Any, ...]) -> np.ndarray:
         """Parameter `param`'s values at `index` (an int or a slice per dimension, the grid's
         included): the fields it needs, read together and decoded on several threads; NaN

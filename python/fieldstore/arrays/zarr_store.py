@@ -91,9 +91,7 @@ class ZarrStore(Store):
         outer = len(self.cube.dimensions)
         if len(index) != len(self.cube.shape) or any(index[outer:]) or any(i >= n for i, n in zip(index, self.cube.shape)):
             return None
-        if (param, index[:outer]) not in self.cube.fields:
-            return None
-        return self.cube.read(param, index[:outer]).astype(self.cube.dtype.newbyteorder("<"), copy=False).tobytes()
+        return self.cube.field_bytes(param, index[:outer])
 
     async def get_partial_values(self, prototype: BufferPrototype, key_ranges: Iterable[Tuple[str, Optional[ByteRequest]]]) -> List[Optional[Buffer]]:
         return list(await asyncio.gather(*(self.get(key, prototype, byte_range) for key, byte_range in key_ranges)))
