@@ -128,3 +128,8 @@ def test_decode_into_fills_an_array_in_place(corpus):
         _native.decode_into(same_grid, np.empty((5, points + 1), dtype="float32")[:, :-1].copy()[:4], "float32")
     with pytest.raises(TypeError):
         _native.decode_into(same_grid, bytes(5 * points * 8))
+
+
+def test_fields_of_no_points_are_refused(corpus):
+    with pytest.raises(ValueError, match="at least one value"):
+        _native.decode_values([corpus[0][1]], 0)

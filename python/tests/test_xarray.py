@@ -120,3 +120,46 @@ def test_a_request_naming_nothing_and_mixed_grids_are_refused(stored, tmp_path):
     with pytest.raises(fieldstore.BadRequest, match="different grids"):
         xarray.open_dataset({**DATASET, "step": 0, "levelist": 500, "param": [130, 131]}, engine="fieldstore", config=other)
     assert cube_module.LEVEL_NAMES["pl"] == "isobaricInhPa"
+
+
+def test_a_pickled_cube_opens_again_only_onto_the_same_fields(tmp_path):
+    import pickle
+
+    from fieldstore.arrays import Cube
+
+    config = posix_config(tmp_path / "store")
+    request = {**DATASET, "step": [0, 6], "levelist": 500, "param": 130}
+    with fieldstore.FieldStore(config) as fs:
+        fs.archive(message(0, 500, 130), {**DATASET, "step": 0, "levelist": 500, "param": 130})
+    cube = Cube(config, request)
+    blob = pickle.dumps(cube)
+    assert pickle.loads(blob).layout() == cube.layout()
+    with fieldstore.FieldStore(config) as fs:
+        fs.archive(message(6, 500, 130), {**DATASET, "step": 6, "levelist": 500, "param": 130})
+    with pytest.raises(fieldstore.Conflict, match="changed since"):
+        pickle.loads(blob)
+
+
+def test_fields_of_several_schema_rules_keep_every_keyword_as_a_dimension(tmp_path):
+    """Surface fields have no level: with pressure-level ones, the level is still a dimension."""
+    from fieldstore.arrays import Cube
+
+    config = posix_config(tmp_path / "store")
+    with fieldstore.FieldStore(config) as fs:
+        fs.archive(message(0, 500, 130), {**DATASET, "levtype": "sfc", "step": 0, "param": 130})
+        for level in (500, 850):
+            fs.archive(message(0, level, 130), {**DATASET, "step": 0, "levelist": level, "param": 130})
+    cube = Cube(config, {"class": "od", "expver": "0001", "stream": "oper", "date": "20240101", "time": "0000", "step": 0, "param": 130})
+    assert len(cube.fields) == 3, "no field hides another"
+
+
+def test_a_data_set_locked_for_retrieve_is_not_read_through_its_listing(stored, tmp_path):
+    config = posix_config(tmp_path / "store")
+    dataset = "class=od,expver=0001,stream=oper,date=20240101,time=0000"
+    with fieldstore.FieldStore(config) as fs:
+        fs.archive(message(0, 500, 130), {**DATASET, "step": 0, "levelist": 500, "param": 130})
+    fs = fieldstore.FieldStore(config)
+    entries = list(fs.list(DATASET))
+    fs.lock(dataset, ["retrieve"])
+    with pytest.raises(fieldstore.Locked):
+        fs.read_entries(entries)

@@ -73,6 +73,8 @@ struct SimplePacking {
     bits: u32,
     /// Where the packed values start in the message.
     offset: usize,
+    /// Where section 7, which holds them, ends.
+    end: usize,
 }
 
 impl SimplePacking {
@@ -97,12 +99,12 @@ impl SimplePacking {
                 5 if section5.is_some() => return None,
                 5 => section5 = Some(section),
                 6 => bitmap = Some(*section.get(5)?),
-                7 => data = Some(at + 5),
+                7 => data = Some((at + 5, at + length)),
                 _ => {}
             }
             at = at.checked_add(length.max(5))?;
         }
-        let (section5, offset) = (section5?, data?);
+        let (section5, (offset, end)) = (section5?, data?);
         let values = u32::from_be_bytes(section5.get(5..9)?.try_into().ok()?);
         let template = u16::from_be_bytes(section5.get(9..11)?.try_into().ok()?);
         if template != 0 || bitmap? != 255 || Some(values) != points {
@@ -122,6 +124,7 @@ impl SimplePacking {
             decimal_scale: signed(section5.get(17..19)?),
             bits: u32::from(*section5.get(19)?),
             offset,
+            end,
         };
         (simple.bits <= 32).then_some((simple, usize::try_from(values).ok()?))
     }
@@ -134,7 +137,12 @@ impl SimplePacking {
             return Ok(());
         }
         let packed_bytes = (out.len() as u64 * u64::from(self.bits)).div_ceil(8);
-        let data = usize::try_from(packed_bytes).ok().and_then(|n| message.get(self.offset..self.offset.checked_add(n)?));
+        // Within section 7, as ecCodes checks: never the bytes of the sections after it.
+        let data = usize::try_from(packed_bytes)
+            .ok()
+            .and_then(|n| self.offset.checked_add(n))
+            .filter(|end| *end <= self.end)
+            .and_then(|end| message.get(self.offset..end));
         let Some(data) = data else {
             return Err(Error::Grib {
                 context: "field".into(),
@@ -196,9 +204,8 @@ pub fn geometry(message: &[u8]) -> Result<Geometry> {
                 message: "values in columns (jPointsAreConsecutive) are not supported".into(),
             });
         }
-        let columns = usize::try_from(h.get_long("Ni")?).ok().filter(|n| *n > 0 && points % n == 0).ok_or_else(|| Error::Grib {
-            context: "grid".into(),
-            message: format!("Ni does not divide the field's {points} values into rows"),
+        let columns = usize::try_from(h.get_long("Ni")?).ok().filter(|n| *n > 0 && points > 0 && points % n == 0).ok_or_else(|| {
+            Error::Grib { context: "grid".into(), message: format!("Ni does not divide the field's {points} values into rows") }
         })?;
         // Taken from every point's coordinates, so the order is the values' whatever the
         // scanning mode.

@@ -50,6 +50,11 @@ pub struct SpaceConfig {
     /// FDB5's name of the space (unused).
     #[serde(default, rename = "name")]
     pub _name: Option<String>,
+    /// Spaces of one group (one FDB of FDB5's `type: select`): the first space whose `select`
+    /// and `excludes` take a data set chooses its group, and only that group's spaces are
+    /// tried by `regex`. Spaces without a group are group 0.
+    #[serde(default)]
+    pub group: u64,
     /// The space's roots, in order.
     pub roots: Vec<RootConfig>,
 }
@@ -61,6 +66,9 @@ pub struct SpaceConfig {
 pub struct RootConfig {
     /// The directory holding data set directories.
     pub path: PathBuf,
+    /// FDB5's name of the root (unused).
+    #[serde(default, rename = "name")]
+    pub _name: Option<String>,
     /// Default of `archive` and `wipe`.
     #[serde(default)]
     pub writable: Option<bool>,
@@ -89,6 +97,7 @@ pub struct Placement {
 
 #[derive(Debug)]
 struct Space {
+    group: u64,
     select: Vec<Condition>,
     excludes: Vec<Vec<Condition>>,
     regex: Option<Regex>,
@@ -117,7 +126,7 @@ impl Placement {
     /// One root taking every data set, every action allowed.
     pub fn one_root(path: PathBuf) -> Self {
         let root = Root { data: path.clone(), path, denied: BTreeSet::new() };
-        Placement { spaces: vec![Space { select: Vec::new(), excludes: Vec::new(), regex: None, roots: vec![root] }] }
+        Placement { spaces: vec![Space { group: 0, select: Vec::new(), excludes: Vec::new(), regex: None, roots: vec![root] }] }
     }
 
     /// The placement `spaces` describe, with data set directories in `subdirectory` of each
@@ -151,7 +160,7 @@ impl Placement {
     /// directory to look for.
     fn only_root(&self) -> Option<&Path> {
         match self.spaces.as_slice() {
-            [Space { select, excludes, regex: None, roots }] if select.is_empty() && excludes.is_empty() => match roots.as_slice() {
+            [Space { select, excludes, regex: None, roots, .. }] if select.is_empty() && excludes.is_empty() => match roots.as_slice() {
                 [root] if root.denied.is_empty() => Some(&root.data),
                 _ => None,
             },
@@ -219,6 +228,12 @@ impl Placement {
     /// directory, not the data set); the first root when none does (reads then fail naming
     /// the path).
     pub fn root_holding(&self, dir_name: &str) -> Result<&Path> {
+        if dir_name.is_empty() || dir_name.starts_with('.') || dir_name.contains('/') {
+            return Err(Error::new(
+                ErrorKind::Corrupt,
+                format!("refusing location directory {dir_name:?}: not a data set's directory name"),
+            ));
+        }
         let roots = self.roots();
         if let [root] = roots.as_slice() {
             return Ok(root);
@@ -231,15 +246,23 @@ impl Placement {
         }
     }
 
-    /// The first space taking `dataset`.
+    /// The space taking `dataset`: the group of the first space whose `select` and `excludes`
+    /// take it, then the first space of that group whose `regex` does.
     fn space_of(&self, dataset: &Key) -> Result<Option<&Space>> {
-        let values = colon_values(dataset);
+        let mut group = None;
         for space in &self.spaces {
-            if space.takes(dataset, &values)? {
-                return Ok(Some(space));
+            if space.selects(dataset)? {
+                group = Some(space.group);
+                break;
             }
         }
-        Ok(None)
+        let Some(group) = group else { return Ok(None) };
+        let values = colon_values(dataset);
+        Ok(self
+            .spaces
+            .iter()
+            .filter(|s| s.group == group)
+            .find(|s| s.selects(dataset).unwrap_or(false) && s.regex.as_ref().is_none_or(|r| r.is_match(&values))))
     }
 }
 
@@ -273,11 +296,11 @@ impl Space {
             .enumerate()
             .map(|(i, r)| Root::new(r, subdirectory).map_err(|e| format!("roots[{i}].{e}")))
             .collect::<Result<_, _>>()?;
-        Ok(Space { select, excludes, regex, roots })
+        Ok(Space { group: config.group, select, excludes, regex, roots })
     }
 
-    /// Whether the space takes `dataset`, whose values joined by `:` are `values`.
-    fn takes(&self, dataset: &Key, values: &str) -> Result<bool> {
+    /// Whether the space's `select` and `excludes` take `dataset`.
+    fn selects(&self, dataset: &Key) -> Result<bool> {
         let all = |conditions: &[Condition]| -> Result<bool> {
             for c in conditions {
                 let Some(value) = dataset.get(&c.keyword) else {
@@ -305,7 +328,7 @@ impl Space {
                 return Ok(false);
             }
         }
-        Ok(self.regex.as_ref().is_none_or(|r| r.is_match(values)))
+        Ok(true)
     }
 
     /// The root of this space holding data set directory `dir_name`, if one does.
@@ -413,6 +436,24 @@ mod tests {
         assert_eq!(placement.existing(&dataset("od", "0001"), "old").unwrap_err().kind(), ErrorKind::Conflict);
         assert_eq!(placement.root_holding("old").unwrap_err().kind(), ErrorKind::Conflict);
         assert_eq!(placement.root_holding("n").unwrap(), a.as_path());
+    }
+
+    #[test]
+    fn a_group_selecting_a_data_set_owns_it_even_if_none_of_its_spaces_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::create_dir(&b).unwrap();
+        let yaml = format!(
+            "- select: class=od\n  regex: ':oper'\n  group: 0\n  roots: [{{path: {}}}]\n- select: class=.*\n  group: 1\n  roots: [{{path: {}}}]\n",
+            a.display(),
+            b.display()
+        );
+        let placement = spaces(&yaml).unwrap();
+        let enfo = Key::from_pairs([("class", "od"), ("expver", "0001"), ("stream", "enfo")]);
+        let err = placement.for_archive(&enfo, "n").unwrap_err();
+        assert!(err.to_string().contains("no space"), "{err}");
+        assert_eq!(placement.for_archive(&dataset("rd", "0001"), "n").unwrap(), b.join("n"));
     }
 
     #[test]

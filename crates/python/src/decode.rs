@@ -43,6 +43,9 @@ impl Float {
 #[pyo3(signature = (messages, points, dtype="float64"))]
 pub fn decode_values<'py>(py: Python<'py>, messages: Vec<PyBackedBytes>, points: usize, dtype: &str) -> PyResult<Bound<'py, PyBytes>> {
     let float = Float::parse(dtype)?;
+    if points == 0 {
+        return Err(PyValueError::new_err("points: a field has at least one value"));
+    }
     let field_bytes =
         points.checked_mul(float.size()).ok_or_else(|| PyValueError::new_err(format!("{points} points do not fit in memory")))?;
     let total = field_bytes.checked_mul(messages.len()).ok_or_else(|| PyValueError::new_err("the decoded fields do not fit in memory"))?;
@@ -66,7 +69,7 @@ pub fn decode_into(py: Python<'_>, messages: Vec<PyBackedBytes>, out: &Bound<'_,
         return Ok(());
     }
     let total = view.len_bytes();
-    if total % messages.len() != 0 || (total / messages.len()) % float.size() != 0 {
+    if total == 0 || total % messages.len() != 0 || (total / messages.len()) % float.size() != 0 {
         return Err(PyValueError::new_err(format!("a buffer of {total} bytes does not hold {} fields of {dtype}", messages.len())));
     }
     // SAFETY: the buffer stays exported, so valid and not resized, until `view` is released

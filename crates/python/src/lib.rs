@@ -125,7 +125,7 @@ impl Handle {
                     .ok_or_else(|| errors::BadRequest::new_err("only a field (a listing of depth 3) has bytes to read"))
             })
             .collect::<PyResult<Vec<FieldEntry>>>()?;
-        Ok(Reader::new(py.detach(|| self.store.read_fields(fields))))
+        Ok(Reader::new(py.detach(|| self.store.read_fields(fields)).map_err(to_py)?))
     }
 
     /// A location's URI as other programs open it: a POSIX store's absolute path.

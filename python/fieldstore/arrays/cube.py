@@ -57,6 +57,9 @@ class Dimension:
         values = [label[0] for label in self.labels]
         if self.name == "step":
             return np.array([_step(v) for v in values], dtype="timedelta64[ns]")
+        if self.keywords != ("levelist",) and self.name != "number":
+            # Keywords of text values (expver 0001 is no number): as stored.
+            return np.array(values, dtype=object)
         try:
             numbers = [float(v) for v in values]
         except ValueError:
@@ -110,8 +113,13 @@ class Cube:
 
     def __reduce__(self) -> Tuple[Any, ...]:
         # Dask sends arrays to its workers pickled: a cube travels as what opens it again
-        # (listing once more in the worker's process, with a handle of its own).
-        return (Cube, (self.config, self.request, self.dtype.name))
+        # (listing once more in the worker's process, with a handle of its own), with its layout
+        # to check that the listing there gives the same indexes.
+        return (_reopen, (self.config, self.request, self.dtype.name, self.layout()))
+
+    def layout(self) -> Tuple[Any, ...]:
+        """What the cube's indexes mean: its dimensions' labels, parameters and stored fields."""
+        return (tuple((d.name, tuple(d.labels)) for d in self.dimensions), tuple(self.params), tuple(sorted(self.fields)))
 
     @property
     def dims(self) -> Tuple[str, ...]:
@@ -170,6 +178,26 @@ class Cube:
         return values.squeeze(axis=squeeze)[(Ellipsis,) + inner] if squeeze else values[(Ellipsis,) + inner]
 
 
+def variable_names(cube: "Cube") -> Dict[str, str]:
+    """Each parameter's variable name: its `shortName`, else `paramN`; a name two parameters
+    share gets their ids appended, so none hides another."""
+    names = {}
+    for param in cube.params:
+        short = cube.attributes[param].get("shortName")
+        names[param] = short if short and short not in ("unknown", "~") else f"param{param}"
+    counts = {n: list(names.values()).count(n) for n in names.values()}
+    return {param: f"{name}_{param}" if counts[name] > 1 else name for param, name in names.items()}
+
+
+def _reopen(config: Any, request: Any, dtype: str, layout: Tuple[Any, ...]) -> "Cube":
+    """A pickled cube opened again, refused if the store's listing has changed meanwhile (its
+    indexes would name other fields)."""
+    cube = Cube(config, request, dtype=dtype)
+    if cube.layout() != layout:
+        raise fieldstore.Conflict(f"the fields {fieldstore._request_text(request)} names changed since the array was opened: open it again")
+    return cube
+
+
 def _decode_rows(messages: List[bytes], result: np.ndarray, rows: List[int]) -> None:
     """Decodes `messages` into `result`'s `rows`: in place when they are all its rows (and the
     module has the buffer protocol), else through one `bytes` of them."""
@@ -183,7 +211,9 @@ def _decode_rows(messages: List[bytes], result: np.ndarray, rows: List[int]) -> 
 
 def _dimensions(keys: Sequence[Mapping[str, str]]) -> Tuple[Dict[str, str], List[Dimension]]:
     """The keywords of one value (scalars) and the cube's dimensions, in cfgrib's order."""
-    keywords = [k for k in keys[0] if k not in _FOLDED]
+    # Every keyword of every field (fields of several schema rules hold different ones), in
+    # the order first met.
+    keywords = list(dict.fromkeys(k for key in keys for k in key if k not in _FOLDED))
     values: Dict[str, List[str]] = {k: sorted({key.get(k, "") for key in keys}, key=_number_or_text) for k in keywords}
     scalars = {k: v[0] for k, v in values.items() if len(v) == 1}
     times = sorted({(key.get("date", ""), key.get("time", "")) for key in keys})

@@ -19,7 +19,7 @@ import xarray
 from xarray.backends import BackendArray, BackendEntrypoint
 from xarray.core import indexing
 
-from .cube import LEVEL_NAMES, Cube, Dimension
+from .cube import LEVEL_NAMES, Cube, Dimension, variable_names
 
 
 class FieldArray(BackendArray):
@@ -73,9 +73,8 @@ def dataset(cube: Cube, drop: set) -> xarray.Dataset:
     _scalar_coordinates(cube, coords)
     variables = {}
     chunks = {d.name: 1 for d in cube.dimensions}
-    for param in cube.params:
+    for param, name in variable_names(cube).items():
         names = cube.attributes[param]
-        name = names.get("shortName") or f"param{param}"
         if name in drop or param in drop:
             continue
         attrs = {f"GRIB_{k}": v for k, v in names.items() if v not in (None, "unknown")}

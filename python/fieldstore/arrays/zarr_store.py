@@ -19,7 +19,7 @@ import numpy as np
 from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, Store, SuffixByteRequest
 from zarr.core.buffer import Buffer, BufferPrototype
 
-from .cube import Cube
+from .cube import Cube, variable_names
 
 #: The codecs of every array: raw little-endian values, no compression.
 _CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}]
@@ -36,7 +36,7 @@ class ZarrStore(Store):
     def __init__(self, request: Any, config: Any = None, dtype: str = "float32") -> None:
         super().__init__(read_only=True)
         self.cube = Cube(config, request, dtype=dtype)
-        self._variables = {self._name(p): p for p in self.cube.params}
+        self._variables = {name: param for param, name in variable_names(self.cube).items()}
         self._documents, self._coordinates = self._describe()
 
     def __eq__(self, other: object) -> bool:
@@ -49,9 +49,6 @@ class ZarrStore(Store):
     def variables(self) -> List[str]:
         """The names of the parameters' arrays (their `shortName`s)."""
         return list(self._variables)
-
-    def _name(self, param: str) -> str:
-        return self.cube.attributes[param].get("shortName") or f"param{param}"
 
     def _describe(self) -> Tuple[Dict[str, bytes], Dict[str, bytes]]:
         """Every `zarr.json`, and each coordinate array's one chunk."""
@@ -132,8 +129,9 @@ class ZarrStore(Store):
         yield from self._documents
         yield from self._coordinates
         grid = "/".join("0" for _ in self.cube.grid.shape)
+        names = {param: name for name, param in self._variables.items()}
         for (param, index) in self.cube.fields:
-            yield f"{self._name(param)}/c/{'/'.join(map(str, index))}/{grid}"
+            yield f"{names[param]}/c/{'/'.join(map(str, index))}/{grid}"
 
 
 def _array(shape: List[int], chunk: List[int], dtype: np.dtype, dims: List[str], attrs: Dict[str, Any]) -> bytes:

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use super::{FieldEntry, FieldStore, ListOptions};
 use crate::backend::{ControlAction, StartedRead, Store};
 use crate::error::{Error, ErrorKind, Result};
+use crate::key::Key;
 use crate::request::Request;
 
 /// Largest range the reader merges into one run.
@@ -112,9 +113,20 @@ impl FieldStore {
 
     /// A reader of fields a listing returned, at the locations listed (not resolved again):
     /// a superseded field reads as it was, and a field replaced since the listing too, as
-    /// long as its bytes are there (purge and wipe remove them).
-    pub fn read_fields(&self, fields: Vec<FieldEntry>) -> DataReader {
-        DataReader::new(self.shared.store.clone(), fields)
+    /// long as its bytes are there (purge and wipe remove them). Refused, as a retrieve is,
+    /// for a data set locked against retrieval.
+    pub fn read_fields(&self, fields: Vec<FieldEntry>) -> Result<DataReader> {
+        let mut checked: Vec<&Key> = Vec::new();
+        for field in &fields {
+            if checked.contains(&&*field.dataset) {
+                continue;
+            }
+            if self.catalogue().locks(&field.dataset)?.contains(&ControlAction::Retrieve) {
+                return Err(Error::new(ErrorKind::Locked, format!("data set {} is locked for retrieve", field.dataset)));
+            }
+            checked.push(&field.dataset);
+        }
+        Ok(DataReader::new(self.shared.store.clone(), fields))
     }
 }
 

@@ -166,7 +166,11 @@ fn select_spaces(fdb5: Fdb5Config) -> std::result::Result<(Option<PathBuf>, Vec<
             Some(_) => {}
         }
         let (select, excludes) = (fdb.select.clone(), fdb.excludes.clone());
-        spaces.extend(local_spaces(fdb, select.as_deref(), &excludes).map_err(|e| format!("fdbs[{i}]: {e}"))?);
+        let mut own = local_spaces(fdb, select.as_deref(), &excludes).map_err(|e| format!("fdbs[{i}]: {e}"))?;
+        // The spaces of one sub-FDB form a group: the first sub-FDB whose select takes a data
+        // set owns it, whether or not one of its spaces does (FDB5 then refuses the field).
+        own.iter_mut().for_each(|space| drop(space.insert("group".into(), (i as u64).into())));
+        spaces.extend(own);
     }
     Ok((common.flatten(), spaces))
 }

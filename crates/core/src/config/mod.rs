@@ -71,8 +71,8 @@ impl BackendConfig {
 
 impl Config {
     /// The config named by `--config`, else `$FIELDSTORE_CONFIG`, else the default POSIX
-    /// store under `$FIELDSTORE_ROOT` if it is set, else FDB5's (`$FDB5_CONFIG`,
-    /// `$FDB5_CONFIG_FILE`, `$FDB_HOME/etc/fdb/config.yaml`, in FDB5's order), else the
+    /// store under `$FIELDSTORE_ROOT` if it is set, else FDB5's (`$FDB_CONFIG` or `$FDB5_CONFIG`,
+    /// `$FDB_CONFIG_FILE` or `$FDB5_CONFIG_FILE`, `$FDB_HOME/etc/fdb/config.yaml`, in FDB5's order), else the
     /// default POSIX store: fieldstore's own variables come first. Unlike FDB5, a
     /// `$FDB5_CONFIG_FILE` that is not there is an error, not a fall back.
     pub fn resolve(explicit: Option<&Path>) -> Result<Config> {
@@ -83,13 +83,18 @@ impl Config {
         if set(ROOT_ENV).is_some() {
             return Ok(Config::default_posix());
         }
-        // FDB5's order: the text before the file.
-        if let Some(text) = set(FDB5_CONFIG_ENV) {
-            let text = text.into_string().map_err(|_| Error::Config { source_name: "$FDB5_CONFIG".into(), message: "not UTF-8".into() })?;
-            return Config::parse("$FDB5_CONFIG", &text);
+        // FDB5's order: the text before the file, each under its current name and the older one.
+        for name in ["FDB_CONFIG", FDB5_CONFIG_ENV] {
+            if let Some(text) = set(name) {
+                let text =
+                    text.into_string().map_err(|_| Error::Config { source_name: format!("${name}"), message: "not UTF-8".into() })?;
+                return Config::parse(&format!("${name}"), &text);
+            }
         }
-        if let Some(path) = set(FDB5_CONFIG_FILE_ENV) {
-            return Config::from_file(Path::new(&path));
+        for name in ["FDB_CONFIG_FILE", FDB5_CONFIG_FILE_ENV] {
+            if let Some(path) = set(name) {
+                return Config::from_file(Path::new(&path));
+            }
         }
         if let Some(home) = set(FDB_HOME_ENV).map(|h| PathBuf::from(h).join("etc/fdb/config.yaml")).filter(|p| p.exists()) {
             return Config::from_file(&home);
