@@ -87,6 +87,10 @@ impl Reader {
     #[cfg(Py_3_11)]
     fn readinto(&self, py: Python<'_>, buffer: &Bound<'_, PyAny>) -> PyResult<usize> {
         let view = writable_bytes(buffer)?;
+        if view.len_bytes() == 0 {
+            // An empty buffer's pointer may be null: nothing to fill.
+            return Ok(0);
+        }
         // SAFETY: the buffer stays exported, so valid and not resized, until `view` is
         // released after the read; it is writable and C-contiguous (checked), so its bytes
         // are `len_bytes` contiguous bytes. Other Python threads may write into the same

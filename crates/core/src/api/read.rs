@@ -171,7 +171,9 @@ impl DataReader {
         let position = position.min(self.total_bytes());
         let (mut first, mut start) = (0, 0);
         while let Some(field) = self.fields.get(first) {
-            if start + field.location.length > position {
+            // The field holding `position`, or starting there (an empty field at a boundary is
+            // handed out next, as a reader going on from there would).
+            if start + field.location.length > position || start == position {
                 break;
             }
             start += field.location.length;
@@ -769,8 +771,11 @@ mod tests {
                 assert_eq!(n == 0, at == stream.len(), "read ahead {read_ahead}, seek to {position}");
                 assert!(block[..n] == stream[at..at + n], "read ahead {read_ahead}, seek to {position}");
             }
-            // Fields one by one go on from a boundary.
+            // Fields one by one go on from a boundary: the empty field there first, as when
+            // reading on from it.
             reader.seek(6000).unwrap();
+            let (entry, bytes) = reader.next_field().unwrap().unwrap();
+            assert_eq!((&*entry.location.uri, bytes.len()), ("b", 0));
             let (entry, bytes) = reader.next_field().unwrap().unwrap();
             assert_eq!((&*entry.location.uri, bytes.len()), ("c", 1000));
         }
