@@ -29,11 +29,6 @@ fn handle(message: &[u8]) -> Result<Handle<'_>> {
     Handle::from_message(message).ok_or_else(|| Error::Grib { context: "field".into(), message: "ecCodes cannot decode it".into() })
 }
 
-/// How many values `message` decodes to.
-pub fn value_count(message: &[u8]) -> Result<usize> {
-    handle(message)?.get_size("values")
-}
-
 /// Decodes `message`'s values into `out`, which must hold exactly as many; points the bitmap
 /// marks missing are NaN. GRIB 2 simple packing without a bitmap, the common case, is read from
 /// the message's own sections and unpacked here ([`SimplePacking`], identical to ecCodes, without
@@ -58,11 +53,6 @@ pub fn decode_values(message: &[u8], out: &mut [f64]) -> Result<()> {
         out.iter_mut().filter(|v| **v == missing).for_each(|v| *v = f64::NAN);
     }
     Ok(())
-}
-
-/// Decodes `message`'s values through ecCodes alone (what [`decode_values`] is checked against).
-pub fn decode_values_with_ecodes(message: &[u8], out: &mut [f64]) -> Result<()> {
-    handle(message)?.get_double_array("values", out)
 }
 
 /// The parameters of a GRIB 2 field in simple packing without a bitmap.
@@ -209,8 +199,7 @@ pub fn geometry(message: &[u8]) -> Result<Geometry> {
         })?;
         // Taken from every point's coordinates, so the order is the values' whatever the
         // scanning mode.
-        drop(h);
-        let (all_latitudes, all_longitudes) = coordinates(message)?;
+        let (all_latitudes, all_longitudes) = point_coordinates(&h)?;
         latitudes = all_latitudes.iter().step_by(columns).copied().collect();
         longitudes = all_longitudes[..columns].to_vec();
     }
@@ -220,7 +209,10 @@ pub fn geometry(message: &[u8]) -> Result<Geometry> {
 /// Every point's latitude and longitude, in the order of the values (any grid ecCodes can
 /// iterate).
 pub fn coordinates(message: &[u8]) -> Result<(Vec<f64>, Vec<f64>)> {
-    let h = handle(message)?;
+    point_coordinates(&handle(message)?)
+}
+
+fn point_coordinates(h: &Handle<'_>) -> Result<(Vec<f64>, Vec<f64>)> {
     let points = h.get_size("values")?;
     let (mut latitudes, mut longitudes) = (vec![0.0; points], vec![0.0; points]);
     h.get_double_array("latitudes", &mut latitudes)?;
@@ -241,6 +233,16 @@ pub fn text_keys(message: &[u8], keys: &[String]) -> Result<Vec<Option<String>>>
 mod tests {
     use super::*;
 
+    /// How many values `message` decodes to, by ecCodes.
+    fn value_count(message: &[u8]) -> usize {
+        handle(message).unwrap().get_size("values").unwrap()
+    }
+
+    /// `message`'s values through ecCodes alone: what [`decode_values`] is checked against.
+    fn decode_values_with_ecodes(message: &[u8], out: &mut [f64]) -> Result<()> {
+        handle(message)?.get_double_array("values", out)
+    }
+
     #[test]
     fn values_and_a_regular_grid_decode_as_ecodes_has_them() {
         let message = crate::sample_message("regular_ll_sfc_grib2", &[]).unwrap();
@@ -250,7 +252,7 @@ mod tests {
         // North to south, west to east, as the sample scans.
         assert_eq!((g.latitudes.len(), g.longitudes.len()), (31, 16));
         assert!(g.latitudes[0] == 60.0 && g.latitudes[30] == 0.0 && g.longitudes[0] < g.longitudes[1], "{g:?}");
-        let mut values = vec![0.0; value_count(&message).unwrap()];
+        let mut values = vec![0.0; value_count(&message)];
         decode_values(&message, &mut values).unwrap();
         let (lats, lons) = coordinates(&message).unwrap();
         assert_eq!((lats[0], lons[1]), (g.latitudes[0], g.longitudes[1]));
@@ -264,7 +266,7 @@ mod tests {
         for bits in [1, 2, 3, 5, 7, 8, 9, 12, 13, 16, 17, 20, 24, 25, 31, 32] {
             let message = crate::fill_values(&sample, bits).unwrap();
             assert!(SimplePacking::of(&message).is_some(), "{bits} bits: unpacked here");
-            let n = value_count(&message).unwrap();
+            let n = value_count(&message);
             let (mut ours, mut theirs) = (vec![0.0; n], vec![0.0; n]);
             decode_values(&message, &mut ours).unwrap();
             decode_values_with_ecodes(&message, &mut theirs).unwrap();
@@ -273,7 +275,7 @@ mod tests {
         }
         // A constant field (no bits): the reference value everywhere, as ecCodes gives it.
         let constant = crate::sample_message("regular_ll_pl_grib2", &[]).unwrap();
-        let n = value_count(&constant).unwrap();
+        let n = value_count(&constant);
         let (mut ours, mut theirs) = (vec![1.0; n], vec![0.0; n]);
         decode_values(&constant, &mut ours).unwrap();
         decode_values_with_ecodes(&constant, &mut theirs).unwrap();

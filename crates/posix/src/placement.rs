@@ -249,20 +249,19 @@ impl Placement {
     /// The space taking `dataset`: the group of the first space whose `select` and `excludes`
     /// take it, then the first space of that group whose `regex` does.
     fn space_of(&self, dataset: &Key) -> Result<Option<&Space>> {
+        let values = colon_values(dataset);
         let mut group = None;
         for space in &self.spaces {
-            if space.selects(dataset)? {
-                group = Some(space.group);
-                break;
+            // Spaces of the group before the one choosing it did not select the data set.
+            if group.is_some_and(|g| g != space.group) || !space.selects(dataset)? {
+                continue;
+            }
+            group = Some(space.group);
+            if space.regex.as_ref().is_none_or(|r| r.is_match(&values)) {
+                return Ok(Some(space));
             }
         }
-        let Some(group) = group else { return Ok(None) };
-        let values = colon_values(dataset);
-        Ok(self
-            .spaces
-            .iter()
-            .filter(|s| s.group == group)
-            .find(|s| s.selects(dataset).unwrap_or(false) && s.regex.as_ref().is_none_or(|r| r.is_match(&values))))
+        Ok(None)
     }
 }
 
