@@ -4,34 +4,15 @@ start times (`time`, a 2-D `valid_time`), each checked against ecCodes' values."
 
 from __future__ import annotations
 
-import eccodes
 import numpy as np
 import pytest
 import xarray
 
 import fieldstore
 from conftest import posix_config  # noqa: E402 - pytest puts the tests' directory on the path
+from eccodes_fields import eccodes_values, sample_field  # noqa: E402 - on the path through conftest
 
 BASE = {"class": "od", "expver": "0001", "stream": "enfo", "domain": "g", "type": "pf"}
-
-
-def message(sample: str, seed: float, **keys: object) -> bytes:
-    h = eccodes.codes_grib_new_from_samples(sample)
-    try:
-        eccodes.codes_set_key_vals(h, ",".join(f"{k}={v}" for k, v in keys.items()))
-        n = eccodes.codes_get_size(h, "values")
-        eccodes.codes_set_values(h, 100 + seed + np.linspace(0, 1, n))
-        return bytes(eccodes.codes_get_message(h))
-    finally:
-        eccodes.codes_release(h)
-
-
-def decoded(data: bytes) -> np.ndarray:
-    h = eccodes.codes_new_from_message(data)
-    try:
-        return eccodes.codes_get_values(h)
-    finally:
-        eccodes.codes_release(h)
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +25,7 @@ def ensemble(tmp_path_factory) -> tuple:
             for step in (0, 6):
                 if (number, step) == (2, 6):
                     continue
-                data = message("reduced_gg_pl_32_grib2", number * 10 + step, dataDate=20240101, dataTime=1200, step=step, level=500)
+                data = sample_field("reduced_gg_pl_32_grib2", 100 + number * 10 + step, dataDate=20240101, dataTime=1200, step=step, level=500)
                 messages[number, step] = data
                 fs.archive(data, {**BASE, "date": 20240101, "time": 1200, "levtype": "pl", "levelist": 500, "param": 130, "number": number, "step": step})
     return config, messages
@@ -58,7 +39,7 @@ def test_an_ensemble_on_a_reduced_grid(ensemble):
     assert list(ds["number"].values) == [1, 2, 3] and ds["number"].dtype == np.int64
     assert float(ds["isobaricInhPa"]) == 500.0
     for (number, step), data in messages.items():
-        assert np.array_equal(ds["t"].sel(number=number, step=np.timedelta64(step, "h")).values, decoded(data)), (number, step)
+        assert np.array_equal(ds["t"].sel(number=number, step=np.timedelta64(step, "h")).values, eccodes_values(data)), (number, step)
     assert np.isnan(ds["t"].sel(number=2, step=np.timedelta64(6, "h")).values).all()
 
 
@@ -69,7 +50,7 @@ def test_model_levels_and_several_start_times(tmp_path):
         for time in (0, 1200):
             for step in (0, 6):
                 for level in (1, 2, 137):
-                    data = message("regular_ll_pl_grib2", time / 100 + step + level, dataDate=20240101, dataTime=time, step=step)
+                    data = sample_field("regular_ll_pl_grib2", 100 + time / 100 + step + level, dataDate=20240101, dataTime=time, step=step)
                     messages[time, step, level] = data
                     key = {**BASE, "stream": "oper", "type": "fc", "date": 20240101, "time": time, "levtype": "ml", "levelist": level, "param": 130, "step": step}
                     fs.archive(data, key)
@@ -80,4 +61,4 @@ def test_model_levels_and_several_start_times(tmp_path):
     assert ds["valid_time"].dims == ("time", "step")
     assert ds["valid_time"].values[1, 1] == np.datetime64("2024-01-01T18:00")
     got = ds["t"].sel(time=np.datetime64("2024-01-01T12:00"), step=np.timedelta64(6, "h"), hybrid=137).values
-    assert np.array_equal(got.ravel(), decoded(messages[1200, 6, 137]))
+    assert np.array_equal(got.ravel(), eccodes_values(messages[1200, 6, 137]))

@@ -11,6 +11,7 @@ import eccodes
 import numpy as np
 import pytest
 
+from eccodes_fields import eccodes_values  # noqa: E402 - on the path through conftest
 from fieldstore import _native
 
 #: (sample, packingType, bitsPerValue, with missing points)
@@ -48,14 +49,7 @@ def make_message(sample: str, packing: str, bits: int, missing: bool, seed: int)
 
 def reference(message: bytes) -> np.ndarray:
     """ecCodes' values, missing points as NaN."""
-    h = eccodes.codes_new_from_message(message)
-    try:
-        values = eccodes.codes_get_values(h)
-        if eccodes.codes_get(h, "bitmapPresent"):
-            values[values == eccodes.codes_get(h, "missingValue")] = np.nan
-        return values
-    finally:
-        eccodes.codes_release(h)
+    return eccodes_values(message)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ import xarray
 
 import fieldstore
 from conftest import posix_config  # noqa: E402 - pytest puts the tests' directory on the path
+from eccodes_fields import eccodes_values, sample_field  # noqa: E402 - on the path through conftest
 from fieldstore.arrays import cube as cube_module
 
 STEPS, LEVELS, PARAMS = (0, 6, 12), (500, 850), ((130, "t"), (131, "u"))
@@ -20,22 +21,12 @@ DATASET = {"class": "od", "expver": "0001", "stream": "oper", "date": "20240101"
 
 
 def message(step: int, level: int, param: int) -> bytes:
-    h = eccodes.codes_grib_new_from_samples("regular_ll_pl_grib2")
-    try:
-        eccodes.codes_set_key_vals(h, f"dataDate=20240101,dataTime=0,step={step},level={level},paramId={param}")
-        n = eccodes.codes_get_size(h, "values")
-        eccodes.codes_set_values(h, 200 + param + level / 10 + step + np.linspace(0, 1, n))
-        return bytes(eccodes.codes_get_message(h))
-    finally:
-        eccodes.codes_release(h)
+    keys = {"dataDate": 20240101, "dataTime": 0, "step": step, "level": level, "paramId": param}
+    return sample_field("regular_ll_pl_grib2", 200 + param + level / 10 + step, **keys)
 
 
 def values(data: bytes) -> np.ndarray:
-    h = eccodes.codes_new_from_message(data)
-    try:
-        return eccodes.codes_get_values(h).reshape(eccodes.codes_get(h, "Nj"), eccodes.codes_get(h, "Ni"))
-    finally:
-        eccodes.codes_release(h)
+    return eccodes_values(data, as_grid=True)
 
 
 @pytest.fixture(scope="module")

@@ -77,33 +77,27 @@ class ZarrStore(Store):
 
     def _chunk(self, key: str) -> Optional[bytes]:
         """A variable's chunk `NAME/c/i/j/.../0/0`: one field's values, or None if not stored."""
+        field = self._field_at(key)
+        return None if field is None else self.cube.field_bytes(*field)
+
+    def _field_at(self, key: str) -> Optional[Tuple[str, Tuple[int, ...]]]:
+        """The parameter and index of the stored field whose chunk `key` names, if any."""
         name, _, rest = key.partition("/c/")
         param = self._variables.get(name)
-        if param is None:
-            return None
         try:
             index = tuple(int(i) for i in rest.split("/"))
         except ValueError:
             return None
         outer = len(self.cube.dimensions)
-        if len(index) != len(self.cube.shape) or any(index[outer:]) or any(i >= n for i, n in zip(index, self.cube.shape)):
+        if param is None or len(index) != len(self.cube.shape) or any(index[outer:]):
             return None
-        return self.cube.field_bytes(param, index[:outer])
+        return (param, index[:outer]) if (param, index[:outer]) in self.cube.fields else None
 
     async def get_partial_values(self, prototype: BufferPrototype, key_ranges: Iterable[Tuple[str, Optional[ByteRequest]]]) -> List[Optional[Buffer]]:
         return list(await asyncio.gather(*(self.get(key, prototype, byte_range) for key, byte_range in key_ranges)))
 
     async def exists(self, key: str) -> bool:
-        return key in self._documents or key in self._coordinates or self._chunk_is_stored(key)
-
-    def _chunk_is_stored(self, key: str) -> bool:
-        name, _, rest = key.partition("/c/")
-        param = self._variables.get(name)
-        try:
-            index = tuple(int(i) for i in rest.split("/"))
-        except ValueError:
-            return False
-        return param is not None and (param, index[: len(self.cube.dimensions)]) in self.cube.fields
+        return key in self._documents or key in self._coordinates or self._field_at(key) is not None
 
     async def set(self, key: str, value: Buffer) -> None:
         raise PermissionError("a fieldstore Zarr view is read-only: archive through fieldstore")
