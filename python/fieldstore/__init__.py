@@ -187,6 +187,23 @@ class FieldStore:
         adjacent fields are read together. Iterate it for each field's bytes."""
         return self._native.read_entries(list(entries))
 
+    def decode_entries(self, entries: Sequence[ListEntry], points: int, dtype: str = "float64", out: Any = None) -> Optional[bytes]:
+        """Listed fields' values, read where the listing found them and decoded (GRIB through
+        ecCodes, or natively where identical: `docs/arrays-design.md`), `points` values of
+        `dtype` (`float32` or `float64`) per field, missing points NaN: as one `bytes` of
+        little-endian values, or into `out` (a writable C-contiguous buffer of as many fields,
+        such as a numpy array; then None). Reads and decodes on several threads, the GIL
+        released, without a `bytes` object for any message."""
+        entries = list(entries)
+        if out is None:
+            return self._native.decode_entries(entries, points, dtype)
+        if hasattr(self._native, "decode_entries_into"):
+            self._native.decode_entries_into(entries, out, dtype)
+        else:
+            # A build for Python before 3.11 (no buffer protocol in its stable ABI): one copy.
+            memoryview(out).cast("B")[:] = self._native.decode_entries(entries, points, dtype)
+        return None
+
     def absolute_uri(self, entry: ListEntry) -> Optional[str]:
         """Where a listed field's bytes are, as other programs open them: on POSIX, the data
         file's absolute path (`entry.uri` is relative to its root); None above fields."""

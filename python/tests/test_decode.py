@@ -1,5 +1,5 @@
-"""Decoding fields into numbers (`fieldstore._native.decode_values`, `grid`, `coordinates`),
-proven identical to ecCodes itself (its Python bindings, from PyPI) on a corpus: regular and
+"""Decoding fields into numbers (`fieldstore._native.decode_values`, `grid`, `coordinates`, and
+`FieldStore.decode_entries` for stored fields), proven identical to ecCodes itself (its Python bindings, from PyPI) on a corpus: regular and
 reduced grids, GRIB 1 and 2, simple, CCSDS and second-order packing, 1 to 24 bits per value,
 bitmaps of missing points."""
 
@@ -10,6 +10,8 @@ import sys
 import eccodes
 import numpy as np
 import pytest
+
+import fieldstore
 
 from eccodes_fields import eccodes_values  # noqa: E402 - on the path through conftest
 from fieldstore import _native
@@ -127,3 +129,33 @@ def test_decode_into_fills_an_array_in_place(corpus):
 def test_fields_of_no_points_are_refused(corpus):
     with pytest.raises(ValueError, match="at least one value"):
         _native.decode_values([corpus[0][1]], 0)
+
+
+def test_stored_fields_decode_as_their_messages_in_the_order_given(store):
+    fields = [make_message("regular_ll_pl_grib2", "grid_simple", 16, i % 3 == 0, seed=300 + i) for i in range(13)]
+    base = {"class": "od", "expver": "0001", "stream": "oper", "date": "20240101", "time": "0000", "type": "fc", "levtype": "pl", "levelist": 500, "param": 130}
+    for step, message in enumerate(fields):
+        store.archive(message, {**base, "step": step})
+    store.flush()
+    by_step = {int(e.key()["step"]): e for e in store.list({"class": "od", "expver": "0001"})}
+    steps = [12, 0, 7, 3, 11, 1, 10, 2, 9, 4, 8, 5, 6]  # not the order they are stored in
+    entries = [by_step[s] for s in steps]
+    points = reference(fields[0]).size
+    got = np.frombuffer(store.decode_entries(entries, points, "float32"), dtype="<f4").reshape(len(steps), points)
+    for row, step in zip(got, steps):
+        assert np.array_equal(row, reference(fields[step]).astype(np.float32), equal_nan=True), step
+    out = np.full((len(steps), points), -1.0)
+    assert store.decode_entries(entries, points, "float64", out=out) is None
+    for row, step in zip(out, steps):
+        assert np.array_equal(row, reference(fields[step]), equal_nan=True), step
+    # A field of another size is named by its place in the order given (here on the second thread).
+    store.archive(make_message("reduced_gg_pl_32_grib2", "grid_simple", 16, False, seed=1), {**base, "step": 99})
+    store.flush()
+    other = next(e for e in store.list({"class": "od", "expver": "0001", "step": 99}))
+    with pytest.raises(fieldstore.BadRequest, match="message 13:"):
+        store.decode_entries(entries + [other], points)
+    with pytest.raises(fieldstore.BadRequest, match="depth 3"):
+        store.decode_entries(list(store.list({"class": "od", "expver": "0001"}, depth=1)), points)
+    store.lock({"class": "od", "expver": "0001", "stream": "oper", "date": "20240101", "time": "0000"}, ["retrieve"])
+    with pytest.raises(fieldstore.Locked):
+        store.decode_entries(entries, points)

@@ -79,8 +79,10 @@ def test_values_are_ecodes_values_and_missing_fields_are_nan(stored):
 def test_nothing_is_read_until_values_are_used_and_then_only_those(stored, monkeypatch):
     config, _ = stored
     reads = []
-    real = fieldstore.FieldStore.read_entries
-    monkeypatch.setattr(fieldstore.FieldStore, "read_entries", lambda self, entries: reads.append(len(entries)) or real(self, entries))
+    for method in ("read_entries", "decode_entries"):
+        real = getattr(fieldstore.FieldStore, method)
+        spy = lambda self, entries, *args, real=real, **kwargs: reads.append(len(entries)) or real(self, entries, *args, **kwargs)
+        monkeypatch.setattr(fieldstore.FieldStore, method, spy)
     ds = xarray.open_dataset(REQUEST, engine="fieldstore", config=config)
     assert reads == [2], "opening reads the first field of each parameter only"
     ds["t"].isel(step=2, isobaricInhPa=1).values

@@ -2,6 +2,8 @@
 //! (missing points as NaN), and its grid's geometry. The array interfaces of the Python package
 //! (docs/arrays-design.md) decode many fields at once, each on a thread of its own.
 
+use std::mem::MaybeUninit;
+
 use fieldstore_core::error::{Error, Result};
 
 use crate::Handle;
@@ -29,28 +31,59 @@ fn handle(message: &[u8]) -> Result<Handle<'_>> {
     Handle::from_message(message).ok_or_else(|| Error::Grib { context: "field".into(), message: "ecCodes cannot decode it".into() })
 }
 
+/// The numbers values decode into: ecCodes' doubles, or floats rounded from them (as
+/// `numpy.astype` rounds).
+pub trait Sample: Copy + Send + Sync + 'static {
+    /// `value` as this type.
+    fn from_f64(value: f64) -> Self;
+}
+
+impl Sample for f64 {
+    fn from_f64(value: f64) -> Self {
+        value
+    }
+}
+
+impl Sample for f32 {
+    fn from_f64(value: f64) -> Self {
+        value as f32
+    }
+}
+
 /// Decodes `message`'s values into `out`, which must hold exactly as many; points the bitmap
 /// marks missing are NaN. GRIB 2 simple packing without a bitmap, the common case, is read from
 /// the message's own sections and unpacked here ([`SimplePacking`], identical to ecCodes, without
 /// the cost of an ecCodes handle); every other packing by ecCodes.
-pub fn decode_values(message: &[u8], out: &mut [f64]) -> Result<()> {
+pub fn decode_values<T: Sample>(message: &[u8], out: &mut [T]) -> Result<()> {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and only `T`s are written through it.
+    let out = unsafe { &mut *(std::ptr::from_mut(out) as *mut [MaybeUninit<T>]) };
+    decode_values_uninit(message, out)
+}
+
+/// [`decode_values`] into memory not yet written (a new Python object's buffer, which
+/// zero-filling first would cost a pass as long as the decode): when it returns `Ok`, every
+/// element of `out` holds a value.
+pub fn decode_values_uninit<T: Sample>(message: &[u8], out: &mut [MaybeUninit<T>]) -> Result<()> {
     if let Some((simple, count)) = SimplePacking::of(message) {
-        if count != out.len() {
-            return Err(Error::Grib { context: "field".into(), message: format!("{count} values, where {} were expected", out.len()) });
-        }
+        check_count(count, out.len())?;
         return simple.unpack(message, out);
     }
     let h = handle(message)?;
-    let count = h.get_size("values")?;
-    if count != out.len() {
-        return Err(Error::Grib { context: "field".into(), message: format!("{count} values, where {} were expected", out.len()) });
+    check_count(h.get_size("values")?, out.len())?;
+    let missing = (h.get_long("bitmapPresent").unwrap_or(0) != 0).then(|| h.get_double("missingValue")).transpose()?;
+    let mut doubles = vec![0.0; out.len()];
+    h.get_double_array("values", &mut doubles)?;
+    // ecCodes gives missing points its `missingValue`; a packed value equal to it cannot be
+    // told apart (cfgrib reads them the same way).
+    for (o, v) in out.iter_mut().zip(doubles) {
+        o.write(T::from_f64(if Some(v) == missing { f64::NAN } else { v }));
     }
-    h.get_double_array("values", out)?;
-    if h.get_long("bitmapPresent").unwrap_or(0) != 0 {
-        // ecCodes gives missing points its `missingValue`; a packed value equal to it cannot be
-        // told apart (cfgrib reads them the same way).
-        let missing = h.get_double("missingValue")?;
-        out.iter_mut().filter(|v| **v == missing).for_each(|v| *v = f64::NAN);
+    Ok(())
+}
+
+fn check_count(count: usize, expected: usize) -> Result<()> {
+    if count != expected {
+        return Err(Error::Grib { context: "field".into(), message: format!("{count} values, where {expected} were expected") });
     }
     Ok(())
 }
@@ -121,9 +154,11 @@ impl SimplePacking {
 
     /// Fills `out`: ecCodes' `((X * 2^E) + R) * 10^-D` in doubles, its powers made as it makes
     /// them (repeated products), so every value is bit for bit ecCodes' own.
-    fn unpack(&self, message: &[u8], out: &mut [f64]) -> Result<()> {
+    fn unpack<T: Sample>(&self, message: &[u8], out: &mut [MaybeUninit<T>]) -> Result<()> {
         if self.bits == 0 {
-            out.fill(self.reference);
+            out.iter_mut().for_each(|o| {
+                o.write(T::from_f64(self.reference));
+            });
             return Ok(());
         }
         let packed_bytes = (out.len() as u64 * u64::from(self.bits)).div_ceil(8);
@@ -140,7 +175,7 @@ impl SimplePacking {
             });
         };
         let (s, d) = (power(self.binary_scale, 2.0), power(-self.decimal_scale, 10.0));
-        unpack_simple(data, self.bits, out, |x| ((x as f64 * s) + self.reference) * d);
+        unpack_simple(data, self.bits, out, |x| T::from_f64(((x as f64 * s) + self.reference) * d));
         Ok(())
     }
 }
@@ -157,12 +192,17 @@ fn power(exponent: i64, base: f64) -> f64 {
 }
 
 /// Unpacks `out.len()` big-endian unsigned integers of `bits` bits (1 to 32) from `data` and
-/// stores `value(x)` of each.
-pub fn unpack_simple(data: &[u8], bits: u32, out: &mut [f64], value: impl Fn(u64) -> f64) {
+/// writes `value(x)` of each into every element of `out` (zeros past the end of `data`).
+fn unpack_simple<T>(data: &[u8], bits: u32, out: &mut [MaybeUninit<T>], value: impl Fn(u64) -> T) {
     let mask = (1u64 << bits) - 1;
+    let whole_bytes = bits.is_multiple_of(8) && data.len() >= out.len() * (bits as usize / 8);
     match bits {
-        8 => out.iter_mut().zip(data).for_each(|(o, b)| *o = value(u64::from(*b))),
-        16 => out.iter_mut().zip(data.chunks_exact(2)).for_each(|(o, b)| *o = value(u64::from(u16::from_be_bytes([b[0], b[1]])))),
+        8 if whole_bytes => out.iter_mut().zip(data).for_each(|(o, b)| {
+            o.write(value(u64::from(*b)));
+        }),
+        16 if whole_bytes => out.iter_mut().zip(data.chunks_exact(2)).for_each(|(o, b)| {
+            o.write(value(u64::from(u16::from_be_bytes([b[0], b[1]]))));
+        }),
         _ => {
             // A window of up to 64 bits, refilled a byte at a time.
             let (mut window, mut held, mut next) = (0u64, 0u32, 0usize);
@@ -173,7 +213,7 @@ pub fn unpack_simple(data: &[u8], bits: u32, out: &mut [f64], value: impl Fn(u64
                     held += 8;
                 }
                 held -= bits;
-                *o = value((window >> held) & mask);
+                o.write(value((window >> held) & mask));
             }
         }
     }
@@ -252,11 +292,11 @@ mod tests {
         // North to south, west to east, as the sample scans.
         assert_eq!((g.latitudes.len(), g.longitudes.len()), (31, 16));
         assert!(g.latitudes[0] == 60.0 && g.latitudes[30] == 0.0 && g.longitudes[0] < g.longitudes[1], "{g:?}");
-        let mut values = vec![0.0; value_count(&message)];
+        let mut values = vec![0.0f64; value_count(&message)];
         decode_values(&message, &mut values).unwrap();
         let (lats, lons) = coordinates(&message).unwrap();
         assert_eq!((lats[0], lons[1]), (g.latitudes[0], g.longitudes[1]));
-        let mut short = vec![0.0; values.len() - 1];
+        let mut short = vec![0.0f64; values.len() - 1];
         assert!(decode_values(&message, &mut short).is_err(), "a buffer of the wrong size is refused");
     }
 
@@ -267,22 +307,28 @@ mod tests {
             let message = crate::fill_values(&sample, bits).unwrap();
             assert!(SimplePacking::of(&message).is_some(), "{bits} bits: unpacked here");
             let n = value_count(&message);
-            let (mut ours, mut theirs) = (vec![0.0; n], vec![0.0; n]);
+            let (mut ours, mut theirs) = (vec![0.0f64; n], vec![0.0; n]);
             decode_values(&message, &mut ours).unwrap();
             decode_values_with_ecodes(&message, &mut theirs).unwrap();
             let same = ours.iter().zip(&theirs).all(|(a, b)| a.to_bits() == b.to_bits());
             assert!(same, "{bits} bits: {:?} against ecCodes' {:?}", &ours[..4], &theirs[..4]);
+            let mut floats = vec![0.0f32; n];
+            decode_values(&message, &mut floats).unwrap();
+            assert!(
+                floats.iter().zip(&theirs).all(|(a, b)| a.to_bits() == (*b as f32).to_bits()),
+                "{bits} bits: floats are ecCodes' doubles rounded"
+            );
         }
         // A constant field (no bits): the reference value everywhere, as ecCodes gives it.
         let constant = crate::sample_message("regular_ll_pl_grib2", &[]).unwrap();
         let n = value_count(&constant);
-        let (mut ours, mut theirs) = (vec![1.0; n], vec![0.0; n]);
+        let (mut ours, mut theirs) = (vec![1.0f64; n], vec![0.0; n]);
         decode_values(&constant, &mut ours).unwrap();
         decode_values_with_ecodes(&constant, &mut theirs).unwrap();
         assert_eq!(ours, theirs);
         // A data section cut short is an error, not a read past the message.
         let message = crate::fill_values(&sample, 16).unwrap();
-        let mut out = vec![0.0; n];
+        let mut out = vec![0.0f64; n];
         let err = decode_values(&message[..message.len() - 100], &mut out);
         assert!(err.is_err());
     }

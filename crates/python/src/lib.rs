@@ -16,7 +16,7 @@ use std::sync::Arc;
 use fieldstore::{Config, ControlAction, FieldEntry, FieldStore, Key, ListOptions, Request};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use errors::to_py;
 use process::Owner;
@@ -115,17 +115,31 @@ impl Handle {
     /// superseded field's too), not resolved again: adjacent fields are read together.
     fn read_entries(&self, py: Python<'_>, entries: Vec<Bound<'_, ListEntry>>) -> PyResult<Reader> {
         self.owner.check("FieldStore")?;
-        let fields = entries
-            .iter()
-            .map(|entry| {
-                entry
-                    .get()
-                    .field
-                    .clone()
-                    .ok_or_else(|| errors::BadRequest::new_err("only a field (a listing of depth 3) has bytes to read"))
-            })
-            .collect::<PyResult<Vec<FieldEntry>>>()?;
+        let fields = field_entries(&entries)?;
         Ok(Reader::new(py.detach(|| self.store.read_fields(fields)).map_err(to_py)?))
+    }
+
+    /// Listed fields' values, read where the listing found them and decoded, as one `bytes`
+    /// of `points` values of `dtype` per field (see `decode_values`).
+    #[pyo3(signature = (entries, points, dtype="float64"))]
+    fn decode_entries<'py>(
+        &self,
+        py: Python<'py>,
+        entries: Vec<Bound<'_, ListEntry>>,
+        points: usize,
+        dtype: &str,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        self.owner.check("FieldStore")?;
+        decode::decode_stored(py, &self.store, &field_entries(&entries)?, points, dtype)
+    }
+
+    /// Listed fields' values decoded into `out`, a writable C-contiguous buffer of as many
+    /// fields (see `decode_into`).
+    #[cfg(Py_3_11)]
+    #[pyo3(signature = (entries, out, dtype="float64"))]
+    fn decode_entries_into(&self, py: Python<'_>, entries: Vec<Bound<'_, ListEntry>>, out: &Bound<'_, PyAny>, dtype: &str) -> PyResult<()> {
+        self.owner.check("FieldStore")?;
+        decode::decode_stored_into(py, &self.store, &field_entries(&entries)?, out, dtype)
     }
 
     /// A location's URI as other programs open it: a POSIX store's absolute path.
@@ -214,6 +228,16 @@ pub struct ListEntry {
     collocation: Option<Arc<Key>>,
     /// The field as listed (depth 3): its element key and location, for reading it where it is.
     field: Option<FieldEntry>,
+}
+
+/// The fields of listed entries; an entry above fields (depth 1 or 2) is refused.
+fn field_entries(entries: &[Bound<'_, ListEntry>]) -> PyResult<Vec<FieldEntry>> {
+    entries
+        .iter()
+        .map(|entry| {
+            entry.get().field.clone().ok_or_else(|| errors::BadRequest::new_err("only a field (a listing of depth 3) has bytes to read"))
+        })
+        .collect()
 }
 
 /// A key as a dict, in the schema's order.

@@ -152,8 +152,7 @@ class Cube:
         entry = self.fields.get((param, at))
         if entry is None:
             return None
-        ((_, message),) = handle_for(self.config).read_entries([entry])
-        return _native.decode_values([message], self.grid.points, self.dtype.name)
+        return handle_for(self.config).decode_entries([entry], self.grid.points, self.dtype.name)
 
     def read(self, param: str, index: Tuple[Any, ...]) -> np.ndarray:
         """Parameter `param`'s values at `index` (an int or a slice per dimension, the grid's
@@ -170,8 +169,7 @@ class Cube:
         if len(present) < len(positions):
             result[[i for i, entry in wanted if entry is None]] = np.nan
         if present:
-            messages = [data for _, data in handle_for(self.config).read_entries([entry for _, entry in present])]
-            _decode_rows(messages, result, [i for i, _ in present])
+            _decode_rows(handle_for(self.config), [entry for _, entry in present], result, [i for i, _ in present])
         values = result.reshape(tuple(shape) + self.grid.shape)
         # Integer indexes drop their dimension, as numpy does.
         squeeze = tuple(axis for axis, i in enumerate(outer) if not isinstance(i, slice))
@@ -198,14 +196,14 @@ def _reopen(config: Any, request: Any, dtype: str, layout: Tuple[Any, ...]) -> "
     return cube
 
 
-def _decode_rows(messages: List[bytes], result: np.ndarray, rows: List[int]) -> None:
-    """Decodes `messages` into `result`'s `rows`: in place when they are all its rows (and the
-    module has the buffer protocol), else through one `bytes` of them."""
+def _decode_rows(handle: fieldstore.FieldStore, entries: List[fieldstore.ListEntry], result: np.ndarray, rows: List[int]) -> None:
+    """Reads and decodes the fields `entries` list into `result`'s `rows`: in place when they
+    are all its rows, else through one `bytes` of them."""
     dtype = result.dtype
-    if len(rows) == len(result) and hasattr(_native, "decode_into") and dtype.byteorder in ("=", "<", "|"):
-        _native.decode_into(messages, result, dtype.name)
+    if len(rows) == len(result) and dtype.byteorder in ("=", "<", "|"):
+        handle.decode_entries(entries, result.shape[1], dtype.name, out=result)
         return
-    decoded = np.frombuffer(_native.decode_values(messages, result.shape[1], dtype.name), dtype=dtype.newbyteorder("<"))
+    decoded = np.frombuffer(handle.decode_entries(entries, result.shape[1], dtype.name), dtype=dtype.newbyteorder("<"))
     result[rows] = decoded.reshape(len(rows), result.shape[1])
 
 

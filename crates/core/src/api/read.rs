@@ -161,6 +161,22 @@ impl DataReader {
         }
     }
 
+    /// The reader staging in `buffer` (its contents ignored) instead of a buffer of its own:
+    /// readers made one after another, a few fields each, then write into memory already
+    /// mapped instead of faulting in fresh pages for every one. Take it back with
+    /// [`DataReader::into_buffer`].
+    pub fn with_buffer(mut self, buffer: Vec<u8>) -> Self {
+        if self.staging.is_empty() {
+            self.staging = buffer;
+        }
+        self
+    }
+
+    /// The reader's staging buffer, for another reader ([`DataReader::with_buffer`]).
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.staging
+    }
+
     /// Moves the stream to byte `position` (the end, past it), forward or back: the reader
     /// starts again at the field that holds `position`, and reads and checks that field's
     /// bytes before it, so a seek costs at most one field's read and no byte is handed out
