@@ -92,7 +92,7 @@ class Cube:
     lists (reads no field's bytes) and reads the first field of each parameter, for its grid
     and names; values are read only by `read`, and only the fields it needs."""
 
-    def __init__(self, config: Any, request: Any, dtype: str = "float32") -> None:
+    def __init__(self, config: Any, request: Any, dtype: str = "float32", described: Optional[Tuple[Grid, Dict[str, Dict[str, Optional[str]]]]] = None) -> None:
         if dtype not in ("float32", "float64"):
             raise ValueError(f"dtype '{dtype}': the arrays are float32 or float64")
         self.config = config
@@ -109,13 +109,15 @@ class Cube:
             at = tuple(d.index[tuple(key.get(k, "") for k in d.keywords)] for d in self.dimensions)
             # The listing is newest first within a key: the first one seen is the visible one.
             self.fields.setdefault((key["param"], at), entry)
-        self.grid, self.attributes = self._describe()
+        # The grid and names, unless a pickled cube brings them (ecCodes' definitions cost a new
+        # process about 0.2 s to parse).
+        self.grid, self.attributes = described or self._describe()
 
     def __reduce__(self) -> Tuple[Any, ...]:
         # Dask sends arrays to its workers pickled: a cube travels as what opens it again
         # (listing once more in the worker's process, with a handle of its own), with its layout
-        # to check that the listing there gives the same indexes.
-        return (_reopen, (self.config, self.request, self.dtype.name, self.layout()))
+        # to check that the listing there gives the same indexes, and its grid and names.
+        return (_reopen, (self.config, self.request, self.dtype.name, self.layout(), (self.grid, self.attributes)))
 
     def layout(self) -> Tuple[Any, ...]:
         """What the cube's indexes mean: its dimensions' labels, parameters and stored fields."""
@@ -187,10 +189,10 @@ def variable_names(cube: "Cube") -> Dict[str, str]:
     return {param: f"{name}_{param}" if counts[name] > 1 else name for param, name in names.items()}
 
 
-def _reopen(config: Any, request: Any, dtype: str, layout: Tuple[Any, ...]) -> "Cube":
+def _reopen(config: Any, request: Any, dtype: str, layout: Tuple[Any, ...], described: Tuple[Grid, Dict[str, Dict[str, Optional[str]]]]) -> "Cube":
     """A pickled cube opened again, refused if the store's listing has changed meanwhile (its
     indexes would name other fields)."""
-    cube = Cube(config, request, dtype=dtype)
+    cube = Cube(config, request, dtype=dtype, described=described)
     if cube.layout() != layout:
         raise fieldstore.Conflict(f"the fields {fieldstore._request_text(request)} names changed since the array was opened: open it again")
     return cube

@@ -737,6 +737,26 @@ mod tests {
     }
 
     #[test]
+    fn a_buffer_passed_between_readers_stages_their_fields_whatever_it_held() {
+        for read_ahead in [0, 2] {
+            let (store, fields, stream) = three_objects(read_ahead);
+            let store = Arc::new(store);
+            // Larger than any field, and full of another stream's bytes.
+            let mut buffer = vec![0xa5u8; 10_000];
+            for (i, field) in fields.iter().enumerate() {
+                let mut reader = DataReader::new(store.clone(), vec![field.clone()]).with_buffer(buffer);
+                let (_, bytes) = reader.next_field().unwrap().unwrap();
+                let start = fields[..i].iter().map(|f| f.location.length as usize).sum::<usize>();
+                assert!(bytes == &stream[start..start + bytes.len()], "field {i}, read ahead {read_ahead}");
+                assert!(reader.next_field().unwrap().is_none());
+                buffer = reader.into_buffer();
+            }
+            let streamed = read_in_blocks(DataReader::new(store.clone(), fields.clone()).with_buffer(buffer), 333);
+            assert!(streamed == stream, "read ahead {read_ahead}");
+        }
+    }
+
+    #[test]
     fn after_an_error_every_call_returns_it_again() {
         for read_ahead in [0, 2] {
             // The corrupt field is the last: read ahead, nothing is left to stage after it.
