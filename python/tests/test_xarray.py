@@ -160,3 +160,18 @@ def test_a_data_set_locked_for_retrieve_is_not_read_through_its_listing(stored, 
     fs.lock(dataset, ["retrieve"])
     with pytest.raises(fieldstore.Locked):
         fs.read_entries(entries)
+
+
+def test_without_a_config_the_store_is_the_one_the_environment_names_now(tmp_path, monkeypatch):
+    from fieldstore.arrays import Cube
+
+    for variable in ("FIELDSTORE_CONFIG", "FDB5_CONFIG_FILE", "FDB5_CONFIG", "FDB_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    request = {**DATASET, "step": 0, "levelist": 500, "param": 130}
+    for name, base in (("a", 100), ("b", 200)):
+        monkeypatch.setenv("FIELDSTORE_ROOT", str(tmp_path / name))
+        with fieldstore.FieldStore() as fs:
+            fs.archive(sample_field("regular_ll_pl_grib2", base, dataDate=20240101, dataTime=0, step=0, level=500), request)
+    for name, base in (("a", 100), ("b", 200), ("a", 100)):
+        monkeypatch.setenv("FIELDSTORE_ROOT", str(tmp_path / name))
+        assert np.min(Cube(None, request).read("130", ())) == base, name

@@ -270,9 +270,18 @@ def _step(value: str) -> np.timedelta64:
 _HANDLES: Dict[Tuple[str, int], fieldstore.FieldStore] = {}
 
 
+#: What names the store when no configuration is given (as `FieldStore()` resolves it).
+_RESOLVED_FROM = ("FIELDSTORE_CONFIG", "FIELDSTORE_ROOT", "FDB_CONFIG", "FDB5_CONFIG", "FDB_CONFIG_FILE", "FDB5_CONFIG_FILE", "FDB_HOME", "XDG_DATA_HOME", "HOME")
+
+
 def handle_for(config: Any) -> fieldstore.FieldStore:
-    """The handle of this process on the store `config` names, opened on first use."""
-    identity = (config if isinstance(config, str) else json.dumps(config, sort_keys=True, default=str), os.getpid())
+    """The handle of this process on the store `config` names, opened on first use (without a
+    configuration, on the store the environment names now)."""
+    if config is None:
+        named = json.dumps([os.environ.get(name) for name in _RESOLVED_FROM])
+    else:
+        named = config if isinstance(config, str) else json.dumps(config, sort_keys=True, default=str)
+    identity = (named, os.getpid())
     handle = _HANDLES.get(identity)
     if handle is None:
         handle = _HANDLES[identity] = fieldstore.FieldStore(config)
