@@ -137,8 +137,9 @@ def test_a_pickled_cube_opens_again_only_onto_the_same_fields(tmp_path, monkeypa
         pickle.loads(blob)
 
 
-def test_fields_of_several_schema_rules_keep_every_keyword_as_a_dimension(tmp_path):
-    """Surface fields have no level: with pressure-level ones, the level is still a dimension."""
+def test_fields_of_several_level_types_are_refused_by_name_and_each_opens_alone(tmp_path):
+    """Surface fields have no level, pressure-level ones do: as cfgrib and earthkit-data, one
+    level type at a time."""
     from fieldstore.arrays import Cube
 
     config = posix_config(tmp_path / "store")
@@ -146,8 +147,11 @@ def test_fields_of_several_schema_rules_keep_every_keyword_as_a_dimension(tmp_pa
         fs.archive(message(0, 500, 130), {**DATASET, "levtype": "sfc", "step": 0, "param": 130})
         for level in (500, 850):
             fs.archive(message(0, level, 130), {**DATASET, "step": 0, "levelist": level, "param": 130})
-    cube = Cube(config, {"class": "od", "expver": "0001", "stream": "oper", "date": "20240101", "time": "0000", "step": 0, "param": 130})
-    assert len(cube.fields) == 3, "no field hides another"
+    request = {"class": "od", "expver": "0001", "stream": "oper", "date": "20240101", "time": "0000", "step": 0, "param": 130}
+    with pytest.raises(fieldstore.BadRequest, match=r"2 level types \(pl, sfc\): open one at a time"):
+        Cube(config, request)
+    assert Cube(config, {**request, "levtype": "pl"}).dims == ("isobaricInhPa", "latitude", "longitude")
+    assert Cube(config, {**request, "levtype": "sfc"}).dims == ("latitude", "longitude")
 
 
 def test_a_data_set_locked_for_retrieve_is_not_read_through_its_listing(stored, tmp_path):

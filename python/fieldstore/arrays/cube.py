@@ -219,6 +219,12 @@ def _dimensions(keys: Sequence[Mapping[str, str]]) -> Tuple[Dict[str, str], List
     times = sorted({(key.get("date", ""), key.get("time", "")) for key in keys})
     if len(times) == 1:
         scalars.update(date=times[0][0], time=times[0][1])
+    if len(values.get("levtype", [])) > 1:
+        # A level means something else on each (and surface fields have none): cfgrib and
+        # earthkit-data refuse such a mix too.
+        raise fieldstore.BadRequest(
+            f"the fields are on {len(values['levtype'])} level types ({', '.join(values['levtype'])}): open one at a time (levtype=... in the request)"
+        )
     levtype = scalars.get("levtype")
     dims: List[Dimension] = []
     if len(values.get("number", [])) > 1:
