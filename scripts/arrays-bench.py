@@ -8,6 +8,7 @@ system it measures):
     python arrays-bench.py read SYSTEM DIR CONFIG                    # one timed read of the whole cube
 
 SYSTEM is `fieldstore-zarr` (fieldstore's Zarr view, each parameter's array read whole),
+`fieldstore-zarr-axes` (the view over z3fdb's axes, param x step x levelist, one array),
 `fieldstore-xarray` (`xarray.open_dataset(..., engine="fieldstore").load()`), `z3fdb` (z3fdb's
 store over FDB5, one axis per keyword, a field per chunk), `earthkit-fdb` (earthkit-data's
 `from_source("fdb")` over pyfdb, its stream read whole and `to_xarray()` loaded) or `zarr-disk` (the on-disk store). A read
@@ -107,6 +108,7 @@ def write_zarr(out: Path) -> None:
 #: What each system's read imports.
 IMPORTS = {
     "fieldstore-zarr": ["zarr", "fieldstore.arrays.zarr_store"],
+    "fieldstore-zarr-axes": ["zarr", "fieldstore.arrays.zarr_store"],
     "fieldstore-xarray": ["xarray", "dask.array", "fieldstore.arrays.xarray_backend"],
     "z3fdb": ["zarr", "z3fdb"],
     "earthkit-fdb": ["earthkit.data", "earthkit.data.sources.fdb", "xarray", "dask.array"],
@@ -127,6 +129,14 @@ def read(system: str, out: Path, config: dict) -> List[np.ndarray]:
         store = ZarrStore(request, config=config)
         group = zarr.open_group(store=store, mode="r")
         return [group[name][:] for name in store.variables]
+    if system == "fieldstore-zarr-axes":
+        import zarr
+
+        from fieldstore.arrays import Axis, ZarrStore
+
+        # z3fdb's own layout: the same axes as its read below, one array.
+        store = ZarrStore(request, config=config, axes=[Axis(k) for k in ("param", "step", "levelist")])
+        return [zarr.open_array(store=store, path="data", mode="r")[:]]
     if system == "fieldstore-xarray":
         import xarray
 

@@ -5,8 +5,8 @@
 # Makes the fields once (16-bit simple packing on a global regular grid), archives them into
 # fieldstore (its Python API) and FDB5 5.25 (pyfdb) under FDB5's schema, and writes them as an
 # on-disk Zarr store with zarr-python's defaults. Then, in turns, each round a new process per
-# system reads the whole 4-D cube into memory (float32): fieldstore's Zarr view, fieldstore's
-# xarray backend, z3fdb 5.25 over FDB5, earthkit-data's `fdb` source + to_xarray() over pyfdb,
+# system reads the whole 4-D cube into memory (float32): fieldstore's Zarr view (cfgrib's layout,
+# and z3fdb's axes), fieldstore's xarray backend, z3fdb 5.25 over FDB5, earthkit-data's `fdb` source + to_xarray() over pyfdb,
 # and the on-disk Zarr store. Prints each read's JSON line, then the medians and ratios.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +41,7 @@ fi
 results=$(mktemp); trap 'rm -f "$results"' EXIT
 for round in $(seq "$rounds"); do
   "$ours/bin/python" "$bench" read fieldstore-zarr "$data" "$data/fieldstore.json" | tee -a "$results"
+  "$ours/bin/python" "$bench" read fieldstore-zarr-axes "$data" "$data/fieldstore.json" | tee -a "$results"
   "$ours/bin/python" "$bench" read fieldstore-xarray "$data" "$data/fieldstore.json" | tee -a "$results"
   "$peer/bin/python" "$bench" read z3fdb "$data" "$data/fdb5.yaml" | tee -a "$results"
   "$peer/bin/python" "$bench" read earthkit-fdb "$data" "$data/fdb5.json" | tee -a "$results"
@@ -50,7 +51,7 @@ python3 - "$results" "$degrees" "$nsteps" "$nlevels" "$nparams" <<'PY'
 import json, statistics, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
 degrees, cube = sys.argv[2], " x ".join(sys.argv[3:6])
-systems = ["fieldstore-zarr", "fieldstore-xarray", "z3fdb", "earthkit-fdb", "zarr-disk"]
+systems = ["fieldstore-zarr", "fieldstore-zarr-axes", "fieldstore-xarray", "z3fdb", "earthkit-fdb", "zarr-disk"]
 reference = rows[0]["sum"]
 wrong = [r for r in rows if abs(r["sum"] - reference) > 1e-6 * abs(reference)]
 assert not wrong, f"systems read other values than {rows[0]['system']}: {wrong}"

@@ -7,13 +7,13 @@ from typing import Any
 
 from .cube import Cube
 
-__all__ = ["Cube", "ZarrStore"]
+__all__ = ["Axis", "Cube", "ZarrStore"]
 
 
 def __getattr__(name: str) -> Any:
     # zarr-python 3 needs Python 3.11: imported only when the view is used.
-    if name == "ZarrStore":
-        from .zarr_store import ZarrStore
+    if name in ("ZarrStore", "Axis"):
+        from . import zarr_store
 
-        return ZarrStore
+        return getattr(zarr_store, name)
     raise AttributeError(name)
