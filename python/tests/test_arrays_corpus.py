@@ -33,8 +33,7 @@ def ensemble(tmp_path_factory) -> tuple:
 
 def test_an_ensemble_on_a_reduced_grid(ensemble):
     config, messages = ensemble
-    request = {**BASE, "date": 20240101, "time": 1200, "levtype": "pl", "levelist": 500, "param": 130, "number": [1, 2, 3], "step": [0, 6]}
-    ds = xarray.open_dataset(request, engine="fieldstore", config=config, dtype="float64")
+    ds = xarray.open_dataset(ENSEMBLE, engine="fieldstore", config=config, dtype="float64")
     assert ds["t"].dims == ("number", "step", "values")
     assert list(ds["number"].values) == [1, 2, 3] and ds["number"].dtype == np.int64
     assert float(ds["isobaricInhPa"]) == 500.0
@@ -43,8 +42,10 @@ def test_an_ensemble_on_a_reduced_grid(ensemble):
     assert np.isnan(ds["t"].sel(number=2, step=np.timedelta64(6, "h")).values).all()
 
 
-def test_model_levels_and_several_start_times(tmp_path):
-    config = posix_config(tmp_path / "ml")
+@pytest.fixture(scope="module")
+def model_levels(tmp_path_factory) -> tuple:
+    """Model levels 1, 2 and 137 at two start times and two steps, on a regular grid."""
+    config = posix_config(tmp_path_factory.mktemp("ml"))
     messages = {}
     with fieldstore.FieldStore(config) as fs:
         for time in (0, 1200):
@@ -54,9 +55,19 @@ def test_model_levels_and_several_start_times(tmp_path):
                     messages[time, step, level] = data
                     key = {**BASE, "stream": "oper", "type": "fc", "date": 20240101, "time": time, "levtype": "ml", "levelist": level, "param": 130, "step": step}
                     fs.archive(data, key)
-    request = {"class": "od", "expver": "0001", "stream": "oper", "date": 20240101, "time": [0, 1200], "domain": "g", "type": "fc", "levtype": "ml",
-               "levelist": [1, 2, 137], "param": 130, "step": [0, 6]}
-    ds = xarray.open_dataset(request, engine="fieldstore", config=config, dtype="float64")
+    return config, messages
+
+
+#: What the `model_levels` fixture holds.
+MODEL_LEVELS = {"class": "od", "expver": "0001", "stream": "oper", "date": 20240101, "time": [0, 1200], "domain": "g", "type": "fc", "levtype": "ml",
+                "levelist": [1, 2, 137], "param": 130, "step": [0, 6]}
+#: What the `ensemble` fixture holds.
+ENSEMBLE = {**BASE, "date": 20240101, "time": 1200, "levtype": "pl", "levelist": 500, "param": 130, "number": [1, 2, 3], "step": [0, 6]}
+
+
+def test_model_levels_and_several_start_times(model_levels):
+    config, messages = model_levels
+    ds = xarray.open_dataset(MODEL_LEVELS, engine="fieldstore", config=config, dtype="float64")
     assert ds["t"].dims == ("time", "step", "hybrid", "latitude", "longitude")
     assert ds["valid_time"].dims == ("time", "step")
     assert ds["valid_time"].values[1, 1] == np.datetime64("2024-01-01T18:00")

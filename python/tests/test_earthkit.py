@@ -9,6 +9,8 @@ import earthkit.data
 import numpy as np
 
 import fieldstore
+from eccodes_fields import eccodes_values  # noqa: E402 - on the path through conftest
+from test_arrays_corpus import ENSEMBLE, MODEL_LEVELS, ensemble, model_levels  # noqa: F401 - fixtures shared
 from test_xarray import MISSING, REQUEST, stored, values  # noqa: F401 - the store fixture is shared
 
 STORED = 3 * 2 * 2 - 1
@@ -53,3 +55,15 @@ def test_lazy_lists_first_and_reads_a_field_when_its_values_are_used(stored, mon
     levels = fields.sel({"vertical.level": 850, "parameter.variable": "t"})
     assert [int(f.get("time.step").total_seconds() // 3600) for f in levels] == [0, 6, 12]
     assert MISSING not in messages
+
+
+def test_the_corpus_through_earthkit_an_ensemble_on_a_reduced_grid_and_model_levels(ensemble, model_levels):  # noqa: F811
+    # (The samples' messages hold neither the ensemble number nor the model level, only their
+    # MARS keys do: earthkit reads the messages' own, so each field is known by its values,
+    # all different.)
+    for (config, messages), request in ((ensemble, ENSEMBLE), (model_levels, MODEL_LEVELS)):
+        expected = {eccodes_values(data).tobytes(): place for place, data in messages.items()}
+        for options in ({}, {"stream": True}, {"lazy": True}):
+            fields = earthkit.data.from_source("fieldstore", request, config=config, **options).to_fieldlist()
+            got = [expected.get(f.to_numpy().ravel().tobytes()) for f in fields]
+            assert sorted(got, key=str) == sorted(messages, key=str), options

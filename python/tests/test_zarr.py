@@ -17,6 +17,8 @@ from zarr.core.buffer import default_buffer_prototype
 
 import fieldstore
 from fieldstore.arrays import Axis, ZarrStore
+from test_arrays_corpus import ENSEMBLE, MODEL_LEVELS, ensemble, model_levels  # noqa: F401 - fixtures shared
+from eccodes_fields import eccodes_values  # noqa: E402 - on the path through conftest
 from test_xarray import LEVELS, MISSING, PARAMS, REQUEST, STEPS, stored, values  # noqa: F401 - the store fixture is shared
 
 
@@ -112,3 +114,17 @@ def test_axes_that_do_not_fit_the_fields_are_refused_by_name(stored):  # noqa: F
     for axes, message in cases:
         with pytest.raises(fieldstore.BadRequest, match=message):
             ZarrStore(REQUEST, config=config, axes=axes)
+
+
+def test_the_corpus_through_the_view_an_ensemble_on_a_reduced_grid_and_model_levels(ensemble, model_levels):  # noqa: F811
+    config, messages = ensemble
+    group = zarr.open_group(store=ZarrStore(ENSEMBLE, config=config, dtype="float64"), mode="r")
+    assert group["t"].shape == (3, 2, eccodes_values(messages[1, 0]).size) and list(group["number"][:]) == [1, 2, 3]
+    for (number, step), data in messages.items():
+        assert np.array_equal(group["t"][number - 1, step // 6], eccodes_values(data)), (number, step)
+    assert np.isnan(group["t"][1, 1]).all(), "member 2 at step 6 is not stored"
+    config, messages = model_levels
+    ds = xarray.open_zarr(ZarrStore(MODEL_LEVELS, config=config, dtype="float64"), consolidated=False)
+    assert ds["t"].dims == ("time", "step", "hybrid", "latitude", "longitude")
+    got = ds["t"].sel(time=np.datetime64("2024-01-01T12:00"), step=np.timedelta64(6, "h"), hybrid=137).values
+    assert np.array_equal(got.ravel(), eccodes_values(messages[1200, 6, 137]))
