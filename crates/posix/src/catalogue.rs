@@ -565,17 +565,7 @@ impl Catalogue for PosixCatalogue {
     }
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
-        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(None) };
-        if !dir.join(KEY_FILE).exists() {
-            return Ok(None);
-        }
-        let schema_path = dir.join(SCHEMA_FILE);
-        let schema_text = std::fs::read_to_string(&schema_path).ctx("read dataset schema", &schema_path)?;
-        if crc32c(schema_text.as_bytes()) != read_key(&dir)?.schema_crc {
-            return Err(Error::corrupt("dataset schema", &schema_path, "its checksum does not match the one its key file records"));
-        }
-        let toc = TocReader::new(dir.join(TOC_FILE));
-        Ok(Some(Box::new(PosixView { dir, schema_text, toc, segments: HashMap::new() })))
+        Ok(PosixView::open(&self.placement, dataset)?.map(|view| Box::new(view) as Box<dyn DatasetView>))
     }
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
@@ -595,7 +585,7 @@ impl Catalogue for PosixCatalogue {
     /// The lock files, and the actions the flags of the data set's root deny.
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
         let Some(dir) = self.dataset_dir(dataset)? else { return Ok(BTreeSet::new()) };
-        let mut locks = self.placement.denied(&dir);
+        let mut locks = self.placement.denied(dataset, &dir)?;
         locks.extend(ControlAction::ALL.into_iter().filter(|a| dir.join(lock_name(*a)).exists()));
         Ok(locks)
     }
@@ -698,6 +688,10 @@ fn lock_name(action: ControlAction) -> String {
 
 /// A reader's view of one dataset directory.
 struct PosixView {
+    dataset: Key,
+    /// Where the data set is found again when it was wiped and created anew (perhaps in
+    /// another root) since the view was opened.
+    placement: Arc<Placement>,
     dir: PathBuf,
     schema_text: String,
     toc: TocReader,
@@ -705,6 +699,39 @@ struct PosixView {
 }
 
 impl PosixView {
+    /// A view of `dataset` where `placement` finds it; `None` if it is in no root.
+    fn open(placement: &Arc<Placement>, dataset: &Key) -> Result<Option<PosixView>> {
+        let Some(dir) = placement.existing(dataset, &dataset_dir_name(dataset)?)? else { return Ok(None) };
+        if !dir.join(KEY_FILE).exists() {
+            return Ok(None);
+        }
+        let schema_path = dir.join(SCHEMA_FILE);
+        let schema_text = std::fs::read_to_string(&schema_path).ctx("read dataset schema", &schema_path)?;
+        if crc32c(schema_text.as_bytes()) != read_key(&dir)?.schema_crc {
+            return Err(Error::corrupt("dataset schema", &schema_path, "its checksum does not match the one its key file records"));
+        }
+        let toc = TocReader::new(dir.join(TOC_FILE));
+        Ok(Some(PosixView { dataset: dataset.clone(), placement: placement.clone(), dir, schema_text, toc, segments: HashMap::new() }))
+    }
+
+    /// After a wipe (the view's directory gone): the view of the data set created again
+    /// since, in whichever root it now is, if there is one and it has the same schema (the
+    /// caller parsed this view's).
+    fn follow_a_new_data_set(&mut self) -> Result<()> {
+        let Some(new) = PosixView::open(&self.placement, &self.dataset)? else { return Ok(()) };
+        if new.dir == self.dir {
+            return Ok(());
+        }
+        if new.schema_text != self.schema_text {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("data set {} was created again with another schema while this handle read it: open a new handle", self.dataset),
+            ));
+        }
+        *self = new;
+        self.toc.refresh()
+    }
+
     fn segment(&mut self, index: &IndexInfo) -> Result<Arc<Segment>> {
         if let Some(s) = self.segments.get(&index.id) {
             return Ok(s.clone());
@@ -726,10 +753,14 @@ impl DatasetView for PosixView {
 
     fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
         self.toc.refresh()?;
-        // A wipe removes the whole directory; a TOC gone from beside its key file is damage
-        // (checked again: the data set may have been created again meanwhile).
-        if self.toc.missing && self.dir.join(KEY_FILE).exists() && !self.dir.join(TOC_FILE).exists() {
-            return Err(Error::corrupt("TOC", self.dir.join(TOC_FILE), "it is missing while the data set's key file is there"));
+        if self.toc.missing {
+            // A wipe removes the whole directory; a TOC gone from beside its key file is damage
+            // (checked again: the data set may have been created again meanwhile).
+            if !self.dir.join(KEY_FILE).exists() {
+                self.follow_a_new_data_set()?;
+            } else if !self.dir.join(TOC_FILE).exists() {
+                return Err(Error::corrupt("TOC", self.dir.join(TOC_FILE), "it is missing while the data set's key file is there"));
+            }
         }
         Ok(self.toc.visible().cloned().collect())
     }

@@ -213,15 +213,15 @@ impl Placement {
         }
     }
 
-    /// The actions the flags of the root holding `dir` deny.
-    pub fn denied(&self, dir: &Path) -> BTreeSet<ControlAction> {
+    /// The actions denied on `dataset`, whose directory is `dir`, by the flags of its root as
+    /// its own space lists it (a root two spaces share may carry other flags in each).
+    pub fn denied(&self, dataset: &Key, dir: &Path) -> Result<BTreeSet<ControlAction>> {
+        if self.only_root().is_some() {
+            return Ok(BTreeSet::new());
+        }
+        let Some(space) = self.space_of(dataset)? else { return Ok(BTreeSet::new()) };
         let root = dir.parent();
-        self.spaces
-            .iter()
-            .flat_map(|s| &s.roots)
-            .filter(|r| Some(r.data.as_path()) == root)
-            .flat_map(|r| r.denied.iter().copied())
-            .collect()
+        Ok(space.roots.iter().filter(|r| Some(r.data.as_path()) == root).flat_map(|r| r.denied.iter().copied()).collect())
     }
 
     /// The root holding data set directory `dir_name`, among all roots (a location names the
@@ -428,13 +428,32 @@ mod tests {
         let err = placement.for_archive(&dataset("od", "0001"), "old").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Locked, "{err}");
         assert_eq!(placement.existing(&dataset("od", "0001"), "old").unwrap(), Some(b.join("old")));
-        assert_eq!(placement.denied(&b.join("old")), BTreeSet::from([ControlAction::Archive, ControlAction::Wipe]));
+        assert_eq!(
+            placement.denied(&dataset("od", "0001"), &b.join("old")).unwrap(),
+            BTreeSet::from([ControlAction::Archive, ControlAction::Wipe])
+        );
         assert_eq!(placement.existing(&dataset("od", "0001"), "none").unwrap(), None);
         // In two roots: a conflict, for the catalogue and the store alike.
         std::fs::create_dir(a.join("old")).unwrap();
         assert_eq!(placement.existing(&dataset("od", "0001"), "old").unwrap_err().kind(), ErrorKind::Conflict);
         assert_eq!(placement.root_holding("old").unwrap_err().kind(), ErrorKind::Conflict);
         assert_eq!(placement.root_holding("n").unwrap(), a.as_path());
+    }
+
+    #[test]
+    fn a_root_two_spaces_share_carries_each_space_s_own_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        let yaml = format!(
+            "- select: class=od\n  roots: [{{path: {0}, writable: false}}]\n- select: class=rd\n  roots: [{{path: {0}}}]\n",
+            shared.display()
+        );
+        let placement = spaces(&yaml).unwrap();
+        let (od, rd) = (dataset("od", "0001"), dataset("rd", "0001"));
+        assert_eq!(placement.denied(&od, &shared.join("od")).unwrap(), BTreeSet::from([ControlAction::Archive, ControlAction::Wipe]));
+        assert_eq!(placement.denied(&rd, &shared.join("rd")).unwrap(), BTreeSet::new());
+        assert_eq!(placement.for_archive(&rd, "rd").unwrap(), shared.join("rd"));
     }
 
     #[test]

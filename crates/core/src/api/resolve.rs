@@ -187,7 +187,14 @@ impl FieldStore {
         }
         for dataset in datasets {
             // Views are kept between calls: each one reads only what was flushed since.
-            let Some(view) = self.view(&dataset)? else { continue };
+            let view = match self.view(&dataset) {
+                Ok(Some(view)) => view,
+                Ok(None) => continue,
+                // A data set that cannot be opened (found in two roots, damaged) fails the
+                // requests that may name it, not the others.
+                Err(_) if !self.may_name(&mut r.asked, &dataset)? => continue,
+                Err(e) => return Err(e),
+            };
             // One reader at a time refreshes and reads a view; readers of other data sets go on.
             let mut view = super::lock(&view);
             let schema = self.parse_schema(view.schema_text(), &dataset)?;
@@ -216,6 +223,16 @@ impl FieldStore {
             matches.explanation = Some(r.why.explain());
         }
         Ok(matches)
+    }
+}
+
+impl FieldStore {
+    /// Whether the request may name `dataset`, judged by the handle's schema (for a data set
+    /// whose own cannot be read).
+    fn may_name(&self, asked: &mut Asked<'_>, dataset: &Key) -> Result<bool> {
+        let schema = self.schema();
+        let Some(first) = schema.paths_for(dataset, None).into_iter().next() else { return Ok(true) };
+        Ok(asked.first_mismatch(dataset, schema, &first.levels[..1])?.is_none())
     }
 }
 
