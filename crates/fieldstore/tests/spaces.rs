@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::*;
 use fieldstore::error::ErrorKind;
@@ -15,6 +15,15 @@ fn two_roots(a: &Path, b: &Path, a_takes_archives: bool) -> FieldStore {
     let space = format!("spaces: [{{roots: [{{path: {}, writable: {a_takes_archives}}}, {{path: {}}}]}}]", a.display(), b.display());
     let yaml = format!("catalogue: {{type: posix, {space}}}\nstore: {{type: posix, {space}}}\n");
     fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap()
+}
+
+/// Two empty directories, `a` and `b`, in a temporary one (kept while the first is).
+fn two_directories() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    (dir, a, b)
 }
 
 fn field(class: &str, step: usize) -> Key {
@@ -33,7 +42,7 @@ fn listed(fs: &FieldStore, text: &str) -> Result<usize, fieldstore::Error> {
 }
 
 /// The one directory (a data set's) in `root`, whose name starts with `prefix`.
-fn dataset_dir(root: &Path, prefix: &str) -> std::path::PathBuf {
+fn dataset_dir(root: &Path, prefix: &str) -> PathBuf {
     let dirs: Vec<_> = std::fs::read_dir(root)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -45,10 +54,7 @@ fn dataset_dir(root: &Path, prefix: &str) -> std::path::PathBuf {
 
 #[test]
 fn a_data_set_in_two_roots_fails_only_the_requests_naming_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    std::fs::create_dir(&a).unwrap();
-    std::fs::create_dir(&b).unwrap();
+    let (_dir, a, b) = two_directories();
     let fs = two_roots(&a, &b, true);
     archive(&fs, "od", 0..3);
     archive(&fs, "rd", 0..2);
@@ -67,10 +73,7 @@ fn a_data_set_in_two_roots_fails_only_the_requests_naming_it() {
 
 #[test]
 fn a_handle_reads_a_data_set_where_it_is_created_again_after_a_wipe() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    std::fs::create_dir(&a).unwrap();
-    std::fs::create_dir(&b).unwrap();
+    let (_dir, a, b) = two_directories();
     let reader = two_roots(&a, &b, true);
     archive(&reader, "od", 0..3);
     assert_eq!(listed(&reader, "class=od").unwrap(), 3);
