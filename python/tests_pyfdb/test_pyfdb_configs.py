@@ -1,5 +1,6 @@
 """FDB5's configuration files as pyfdb scripts use them: spaces over several roots, a select
-over several FDBs, and the environment (FDB5_CONFIG_FILE, FDB5_CONFIG, FDB_HOME). The same
+over several FDBs, and the environment (FDB5_CONFIG_FILE, FDB5_CONFIG, their newer names
+FDB_CONFIG_FILE and FDB_CONFIG, FDB_HOME). The same
 file runs against pyfdb 5.25 itself, so where each data set lands is FDB5's own answer.
 fieldstore keeps its store in the subdirectory `fieldstore` of each root: the tests look for
 a data set's directory in the root and in that subdirectory."""
@@ -160,3 +161,51 @@ def test_the_environment_names_the_config_as_for_fdb5(roots, grib, tmp_path):
     (home / "etc" / "fdb" / "config.yaml").write_text(local_config(roots["test"]))
     assert in_subprocess(script, {"FDB_HOME": str(home)}).split() == ["1"]
     assert placed(roots["test"]) == {dataset_dir("od", "0001")}
+
+
+def test_fdb5_s_newer_variable_names_are_read_too(roots, grib, tmp_path):
+    message = tmp_path / "field.grib"
+    message.write_bytes(grib[6])
+    script = archive_and_list(message)
+    config_file = tmp_path / "config.yaml"
+    config_file.write_text(local_config(roots["od"]))
+    assert in_subprocess(script, {"FDB_CONFIG_FILE": str(config_file)}).split() == ["1"]
+    assert placed(roots["od"]) == {dataset_dir("od", "0001")}
+    assert in_subprocess(script, {"FDB_CONFIG": local_config(roots["rest"])}).split() == ["1"]
+    assert placed(roots["rest"]) == {dataset_dir("od", "0001")}
+    # Under both names, the newer one's.
+    other = tmp_path / "other.yaml"
+    other.write_text(local_config(roots["od_readonly"]))
+    assert in_subprocess(script, {"FDB_CONFIG_FILE": str(other), "FDB5_CONFIG_FILE": str(config_file)}).split() == ["1"]
+    assert placed(roots["od_readonly"]) == {dataset_dir("od", "0001")}
+    assert in_subprocess(script, {"FDB_CONFIG": local_config(roots["test"]), "FDB5_CONFIG": local_config(roots["rest"])}).split() == ["1"]
+    assert placed(roots["test"]) == {dataset_dir("od", "0001")}
+
+
+def test_the_first_fdb_whose_select_takes_a_data_set_owns_it_even_if_none_of_its_spaces_does(pyfdb, roots, grib):
+    """A select sends a data set to the first FDB whose `select` and `excludes` take it; when
+    none of that FDB's spaces takes it, it is refused, not passed on to the next FDB."""
+    config = {
+        "type": "select",
+        "schema": str(SCHEMA),
+        "fdbs": [
+            {"select": "class=od", "type": "local", "engine": "toc", "spaces": [{"regex": ":0001:", "roots": [{"path": str(roots["od"])}]}]},
+            {"excludes": ["class=e6"], "type": "local", "engine": "toc", "spaces": [{"roots": [{"path": str(roots["rest"])}]}]},
+        ],
+    }
+    fdb = pyfdb.FDB(config)
+    fdb.archive(grib[6], key("od", "0001"))
+    fdb.archive(grib[6], key("rd", "0002"))
+    fdb.flush()
+    with pytest.raises(RuntimeError):
+        fdb.archive(grib[6], key("od", "0002"))
+        fdb.flush()
+    assert placed(roots["od"]) == {dataset_dir("od", "0001")}
+    assert placed(roots["rest"]) == {dataset_dir("rd", "0002")}
+    # An FDB of a select without `select` or `excludes` is refused (FDB5: "no select or
+    # excludes rule found").
+    unrouted = {**config, "fdbs": [config["fdbs"][0], {k: v for k, v in config["fdbs"][1].items() if k != "excludes"}]}
+    with pytest.raises(RuntimeError):
+        fdb = pyfdb.FDB(unrouted)
+        fdb.archive(grib[6], key("rd", "0003"))
+        fdb.flush()
