@@ -221,7 +221,7 @@ struct RequestArgs {
 /// `--all` is given (FDB5's tools' defaults).
 const MINIMUM_KEYS: &[&str] = &["class", "expver"];
 /// ... before a command removes, hides or locks data sets.
-const MINIMUM_KEYS_TO_CHANGE: &[&str] = &["class", "expver", "stream", "date", "time"];
+const MINIMUM_KEYS_TO_CHANGE: &[&str] = &fieldstore::api::MINIMUM_KEYS_TO_CHANGE;
 
 /// A request and the choice of JSON output.
 #[derive(Args)]

@@ -118,6 +118,23 @@ impl Request {
         }
     }
 
+    /// Sets a keyword to values given one by one, as APIs building requests give them (`to`
+    /// and `by` tokens make ranges: `0`, `to`, `12`, `by`, `6`); no value names no field.
+    pub fn set_tokens(&mut self, keyword: &str, tokens: &[String]) -> Result<()> {
+        if keyword.is_empty() || !keyword.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(syntax(keyword, format!("'{keyword}' is not a keyword")));
+        }
+        let values = match tokens {
+            [] => Values::List(Vec::new()),
+            _ => parse_values(keyword, &tokens.join("/"))?,
+        };
+        match self.entries.iter_mut().find(|(k, _)| k == keyword) {
+            Some(e) => e.1 = values,
+            None => self.entries.push((keyword.to_string(), values)),
+        }
+        Ok(())
+    }
+
     /// The canonical values asked for `keyword` under type `ty`; `None` means "any value"
     /// (keyword absent or `all`).
     pub fn values(&self, keyword: &str, ty: KeywordType) -> Result<Option<Vec<String>>> {

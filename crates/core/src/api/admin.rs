@@ -16,6 +16,10 @@ pub type Axes = BTreeMap<String, Vec<String>>;
 /// Keywords a wipe request must name, as FDB5's default minimum keys.
 pub const WIPE_MINIMUM_KEYS: [&str; 2] = ["class", "expver"];
 
+/// Keywords the tools and bindings require of a request that changes data sets (wipe, purge,
+/// lock), as FDB5's tools do by default: a slip never reaches every data set of an experiment.
+pub const MINIMUM_KEYS_TO_CHANGE: [&str; 5] = ["class", "expver", "stream", "date", "time"];
+
 /// What a wipe removed, or would remove when not done.
 #[derive(Debug, Default, Serialize)]
 pub struct WipeReport {

@@ -1,0 +1,255 @@
+//! `fdb_wipe` and `fdb_purge` and their iterators: the work is done when called (a dry run
+//! unless `doit`), and the report is handed out line by line, one element per line, as
+//! FDB5's elements are (with `porcelain`, only the paths removed, or that would be).
+//! Unlike FDB5's C API, a wipe or purge needs the tools' minimum keys (class, expver, stream,
+//! date, time), as fieldstore's CLI and FDB5's own tools do: `class=od` alone never wipes every
+//! `od` data set.
+
+use std::ffi::{c_char, c_int, CString};
+
+use fieldstore::api::MINIMUM_KEYS_TO_CHANGE;
+use fieldstore::error::ErrorKind;
+use fieldstore::{PurgeReport, WipeReport};
+
+use crate::ffi::{self, CError, CResult, ITERATION_COMPLETE, SUCCESS};
+use crate::handle::Handle;
+use crate::request::Request;
+
+/// `fdb_wipe_iterator_t` and `fdb_purge_iterator_t`: a report's lines.
+pub struct Lines {
+    lines: std::vec::IntoIter<String>,
+}
+
+/// `fdb_wipe_element_t` and `fdb_purge_element_t`: one line.
+pub struct Line {
+    text: CString,
+}
+
+/// The lines of a wipe's report.
+fn wipe_lines(report: &WipeReport, porcelain: bool) -> Vec<String> {
+    if porcelain {
+        return report.removed.iter().chain(&report.catalogue_removed).cloned().collect();
+    }
+    let verb = if report.done { "removed" } else { "to remove (dry run)" };
+    let mut lines = Vec::new();
+    lines.extend(report.datasets.iter().map(|d| format!("[Database: {d}] {verb}: the whole data set")));
+    lines.extend(report.collocations.iter().map(|(d, c)| format!("[Database: {d}] {verb}: the indexes of {c}")));
+    section(&mut lines, "Data URIs to delete:", &report.removed);
+    section(&mut lines, "Index URIs to delete:", &report.catalogue_removed);
+    section(&mut lines, "Data URIs kept (a writer still appends to them):", &report.in_use);
+    lines
+}
+
+/// The lines of a purge's report.
+fn purge_lines(report: &PurgeReport, porcelain: bool) -> Vec<String> {
+    if porcelain {
+        return report.removed.iter().chain(&report.catalogue_removed).cloned().collect();
+    }
+    let mut lines = vec![
+        format!("Superseded fields: {} ({} bytes)", report.superseded_fields, report.superseded_bytes),
+        format!("Indexes {}: {}", if report.done { "hidden" } else { "to hide (dry run)" }, report.indexes_masked),
+        format!("Bytes {}: {}", if report.done { "freed" } else { "to free (dry run)" }, report.bytes_freed),
+        format!("Superseded bytes kept (in files that hold live fields): {}", report.unreclaimable_bytes),
+    ];
+    section(&mut lines, "Data URIs to delete:", &report.removed);
+    section(&mut lines, "Index URIs to delete:", &report.catalogue_removed);
+    section(&mut lines, "Data URIs kept (a writer still appends to them):", &report.in_use);
+    lines
+}
+
+/// A heading and its paths, indented, when there are any.
+fn section(lines: &mut Vec<String>, heading: &str, paths: &[String]) {
+    if !paths.is_empty() {
+        lines.push(heading.to_string());
+        lines.extend(paths.iter().map(|p| format!("    {p}")));
+    }
+}
+
+/// A request that changes data sets (`what`: wipe, purge, locking), which must name the
+/// tools' minimum keys (class, expver, stream, date, time).
+pub(crate) fn changing_request(req: &Request, what: &str) -> Result<fieldstore::Request, CError> {
+    let request = req.to_request()?;
+    if let Some(missing) = MINIMUM_KEYS_TO_CHANGE.iter().find(|k| request.get(k).is_none()) {
+        return Err(CError(format!("{what} needs '{missing}' in the request {req} (it must name {})", MINIMUM_KEYS_TO_CHANGE.join(", "))));
+    }
+    Ok(request)
+}
+
+/// Hands out the lines as an iterator.
+///
+/// # Safety
+/// `it` NULL or writable.
+unsafe fn hand_out_lines(it: *mut *mut Lines, lines: Vec<String>) -> CResult {
+    // SAFETY: as the caller guarantees.
+    unsafe { ffi::hand_out(it, "it", Lines { lines: lines.into_iter() }) }
+}
+
+/// The next line as a new element (to delete), an empty one after the last, as FDB5 does.
+///
+/// # Safety
+/// `it` NULL or live lines; `element` NULL or writable.
+unsafe fn next_line(it: *mut Lines, element: *mut *mut Line) -> CResult {
+    // SAFETY: as the caller guarantees.
+    let it = unsafe { ffi::object(it, "it")? };
+    if element.is_null() {
+        return Err(ffi::null("element"));
+    }
+    let (line, code) = match it.lines.next() {
+        Some(line) => (line, SUCCESS),
+        None => (String::new(), ITERATION_COMPLETE),
+    };
+    // SAFETY: non-NULL and writable, as the caller guarantees.
+    unsafe { ffi::hand_out(element, "element", Line { text: ffi::c_string(&line) })? };
+    Ok(code)
+}
+
+/// A line's text, valid until the element is deleted.
+///
+/// # Safety
+/// `element` NULL or a live element; `str` NULL or writable.
+unsafe fn line_text(element: *mut Line, str: *mut *const c_char) -> CResult {
+    // SAFETY: as the caller guarantees.
+    let element = unsafe { ffi::object(element, "element")? };
+    // SAFETY: as the caller guarantees.
+    unsafe { ffi::put(str, "str", element.text.as_ptr()) }.map(|()| SUCCESS)
+}
+
+/// Deletes an iterator (NULL too, as FDB5 allows).
+///
+/// # Safety
+/// `it` NULL or live lines, used no more.
+unsafe fn delete_lines(it: *mut Lines) -> CResult {
+    if it.is_null() {
+        return Ok(SUCCESS);
+    }
+    // SAFETY: as the caller guarantees.
+    unsafe { ffi::delete(it, "it") }
+}
+
+/// Wipes what a request names (a dry run unless `doit`): whole data sets, or the indexes of
+/// the collocations it names. `unsafeWipeAll` is accepted and has no use (fieldstore's wipe
+/// removes only what its catalogue and store know). Nothing matching gives no element.
+///
+/// # Safety
+/// `fdb` NULL or a live handle; `req` NULL or a live request; `it` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_wipe(
+    fdb: *mut Handle,
+    req: *mut Request,
+    doit: bool,
+    porcelain: bool,
+    _unsafe_wipe_all: bool,
+    it: *mut *mut Lines,
+) -> c_int {
+    ffi::call(|| {
+        // SAFETY: as the caller guarantees.
+        let (handle, req) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(req, "req")?) };
+        let lines = match handle.store.wipe(&changing_request(req, "wipe")?, doit) {
+            Ok(report) => wipe_lines(&report, porcelain),
+            Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        // SAFETY: as the caller guarantees.
+        unsafe { hand_out_lines(it, lines) }
+    })
+}
+
+/// The wipe report's next line; `FDB_ITERATION_COMPLETE` (with an empty element) after the last.
+///
+/// # Safety
+/// `it` NULL or a live wipe iterator; `element` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_wipe_iterator_next(it: *mut Lines, element: *mut *mut Line) -> c_int {
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe { next_line(it, element) })
+}
+
+/// Deletes a wipe iterator.
+///
+/// # Safety
+/// `it` NULL or a live wipe iterator, used no more.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_delete_wipe_iterator(it: *mut Lines) -> c_int {
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe { delete_lines(it) })
+}
+
+/// Deletes a wipe element.
+///
+/// # Safety
+/// `element` NULL or a live wipe element, used no more.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_delete_wipe_element(element: *mut Line) -> c_int {
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe { ffi::delete(element, "element") })
+}
+
+/// A wipe element's text.
+///
+/// # Safety
+/// `element` NULL or a live wipe element; `str` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_wipe_element_string(element: *mut Line, str: *mut *const c_char) -> c_int {
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe { line_text(element, str) })
+}
+
+/// Reclaims fields replaced by newer archives of the same keys among what a request names (a
+/// dry run unless `doit`). Nothing matching gives no element.
+///
+/// # Safety
+/// `fdb` NULL or a live handle; `req` NULL or a live request; `it` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_purge(fdb: *mut Handle, req: *mut Request, doit: bool, porcelain: bool, it: *mut *mut Lines) -> c_int {
+    ffi::call(|| {
+        // SAFETY: as the caller guarantees.
+        let (handle, req) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(req, "req")?) };
+        let lines = match handle.store.purge(&changing_request(req, "purge")?, doit) {
+            Ok(report) => purge_lines(&report, porcelain),
+            Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        // SAFETY: as the caller guarantees.
+        unsafe { hand_out_lines(it, lines) }
+    })
+}
+
+/// The purge report's next line; `FDB_ITERATION_COMPLETE` (with an empty element) after the last.
+///
+/// # Safety
+/// `it` NULL or a live purge iterator; `element` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_purge_iterator_next(it: *mut Lines, element: *mut *mut Line) -> c_int {
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe { next_line(it, element) })
+}
+
+/// Deletes a purge iterator.
+///
+/// # Safety
+/// `it` NULL or a live purge iterator, used no more.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_delete_purge_iterator(it: *mut Lines) -> c_int {
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe { delete_lines(it) })
+}
+
+/// Deletes a purge element.
+///
+/// # Safety
+/// `element` NULL or a live purge element, used no more.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_delete_purge_element(element: *mut Line) -> c_int {
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe { ffi::delete(element, "element") })
+}
+
+/// A purge element's text.
+///
+/// # Safety
+/// `element` NULL or a live purge element; `str` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn fdb_purge_element_string(element: *mut Line, str: *mut *const c_char) -> c_int {
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe { line_text(element, str) })
+}
