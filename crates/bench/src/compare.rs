@@ -157,10 +157,13 @@ pub fn run_fieldstore(config: &Path, w: &Workload) -> Result<Timings, String> {
     drop(writer);
 
     // Like the peer: a new handle lists the member, then retrieves everything in one request.
+    // The peer lists as `fdb_list(..., duplicates=false, 3)` asks FDB5 5.25 to: every entry,
+    // those replaced by newer archives too (there are none here).
     let reader = fieldstore::open(&config).map_err(err)?;
     let base = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,domain=g,type=pf,levtype=pl";
     let t = Instant::now();
-    let listed = reader.list(&Request::parse(&format!("{base},number={}", w.member)).map_err(err)?, ListOptions::default()).map_err(err)?;
+    let options = ListOptions { include_superseded: true, ..ListOptions::default() };
+    let listed = reader.list(&Request::parse(&format!("{base},number={}", w.member)).map_err(err)?, options).map_err(err)?;
     let list = t.elapsed().as_secs_f64();
     if listed.fields.len() != w.fields() {
         return Err(format!("fieldstore list: {} fields, expected {}", listed.fields.len(), w.fields()));
@@ -175,11 +178,13 @@ pub fn run_fieldstore(config: &Path, w: &Workload) -> Result<Timings, String> {
     );
     let t = Instant::now();
     let (mut data_reader, _) = reader.retrieve(&Request::parse(&request).map_err(err)?).map_err(err)?;
-    // Read in 16 MiB blocks, as the peer does.
+    // Read in 16 MiB blocks, each filled before the next, as the peer's `fdb_datareader_read`
+    // fills its buffer (a loop of single reads into the block's start would keep rewriting
+    // the same cache-warm bytes).
     let mut block = vec![0u8; 16 << 20];
     let mut total = 0u64;
     loop {
-        let n = std::io::Read::read(&mut data_reader, &mut block).map_err(|e| e.to_string())?;
+        let n = fill(&mut data_reader, &mut block).map_err(|e| e.to_string())?;
         if n == 0 {
             break;
         }
@@ -190,6 +195,18 @@ pub fn run_fieldstore(config: &Path, w: &Workload) -> Result<Timings, String> {
         return Err(format!("fieldstore retrieve: {total} bytes, expected {}", w.fields() * w.field_size));
     }
     Ok(Timings { archive, list, retrieve })
+}
+
+/// Reads until `block` is full or the stream ends; the bytes read.
+fn fill(reader: &mut impl std::io::Read, block: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < block.len() {
+        match reader.read(&mut block[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
 }
 
 /// `dd` of `bytes` in 1 MiB blocks to a file in `dir`, with `fdatasync`: bytes per second.
@@ -312,6 +329,28 @@ pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf, String> {
     Ok(config)
 }
 
+/// The systems a comparison runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum System {
+    /// FDB5 through the peer script (its C API).
+    Fdb5,
+    /// fieldstore through its Rust API (`bench explicit-keys`).
+    Rust,
+    /// fieldstore through its C API: FDB5's harness relinked.
+    C,
+}
+
+impl System {
+    /// The directory name of its store.
+    fn name(self) -> &'static str {
+        match self {
+            System::Fdb5 => "fdb5",
+            System::Rust => "fieldstore",
+            System::C => "fieldstore-c",
+        }
+    }
+}
+
 /// A side-by-side comparison: the same workload through FDB5 and fieldstore, alternately.
 pub struct Comparison {
     /// Directory on the file system to measure (emptied first).
@@ -328,6 +367,9 @@ pub struct Comparison {
     pub commit: Commit,
     /// The FDB5 tool runner, for the GRIB comparison.
     pub fdb5_tool: PathBuf,
+    /// FDB5's own harness (`fdb5_keybench.c`) built against fieldstore's C API, run as a third
+    /// system: what the C layer costs (scripts/c-bench.sh builds it).
+    pub c_harness: Option<PathBuf>,
 }
 
 /// One phase of a comparison: each system's best and worst seconds.
@@ -345,6 +387,8 @@ pub struct PhaseComparison {
     pub fieldstore_worst: f64,
     /// FDB5's best seconds over fieldstore's.
     pub speedup: f64,
+    /// fieldstore through its C API (FDB5's harness relinked): best and worst seconds.
+    pub fieldstore_c: Option<(f64, f64)>,
 }
 
 /// What [`Comparison::run`] measured.
@@ -403,36 +447,20 @@ impl Comparison {
     pub fn run(&self, program: &Path) -> Result<ComparisonReport, String> {
         let w = &self.workload;
         let procs = self.procs.max(1);
-        let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
+        let systems: Vec<System> = [System::Fdb5, System::Rust].into_iter().chain(self.c_harness.as_ref().map(|_| System::C)).collect();
+        let mut runs: Vec<Vec<Timings>> = vec![Vec::new(); systems.len()];
         for rep in 0..self.reps.max(1) {
-            // Alternate who goes first, so neither always meets a warmer cache.
-            for fdb5_turn in [rep % 2 == 0, rep % 2 == 1] {
-                let dir = self.root.join(if fdb5_turn { "fdb5" } else { "fieldstore" });
+            // Rotate who goes first, so none always meets a warmer cache.
+            for turn in 0..systems.len() {
+                let at = (rep + turn) % systems.len();
+                let dir = self.root.join(systems[at].name());
                 clear(&dir);
-                if fdb5_turn {
-                    let commands = (1..=procs).map(|m| fdb5_command(&self.peer, &dir, w, m, procs > 1)).collect::<Result<_, _>>()?;
-                    fdb5.push(run_group(commands, w)?);
-                } else {
-                    let config = peer_config(&dir, self.commit)?;
-                    let worker = |m: usize| {
-                        let mut c = Command::new(program);
-                        c.arg("--config").arg(&config).args(["bench", "explicit-keys"]);
-                        c.args([
-                            "--nsteps",
-                            &w.nsteps.to_string(),
-                            "--nlevels",
-                            &w.nlevels.to_string(),
-                            "--nparams",
-                            &w.nparams.to_string(),
-                        ]);
-                        c.args(["--field-size", &w.field_size.to_string(), "--member", &m.to_string()]);
-                        c
-                    };
-                    ours.push(run_group((1..=procs).map(worker).collect(), w)?);
-                }
+                let commands = (1..=procs).map(|m| self.command(systems[at], program, &dir, m)).collect::<Result<_, _>>()?;
+                runs[at].push(run_group(commands, w)?);
                 clear(&dir);
             }
         }
+        let (fdb5, ours) = (&runs[0], &runs[1]);
         let total_bytes = w.fields() * w.field_size * procs;
         let dd = dd_write(&self.root, total_bytes)?;
         let named: [(&'static str, PhaseTime); 3] = [("archive+flush", |t| t.archive), ("list", |t| t.list), ("retrieve", |t| t.retrieve)];
@@ -447,6 +475,7 @@ impl Comparison {
                     fieldstore_seconds,
                     fieldstore_worst,
                     speedup: fdb5_seconds / fieldstore_seconds,
+                    fieldstore_c: runs.get(2).map(|c| spread(c, *get)),
                 }
             })
             .collect();
@@ -457,8 +486,32 @@ impl Comparison {
             reps: self.reps,
             phases,
             dd_write_bytes_per_second: dd,
-            fieldstore_archive_bytes_per_second: total_bytes as f64 / spread(&ours, |t| t.archive).0,
-            fdb5_archive_bytes_per_second: total_bytes as f64 / spread(&fdb5, |t| t.archive).0,
+            fieldstore_archive_bytes_per_second: total_bytes as f64 / spread(ours, |t| t.archive).0,
+            fdb5_archive_bytes_per_second: total_bytes as f64 / spread(fdb5, |t| t.archive).0,
+        })
+    }
+
+    /// The process running `system`'s share of the workload for ensemble member `member`.
+    fn command(&self, system: System, program: &Path, dir: &Path, member: usize) -> Result<Command, String> {
+        let w = &self.workload;
+        let procs = self.procs.max(1);
+        Ok(match system {
+            System::Fdb5 => fdb5_command(&self.peer, dir, w, member, procs > 1)?,
+            System::Rust => {
+                let mut c = Command::new(program);
+                c.arg("--config").arg(peer_config(dir, self.commit)?).args(["bench", "explicit-keys"]);
+                c.args(["--nsteps", &w.nsteps.to_string(), "--nlevels", &w.nlevels.to_string(), "--nparams", &w.nparams.to_string()]);
+                c.args(["--field-size", &w.field_size.to_string(), "--member", &member.to_string()]);
+                c
+            }
+            System::C => {
+                // The harness opens its handle as FDB5 programs do (`fdb_new_handle`): the
+                // environment names the config.
+                let mut c = Command::new(self.c_harness.as_ref().ok_or("no C harness")?);
+                c.args([w.nsteps, w.nlevels, w.nparams, w.field_size, member].map(|v| v.to_string()));
+                c.env("FIELDSTORE_CONFIG", peer_config(dir, self.commit)?);
+                c
+            }
         })
     }
 
@@ -504,12 +557,18 @@ impl ComparisonReport {
             self.reps,
             self.root.display()
         );
-        md.push_str("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |\n|---|---|---|---|\n");
+        let with_c = self.phases.iter().any(|p| p.fieldstore_c.is_some());
+        md.push_str("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |");
+        md.push_str(if with_c { " fieldstore's C API s (worst) | its speed-up | C API over Rust API |\n|---|---|---|---|---|---|---|\n" } else { "\n|---|---|---|---|\n" });
         for p in &self.phases {
             md.push_str(&format!(
-                "| {} | {:.4} ({:.4}) | {:.4} ({:.4}) | {:.2}x |\n",
+                "| {} | {:.4} ({:.4}) | {:.4} ({:.4}) | {:.2}x |",
                 p.phase, p.fdb5_seconds, p.fdb5_worst, p.fieldstore_seconds, p.fieldstore_worst, p.speedup
             ));
+            if let Some((best, worst)) = p.fieldstore_c {
+                md.push_str(&format!(" {best:.4} ({worst:.4}) | {:.2}x | {:.2} |", p.fdb5_seconds / best, best / p.fieldstore_seconds));
+            }
+            md.push('\n');
         }
         let mib = |b: f64| b / 1048576.0;
         md.push_str(&format!(

@@ -25,25 +25,25 @@ pub struct Line {
     text: CString,
 }
 
-/// The lines of a wipe's report.
-fn wipe_lines(report: &WipeReport, porcelain: bool) -> Vec<String> {
+/// The lines of a wipe's report (`removed` its data files' URIs as other programs open them).
+fn wipe_lines(report: &WipeReport, removed: &[String], porcelain: bool) -> Vec<String> {
     if porcelain {
-        return report.removed.iter().chain(&report.catalogue_removed).cloned().collect();
+        return removed.iter().chain(&report.catalogue_removed).cloned().collect();
     }
     let verb = if report.done { "removed" } else { "to remove (dry run)" };
     let mut lines = Vec::new();
     lines.extend(report.datasets.iter().map(|d| format!("[Database: {d}] {verb}: the whole data set")));
     lines.extend(report.collocations.iter().map(|(d, c)| format!("[Database: {d}] {verb}: the indexes of {c}")));
-    section(&mut lines, "Data URIs to delete:", &report.removed);
+    section(&mut lines, "Data URIs to delete:", removed);
     section(&mut lines, "Index URIs to delete:", &report.catalogue_removed);
     section(&mut lines, "Data URIs kept (a writer still appends to them):", &report.in_use);
     lines
 }
 
-/// The lines of a purge's report.
-fn purge_lines(report: &PurgeReport, porcelain: bool) -> Vec<String> {
+/// The lines of a purge's report (`removed` as for [`wipe_lines`]).
+fn purge_lines(report: &PurgeReport, removed: &[String], porcelain: bool) -> Vec<String> {
     if porcelain {
-        return report.removed.iter().chain(&report.catalogue_removed).cloned().collect();
+        return removed.iter().chain(&report.catalogue_removed).cloned().collect();
     }
     let mut lines = vec![
         format!("Superseded fields: {} ({} bytes)", report.superseded_fields, report.superseded_bytes),
@@ -51,10 +51,15 @@ fn purge_lines(report: &PurgeReport, porcelain: bool) -> Vec<String> {
         format!("Bytes {}: {}", if report.done { "freed" } else { "to free (dry run)" }, report.bytes_freed),
         format!("Superseded bytes kept (in files that hold live fields): {}", report.unreclaimable_bytes),
     ];
-    section(&mut lines, "Data URIs to delete:", &report.removed);
+    section(&mut lines, "Data URIs to delete:", removed);
     section(&mut lines, "Index URIs to delete:", &report.catalogue_removed);
     section(&mut lines, "Data URIs kept (a writer still appends to them):", &report.in_use);
     lines
+}
+
+/// Data files' URIs as other programs open them (a POSIX path).
+fn absolute(handle: &Handle, uris: &[String]) -> Result<Vec<String>, CError> {
+    uris.iter().map(|u| handle.store.absolute_uri(u).map_err(CError::from)).collect()
 }
 
 /// A heading and its paths, indented, when there are any.
@@ -145,7 +150,7 @@ pub unsafe extern "C" fn fdb_wipe(
         // SAFETY: as the caller guarantees.
         let (handle, req) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(req, "req")?) };
         let lines = match handle.store.wipe(&changing_request(req, "wipe")?, doit) {
-            Ok(report) => wipe_lines(&report, porcelain),
+            Ok(report) => wipe_lines(&report, &absolute(handle, &report.removed)?, porcelain),
             Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e.into()),
         };
@@ -205,7 +210,7 @@ pub unsafe extern "C" fn fdb_purge(fdb: *mut Handle, req: *mut Request, doit: bo
         // SAFETY: as the caller guarantees.
         let (handle, req) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(req, "req")?) };
         let lines = match handle.store.purge(&changing_request(req, "purge")?, doit) {
-            Ok(report) => purge_lines(&report, porcelain),
+            Ok(report) => purge_lines(&report, &absolute(handle, &report.removed)?, porcelain),
             Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e.into()),
         };

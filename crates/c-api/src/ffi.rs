@@ -119,12 +119,21 @@ pub unsafe fn shared<'a, T>(ptr: *const T, name: &str) -> Result<&'a T, CError> 
 /// # Safety
 /// `ptr` is NULL or points to a NUL-terminated string.
 pub unsafe fn text(ptr: *const c_char, name: &str) -> Result<String, CError> {
+    // SAFETY: as the caller guarantees.
+    unsafe { borrowed_text(ptr, name) }.map(str::to_string)
+}
+
+/// A C string argument as UTF-8 text, borrowed for the call (no copy).
+///
+/// # Safety
+/// `ptr` is NULL or points to a NUL-terminated string that outlives the use of the result.
+pub unsafe fn borrowed_text<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, CError> {
     if ptr.is_null() {
         return Err(null(name));
     }
     // SAFETY: non-NULL and NUL-terminated, as the caller guarantees.
     let bytes = unsafe { CStr::from_ptr(ptr) };
-    bytes.to_str().map(str::to_string).map_err(|_| CError(format!("argument '{name}' is not UTF-8 text: {}", bytes.to_string_lossy())))
+    bytes.to_str().map_err(|_| CError(format!("argument '{name}' is not UTF-8 text: {}", bytes.to_string_lossy())))
 }
 
 /// Writes `value` where an output argument points.

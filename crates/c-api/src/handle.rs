@@ -114,7 +114,7 @@ pub unsafe extern "C" fn fdb_archive(fdb: *mut Handle, key: *mut Key, data: *con
     ffi::call(|| {
         // SAFETY: as the caller guarantees.
         let (handle, key, data) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(key, "key")?, bytes(data, length)?) };
-        handle.store.archive(&key.to_key(), data)?;
+        handle.store.archive(&key.key, data)?;
         Ok(SUCCESS)
     })
 }

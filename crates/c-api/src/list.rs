@@ -24,8 +24,9 @@ pub struct ListIterator {
 enum Elements {
     Datasets(Vec<Key>),
     Collocations(Vec<(Key, Key)>),
-    /// Each field with its file or object as other programs open it (fields share them).
-    Fields(Vec<(FieldEntry, Arc<CString>)>),
+    /// The fields, and the file or object of each as other programs open it (an index into
+    /// `uris`: fields share a few).
+    Fields { fields: Vec<FieldEntry>, uri_of: Vec<u32>, uris: Vec<CString> },
 }
 
 impl Elements {
@@ -33,7 +34,7 @@ impl Elements {
         match self {
             Elements::Datasets(d) => d.len(),
             Elements::Collocations(c) => c.len(),
-            Elements::Fields(f) => f.len(),
+            Elements::Fields { fields, .. } => fields.len(),
         }
     }
 }
@@ -54,7 +55,7 @@ impl ListIterator {
         Ok(match &self.elements {
             Elements::Datasets(d) => vec![&d[i]],
             Elements::Collocations(c) => vec![&c[i].0, &c[i].1],
-            Elements::Fields(f) => vec![&f[i].0.dataset, &f[i].0.collocation, &f[i].0.element],
+            Elements::Fields { fields, .. } => vec![&fields[i].dataset, &fields[i].collocation, &fields[i].element],
         })
     }
 }
@@ -92,7 +93,10 @@ pub unsafe extern "C" fn fdb_list(
         let elements = match depth {
             1 => Elements::Datasets(matches.datasets),
             2 => Elements::Collocations(matches.collocations),
-            _ => Elements::Fields(with_absolute_uris(&handle.store, matches.fields)?),
+            _ => {
+                let (uri_of, uris) = absolute_uris(&handle.store, &matches.fields)?;
+                Elements::Fields { fields: matches.fields, uri_of, uris }
+            }
         };
         let iterator = ListIterator { elements, current: None, explanation };
         // SAFETY: as the caller guarantees.
@@ -100,22 +104,31 @@ pub unsafe extern "C" fn fdb_list(
     })
 }
 
-/// Each field with its file or object's URI as other programs open it (a POSIX path).
-fn with_absolute_uris(store: &fieldstore::FieldStore, fields: Vec<FieldEntry>) -> Result<Vec<(FieldEntry, Arc<CString>)>, CError> {
-    let mut known: HashMap<Arc<str>, Arc<CString>> = HashMap::new();
-    let mut out = Vec::with_capacity(fields.len());
+/// The files or objects of `fields` as other programs open them (POSIX paths), each once,
+/// and for each field the index of its own.
+fn absolute_uris(store: &fieldstore::FieldStore, fields: &[FieldEntry]) -> Result<(Vec<u32>, Vec<CString>), CError> {
+    let mut known: HashMap<&str, u32> = HashMap::new();
+    let (mut uri_of, mut uris) = (Vec::with_capacity(fields.len()), Vec::new());
+    let mut last: Option<(&Arc<str>, u32)> = None;
     for field in fields {
-        let uri = match known.get(&field.location.uri) {
-            Some(uri) => uri.clone(),
-            None => {
-                let uri = Arc::new(ffi::c_string(&store.absolute_uri(&field.location.uri)?));
-                known.insert(field.location.uri.clone(), uri.clone());
-                uri
-            }
+        let uri = &field.location.uri;
+        // Fields of one file are mostly listed together: the previous one's URI first.
+        let index = match last {
+            Some((previous, index)) if Arc::ptr_eq(previous, uri) => index,
+            _ => match known.get(&**uri) {
+                Some(index) => *index,
+                None => {
+                    let index = u32::try_from(uris.len()).map_err(|_| CError("more files than a listing can name".into()))?;
+                    uris.push(ffi::c_string(&store.absolute_uri(uri)?));
+                    known.insert(uri, index);
+                    index
+                }
+            },
         };
-        out.push((field, uri));
+        last = Some((uri, index));
+        uri_of.push(index);
     }
-    Ok(out)
+    Ok((uri_of, uris))
 }
 
 /// Moves to the next element; `FDB_ITERATION_COMPLETE` after the last (and after).
@@ -150,11 +163,10 @@ pub unsafe extern "C" fn fdb_listiterator_attrs(it: *mut ListIterator, uri: *mut
             }
         }
         let i = it.element()?;
-        let Elements::Fields(fields) = &it.elements else {
+        let Elements::Fields { fields, uri_of, uris } = &it.elements else {
             return Err(CError("a data set or collocation (list depth 1 or 2) has no location: list to depth 3".into()));
         };
-        let (field, absolute) = &fields[i];
-        let location = &field.location;
+        let (location, absolute) = (&fields[i].location, &uris[uri_of[i] as usize]);
         let offset = usize::try_from(location.offset).map_err(|_| CError(format!("offset {} does not fit a size_t", location.offset)))?;
         let length = usize::try_from(location.length).map_err(|_| CError(format!("length {} does not fit a size_t", location.length)))?;
         // SAFETY: each non-NULL (checked) and writable, as the caller guarantees; the URI

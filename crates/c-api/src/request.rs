@@ -10,24 +10,17 @@ use fieldstore::{Request as CoreRequest, Schema};
 
 use crate::ffi::{self, CError, ITERATION_COMPLETE, SUCCESS};
 
-/// `fdb_key_t`.
-#[derive(Debug, Default)]
+/// `fdb_key_t`: fieldstore's key itself, so archiving converts nothing.
+#[derive(Debug)]
 pub struct Key {
-    pairs: Vec<(String, String)>,
+    /// The pairs, in the order added.
+    pub key: fieldstore::Key,
 }
 
-impl Key {
-    /// Sets `keyword` to `value`, replacing a value it had.
-    pub fn add(&mut self, keyword: String, value: String) {
-        match self.pairs.iter_mut().find(|(k, _)| *k == keyword) {
-            Some(pair) => pair.1 = value,
-            None => self.pairs.push((keyword, value)),
-        }
-    }
-
-    /// The key as fieldstore's.
-    pub fn to_key(&self) -> fieldstore::Key {
-        fieldstore::Key::from_pairs(self.pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+impl Default for Key {
+    fn default() -> Self {
+        // Room for a full MARS key: built field after field, it then grows no more.
+        Key { key: fieldstore::Key::with_capacity(16, 160) }
     }
 }
 
@@ -101,10 +94,14 @@ impl std::fmt::Display for Request {
     }
 }
 
-/// The schema whose types `fdb_expand_request` writes values with (it has no handle).
+/// The schema whose types `fdb_expand_request` writes values with (it has no handle), with
+/// ecCodes' parameter names loaded (as a handle loads them) for `param=t`.
 fn default_schema() -> &'static Schema {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
-    SCHEMA.get_or_init(Schema::default_schema)
+    SCHEMA.get_or_init(|| {
+        fieldstore::grib::install_param_resolver();
+        Schema::default_schema()
+    })
 }
 
 /// `fdb_split_key_t`: a listed element's keys, level by level (data set, collocation,
@@ -158,8 +155,8 @@ pub unsafe extern "C" fn fdb_new_key(key: *mut *mut Key) -> c_int {
 pub unsafe extern "C" fn fdb_key_add(key: *mut Key, param: *const c_char, value: *const c_char) -> c_int {
     ffi::call(|| {
         // SAFETY: as the caller guarantees.
-        let (key, param, value) = unsafe { (ffi::object(key, "key")?, ffi::text(param, "param")?, ffi::text(value, "value")?) };
-        key.add(param, value);
+        let (key, param, value) = unsafe { (ffi::object(key, "key")?, ffi::borrowed_text(param, "param")?, ffi::borrowed_text(value, "value")?) };
+        key.key.set(param, value);
         Ok(SUCCESS)
     })
 }

@@ -276,6 +276,10 @@ pub struct CompareArgs {
     /// FDB5 tool runner for --grib
     #[arg(long, default_value = "scripts/fdb5-tool.sh")]
     fdb5_tool: PathBuf,
+    /// FDB5's harness (`fdb5_keybench.c`) built against fieldstore's C API, run as a third
+    /// system (scripts/c-bench.sh builds it)
+    #[arg(long)]
+    c_harness: Option<PathBuf>,
     #[arg(long)]
     json: bool,
 }
@@ -552,6 +556,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         procs: a.procs,
         commit: a.commit,
         fdb5_tool: a.fdb5_tool.clone(),
+        c_harness: a.c_harness.clone(),
     };
     let me = std::env::current_exe()?;
     let (json, md) = if a.grib {

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The C API's tests (issue 21), built against the headers in include/ and libfieldstore_c:
+#   scripts/c-test.sh [--release]
+# 1. the project's C test suite (crates/c-api/tests/c), under valgrind: every function, error
+#    paths, iteration ends, odd-sized reads with seeks, many handles in threads;
+# 2. FDB5's own harness (../shared/peer/fdb5_keybench.c), compiled unchanged, on a small
+#    workload: what it archives it lists and retrieves;
+# 3. the example program of docs/c-api.md, compiled from the doc and run: its output must be
+#    what the doc shows;
+# 4. linking: the static library, and an install into a prefix (scripts/c-install.sh) found
+#    through pkg-config and CMake's find_package.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/scripts/install-deps.sh"
+ensure_packages gcc valgrind pkg-config cmake
+profile=debug
+[[ ${1:-} == --release ]] && profile=release
+cd "$here"
+cargo build -q -p fieldstore-c -p fieldstore-cli $([[ $profile == release ]] && echo --release)
+lib=$here/target/$profile
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+# The library's SONAME, as an install names it, beside the build's file.
+ln -s "$lib/libfieldstore_c.so" "$work/libfieldstore_c.so.0"
+cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -I"$here/include")
+link=(-L"$lib" -lfieldstore_c -Wl,-rpath,"$work" -pthread)
+export -n FIELDSTORE_CONFIG FDB5_CONFIG FDB5_CONFIG_FILE FDB_HOME 2>/dev/null || true
+unset FIELDSTORE_CONFIG FDB_CONFIG FDB5_CONFIG FDB_CONFIG_FILE FDB5_CONFIG_FILE FDB_HOME
+
+echo "c-test: the C test suite, under valgrind" >&2
+gcc "${cflags[@]}" -o "$work/test_fdb_c" crates/c-api/tests/c/test_fdb_c.c "${link[@]}"
+mkdir -p "$work/root" "$work/grib"
+FIELDSTORE_ROOT="$work/grib/root" "$lib/fieldstore" sample -q --steps 0/6/12 --levels 500/850 -o "$work/sample.grib"
+valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite \
+  "$work/test_fdb_c" "$work/root" "$work/sample.grib"
+
+echo "c-test: FDB5's keybench harness, compiled unchanged" >&2
+gcc -O2 -w -o "$work/keybench" ../shared/peer/fdb5_keybench.c -I"$here/include" "${link[@]}"
+out=$(FIELDSTORE_ROOT="$work/keybench-root" "$work/keybench" 4 3 2 1000 1)
+echo "$out" | awk '$1 == "archive" || $1 == "list" || $1 == "retrieve" { if ($2 != 24 || $3 != 24000) { print "keybench: " $0; bad = 1 } } END { exit bad }'
+[[ $(echo "$out" | wc -l) == 3 ]] || { echo "keybench: $out" >&2; exit 1; }
+
+echo "c-test: the example of docs/c-api.md" >&2
+awk '/^```c$/ { inside = 1; next } /^```/ { inside = 0 } inside' docs/c-api.md > "$work/example.c"
+awk '/^<!-- example output -->$/ { getline; inside = 1; next } /^```$/ && inside { exit } inside' docs/c-api.md > "$work/example.expected"
+gcc "${cflags[@]}" -o "$work/example" "$work/example.c" "${link[@]}"
+(cd "$work" && FIELDSTORE_ROOT="$work/example-root" ./example) > "$work/example.out"
+diff -u "$work/example.expected" "$work/example.out"
+
+echo "c-test: the static library; an install found by pkg-config and CMake" >&2
+native=$(cargo rustc -q -p fieldstore-c --lib --crate-type staticlib $([[ $profile == release ]] && echo --release) -- --print native-static-libs 2>&1 | sed -n 's/.*native-static-libs: //p' | tail -1)
+gcc "${cflags[@]}" -o "$work/example-static" "$work/example.c" "$lib/libfieldstore_c.a" $native -pthread
+(cd "$work" && FIELDSTORE_ROOT="$work/static-root" ./example-static) | diff -u "$work/example.expected" -
+bash scripts/c-install.sh "$work/prefix" --profile "$profile" >/dev/null
+PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" gcc "${cflags[@]}" -o "$work/example-pc" "$work/example.c" \
+  $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs fieldstore) -Wl,-rpath,"$work/prefix/lib"
+(cd "$work" && FIELDSTORE_ROOT="$work/pc-root" ./example-pc) | diff -u "$work/example.expected" -
+mkdir -p "$work/cmake"
+cat > "$work/cmake/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(example C)
+find_package(fieldstore REQUIRED)
+add_executable(example $work/example.c)
+target_link_libraries(example fieldstore::fieldstore)
+CMAKE
+cmake -S "$work/cmake" -B "$work/cmake/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/cmake/build" >/dev/null
+(cd "$work" && FIELDSTORE_ROOT="$work/cmake-root" ./cmake/build/example) | diff -u "$work/example.expected" -
+# Relinking an FDB5 program: -lfdb5 finds the install's libfdb5.so.
+gcc -O2 -w -o "$work/keybench-fdb5" ../shared/peer/fdb5_keybench.c -I"$work/prefix/include" -L"$work/prefix/lib" -lfdb5 -Wl,-rpath,"$work/prefix/lib"
+FIELDSTORE_ROOT="$work/fdb5-root" "$work/keybench-fdb5" 1 1 1 100 1 | grep -q '^retrieve 1 100 '
+echo "c-test: all passed" >&2
