@@ -19,6 +19,8 @@ cargo test --workspace -q 2>&1 | grep -v '^$'
 test "${PIPESTATUS[0]}" = 0
 # The Python package: pip install . into a virtual environment, then its pytest suite.
 bash "$here/scripts/python-test.sh"
+# The C API: its C test suite under valgrind, FDB5's harness, the docs' example, installs.
+bash "$here/scripts/c-test.sh"
 # The fuzzers, briefly, from the corpus in fuzz/corpus (the test run above replayed it).
 bash "$here/scripts/fuzz.sh" brief 10 >/dev/null
 # Power cuts on a real device (ext4 and XFS over a logged loop device), a bounded sample.

@@ -467,7 +467,7 @@ impl Comparison {
         let phases = named
             .iter()
             .map(|(phase, get)| {
-                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(&fdb5, *get), spread(&ours, *get));
+                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(fdb5, *get), spread(ours, *get));
                 PhaseComparison {
                     phase,
                     fdb5_seconds,
@@ -559,7 +559,11 @@ impl ComparisonReport {
         );
         let with_c = self.phases.iter().any(|p| p.fieldstore_c.is_some());
         md.push_str("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |");
-        md.push_str(if with_c { " fieldstore's C API s (worst) | its speed-up | C API over Rust API |\n|---|---|---|---|---|---|---|\n" } else { "\n|---|---|---|---|\n" });
+        md.push_str(if with_c {
+            " fieldstore's C API s (worst) | its speed-up | C API over Rust API |\n|---|---|---|---|---|---|---|\n"
+        } else {
+            "\n|---|---|---|---|\n"
+        });
         for p in &self.phases {
             md.push_str(&format!(
                 "| {} | {:.4} ({:.4}) | {:.4} ({:.4}) | {:.2}x |",

@@ -26,7 +26,11 @@ enum Elements {
     Collocations(Vec<(Key, Key)>),
     /// The fields, and the file or object of each as other programs open it (an index into
     /// `uris`: fields share a few).
-    Fields { fields: Vec<FieldEntry>, uri_of: Vec<u32>, uris: Vec<CString> },
+    Fields {
+        fields: Vec<FieldEntry>,
+        uri_of: Vec<u32>,
+        uris: Vec<CString>,
+    },
 }
 
 impl Elements {

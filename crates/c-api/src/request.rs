@@ -155,7 +155,8 @@ pub unsafe extern "C" fn fdb_new_key(key: *mut *mut Key) -> c_int {
 pub unsafe extern "C" fn fdb_key_add(key: *mut Key, param: *const c_char, value: *const c_char) -> c_int {
     ffi::call(|| {
         // SAFETY: as the caller guarantees.
-        let (key, param, value) = unsafe { (ffi::object(key, "key")?, ffi::borrowed_text(param, "param")?, ffi::borrowed_text(value, "value")?) };
+        let (key, param, value) =
+            unsafe { (ffi::object(key, "key")?, ffi::borrowed_text(param, "param")?, ffi::borrowed_text(value, "value")?) };
         key.key.set(param, value);
         Ok(SUCCESS)
     })
