@@ -15,12 +15,29 @@ use crate::ffi::{self, CError, ITERATION_COMPLETE, SUCCESS};
 pub struct Key {
     /// The pairs, in the order added.
     pub key: fieldstore::Key,
+    /// A bit per keyword added (by a hash of it): a keyword whose bit is clear is new, and is
+    /// appended without comparing it with every keyword before it (a key is built a keyword
+    /// at a time for every field archived).
+    seen: u64,
 }
 
 impl Default for Key {
     fn default() -> Self {
         // Room for a full MARS key: built field after field, it then grows no more.
-        Key { key: fieldstore::Key::with_capacity(16, 160) }
+        Key { key: fieldstore::Key::with_capacity(16, 160), seen: 0 }
+    }
+}
+
+impl Key {
+    /// Sets `keyword` to `value`, replacing a value it had.
+    pub fn add(&mut self, keyword: &str, value: &str) {
+        let bit = 1u64 << (keyword.bytes().fold(keyword.len() as u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))) % 64);
+        if self.seen & bit == 0 {
+            self.key.push(keyword, value);
+        } else {
+            self.key.set(keyword, value);
+        }
+        self.seen |= bit;
     }
 }
 
@@ -157,7 +174,7 @@ pub unsafe extern "C" fn fdb_key_add(key: *mut Key, param: *const c_char, value:
         // SAFETY: as the caller guarantees.
         let (key, param, value) =
             unsafe { (ffi::object(key, "key")?, ffi::borrowed_text(param, "param")?, ffi::borrowed_text(value, "value")?) };
-        key.key.set(param, value);
+        key.add(param, value);
         Ok(SUCCESS)
     })
 }

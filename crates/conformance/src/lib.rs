@@ -109,6 +109,7 @@ macro_rules! pairing_tests {
                 locks_wipe_and_where,
                 datasets_keep_the_schema_they_were_created_with,
                 a_long_lived_reader_follows_wipes_and_recreation,
+                a_handle_archives_again_into_a_data_set_it_wiped,
                 retrieve_and_wipe_locks_and_merged_reads,
                 partly_overlapping_flushes_supersede_exactly_the_shared_fields,
                 a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived,

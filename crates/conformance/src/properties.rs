@@ -209,6 +209,24 @@ pub fn a_long_lived_reader_follows_wipes_and_recreation(site: &Site) {
     assert_eq!(retrieve(&reader, "class=od").unwrap(), b"new", "the reader's cached view must notice the new TOC");
 }
 
+/// A handle that wipes a data set it wrote into archives into it again: what it archived
+/// before the wipe is wiped too, what it archives after is stored.
+pub fn a_handle_archives_again_into_a_data_set_it_wiped(site: &Site) {
+    let id = |step: u32| {
+        Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
+    };
+    let fs = site.open();
+    fs.archive(&id(0), b"flushed").unwrap();
+    fs.flush().unwrap();
+    fs.archive(&id(6), b"not flushed").unwrap();
+    fs.wipe(&request("class=od,expver=1,stream=oper,date=20231201,time=12"), true).unwrap();
+    assert!(retrieve(&fs, "class=od").is_err(), "{}: the wipe removed what the handle archived, flushed or not", site.name);
+    fs.archive(&id(12), b"after").unwrap();
+    fs.flush().unwrap();
+    assert_eq!(retrieve(&fs, "class=od").unwrap(), b"after", "{}", site.name);
+    assert_eq!(retrieve(&site.open(), "class=od").unwrap(), b"after", "{}", site.name);
+}
+
 /// Retrieve and wipe locks hold; adjacent fields are read in merged reads.
 pub fn retrieve_and_wipe_locks_and_merged_reads(site: &Site) {
     let fs = site.open();

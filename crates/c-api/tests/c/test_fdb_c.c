@@ -30,6 +30,7 @@ static int try_archive(fdb_handle_t* fdb, int step, int level, int version) {
     fdb_key_t* key;
     char value[32], data[64];
     OK(fdb_new_key(&key));
+    OK(fdb_key_add(key, "step", "999")); /* replaced below: a keyword added again takes the new value */
     for (size_t i = 0; i < sizeof DATASET / sizeof DATASET[0]; i++) OK(fdb_key_add(key, DATASET[i][0], DATASET[i][1]));
     snprintf(value, sizeof value, "%d", step);
     OK(fdb_key_add(key, "step", value));

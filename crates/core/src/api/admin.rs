@@ -161,9 +161,24 @@ impl FieldStore {
         if let Some(why) = by_dataset.explanation {
             return Err(Error::new(ErrorKind::NotFound, format!("nothing to wipe: {why}")));
         }
+        if doit {
+            // What this handle archived is stored first, so the wipe removes it too; its
+            // archiver is then made anew, so the handle's next archives into a wiped data set
+            // create it again instead of writing into files the wipe removed.
+            self.flush()?;
+        }
+        let report = self.wipe_datasets(request, by_dataset.datasets, doit);
+        if doit {
+            *super::lock(&self.archiver) = None;
+        }
+        report
+    }
+
+    /// The wipe of `datasets`, which `request` named.
+    fn wipe_datasets(&self, request: &Request, datasets: Vec<Key>, doit: bool) -> Result<WipeReport> {
         let mut report = WipeReport { done: doit, ..Default::default() };
         let mut by_collocation: Option<Vec<(Key, Key)>> = None;
-        for dataset in by_dataset.datasets {
+        for dataset in datasets {
             let schema = self.schema_of(&dataset)?;
             let dataset_keywords: HashSet<&str> = dataset.keywords().collect();
             let below: Vec<&str> = request.keywords().filter(|k| !dataset_keywords.contains(k)).collect();
