@@ -1,6 +1,6 @@
-//! `fdb_wipe` and `fdb_purge` and their iterators: the work is done when called (a dry run
-//! unless `doit`), and the report is handed out line by line, one element per line, as
-//! FDB5's elements are (with `porcelain`, only the paths removed, or that would be).
+//! `fdb_wipe` and `fdb_purge` and their iterators: the work (a dry run unless `doit`) is done
+//! at the first `next`, as FDB5 does it, and the report handed out line by line, one element
+//! per line as FDB5's are (with `porcelain`, only the paths removed, or that would be).
 //! Unlike FDB5's C API, a wipe or purge needs the tools' minimum keys (class, expver, stream,
 //! date, time), as fieldstore's CLI and FDB5's own tools do: `class=od` alone never wipes every
 //! `od` data set.
@@ -9,15 +9,22 @@ use std::ffi::{c_char, c_int, CString};
 
 use fieldstore::api::MINIMUM_KEYS_TO_CHANGE;
 use fieldstore::error::ErrorKind;
-use fieldstore::{PurgeReport, WipeReport};
+use fieldstore::{FieldStore, PurgeReport, WipeReport};
 
 use crate::ffi::{self, CError, CResult, ITERATION_COMPLETE, SUCCESS};
 use crate::handle::Handle;
 use crate::request::Request;
 
+/// The work of a wipe or purge, done at the iterator's first `next`: the report's lines.
+type Work = Box<dyn FnOnce() -> Result<Vec<String>, CError> + Send>;
+
 /// `fdb_wipe_iterator_t` and `fdb_purge_iterator_t`: a report's lines.
 pub struct Lines {
+    /// The work, until the first `next` does it.
+    work: Option<Work>,
     lines: std::vec::IntoIter<String>,
+    /// The error the work ended in, which every later `next` returns again (as FDB5's does).
+    failed: Option<String>,
 }
 
 /// `fdb_wipe_element_t` and `fdb_purge_element_t`: one line.
@@ -58,8 +65,8 @@ fn purge_lines(report: &PurgeReport, removed: &[String], porcelain: bool) -> Vec
 }
 
 /// Data files' URIs as other programs open them (a POSIX path).
-fn absolute(handle: &Handle, uris: &[String]) -> Result<Vec<String>, CError> {
-    uris.iter().map(|u| handle.store.absolute_uri(u).map_err(CError::from)).collect()
+fn absolute(store: &FieldStore, uris: &[String]) -> Result<Vec<String>, CError> {
+    uris.iter().map(|u| store.absolute_uri(u).map_err(CError::from)).collect()
 }
 
 /// A heading and its paths, indented, when there are any.
@@ -80,13 +87,26 @@ pub(crate) fn changing_request(req: &Request, what: &str) -> Result<fieldstore::
     Ok(request)
 }
 
-/// Hands out the lines as an iterator.
+/// Hands out an iterator whose first `next` runs `run` (a wipe or purge, `what`) on the
+/// handle's store with the request, which must name the minimum keys: its report's lines, none
+/// when nothing matched.
 ///
 /// # Safety
-/// `it` NULL or writable.
-unsafe fn hand_out_lines(it: *mut *mut Lines, lines: Vec<String>) -> CResult {
+/// `fdb` NULL or a live handle; `req` NULL or a live request; `it` NULL or writable.
+unsafe fn start<R>(fdb: *mut Handle, req: *mut Request, it: *mut *mut Lines, what: &str, run: R) -> CResult
+where
+    R: FnOnce(&FieldStore, &fieldstore::Request) -> fieldstore::Result<Result<Vec<String>, CError>> + Send + 'static,
+{
     // SAFETY: as the caller guarantees.
-    unsafe { ffi::hand_out(it, "it", Lines { lines: lines.into_iter() }) }
+    let (handle, req) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::shared(req, "req")?) };
+    let (store, request) = (handle.store.clone(), changing_request(req, what)?);
+    let work: Work = Box::new(move || match run(&store, &request) {
+        Ok(lines) => lines,
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    });
+    // SAFETY: as the caller guarantees.
+    unsafe { ffi::hand_out(it, "it", Lines { work: Some(work), lines: Vec::new().into_iter(), failed: None }) }
 }
 
 /// The next line as a new element (to delete), an empty one after the last, as FDB5 does.
@@ -98,6 +118,15 @@ unsafe fn next_line(it: *mut Lines, element: *mut *mut Line) -> CResult {
     let it = unsafe { ffi::object(it, "it")? };
     if element.is_null() {
         return Err(ffi::null("element"));
+    }
+    if let Some(work) = it.work.take() {
+        match work() {
+            Ok(lines) => it.lines = lines.into_iter(),
+            Err(CError(message)) => it.failed = Some(message),
+        }
+    }
+    if let Some(message) = &it.failed {
+        return Err(CError(message.clone()));
     }
     let (line, code) = match it.lines.next() {
         Some(line) => (line, SUCCESS),
@@ -131,9 +160,10 @@ unsafe fn delete_lines(it: *mut Lines) -> CResult {
     unsafe { ffi::delete(it, "it") }
 }
 
-/// Wipes what a request names (a dry run unless `doit`): whole data sets, or the indexes of
-/// the collocations it names. `unsafeWipeAll` is accepted and has no use (fieldstore's wipe
-/// removes only what its catalogue and store know). Nothing matching gives no element.
+/// Wipes what a request names (a dry run unless `doit`), at the iterator's first `next`:
+/// whole data sets, or the indexes of the collocations it names. `unsafeWipeAll` is accepted
+/// and has no use (fieldstore's wipe removes only what its catalogue and store know). Nothing
+/// matching gives no element.
 ///
 /// # Safety
 /// `fdb` NULL or a live handle; `req` NULL or a live request; `it` NULL or writable.
@@ -146,16 +176,11 @@ pub unsafe extern "C" fn fdb_wipe(
     _unsafe_wipe_all: bool,
     it: *mut *mut Lines,
 ) -> c_int {
-    ffi::call(|| {
-        // SAFETY: as the caller guarantees.
-        let (handle, req) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(req, "req")?) };
-        let lines = match handle.store.wipe(&changing_request(req, "wipe")?, doit) {
-            Ok(report) => wipe_lines(&report, &absolute(handle, &report.removed)?, porcelain),
-            Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        // SAFETY: as the caller guarantees.
-        unsafe { hand_out_lines(it, lines) }
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe {
+        start(fdb, req, it, "wipe", move |store, request| {
+            store.wipe(request, doit).map(|report| Ok(wipe_lines(&report, &absolute(store, &report.removed)?, porcelain)))
+        })
     })
 }
 
@@ -200,22 +225,17 @@ pub unsafe extern "C" fn fdb_wipe_element_string(element: *mut Line, str: *mut *
 }
 
 /// Reclaims fields replaced by newer archives of the same keys among what a request names (a
-/// dry run unless `doit`). Nothing matching gives no element.
+/// dry run unless `doit`), at the iterator's first `next`. Nothing matching gives no element.
 ///
 /// # Safety
 /// `fdb` NULL or a live handle; `req` NULL or a live request; `it` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn fdb_purge(fdb: *mut Handle, req: *mut Request, doit: bool, porcelain: bool, it: *mut *mut Lines) -> c_int {
-    ffi::call(|| {
-        // SAFETY: as the caller guarantees.
-        let (handle, req) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(req, "req")?) };
-        let lines = match handle.store.purge(&changing_request(req, "purge")?, doit) {
-            Ok(report) => purge_lines(&report, &absolute(handle, &report.removed)?, porcelain),
-            Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e.into()),
-        };
-        // SAFETY: as the caller guarantees.
-        unsafe { hand_out_lines(it, lines) }
+    // SAFETY: as the caller guarantees.
+    ffi::call(|| unsafe {
+        start(fdb, req, it, "purge", move |store, request| {
+            store.purge(request, doit).map(|report| Ok(purge_lines(&report, &absolute(store, &report.removed)?, porcelain)))
+        })
     })
 }
 

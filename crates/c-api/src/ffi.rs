@@ -65,7 +65,8 @@ pub fn call(body: impl FnOnce() -> CResult) -> c_int {
 fn fail(code: c_int, message: String) -> c_int {
     // A message cannot hold a NUL: any is shown as a space.
     let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    LAST_ERROR.with(|last| *last.borrow_mut() = message);
+    // (A thread being torn down keeps no message.)
+    let _ = LAST_ERROR.try_with(|last| *last.borrow_mut() = message);
     let handler = *HANDLER.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(Handler { function, context }) = handler {
         // SAFETY: C registered `function` for this call, with this context.
@@ -80,7 +81,7 @@ pub fn error_string(code: c_int) -> *const c_char {
     match code {
         SUCCESS => c"Success".as_ptr(),
         ITERATION_COMPLETE => c"Iteration complete".as_ptr(),
-        GENERAL_EXCEPTION | UNKNOWN_EXCEPTION => LAST_ERROR.with(|last| last.borrow().as_ptr()),
+        GENERAL_EXCEPTION | UNKNOWN_EXCEPTION => LAST_ERROR.try_with(|last| last.borrow().as_ptr()).unwrap_or(c"".as_ptr()),
         _ => c"<unknown>".as_ptr(),
     }
 }

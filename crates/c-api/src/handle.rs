@@ -4,6 +4,7 @@
 //! (initialise, versions, error strings, failure handler).
 
 use std::ffi::{c_char, c_int, c_void};
+use std::sync::Arc;
 
 use fieldstore::{Config, FieldStore, GribOptions};
 
@@ -12,8 +13,9 @@ use crate::request::{Key, Request};
 
 /// `fdb_handle_t`: one handle on a store, usable from many threads at once.
 pub struct Handle {
-    /// The store.
-    pub store: FieldStore,
+    /// The store (shared with the wipe and purge iterators, which do their work when first
+    /// read, as FDB5's do).
+    pub store: Arc<FieldStore>,
 }
 
 /// The version of FDB5's C API this library implements, which `fdb_version` gives (programs
@@ -57,7 +59,8 @@ pub extern "C" fn fdb_error_string(err: c_int) -> *const c_char {
     ffi::error_string(err)
 }
 
-/// Sets the function called with `context` and the code on every error (NULL: none).
+/// Sets the function called with `context` and the code on every error (NULL: none). The
+/// handler is called across the boundary: it must return (not throw nor `longjmp`).
 #[no_mangle]
 pub extern "C" fn fdb_set_failure_handler(handler: Option<unsafe extern "C" fn(*mut c_void, c_int)>, context: *mut c_void) -> c_int {
     ffi::set_handler(handler, context);
@@ -75,7 +78,7 @@ pub unsafe extern "C" fn fdb_new_handle(fdb: *mut *mut Handle) -> c_int {
     ffi::call(|| {
         let store = fieldstore::open(&Config::resolve(None)?)?;
         // SAFETY: as the caller guarantees.
-        unsafe { ffi::hand_out(fdb, "fdb", Handle { store }) }
+        unsafe { ffi::hand_out(fdb, "fdb", Handle { store: Arc::new(store) }) }
     })
 }
 
@@ -100,7 +103,7 @@ pub unsafe extern "C" fn fdb_new_handle_from_yaml(
         }
         let store = fieldstore::open(&Config::parse("system_config given to fdb_new_handle_from_yaml", &system)?)?;
         // SAFETY: as the caller guarantees.
-        unsafe { ffi::hand_out(fdb, "fdb", Handle { store }) }
+        unsafe { ffi::hand_out(fdb, "fdb", Handle { store: Arc::new(store) }) }
     })
 }
 
@@ -113,7 +116,7 @@ pub unsafe extern "C" fn fdb_new_handle_from_yaml(
 pub unsafe extern "C" fn fdb_archive(fdb: *mut Handle, key: *mut Key, data: *const c_char, length: usize) -> c_int {
     ffi::call(|| {
         // SAFETY: as the caller guarantees.
-        let (handle, key, data) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(key, "key")?, bytes(data, length)?) };
+        let (handle, key, data) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::shared(key, "key")?, bytes(data, length)?) };
         handle.store.archive(&key.key, data)?;
         Ok(SUCCESS)
     })
@@ -121,7 +124,8 @@ pub unsafe extern "C" fn fdb_archive(fdb: *mut Handle, key: *mut Key, data: *con
 
 /// Archives every GRIB message in `length` bytes under the keys read from them. With a
 /// request, every message must be one the request names and every field it names must be
-/// there, or nothing is archived (FDB5 archives the messages before the one refused).
+/// there: checked before anything is archived (FDB5 archives the messages before the one it
+/// refuses).
 ///
 /// # Safety
 /// `fdb` NULL or a live handle; `req` NULL or a live request; `data` NULL or `length`
@@ -222,6 +226,9 @@ unsafe fn bytes<'a>(data: *const c_char, length: usize) -> Result<&'a [u8], CErr
     if data.is_null() {
         return Err(ffi::null("data"));
     }
-    // SAFETY: non-NULL and `length` readable bytes, as the caller guarantees.
+    if isize::try_from(length).is_err() {
+        return Err(CError(format!("length {length} is larger than any buffer")));
+    }
+    // SAFETY: non-NULL and `length` (at most isize::MAX) readable bytes, as the caller guarantees.
     Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) })
 }

@@ -48,16 +48,20 @@ impl Retrieved {
     /// Fills `out` as far as the stream goes; the bytes read.
     fn read(&mut self, out: &mut [u8]) -> Result<usize, CError> {
         let mut filled = 0;
-        while filled < out.len() {
+        let result = loop {
+            if filled == out.len() {
+                break Ok(());
+            }
             match self.reader.read(&mut out[filled..]) {
-                Ok(0) => break,
+                Ok(0) => break Ok(()),
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(CError(e.to_string())),
+                Err(e) => break Err(CError(e.to_string())),
             }
-        }
+        };
+        // Also when a read failed: the stream moved on by what was read before.
         self.position += filled as u64;
-        Ok(filled)
+        result.map(|()| filled)
     }
 }
 
@@ -85,7 +89,7 @@ pub unsafe extern "C" fn fdb_new_datareader(dr: *mut *mut DataReader) -> c_int {
 pub unsafe extern "C" fn fdb_retrieve(fdb: *mut Handle, req: *mut Request, dr: *mut DataReader) -> c_int {
     ffi::call(|| {
         // SAFETY: as the caller guarantees.
-        let (handle, req, dr) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::object(req, "req")?, ffi::object(dr, "dr")?) };
+        let (handle, req, dr) = unsafe { (ffi::shared(fdb, "fdb")?, ffi::shared(req, "req")?, ffi::object(dr, "dr")?) };
         let (reader, why) = handle.store.retrieve(&req.to_request()?)?;
         let size = reader.total_bytes();
         dr.retrieved = Some(Retrieved { reader, size, position: 0, open: false, explanation: why.as_deref().map(ffi::c_string) });
@@ -198,7 +202,9 @@ pub unsafe extern "C" fn fdb_datareader_read(dr: *mut DataReader, buf: *mut c_vo
         }
         let count = usize::try_from(count).map_err(|_| CError(format!("count {count} is negative")))?;
         let n = if retrieved.open && count > 0 {
-            // SAFETY: `buf` holds `count` writable bytes, as the caller guarantees.
+            // SAFETY: `buf` holds `count` writable bytes, as the caller guarantees. (They are
+            // lent as initialised bytes, as every reader into a C caller's buffer lends them:
+            // the bytes are only written, never read.)
             let out = unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), count) };
             retrieved.read(out)?
         } else {

@@ -51,6 +51,8 @@ impl Request {
     /// Sets `keyword` to `values`, each split on `/` (empty pieces dropped), replacing what
     /// it had (FDB5's `fdb_request_add`).
     pub fn add(&mut self, keyword: String, values: Vec<String>) {
+        // Keywords are read without regard to case (`STEP` is `step`), so one replaces the other.
+        let keyword = keyword.to_ascii_lowercase();
         let tokens: Vec<String> = values.iter().flat_map(|v| v.split('/')).filter(|t| !t.is_empty()).map(str::to_string).collect();
         match self.entries.iter_mut().find(|(k, _)| *k == keyword) {
             Some(entry) => entry.1 = tokens,
@@ -62,7 +64,7 @@ impl Request {
     pub fn get(&self, keyword: &str) -> Result<&[String], CError> {
         self.entries
             .iter()
-            .find(|(k, _)| k == keyword)
+            .find(|(k, _)| k.eq_ignore_ascii_case(keyword))
             .map(|(_, v)| v.as_slice())
             .ok_or_else(|| CError(format!("no keyword '{keyword}' in request {self}")))
     }
@@ -72,7 +74,7 @@ impl Request {
     pub fn to_request(&self) -> Result<CoreRequest, CError> {
         let mut request = CoreRequest::default();
         for (keyword, values) in &self.entries {
-            request.set_tokens(&keyword.to_ascii_lowercase(), values)?;
+            request.set_tokens(keyword, values)?;
         }
         Ok(request)
     }

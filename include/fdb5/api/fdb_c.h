@@ -7,7 +7,8 @@
  * Every function returns a code of FdbErrorValues. On an error, fdb_error_string(code) gives
  * the message (per thread, valid until that thread's next error) and the failure handler, if
  * set, is called. Objects made by fdb_new_* are deleted by the matching fdb_delete_*. A
- * handle may be used by many threads at once; other objects by one thread at a time.
+ * handle may be used by many threads at once, keys and requests by calls that only read
+ * them; other objects by one thread at a time.
  */
 #ifndef fdb5_api_fdb_c_H
 #define fdb5_api_fdb_c_H
@@ -41,7 +42,8 @@ enum FdbErrorValues {
 const char* fdb_error_string(int err);
 
 typedef void (*fdb_failure_handler_t)(void* context, int error_code);
-/* Calls handler(context, code) on every error, after its message is set; NULL removes it. */
+/* Calls handler(context, code) on every error, after its message is set; NULL removes it.
+ * The handler must return (not throw nor longjmp). */
 int fdb_set_failure_handler(fdb_failure_handler_t handler, void* context);
 
 /* Keys: keyword=value pairs naming one field to archive */
@@ -118,7 +120,8 @@ int fdb_new_handle(fdb_handle_t** fdb);
 int fdb_new_handle_from_yaml(fdb_handle_t** fdb, const char* system_config, const char* user_config);
 /* Archives length bytes under a key; readers see them after fdb_flush. */
 int fdb_archive(fdb_handle_t* fdb, fdb_key_t* key, const char* data, size_t length);
-/* Archives GRIB messages under the keys read from them; with a request, all or nothing. */
+/* Archives GRIB messages under the keys read from them; with a request, each message must be
+ * one it names and each field it names must be there, checked before anything is archived. */
 int fdb_archive_multiple(fdb_handle_t* fdb, fdb_request_t* req, const char* data, size_t length);
 /* Lists what req names (NULL: everything) to depth 1, 2 or 3; duplicates true leaves out
  * fields replaced by newer archives (as FDB5 5.25 does). */
@@ -136,7 +139,8 @@ struct fdb_wipe_element_t;
 typedef struct fdb_wipe_element_t fdb_wipe_element_t;
 struct fdb_wipe_iterator_t;
 typedef struct fdb_wipe_iterator_t fdb_wipe_iterator_t;
-/* Wipes what req names (class, expver, stream, date and time at least); a dry run unless doit. */
+/* Wipes what req names (class, expver, stream, date and time at least) at the iterator's first
+ * next; a dry run unless doit. */
 int fdb_wipe(fdb_handle_t* fdb, fdb_request_t* req, bool doit, bool porcelain, bool unsafeWipeAll,
              fdb_wipe_iterator_t** it);
 /* The report's next line as a new element (delete it); FDB_ITERATION_COMPLETE after the last. */

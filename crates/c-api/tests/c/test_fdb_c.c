@@ -168,6 +168,12 @@ static void test_keys_and_requests(void) {
     FAILS(fdb_request_add(req, "step", none, 1), "'values[0]' is NULL");
     OK(fdb_request_add(req, "number", range, 0));
     get_values(req, "number", "");
+    OK(fdb_request_add(req, "number", range, -3)); /* a negative count is none, as in FDB5 */
+    get_values(req, "number", "");
+    const char* upper[] = {"18"};
+    OK(fdb_request_add(req, "STEP", upper, 1)); /* keywords are read without regard to case */
+    get_values(req, "step", "18");
+    OK(fdb_request_add(req, "step", range, 1));
     OK(fdb_expand_request(req));
     get_values(req, "step", "0,6,12");
     get_values(req, "expver", "0001");
@@ -284,6 +290,7 @@ static void test_archive_list_and_split_keys(void) {
     OK(fdb_key_add(key, "class", "rd"));
     FAILS(fdb_archive(fdb, key, "x", 1), "");
     FAILS(fdb_archive(fdb, key, NULL, 0), "'data' is NULL");
+    FAILS(fdb_archive(fdb, key, "x", SIZE_MAX), "larger than any buffer");
     OK(fdb_delete_key(key));
     OK(fdb_delete_handle(fdb));
 }
@@ -308,6 +315,8 @@ static void test_retrieve_and_the_data_reader(void) {
     CHECK(size == (long)total);
     OK(fdb_datareader_read(dr, buf, 10, &got)); /* before open: nothing, as in FDB5 */
     CHECK(got == 0);
+    OK(fdb_datareader_tell(dr, &pos));
+    CHECK(pos == 0);
     OK(fdb_datareader_open(dr, NULL));
     OK(fdb_datareader_open(dr, &size));
     CHECK(size == (long)total);
@@ -522,6 +531,10 @@ static void test_axes_locks_where_and_wipe(void) {
     OK(fdb_delete_wipe_element(el));
     OK(fdb_delete_wipe_iterator(it));
     CHECK(lines >= 2 && listed(fdb, req, true, 3) == 6);
+    /* The work is done at the first next, as in FDB5: an iterator never read wipes nothing. */
+    OK(fdb_wipe(fdb, req, true, true, false, &it));
+    OK(fdb_delete_wipe_iterator(it));
+    CHECK(listed(fdb, req, true, 3) == 6);
     OK(fdb_wipe(fdb, req, true, true, false, &it));
     while (fdb_wipe_iterator_next(it, &el) == FDB_SUCCESS) {
         OK(fdb_wipe_element_string(el, &line));
@@ -538,6 +551,15 @@ static void test_axes_locks_where_and_wipe(void) {
     CHECK(fdb_wipe_iterator_next(it, &el) == FDB_ITERATION_COMPLETE);
     OK(fdb_delete_wipe_element(el));
     OK(fdb_delete_wipe_iterator(it));
+    /* The handle that wiped archives into the data set again. */
+    archive(fdb, 0, 500, 3);
+    OK(fdb_flush(fdb));
+    CHECK(listed(fdb, req, true, 3) == 1);
+    OK(fdb_wipe(fdb, req, true, false, false, &it)); /* and leaves the store empty for the next test */
+    while (fdb_wipe_iterator_next(it, &el) == FDB_SUCCESS) OK(fdb_delete_wipe_element(el));
+    OK(fdb_delete_wipe_element(el));
+    OK(fdb_delete_wipe_iterator(it));
+    CHECK(listed(fdb, req, true, 3) == 0);
     OK(fdb_delete_request(req));
     OK(fdb_delete_handle(fdb));
 }
@@ -550,6 +572,13 @@ static fdb_handle_t* shared_handle;
 
 static void* worker(void* arg) {
     int level = 100 + (int)(intptr_t)arg;
+    /* Each thread has its own last error. */
+    char expected[64];
+    snprintf(expected, sizeof expected, "thread %d", level);
+    fdb_key_t* key;
+    OK(fdb_new_key(&key));
+    FAILS(fdb_key_add(key, expected, NULL), "'value' is NULL");
+    OK(fdb_delete_key(key));
     fdb_handle_t* own = open_store();
     for (int step = 0; step < STEPS; step++) archive(step % 2 ? own : shared_handle, step, level, 1);
     OK(fdb_flush(own));
@@ -580,9 +609,11 @@ static void* worker(void* arg) {
 
 static void test_many_handles_in_threads(void) {
     pthread_t threads[THREADS];
+    FAILS(fdb_new_request(NULL), "'req' is NULL"); /* this thread's error, which the others' leave */
     shared_handle = open_store();
     for (intptr_t i = 0; i < THREADS; i++) CHECK(pthread_create(&threads[i], NULL, worker, (void*)i) == 0);
     for (int i = 0; i < THREADS; i++) CHECK(pthread_join(threads[i], NULL) == 0);
+    CHECK(strstr(fdb_error_string(FDB_ERROR_GENERAL_EXCEPTION), "'req' is NULL"));
     fdb_request_t* req = request(NULL, NULL);
     CHECK(listed(shared_handle, req, true, 3) == THREADS * STEPS);
     OK(fdb_delete_request(req));
