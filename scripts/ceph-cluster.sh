@@ -105,7 +105,10 @@ EOF
     printf '[osd.%d]\nosd data = %s/osd.%d\n' "$i" "$dir" "$i" >>"$dir/ceph.conf"
   done
   if ((rgw)); then
-    printf '[client.rgw.a]\nrgw frontends = beast endpoint=127.0.0.1:%d\nrgw data = %s/rgw.a\n' "$rgw_port" "$dir" >>"$dir/ceph.conf"
+    # radosgw asks the monitor for a secure connection unless told otherwise, which a cluster
+    # with auth none cannot give (it then never starts); tcp_nodelay, or each small response
+    # waits about 40 ms for Nagle's algorithm.
+    printf '[client.rgw.a]\nrgw frontends = beast endpoint=127.0.0.1:%d tcp_nodelay=1\nrgw data = %s/rgw.a\nms mon client mode = crc\n' "$rgw_port" "$dir" >>"$dir/ceph.conf"
   fi
 }
 
