@@ -133,8 +133,12 @@ pub unsafe fn borrowed_text<'a>(ptr: *const c_char, name: &str) -> Result<&'a st
         return Err(null(name));
     }
     // SAFETY: non-NULL and NUL-terminated, as the caller guarantees.
-    let bytes = unsafe { CStr::from_ptr(ptr) };
-    bytes.to_str().map_err(|_| CError(format!("argument '{name}' is not UTF-8 text: {}", bytes.to_string_lossy())))
+    let bytes = unsafe { CStr::from_ptr(ptr) }.to_bytes();
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is UTF-8 (the common case, keywords and values: checked in one pass).
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes).map_err(|_| CError(format!("argument '{name}' is not UTF-8 text: {}", String::from_utf8_lossy(bytes))))
 }
 
 /// Writes `value` where an output argument points.
