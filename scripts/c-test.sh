@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The C API's tests (issue 21), built against the headers in include/ and libfieldstore_c:
 #   scripts/c-test.sh [--release]
+# 0. the headers declare exactly the functions the library exports (FDB5's 47 and fieldstore's);
 # 1. the project's C test suite (crates/c-api/tests/c), under valgrind: every function, error
 #    paths, iteration ends, odd-sized reads with seeks, many handles in threads;
 # 2. FDB5's own harness (../shared/peer/fdb5_keybench.c), compiled unchanged, on a small
@@ -23,8 +24,13 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 ln -s "$lib/libfieldstore_c.so" "$work/libfieldstore_c.so.0"
 cflags=(-std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror -g -I"$here/include")
 link=(-L"$lib" -lfieldstore_c -Wl,-rpath,"$work" -pthread)
-export -n FIELDSTORE_CONFIG FDB5_CONFIG FDB5_CONFIG_FILE FDB_HOME 2>/dev/null || true
 unset FIELDSTORE_CONFIG FDB_CONFIG FDB5_CONFIG FDB_CONFIG_FILE FDB5_CONFIG_FILE FDB_HOME
+
+echo "c-test: every function the headers declare is what the library exports, and no other" >&2
+declared=$(sed -n 's/^\(int\|const char\*\) \(fdb_[a-z_]*\|fieldstore_[a-z_]*\)(.*/\2/p' include/fdb5/api/fdb_c.h include/fieldstore/fieldstore_c.h | sort)
+exported=$(nm -D --defined-only "$lib/libfieldstore_c.so" | awk '$2 == "T" && $3 ~ /^(fdb|fieldstore)_/ { print $3 }' | sort)
+diff <(echo "$declared") <(echo "$exported") || { echo "c-test: the headers and the library differ (above)" >&2; exit 1; }
+[[ $(grep -c '^int fdb_\|^const char\* fdb_' include/fdb5/api/fdb_c.h) == 47 ]] || { echo "c-test: fdb_c.h should declare FDB5's 47 functions" >&2; exit 1; }
 
 echo "c-test: the C test suite, under valgrind" >&2
 gcc "${cflags[@]}" -o "$work/test_fdb_c" crates/c-api/tests/c/test_fdb_c.c "${link[@]}"
