@@ -60,13 +60,8 @@ class Dimension:
         if self.keywords != ("levelist",) and self.name != "number":
             # Keywords of text values (expver 0001 is no number): as stored.
             return np.array(values, dtype=object)
-        try:
-            numbers = [float(v) for v in values]
-        except ValueError:
-            return np.array(values, dtype=object)
-        if all(n.is_integer() for n in numbers) and self.name in ("number",):
-            return np.array(numbers, dtype=np.int64)
-        return np.array(numbers, dtype=np.float64)
+        numbers = numeric(values, integers=self.name == "number")
+        return np.array(values, dtype=object) if numbers is None else numbers
 
 
 @dataclass
@@ -146,15 +141,6 @@ class Cube:
         g = grids[0]
         grid = Grid(g["grid_type"], g["points"], g["latitudes"], g["longitudes"])
         return grid, {p: _native.message_keys(m, NAME_KEYS) for p, m in zip(self.params, messages)}
-
-    def field_bytes(self, param: str, at: Tuple[int, ...]) -> Optional[bytes]:
-        """The values of parameter `param`'s field at `at` (an index per dimension) as
-        little-endian bytes of the cube's dtype, as a Zarr chunk holds them; None if no field is
-        stored there."""
-        entry = self.fields.get((param, at))
-        if entry is None:
-            return None
-        return handle_for(self.config).decode_entries([entry], self.grid.points, self.dtype.name)
 
     def read(self, param: str, index: Tuple[Any, ...]) -> np.ndarray:
         """Parameter `param`'s values at `index` (an int or a slice per dimension, the grid's
@@ -241,6 +227,18 @@ def _dimensions(keys: Sequence[Mapping[str, str]]) -> Tuple[Dict[str, str], List
         if len(v) > 1 and k not in ordered:
             dims.append(Dimension(k, (k,), [(x,) for x in v]))
     return scalars, dims
+
+
+def numeric(values: Sequence[str], integers: bool) -> Optional[np.ndarray]:
+    """Labels as numbers: whole ones as int64 if `integers` allows, else float64; None if any
+    is text."""
+    try:
+        numbers = [float(v) for v in values]
+    except ValueError:
+        return None
+    if integers and all(n.is_integer() for n in numbers):
+        return np.array(numbers, dtype=np.int64)
+    return np.array(numbers, dtype=np.float64)
 
 
 def _number_or_text(value: str) -> Tuple[int, Any]:

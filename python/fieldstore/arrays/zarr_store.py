@@ -33,7 +33,7 @@ from zarr.core.buffer import Buffer, BufferPrototype
 
 import fieldstore
 
-from .cube import Cube, _decode_rows, _number_or_text, handle_for, variable_names
+from .cube import Cube, _decode_rows, _number_or_text, handle_for, numeric, variable_names
 
 #: The codecs of every array: raw little-endian values, no compression.
 _CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}]
@@ -143,7 +143,7 @@ class ZarrStore(Store):
         coordinates = []
         for dim, axis, axis_labels in zip(dims, axes, labels):
             for position, k in enumerate(axis.names):
-                values = _numbers([label[position] for label in axis_labels])
+                values = numeric([label[position] for label in axis_labels], integers=True)
                 if values is not None:
                     coordinates.append((k, values, [dim], {}))
         extra = [c[0] for c in coordinates if c[0] not in dims]
@@ -243,17 +243,6 @@ def _full_key(cube: Cube, param: str, at: Tuple[int, ...]) -> Dict[str, str]:
         key.update(zip(dimension.keywords, dimension.labels[i]))
     key["param"] = param
     return key
-
-
-def _numbers(values: List[str]) -> Optional[np.ndarray]:
-    """Labels as a numeric coordinate (integers where all are), or None for text."""
-    try:
-        numbers = [float(v) for v in values]
-    except ValueError:
-        return None
-    if all(n.is_integer() for n in numbers):
-        return np.array(numbers, dtype=np.int64)
-    return np.array(numbers, dtype=np.float64)
 
 
 def _array(shape: List[int], chunk: List[int], dtype: np.dtype, dims: List[str], attrs: Dict[str, Any]) -> bytes:
