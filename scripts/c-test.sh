@@ -53,10 +53,11 @@ gcc "${cflags[@]}" -o "$work/example" "$work/example.c" "${link[@]}"
 diff -u "$work/example.expected" "$work/example.out"
 
 echo "c-test: the static library; an install found by pkg-config and CMake" >&2
-native=$(cargo rustc -q -p fieldstore-c --lib --crate-type staticlib $([[ $profile == release ]] && echo --release) -- --print native-static-libs 2>&1 | sed -n 's/.*native-static-libs: //p' | tail -1)
-gcc "${cflags[@]}" -o "$work/example-static" "$work/example.c" "$lib/libfieldstore_c.a" $native -pthread
-(cd "$work" && FIELDSTORE_ROOT="$work/static-root" ./example-static) | diff -u "$work/example.expected" -
 bash scripts/c-install.sh "$work/prefix" --profile "$profile" >/dev/null
+# Statically, with the system libraries the install's pkg-config file names (Libs.private).
+gcc "${cflags[@]}" -o "$work/example-static" "$work/example.c" "$work/prefix/lib/libfieldstore_c.a" \
+  $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --static --libs-only-l fieldstore | sed 's/-lfieldstore_c//') -pthread
+(cd "$work" && FIELDSTORE_ROOT="$work/static-root" ./example-static) | diff -u "$work/example.expected" -
 PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" gcc "${cflags[@]}" -o "$work/example-pc" "$work/example.c" \
   $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs fieldstore) -Wl,-rpath,"$work/prefix/lib"
 (cd "$work" && FIELDSTORE_ROOT="$work/pc-root" ./example-pc) | diff -u "$work/example.expected" -
