@@ -143,43 +143,42 @@ def local_config(root: Path) -> str:
     return json.dumps({"type": "local", "engine": "toc", "schema": str(SCHEMA), "spaces": [{"handler": "Default", "roots": [{"path": str(root)}]}]})
 
 
+def archives_into(root: Path, message: Path, env: dict) -> None:
+    """Archiving `message` through the FDB the environment `env` names lists one field, and
+    its data set is in `root`."""
+    assert in_subprocess(archive_and_list(message), env).split() == ["1"]
+    assert placed(root) == {dataset_dir("od", "0001")}
+
+
+def config_file(path: Path, root: Path) -> str:
+    path.write_text(local_config(root))
+    return str(path)
+
+
 def test_the_environment_names_the_config_as_for_fdb5(roots, grib, tmp_path):
     message = tmp_path / "field.grib"
     message.write_bytes(grib[6])
-    script = archive_and_list(message)
-    # FDB5_CONFIG_FILE.
-    config_file = tmp_path / "config.yaml"
-    config_file.write_text(local_config(roots["od"]))
-    assert in_subprocess(script, {"FDB5_CONFIG_FILE": str(config_file)}).split() == ["1"]
-    assert placed(roots["od"]) == {dataset_dir("od", "0001")}
+    od = config_file(tmp_path / "config.yaml", roots["od"])
+    archives_into(roots["od"], message, {"FDB5_CONFIG_FILE": od})
     # FDB5_CONFIG (the text) comes before FDB5_CONFIG_FILE.
-    assert in_subprocess(script, {"FDB5_CONFIG": local_config(roots["rest"]), "FDB5_CONFIG_FILE": str(config_file)}).split() == ["1"]
-    assert placed(roots["rest"]) == {dataset_dir("od", "0001")}
+    archives_into(roots["rest"], message, {"FDB5_CONFIG": local_config(roots["rest"]), "FDB5_CONFIG_FILE": od})
     # FDB_HOME's etc/fdb/config.yaml.
     home = tmp_path / "home"
     (home / "etc" / "fdb").mkdir(parents=True)
-    (home / "etc" / "fdb" / "config.yaml").write_text(local_config(roots["test"]))
-    assert in_subprocess(script, {"FDB_HOME": str(home)}).split() == ["1"]
-    assert placed(roots["test"]) == {dataset_dir("od", "0001")}
+    config_file(home / "etc" / "fdb" / "config.yaml", roots["test"])
+    archives_into(roots["test"], message, {"FDB_HOME": str(home)})
 
 
 def test_fdb5_s_newer_variable_names_are_read_too(roots, grib, tmp_path):
     message = tmp_path / "field.grib"
     message.write_bytes(grib[6])
-    script = archive_and_list(message)
-    config_file = tmp_path / "config.yaml"
-    config_file.write_text(local_config(roots["od"]))
-    assert in_subprocess(script, {"FDB_CONFIG_FILE": str(config_file)}).split() == ["1"]
-    assert placed(roots["od"]) == {dataset_dir("od", "0001")}
-    assert in_subprocess(script, {"FDB_CONFIG": local_config(roots["rest"])}).split() == ["1"]
-    assert placed(roots["rest"]) == {dataset_dir("od", "0001")}
+    od = config_file(tmp_path / "config.yaml", roots["od"])
+    archives_into(roots["od"], message, {"FDB_CONFIG_FILE": od})
+    archives_into(roots["rest"], message, {"FDB_CONFIG": local_config(roots["rest"])})
     # Under both names, the newer one's.
-    other = tmp_path / "other.yaml"
-    other.write_text(local_config(roots["od_readonly"]))
-    assert in_subprocess(script, {"FDB_CONFIG_FILE": str(other), "FDB5_CONFIG_FILE": str(config_file)}).split() == ["1"]
-    assert placed(roots["od_readonly"]) == {dataset_dir("od", "0001")}
-    assert in_subprocess(script, {"FDB_CONFIG": local_config(roots["test"]), "FDB5_CONFIG": local_config(roots["rest"])}).split() == ["1"]
-    assert placed(roots["test"]) == {dataset_dir("od", "0001")}
+    readonly = config_file(tmp_path / "other.yaml", roots["od_readonly"])
+    archives_into(roots["od_readonly"], message, {"FDB_CONFIG_FILE": readonly, "FDB5_CONFIG_FILE": od})
+    archives_into(roots["test"], message, {"FDB_CONFIG": local_config(roots["test"]), "FDB5_CONFIG": local_config(roots["rest"])})
 
 
 def test_the_first_fdb_whose_select_takes_a_data_set_owns_it_even_if_none_of_its_spaces_does(pyfdb, roots, grib):
