@@ -58,6 +58,16 @@ impl Workload {
     }
 }
 
+/// What a worker process of a comparison does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Archive the workload, then list and retrieve it with the same handle.
+    Write,
+    /// Only list and retrieve what a previous process archived: a reader that starts cold, as
+    /// post-processing does (the peer's `read` mode).
+    Read,
+}
+
 /// Seconds per phase of one run.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Timings {
@@ -72,7 +82,7 @@ pub struct Timings {
 /// Runs worker processes at once (one per ensemble member), each printing the peer's
 /// `phase fields bytes seconds` lines; a phase of the group takes as long as its slowest
 /// process (they start together).
-pub fn run_group(commands: Vec<Command>, w: &Workload) -> Result<Timings, String> {
+pub fn run_group(commands: Vec<Command>, w: &Workload, mode: Mode) -> Result<Timings, String> {
     let children: Vec<_> = commands
         .into_iter()
         .map(|mut c| c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("starting a worker: {e}")))
@@ -83,7 +93,7 @@ pub fn run_group(commands: Vec<Command>, w: &Workload) -> Result<Timings, String
         if !out.status.success() {
             return Err(format!("a worker failed: {}", String::from_utf8_lossy(&out.stderr)));
         }
-        let t = parse_phases(&String::from_utf8_lossy(&out.stdout), w.fields())?;
+        let t = parse_phases(&String::from_utf8_lossy(&out.stdout), w.fields(), mode)?;
         group.archive = group.archive.max(t.archive);
         group.list = group.list.max(t.list);
         group.retrieve = group.retrieve.max(t.retrieve);
@@ -91,8 +101,9 @@ pub fn run_group(commands: Vec<Command>, w: &Workload) -> Result<Timings, String
     Ok(group)
 }
 
-/// Parses `archive|list|retrieve FIELDS BYTES SECONDS` lines.
-pub fn parse_phases(stdout: &str, expected_fields: usize) -> Result<Timings, String> {
+/// Parses `archive|list|retrieve FIELDS BYTES SECONDS` lines (no archive line in
+/// [`Mode::Read`]).
+pub fn parse_phases(stdout: &str, expected_fields: usize, mode: Mode) -> Result<Timings, String> {
     let mut t = Timings::default();
     for line in stdout.lines() {
         let parts: Vec<&str> = line.split_whitespace().collect();
@@ -108,7 +119,7 @@ pub fn parse_phases(stdout: &str, expected_fields: usize) -> Result<Timings, Str
             _ => {}
         }
     }
-    if t.archive == 0.0 || t.retrieve == 0.0 {
+    if (mode == Mode::Write && t.archive == 0.0) || t.retrieve == 0.0 {
         return Err(format!("incomplete worker output: {stdout:?}"));
     }
     Ok(t)
@@ -117,9 +128,19 @@ pub fn parse_phases(stdout: &str, expected_fields: usize) -> Result<Timings, Str
 /// The FDB5 peer for one member. With `private_home`, the peer runs in a venv of its own
 /// that links to the installed one: the peer script rewrites its schema and config files on
 /// every start, and concurrent peers sharing them can read a half-written schema.
-pub fn fdb5_command(peer_script: &Path, root: &Path, w: &Workload, member: usize, private_home: bool) -> Result<Command, String> {
+pub fn fdb5_command(
+    peer_script: &Path,
+    root: &Path,
+    w: &Workload,
+    member: usize,
+    private_home: bool,
+    mode: Mode,
+) -> Result<Command, String> {
     let mut c = Command::new("bash");
     c.arg(peer_script).arg(root).args([w.nsteps, w.nlevels, w.nparams, w.field_size, member].map(|v| v.to_string()));
+    if mode == Mode::Read {
+        c.arg("read");
+    }
     if private_home {
         c.env("FDB5_PEER_VENV", peer_venv_for(member)?);
     }
@@ -145,28 +166,29 @@ fn peer_venv_for(member: usize) -> Result<PathBuf, String> {
 }
 
 /// Runs the peer's workload for `w.member` through fieldstore with a config (see
-/// [`peer_config`]): archive with one flush per step, then list the member and retrieve
-/// everything in one request from a new handle.
-pub fn run_fieldstore(config: &Path, w: &Workload) -> Result<Timings, String> {
+/// [`peer_config`]), as the peer does: with one handle, archive with one flush per step
+/// (not in [`Mode::Read`]), then list the member and retrieve everything in one request.
+pub fn run_fieldstore(config: &Path, w: &Workload, mode: Mode) -> Result<Timings, String> {
     let config = Config::from_file(config).map_err(|e| e.to_string())?;
-    let hammer = w.hammer();
     let err = |e: fieldstore::Error| e.to_string();
+    let reader = fieldstore::open(&config).map_err(err)?;
+    let archive = match mode {
+        Mode::Write => w.hammer().write(&reader).map_err(err)?.seconds,
+        Mode::Read => 0.0,
+    };
 
-    let writer = fieldstore::open(&config).map_err(err)?;
-    let archive = hammer.write(&writer).map_err(err)?.seconds;
-    drop(writer);
-
-    // Like the peer: a new handle lists the member, then retrieves everything in one request.
     // The peer lists as `fdb_list(..., duplicates=false, 3)` asks FDB5 5.25 to: every entry,
     // those replaced by newer archives too (there are none here).
-    let reader = fieldstore::open(&config).map_err(err)?;
     let base = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,domain=g,type=pf,levtype=pl";
     let t = Instant::now();
     let options = ListOptions { include_superseded: true, ..ListOptions::default() };
     let listed = reader.list(&Request::parse(&format!("{base},number={}", w.member)).map_err(err)?, options).map_err(err)?;
+    // As the peer's harness does: walk the listing, sum the lengths, free it, all timed.
+    let (count, bytes) = (listed.fields.len(), listed.fields.iter().map(|f| f.location.length).sum::<u64>());
+    drop(listed);
     let list = t.elapsed().as_secs_f64();
-    if listed.fields.len() != w.fields() {
-        return Err(format!("fieldstore list: {} fields, expected {}", listed.fields.len(), w.fields()));
+    if count != w.fields() || bytes != (w.fields() * w.field_size) as u64 {
+        return Err(format!("fieldstore list: {count} fields of {bytes} bytes, expected {}", w.fields()));
     }
     let join = |n: usize, f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join("/");
     let request = format!(
@@ -375,7 +397,8 @@ pub struct Comparison {
 /// One phase of a comparison: each system's best and worst seconds.
 #[derive(Clone, Debug, Serialize)]
 pub struct PhaseComparison {
-    /// `archive+flush`, `list` or `retrieve`.
+    /// `archive+flush`, `list` or `retrieve` (by the writer's handle), or `list, new process`
+    /// or `retrieve, new process` (a reader process started after the writer ended).
     pub phase: &'static str,
     /// FDB5's best seconds.
     pub fdb5_seconds: f64,
@@ -448,26 +471,36 @@ impl Comparison {
         let w = &self.workload;
         let procs = self.procs.max(1);
         let systems: Vec<System> = [System::Fdb5, System::Rust].into_iter().chain(self.c_harness.as_ref().map(|_| System::C)).collect();
+        // Per system: the writer's timings and a new reader process's.
         let mut runs: Vec<Vec<Timings>> = vec![Vec::new(); systems.len()];
+        let mut new_readers: Vec<Vec<Timings>> = vec![Vec::new(); systems.len()];
         for rep in 0..self.reps.max(1) {
             // Rotate who goes first, so none always meets a warmer cache.
             for turn in 0..systems.len() {
                 let at = (rep + turn) % systems.len();
                 let dir = self.root.join(systems[at].name());
                 clear(&dir);
-                let commands = (1..=procs).map(|m| self.command(systems[at], program, &dir, m)).collect::<Result<_, _>>()?;
-                runs[at].push(run_group(commands, w)?);
+                runs[at].push(self.run_system(systems[at], program, &dir, Mode::Write)?);
+                new_readers[at].push(self.run_system(systems[at], program, &dir, Mode::Read)?);
                 clear(&dir);
             }
         }
         let (fdb5, ours) = (&runs[0], &runs[1]);
         let total_bytes = w.fields() * w.field_size * procs;
         let dd = dd_write(&self.root, total_bytes)?;
-        let named: [(&'static str, PhaseTime); 3] = [("archive+flush", |t| t.archive), ("list", |t| t.list), ("retrieve", |t| t.retrieve)];
+        let list: PhaseTime = |t| t.list;
+        let retrieve: PhaseTime = |t| t.retrieve;
+        let named: [(&'static str, &[Vec<Timings>], PhaseTime); 5] = [
+            ("archive+flush", &runs, |t| t.archive),
+            ("list", &runs, list),
+            ("retrieve", &runs, retrieve),
+            ("list, new process", &new_readers, list),
+            ("retrieve, new process", &new_readers, retrieve),
+        ];
         let phases = named
             .iter()
-            .map(|(phase, get)| {
-                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(fdb5, *get), spread(ours, *get));
+            .map(|(phase, runs, get)| {
+                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(&runs[0], *get), spread(&runs[1], *get));
                 PhaseComparison {
                     phase,
                     fdb5_seconds,
@@ -492,16 +525,19 @@ impl Comparison {
     }
 
     /// The process running `system`'s share of the workload for ensemble member `member`.
-    fn command(&self, system: System, program: &Path, dir: &Path, member: usize) -> Result<Command, String> {
+    fn command(&self, system: System, program: &Path, dir: &Path, member: usize, mode: Mode) -> Result<Command, String> {
         let w = &self.workload;
         let procs = self.procs.max(1);
         Ok(match system {
-            System::Fdb5 => fdb5_command(&self.peer, dir, w, member, procs > 1)?,
+            System::Fdb5 => fdb5_command(&self.peer, dir, w, member, procs > 1, mode)?,
             System::Rust => {
                 let mut c = Command::new(program);
                 c.arg("--config").arg(peer_config(dir, self.commit)?).args(["bench", "explicit-keys"]);
                 c.args(["--nsteps", &w.nsteps.to_string(), "--nlevels", &w.nlevels.to_string(), "--nparams", &w.nparams.to_string()]);
                 c.args(["--field-size", &w.field_size.to_string(), "--member", &member.to_string()]);
+                if mode == Mode::Read {
+                    c.arg("--read");
+                }
                 c
             }
             System::C => {
@@ -509,10 +545,19 @@ impl Comparison {
                 // environment names the config.
                 let mut c = Command::new(self.c_harness.as_ref().ok_or("no C harness")?);
                 c.args([w.nsteps, w.nlevels, w.nparams, w.field_size, member].map(|v| v.to_string()));
+                if mode == Mode::Read {
+                    c.arg("read");
+                }
                 c.env("FIELDSTORE_CONFIG", peer_config(dir, self.commit)?);
                 c
             }
         })
+    }
+
+    /// One process per member running `system` in `mode` on `dir`, all at once.
+    fn run_system(&self, system: System, program: &Path, dir: &Path, mode: Mode) -> Result<Timings, String> {
+        let commands = (1..=self.procs.max(1)).map(|m| self.command(system, program, dir, m, mode)).collect::<Result<_, _>>()?;
+        run_group(commands, &self.workload, mode)
     }
 
     /// `fdb-write` against `program archive` on one GRIB file of the workload, both as whole

@@ -55,6 +55,9 @@ pub struct ExplicitKeysArgs {
     field_size: usize,
     #[arg(long, default_value_t = 1)]
     member: usize,
+    /// Only list and retrieve what an earlier run archived (a reader process of its own)
+    #[arg(long)]
+    read: bool,
 }
 
 #[derive(Args)]
@@ -541,9 +544,13 @@ fn point(a: &PointArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> 
 fn explicit_keys(a: &ExplicitKeysArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
     let w = Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: a.member };
     let config = config.context("bench explicit-keys needs --config (see bench compare)")?;
-    let t = compare::run_fieldstore(config, &w).map_err(anyhow::Error::msg)?;
+    let mode = if a.read { compare::Mode::Read } else { compare::Mode::Write };
+    let t = compare::run_fieldstore(config, &w, mode).map_err(anyhow::Error::msg)?;
     let (n, bytes) = (w.fields(), w.fields() * w.field_size);
-    outln!("archive {n} {bytes} {:.6}\nlist {n} {bytes} {:.6}\nretrieve {n} {bytes} {:.6}", t.archive, t.list, t.retrieve);
+    if mode == compare::Mode::Write {
+        outln!("archive {n} {bytes} {:.6}", t.archive);
+    }
+    outln!("list {n} {bytes} {:.6}\nretrieve {n} {bytes} {:.6}", t.list, t.retrieve);
     Ok(())
 }
 

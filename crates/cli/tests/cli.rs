@@ -705,3 +705,22 @@ fn an_error_eccodes_logs_while_decoding_fails_the_archive() {
     assert!(!stderr.contains("ECCODES ERROR"), "ecCodes' own lines stay off standard error: {stderr}");
     assert!(env.fails(&["list", "--all"]).contains("find a store at"), "nothing was archived");
 }
+
+/// `bench explicit-keys` (what `bench compare` runs in each process) prints the peer's phase
+/// lines; with `--read`, a process of its own lists and retrieves what an earlier one archived,
+/// and a store without them is an error, not a zero timing.
+#[test]
+fn bench_explicit_keys_writes_then_reads_in_a_new_process() {
+    let env = Env::new();
+    let config = fieldstore_bench::compare::peer_config(&env.root, fieldstore_bench::compare::Commit::Auto).unwrap();
+    let config = config.to_str().unwrap();
+    let workload = ["--nsteps", "2", "--nlevels", "3", "--nparams", "4", "--field-size", "100"];
+    let phases = |out: &str| out.lines().map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>();
+
+    let empty = env.fails(&[&["--config", config, "bench", "explicit-keys"], &workload[..], &["--read"]].concat());
+    assert!(empty.contains("expected 24"), "{empty}");
+    let written = env.ok(&[&["--config", config, "bench", "explicit-keys"], &workload[..]].concat());
+    assert_eq!(phases(&written), ["archive 24 2400", "list 24 2400", "retrieve 24 2400"]);
+    let read = env.ok(&[&["--config", config, "bench", "explicit-keys"], &workload[..], &["--read"]].concat());
+    assert_eq!(phases(&read), ["list 24 2400", "retrieve 24 2400"]);
+}
