@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The C API's tests (issue 21), built against the headers in include/ and libfieldstore_c:
 #   scripts/c-test.sh [--release]
-# 0. the headers declare exactly the functions the library exports (FDB5's 47 and fieldstore's);
+# 0. the headers declare exactly the functions the library exports (FDB5's 47 and fieldstore's),
+#    each with the types of its Rust definition (cbindgen's declarations compiled beside them);
 # 1. the project's C test suite (crates/c-api/tests/c), under valgrind: every function, error
 #    paths, iteration ends, odd-sized reads with seeks, many handles in threads;
 # 2. FDB5's own harness (../shared/peer/fdb5_keybench.c), compiled unchanged, on a small
@@ -31,6 +32,27 @@ declared=$(sed -n 's/^\(int\|const char\*\) \(fdb_[a-z_]*\|fieldstore_[a-z_]*\)(
 exported=$(nm -D --defined-only "$lib/libfieldstore_c.so" | awk '$2 == "T" && $3 ~ /^(fdb|fieldstore)_/ { print $3 }' | sort)
 diff <(echo "$declared") <(echo "$exported") || { echo "c-test: the headers and the library differ (above)" >&2; exit 1; }
 [[ $(grep -c '^int fdb_\|^const char\* fdb_' include/fdb5/api/fdb_c.h) == 47 ]] || { echo "c-test: fdb_c.h should declare FDB5's 47 functions" >&2; exit 1; }
+
+echo "c-test: each declaration has the types of its Rust definition (cbindgen)" >&2
+if [[ $(cbindgen --version 2>/dev/null) != "cbindgen 0.29.4" ]]; then
+    echo "c-test: installing cbindgen 0.29.4" >&2
+    cargo install -q cbindgen --locked --version 0.29.4 >&2
+fi
+(cd crates/c-api && cbindgen -q --config cbindgen.toml -o "$work/rust.h" .)
+# A function declared with other types than its definition's is a "conflicting types" error;
+# the one struct is checked member by member, under a name of its own.
+sed -i '/^typedef struct fieldstore_stats_t {/,/^} fieldstore_stats_t;/ s/fieldstore_stats_t/fieldstore_stats_rust_t/g' "$work/rust.h"
+members=$(sed -n '/^typedef struct fieldstore_stats_rust_t {/,/^}/ s/^ *[a-z0-9_ ]* \([a-z_]*\);$/\1/p' "$work/rust.h")
+[[ $(echo "$members" | wc -w) == 7 ]] || { echo "c-test: fieldstore_stats_t's members not found in cbindgen's header" >&2; exit 1; }
+{
+    printf '#include "fdb5/api/fdb_c.h"\n#include "fieldstore/fieldstore_c.h"\n#include "rust.h"\n'
+    echo '_Static_assert(sizeof(fieldstore_stats_t) == sizeof(fieldstore_stats_rust_t), "fieldstore_stats_t");'
+    for m in $members; do
+        echo "_Static_assert(offsetof(fieldstore_stats_t, $m) == offsetof(fieldstore_stats_rust_t, $m) && sizeof(((fieldstore_stats_t*)0)->$m) == sizeof(((fieldstore_stats_rust_t*)0)->$m), \"fieldstore_stats_t.$m\");"
+    done
+} > "$work/types.c"
+gcc "${cflags[@]}" -fsyntax-only -I"$work" "$work/types.c"
+[[ $(grep -c '^int \|^const char \*' "$work/rust.h") == $(echo "$declared" | wc -l) ]] || { echo "c-test: cbindgen's header has another number of functions" >&2; exit 1; }
 
 echo "c-test: the C test suite, under valgrind" >&2
 gcc "${cflags[@]}" -o "$work/test_fdb_c" crates/c-api/tests/c/test_fdb_c.c "${link[@]}"

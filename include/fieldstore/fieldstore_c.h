@@ -45,8 +45,8 @@ int fieldstore_stats(fdb_handle_t* fdb, const fdb_request_t* req, fieldstore_sta
 
 /* Locks or unlocks actions ("archive", "retrieve", "list", "wipe") on the data sets req names
  * (it must name class, expver, stream, date and time). */
-int fieldstore_lock(fdb_handle_t* fdb, const fdb_request_t* req, const char* actions[], int count);
-int fieldstore_unlock(fdb_handle_t* fdb, const fdb_request_t* req, const char* actions[], int count);
+int fieldstore_lock(fdb_handle_t* fdb, const fdb_request_t* req, const char* const actions[], int count);
+int fieldstore_unlock(fdb_handle_t* fdb, const fdb_request_t* req, const char* const actions[], int count);
 
 /* Where the data sets req names (NULL: all) keep their catalogue and their bytes. */
 struct fieldstore_where_t;

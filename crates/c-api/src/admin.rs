@@ -18,7 +18,7 @@ use crate::request::Request;
 /// The work of a wipe or purge, done at the iterator's first `next`: the report's lines.
 type Work = Box<dyn FnOnce() -> Result<Vec<String>, CError> + Send>;
 
-/// `fdb_wipe_iterator_t` and `fdb_purge_iterator_t`: a report's lines.
+/// A wipe's or purge's report: its lines.
 pub struct Lines {
     /// The work, until the first `next` does it.
     work: Option<Work>,
@@ -27,10 +27,55 @@ pub struct Lines {
     failed: Option<String>,
 }
 
-/// `fdb_wipe_element_t` and `fdb_purge_element_t`: one line.
+/// One line of a report.
 pub struct Line {
     text: CString,
 }
+
+/// `fdb_wipe_iterator_t`: a wipe's report (a type of its own, as in FDB5's header).
+pub struct WipeIterator(Lines);
+/// `fdb_purge_iterator_t`: a purge's report.
+pub struct PurgeIterator(Lines);
+/// `fdb_wipe_element_t`: one line of a wipe's report.
+pub struct WipeElement(Line);
+/// `fdb_purge_element_t`: one line of a purge's report.
+pub struct PurgeElement(Line);
+
+/// The iterator types of reports: a wipe's, a purge's.
+trait Report: From<Lines> {
+    /// The report's element type.
+    type Element: From<Line> + AsRef<Line>;
+    fn lines(&mut self) -> &mut Lines;
+}
+
+/// Makes each iterator type a [`Report`] of its element type.
+macro_rules! reports {
+    ($($iterator:ident of $element:ident),*) => {$(
+        impl Report for $iterator {
+            type Element = $element;
+            fn lines(&mut self) -> &mut Lines {
+                &mut self.0
+            }
+        }
+        impl From<Lines> for $iterator {
+            fn from(lines: Lines) -> Self {
+                $iterator(lines)
+            }
+        }
+        impl From<Line> for $element {
+            fn from(line: Line) -> Self {
+                $element(line)
+            }
+        }
+        impl AsRef<Line> for $element {
+            fn as_ref(&self) -> &Line {
+                &self.0
+            }
+        }
+    )*};
+}
+
+reports!(WipeIterator of WipeElement, PurgeIterator of PurgeElement);
 
 /// The lines of a wipe's report (`removed` its data files' URIs as other programs open them).
 fn wipe_lines(report: &WipeReport, removed: &[String], porcelain: bool) -> Vec<String> {
@@ -93,7 +138,7 @@ pub(crate) fn changing_request(req: &Request, what: &str) -> Result<fieldstore::
 ///
 /// # Safety
 /// `fdb` NULL or a live handle; `req` NULL or a live request; `it` NULL or writable.
-unsafe fn start<R>(fdb: *mut Handle, req: *mut Request, it: *mut *mut Lines, what: &str, run: R) -> CResult
+unsafe fn start<I: Report, R>(fdb: *mut Handle, req: *mut Request, it: *mut *mut I, what: &str, run: R) -> CResult
 where
     R: FnOnce(&FieldStore, &fieldstore::Request) -> fieldstore::Result<Result<Vec<String>, CError>> + Send + 'static,
 {
@@ -106,16 +151,16 @@ where
         Err(e) => Err(e.into()),
     });
     // SAFETY: as the caller guarantees.
-    unsafe { ffi::hand_out(it, "it", Lines { work: Some(work), lines: Vec::new().into_iter(), failed: None }) }
+    unsafe { ffi::hand_out(it, "it", I::from(Lines { work: Some(work), lines: Vec::new().into_iter(), failed: None })) }
 }
 
 /// The next line as a new element (to delete), an empty one after the last, as FDB5 does.
 ///
 /// # Safety
 /// `it` NULL or live lines; `element` NULL or writable.
-unsafe fn next_line(it: *mut Lines, element: *mut *mut Line) -> CResult {
+unsafe fn next_line<I: Report>(it: *mut I, element: *mut *mut I::Element) -> CResult {
     // SAFETY: as the caller guarantees.
-    let it = unsafe { ffi::object(it, "it")? };
+    let it = unsafe { ffi::object(it, "it")? }.lines();
     if element.is_null() {
         return Err(ffi::null("element"));
     }
@@ -133,7 +178,7 @@ unsafe fn next_line(it: *mut Lines, element: *mut *mut Line) -> CResult {
         None => (String::new(), ITERATION_COMPLETE),
     };
     // SAFETY: non-NULL and writable, as the caller guarantees.
-    unsafe { ffi::hand_out(element, "element", Line { text: ffi::c_string(&line) })? };
+    unsafe { ffi::hand_out(element, "element", I::Element::from(Line { text: ffi::c_string(&line) }))? };
     Ok(code)
 }
 
@@ -141,9 +186,9 @@ unsafe fn next_line(it: *mut Lines, element: *mut *mut Line) -> CResult {
 ///
 /// # Safety
 /// `element` NULL or a live element; `str` NULL or writable.
-unsafe fn line_text(element: *mut Line, str: *mut *const c_char) -> CResult {
+unsafe fn line_text<E: AsRef<Line>>(element: *mut E, str: *mut *const c_char) -> CResult {
     // SAFETY: as the caller guarantees.
-    let element = unsafe { ffi::object(element, "element")? };
+    let element: &Line = unsafe { ffi::shared(element, "element")? }.as_ref();
     // SAFETY: as the caller guarantees.
     unsafe { ffi::put(str, "str", element.text.as_ptr()) }.map(|()| SUCCESS)
 }
@@ -152,7 +197,7 @@ unsafe fn line_text(element: *mut Line, str: *mut *const c_char) -> CResult {
 ///
 /// # Safety
 /// `it` NULL or live lines, used no more.
-unsafe fn delete_lines(it: *mut Lines) -> CResult {
+unsafe fn delete_lines<I: Report>(it: *mut I) -> CResult {
     if it.is_null() {
         return Ok(SUCCESS);
     }
@@ -174,7 +219,7 @@ pub unsafe extern "C" fn fdb_wipe(
     doit: bool,
     porcelain: bool,
     _unsafe_wipe_all: bool,
-    it: *mut *mut Lines,
+    it: *mut *mut WipeIterator,
 ) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe {
@@ -189,7 +234,7 @@ pub unsafe extern "C" fn fdb_wipe(
 /// # Safety
 /// `it` NULL or a live wipe iterator; `element` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_wipe_iterator_next(it: *mut Lines, element: *mut *mut Line) -> c_int {
+pub unsafe extern "C" fn fdb_wipe_iterator_next(it: *mut WipeIterator, element: *mut *mut WipeElement) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe { next_line(it, element) })
 }
@@ -199,7 +244,7 @@ pub unsafe extern "C" fn fdb_wipe_iterator_next(it: *mut Lines, element: *mut *m
 /// # Safety
 /// `it` NULL or a live wipe iterator, used no more.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_delete_wipe_iterator(it: *mut Lines) -> c_int {
+pub unsafe extern "C" fn fdb_delete_wipe_iterator(it: *mut WipeIterator) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe { delete_lines(it) })
 }
@@ -209,7 +254,7 @@ pub unsafe extern "C" fn fdb_delete_wipe_iterator(it: *mut Lines) -> c_int {
 /// # Safety
 /// `element` NULL or a live wipe element, used no more.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_delete_wipe_element(element: *mut Line) -> c_int {
+pub unsafe extern "C" fn fdb_delete_wipe_element(element: *mut WipeElement) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe { ffi::delete(element, "element") })
 }
@@ -219,7 +264,7 @@ pub unsafe extern "C" fn fdb_delete_wipe_element(element: *mut Line) -> c_int {
 /// # Safety
 /// `element` NULL or a live wipe element; `str` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_wipe_element_string(element: *mut Line, str: *mut *const c_char) -> c_int {
+pub unsafe extern "C" fn fdb_wipe_element_string(element: *mut WipeElement, str: *mut *const c_char) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe { line_text(element, str) })
 }
@@ -230,7 +275,7 @@ pub unsafe extern "C" fn fdb_wipe_element_string(element: *mut Line, str: *mut *
 /// # Safety
 /// `fdb` NULL or a live handle; `req` NULL or a live request; `it` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_purge(fdb: *mut Handle, req: *mut Request, doit: bool, porcelain: bool, it: *mut *mut Lines) -> c_int {
+pub unsafe extern "C" fn fdb_purge(fdb: *mut Handle, req: *mut Request, doit: bool, porcelain: bool, it: *mut *mut PurgeIterator) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe {
         start(fdb, req, it, "purge", move |store, request| {
@@ -244,7 +289,7 @@ pub unsafe extern "C" fn fdb_purge(fdb: *mut Handle, req: *mut Request, doit: bo
 /// # Safety
 /// `it` NULL or a live purge iterator; `element` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_purge_iterator_next(it: *mut Lines, element: *mut *mut Line) -> c_int {
+pub unsafe extern "C" fn fdb_purge_iterator_next(it: *mut PurgeIterator, element: *mut *mut PurgeElement) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe { next_line(it, element) })
 }
@@ -254,7 +299,7 @@ pub unsafe extern "C" fn fdb_purge_iterator_next(it: *mut Lines, element: *mut *
 /// # Safety
 /// `it` NULL or a live purge iterator, used no more.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_delete_purge_iterator(it: *mut Lines) -> c_int {
+pub unsafe extern "C" fn fdb_delete_purge_iterator(it: *mut PurgeIterator) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe { delete_lines(it) })
 }
@@ -264,7 +309,7 @@ pub unsafe extern "C" fn fdb_delete_purge_iterator(it: *mut Lines) -> c_int {
 /// # Safety
 /// `element` NULL or a live purge element, used no more.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_delete_purge_element(element: *mut Line) -> c_int {
+pub unsafe extern "C" fn fdb_delete_purge_element(element: *mut PurgeElement) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe { ffi::delete(element, "element") })
 }
@@ -274,7 +319,7 @@ pub unsafe extern "C" fn fdb_delete_purge_element(element: *mut Line) -> c_int {
 /// # Safety
 /// `element` NULL or a live purge element; `str` NULL or writable.
 #[no_mangle]
-pub unsafe extern "C" fn fdb_purge_element_string(element: *mut Line, str: *mut *const c_char) -> c_int {
+pub unsafe extern "C" fn fdb_purge_element_string(element: *mut PurgeElement, str: *mut *const c_char) -> c_int {
     // SAFETY: as the caller guarantees.
     ffi::call(|| unsafe { line_text(element, str) })
 }

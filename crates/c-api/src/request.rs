@@ -210,7 +210,8 @@ pub unsafe extern "C" fn fdb_new_request(req: *mut *mut Request) -> c_int {
 pub unsafe extern "C" fn fdb_request_add(
     req: *mut Request,
     param: *const c_char,
-    values: *const *const c_char,
+    // `const char* values[]` as FDB5 declares it (only read).
+    values: *mut *const c_char,
     num_values: c_int,
 ) -> c_int {
     ffi::call(|| {
