@@ -3,7 +3,7 @@
 # monitor, one manager, N memstore OSDs (default 3, so replicated and erasure-coded pools can
 # be tested) and optionally a RADOS gateway (S3) on 127.0.0.1. Everything lives under DIR.
 #
-#   scripts/ceph-cluster.sh start DIR [--osds N] [--rgw] [--port P] [--osd-bytes B] [--objectstore memstore|bluestore]
+#   scripts/ceph-cluster.sh start DIR [--osds N] [--rgw] [--port P] [--rgw-port R] [--osd-bytes B] [--objectstore memstore|bluestore]
 #                                                                     installs Ceph if missing, starts, waits until healthy
 #   scripts/ceph-cluster.sh stop DIR                                  stops every daemon and removes DIR
 #   scripts/ceph-cluster.sh env DIR                                   prints the variables tests read (also in DIR/env)
@@ -226,12 +226,13 @@ kill_daemons() {
 (($# >= 2)) || usage
 command=$1 dir=$2
 shift 2
-osds=3 rgw=0 port=6789 rgw_port=7480 osd_bytes=2147483648 objectstore=memstore
+osds=3 rgw=0 port=6789 rgw_port=7480 explicit_rgw_port=0 osd_bytes=2147483648 objectstore=memstore
 while (($#)); do
   case $1 in
     --osds) osds=$2; shift 2 ;;
     --rgw) rgw=1; shift ;;
-    --port) port=$2; rgw_port=$((port + 691)); shift 2 ;;
+    --port) port=$2; ((explicit_rgw_port)) || rgw_port=$((port + 691)); shift 2 ;;
+    --rgw-port) rgw_port=$2; explicit_rgw_port=1; shift 2 ;;
     --osd-bytes) osd_bytes=$2; shift 2 ;;
     --objectstore) objectstore=$2; shift 2 ;;
     *) usage ;;

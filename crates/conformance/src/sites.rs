@@ -1,6 +1,7 @@
-//! The in-tree pairings: POSIX, RADOS (the test cluster's pools) and DAOS (the libdaos
-//! emulation), each on storage of its own: a temporary directory, a namespace prefix of its own
-//! in a pool, a root container label of its own.
+//! The in-tree pairings: POSIX, RADOS (the test cluster's pools), DAOS (the libdaos
+//! emulation) and S3 (Ceph's RADOS gateway and SeaweedFS), each on storage of its own: a
+//! temporary directory, a namespace prefix of its own in a pool, a root container label of its
+//! own, a prefix of its own in the test bucket.
 
 use std::path::Path;
 
@@ -8,8 +9,8 @@ use crate::Site;
 
 /// The backend kinds the tests name: each of `fieldstore::BACKENDS`, plus variants (the POSIX
 /// catalogue in FDB5's commit order; RADOS in the replicated size-2 and erasure-coded 2+1
-/// pools).
-pub const KINDS: &[&str] = &["posix", "posix-ordered", "rados", "rados-rep2", "rados-ec21", "daos"];
+/// pools; S3 on Ceph's RADOS gateway (`s3`) and on SeaweedFS (`s3-seaweed`)).
+pub const KINDS: &[&str] = &["posix", "posix-ordered", "rados", "rados-rep2", "rados-ec21", "daos", "s3", "s3-seaweed"];
 
 /// The pairing of two kinds, if the services both need are there (else the skip is said).
 pub fn pairing(catalogue: &str, store: &str) -> Option<Site> {
@@ -40,8 +41,25 @@ fn section(kind: &str, dir: &Path) -> String {
             let unique = dir.file_name().unwrap_or_default().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "");
             format!("{{type: daos, pool: {pool}, library: {library}, root_container: 't{}{unique}'}}", std::process::id())
         }
+        "s3" => s3_section("FIELDSTORE_TEST_S3_", dir),
+        "s3-seaweed" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir),
         other => panic!("no test site for backend {other} (known: {})", KINDS.join(", ")),
     }
+}
+
+/// An S3 section on the test server whose variables start with `prefix`, in the test bucket,
+/// under a prefix of its own.
+fn s3_section(prefix: &str, dir: &Path) -> String {
+    let server = fieldstore_testing::s3_server(prefix).expect("an S3 server for an S3 pairing");
+    let unique = dir.file_name().unwrap_or_default().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    format!(
+        "{{type: s3, endpoint: '{}', bucket: {}, prefix: 'test-{}-{unique}/', access_key_id: '{}', secret_access_key: '{}'}}",
+        server.endpoint,
+        fieldstore_testing::S3_TEST_BUCKET,
+        std::process::id(),
+        server.access_key,
+        server.secret_key
+    )
 }
 
 /// A RADOS section in the test cluster's pool named by environment variable `pool_variable`
@@ -65,16 +83,23 @@ fn available(kind: &str) -> bool {
     match kind {
         k if k.starts_with("rados") => fieldstore_testing::ceph_conf().is_some(),
         "daos" => fieldstore_testing::daos_emulation().is_some(),
+        "s3" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_").is_some(),
+        "s3-seaweed" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_SEAWEED_").is_some(),
         _ => true,
     }
 }
 
 /// Every pairing of the backends this build has (`fieldstore::BACKENDS`), each catalogue with
-/// each store, plus the POSIX catalogue in FDB5's commit order with the POSIX store, and RADOS
+/// each store, plus the POSIX catalogue in FDB5's commit order with the POSIX store, RADOS
 /// as production would run it (fields in an erasure-coded 2+1 pool, the catalogue in a
-/// replicated size-2 pool); those whose services are missing are left out, and said.
+/// replicated size-2 pool), and the POSIX catalogue with the S3 store on the second S3 server;
+/// those whose services are missing are left out, and said.
 pub fn all() -> Vec<Site> {
-    let kinds: Vec<&str> = fieldstore::BACKENDS.iter().map(|f| f.name).collect();
-    let pairings = kinds.iter().flat_map(|c| kinds.iter().map(move |s| (*c, *s)));
-    pairings.chain([("posix-ordered", "posix"), ("rados-rep2", "rados-ec21")]).filter_map(|(c, s)| pairing(c, s)).collect()
+    let catalogues: Vec<&str> = fieldstore::BACKENDS.iter().filter(|f| f.catalogue.is_some()).map(|f| f.name).collect();
+    let stores: Vec<&str> = fieldstore::BACKENDS.iter().filter(|f| f.store.is_some()).map(|f| f.name).collect();
+    let pairings = catalogues.iter().flat_map(|c| stores.iter().map(move |s| (*c, *s)));
+    pairings
+        .chain([("posix-ordered", "posix"), ("rados-rep2", "rados-ec21"), ("posix", "s3-seaweed")])
+        .filter_map(|(c, s)| pairing(c, s))
+        .collect()
 }

@@ -14,12 +14,16 @@ pairing_tests!(daos_rados, fieldstore_conformance::sites::pairing("daos", "rados
 pairing_tests!(daos_daos, fieldstore_conformance::sites::pairing("daos", "daos"));
 pairing_tests!(posix_ordered_posix, fieldstore_conformance::sites::pairing("posix-ordered", "posix"));
 pairing_tests!(rados_rep2_rados_ec21, fieldstore_conformance::sites::pairing("rados-rep2", "rados-ec21"));
+pairing_tests!(posix_s3, fieldstore_conformance::sites::pairing("posix", "s3"));
+pairing_tests!(rados_s3, fieldstore_conformance::sites::pairing("rados", "s3"));
+pairing_tests!(daos_s3, fieldstore_conformance::sites::pairing("daos", "s3"));
+pairing_tests!(posix_s3_seaweed, fieldstore_conformance::sites::pairing("posix", "s3-seaweed"));
 
 /// The pairings above are every pairing of the backends this build has: a backend added to
 /// `fieldstore::BACKENDS` fails here until its pairings join the list.
 #[test]
 fn every_backend_of_this_build_is_paired() {
-    let paired = ["posix", "rados", "daos"];
+    let paired = ["posix", "rados", "daos", "s3"];
     let built: Vec<&str> = fieldstore::BACKENDS.iter().map(|f| f.name).collect();
     assert_eq!(built, paired, "pair every backend of fieldstore::BACKENDS in tests/pairings.rs");
 }

@@ -27,6 +27,7 @@ pub mod request;
 pub mod schema;
 pub mod types;
 pub mod unique;
+pub mod window;
 
 pub use api::{Archiver, FieldEntry, FieldStore, ListOptions};
 pub use axis::AxisValues;

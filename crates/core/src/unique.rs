@@ -46,6 +46,19 @@ pub fn hostname() -> String {
     raw.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).take(64).collect()
 }
 
+/// An object name from a unique string ([`unique_suffix`] and what the object is): the MD5 of
+/// it, as 32 hex digits, so names spread evenly over an object store's placement and say
+/// nothing of the host that wrote them.
+pub fn unique_object_name(unique: &str) -> String {
+    use md5::{Digest, Md5};
+    Md5::digest(unique.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `name` is one [`unique_object_name`] makes.
+pub fn is_object_name(name: &str) -> bool {
+    name.len() == 32 && name.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

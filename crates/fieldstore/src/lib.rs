@@ -1,6 +1,6 @@
 //! fieldstore: the library applications link. It opens the configured catalogue and store
-//! through the factories of the backends this build has ([`BACKENDS`]: POSIX always, RADOS
-//! and DAOS with the cargo features `rados` and `daos`), and adds GRIB archiving on top of the
+//! through the factories of the backends this build has ([`BACKENDS`]: POSIX always, RADOS,
+//! DAOS and S3 with the cargo features `rados`, `daos` and `s3`), and adds GRIB archiving on top of the
 //! core API.
 //!
 //! ```no_run
@@ -31,14 +31,16 @@ pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
 
 use fieldstore_core::factory::{Factory, Section};
 
-/// The backends this build has, by their `type:` name: POSIX always, RADOS and DAOS with
-/// their cargo features (both on by default).
+/// The backends this build has, by their `type:` name: POSIX always, RADOS, DAOS and S3 (a
+/// store so far) with their cargo features (all on by default).
 pub const BACKENDS: &[&Factory] = &[
     &fieldstore_posix::FACTORY,
     #[cfg(feature = "rados")]
     &fieldstore_rados::FACTORY,
     #[cfg(feature = "daos")]
     &fieldstore_daos::FACTORY,
+    #[cfg(feature = "s3")]
+    &fieldstore_s3::FACTORY,
 ];
 
 /// Opens the catalogue and store a config names, with its schema.

@@ -25,8 +25,9 @@ use fieldstore_core::Key;
 use fieldstore_object_catalogue::{DatasetObjects, IndexWrite, LogRead, ObjectCatalogue, Objects, Values};
 
 use crate::aio::PendingWrite;
-use crate::naming::{check_prefix, dataset_namespace, unique_object_name};
+use crate::naming::{check_prefix, dataset_namespace};
 use crate::{Cluster, IoCtx, Namespaces, Outcome, WriteOp};
+use fieldstore_core::unique::unique_object_name;
 
 /// The object listing the datasets, in the namespace named by the instance's prefix.
 const DATASETS: &str = "fieldstore.datasets";

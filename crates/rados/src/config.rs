@@ -15,8 +15,9 @@ use fieldstore_core::error::Result;
 use fieldstore_core::factory::{Factory, Section};
 use fieldstore_core::{Catalogue, Store};
 
-use crate::store::{InFlight, RadosStore};
+use crate::store::RadosStore;
 use crate::{Cluster, ClusterConfig};
+use fieldstore_core::window::InFlight;
 
 /// A RADOS catalogue's or store's section.
 #[derive(Clone, Debug, Deserialize)]
@@ -68,11 +69,7 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     let config: RadosConfig = section.typed()?;
-    let defaults = InFlight::default();
-    let limits = InFlight {
-        writes: config.writes_in_flight.map_or(defaults.writes, NonZeroUsize::get),
-        reads: config.reads_in_flight.map_or(defaults.reads, NonZeroUsize::get),
-    };
+    let limits = InFlight::new(config.writes_in_flight.map(NonZeroUsize::get), config.reads_in_flight.map(NonZeroUsize::get));
     let cluster = connect(section, &config)?;
     Ok(Box::new(RadosStore::new(cluster, &config.pool, &config.namespace_prefix, limits)?))
 }

@@ -1,11 +1,10 @@
 //! Names of namespaces and objects. A dataset's namespace is its key as text: the core
 //! validated every value (no `/`, `,`, `=`, whitespace or control characters), so it cannot
 //! be confused with another dataset's or break a location apart. Objects that writers create
-//! are named by the MD5 of a unique string (32 hex digits).
+//! are named by [`fieldstore_core::unique::unique_object_name`].
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::Key;
-use md5::{Digest, Md5};
 
 /// The namespace holding a dataset's objects, in the catalogue pool and in the store pool:
 /// the instance's prefix (see [`check_prefix`]), then the dataset key.
@@ -23,14 +22,4 @@ pub fn check_prefix(prefix: &str) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// An object name from a unique string.
-pub fn unique_object_name(unique: &str) -> String {
-    Md5::digest(unique.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Whether `name` is one [`unique_object_name`] makes.
-pub fn is_object_name(name: &str) -> bool {
-    name.len() == 32 && name.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }

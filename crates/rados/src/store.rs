@@ -11,36 +11,17 @@
 //! Object names are MD5s of a unique string (SYSTEM.md section 4.3) and locations are
 //! `rados:POOL/NAMESPACE/NAME` with offset 0 and the field's length.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::unique_suffix;
+use fieldstore_core::window::{InFlight, WriteWindow};
 use fieldstore_core::{FieldLocation, Key, StartedRead, Store, StoreWriter};
 
 use crate::aio::{PendingRead, PendingWrite};
-use crate::naming::{check_prefix, dataset_namespace, is_object_name, unique_object_name};
+use crate::naming::{check_prefix, dataset_namespace};
 use crate::{Cluster, Namespaces, WriteOp};
-
-/// How many writes one store handle keeps in flight unless configured otherwise.
-pub const DEFAULT_WRITES_IN_FLIGHT: usize = 8;
-/// How many objects a retrieve keeps in flight unless configured otherwise.
-pub const DEFAULT_READS_IN_FLIGHT: usize = 8;
-
-/// How many operations a store handle keeps in flight.
-#[derive(Clone, Copy, Debug)]
-pub struct InFlight {
-    /// Object writes sent and not yet waited for, at most.
-    pub writes: usize,
-    /// Object reads a retrieve keeps in flight, at most.
-    pub reads: usize,
-}
-
-impl Default for InFlight {
-    fn default() -> Self {
-        InFlight { writes: DEFAULT_WRITES_IN_FLIGHT, reads: DEFAULT_READS_IN_FLIGHT }
-    }
-}
+use fieldstore_core::unique::{is_object_name, unique_object_name};
 
 /// The store's shared side: reads and removals.
 pub struct RadosStore {
@@ -57,9 +38,8 @@ pub struct RadosStoreWriter {
     /// hosts.
     writer: String,
     written: u64,
-    /// Writes sent and not yet waited for, oldest first; at most `limit`.
-    in_flight: VecDeque<PendingWrite>,
-    limit: usize,
+    /// Writes sent and not yet waited for.
+    in_flight: WriteWindow<PendingWrite>,
 }
 
 impl RadosStore {
@@ -70,7 +50,7 @@ impl RadosStore {
         Ok(RadosStore {
             namespaces: Arc::new(Namespaces::new(cluster, pool)?),
             prefix: prefix.into(),
-            limits: InFlight { writes: limits.writes.max(1), reads: limits.reads.max(1) },
+            limits: InFlight::new(Some(limits.writes), Some(limits.reads)),
         })
     }
 
@@ -96,12 +76,8 @@ impl StoreWriter for RadosStoreWriter {
         let object = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
         self.written += 1;
         let write = self.namespaces.get(&namespace)?.prepare(&object, &WriteOp::new().write_full(data))?;
-        // A failure of an earlier write fails this archive: the caller then discards
-        // everything since the last flush.
-        while self.in_flight.len() >= self.limit {
-            self.in_flight.pop_front().expect("the window is not empty").wait()?;
-        }
-        self.in_flight.push_back(write.submit()?);
+        self.in_flight.make_room()?;
+        self.in_flight.push(write.submit()?);
         let uri = format!("rados:{}/{namespace}/{object}", self.namespaces.pool());
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
     }
@@ -109,19 +85,13 @@ impl StoreWriter for RadosStoreWriter {
     /// Waits for every write in flight; the first failure is the answer, after all of them
     /// ended.
     fn flush(&mut self) -> Result<()> {
-        let mut first_failure = Ok(());
-        for write in self.in_flight.drain(..) {
-            if let (Err(e), Ok(())) = (write.wait(), &first_failure) {
-                first_failure = Err(e);
-            }
-        }
-        first_failure
+        self.in_flight.wait_all()
     }
 
     /// Waits for the writes in flight and forgets them: objects of discarded fields stay
     /// unreferenced; later names differ anyway.
     fn discard(&mut self) {
-        self.in_flight.clear();
+        self.in_flight.forget();
     }
 }
 
@@ -132,8 +102,7 @@ impl Store for RadosStore {
             prefix: self.prefix.clone(),
             writer: unique_suffix(),
             written: 0,
-            in_flight: VecDeque::new(),
-            limit: self.limits.writes,
+            in_flight: WriteWindow::new(self.limits.writes),
         }))
     }
 
@@ -167,6 +136,12 @@ impl Store for RadosStore {
 
     fn describe(&self, dataset: &Key) -> String {
         format!("rados pool {} namespace {}", self.namespaces.pool(), dataset_namespace(&self.prefix, dataset))
+    }
+}
+
+impl fieldstore_core::window::PendingWrite for PendingWrite {
+    fn wait(self) -> Result<()> {
+        PendingWrite::wait(self).map(|_| ())
     }
 }
 

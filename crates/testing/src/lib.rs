@@ -20,6 +20,34 @@ pub fn ceph_conf() -> Option<PathBuf> {
     }
 }
 
+/// An S3 server of the tests: its endpoint and credentials.
+#[derive(Clone, Debug)]
+pub struct S3Server {
+    /// `http://127.0.0.1:PORT`.
+    pub endpoint: String,
+    /// The access key id.
+    pub access_key: String,
+    /// The secret access key.
+    pub secret_key: String,
+}
+
+/// The bucket `scripts/test-services.sh` creates on each S3 server for the tests.
+pub const S3_TEST_BUCKET: &str = "fieldstore-test";
+
+/// The S3 server whose variables start with `prefix` (`FIELDSTORE_TEST_S3_` for Ceph's RADOS
+/// gateway, `FIELDSTORE_TEST_S3_SEAWEED_` for SeaweedFS), or `None` after saying that the
+/// running test skips what needs it.
+pub fn s3_server(prefix: &str) -> Option<S3Server> {
+    let var = |name: &str| std::env::var(format!("{prefix}{name}")).ok().filter(|v| !v.is_empty());
+    match (var("ENDPOINT"), var("ACCESS_KEY"), var("SECRET_KEY")) {
+        (Some(endpoint), Some(access_key), Some(secret_key)) => Some(S3Server { endpoint, access_key, secret_key }),
+        _ => skip(
+            &format!("an S3 server (${prefix}ENDPOINT, ACCESS_KEY and SECRET_KEY are not set)"),
+            "scripts/test.sh starts them (scripts/test-services.sh)",
+        ),
+    }
+}
+
 /// A pool of the test cluster, by the variable `scripts/ceph-cluster.sh` exports, else its
 /// default name.
 pub fn rados_pool(variable: &str, default: &str) -> String {

@@ -1,0 +1,188 @@
+//! One S3 endpoint and bucket, through `object_store`'s S3 client: object names under the
+//! section's prefix, requests run on a runtime of this backend's own (fieldstore's API is
+//! synchronous; callers wait on a channel, so no caller ever needs to be outside or inside
+//! some async runtime), and the client's errors mapped to fieldstore's kinds with the bucket
+//! and endpoint named, never a credential.
+
+use std::future::Future;
+use std::sync::{mpsc, Arc, OnceLock};
+use std::time::Duration;
+
+use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::path::{Path, PathPart};
+use object_store::{BackoffConfig, ClientOptions, ObjectStoreExt, RetryConfig};
+
+use fieldstore_core::error::{Error, ErrorKind, Result};
+
+use crate::config::S3Config;
+
+/// The runtime every S3 client of the process runs its requests on.
+fn runtime() -> Result<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("fieldstore-s3")
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| Error::new(ErrorKind::Io, format!("S3: cannot start the client's runtime: {e}")))
+}
+
+/// An S3 bucket at an endpoint, and the prefix this instance's objects are under.
+#[derive(Clone)]
+pub struct S3Client {
+    store: Arc<AmazonS3>,
+    bucket: Arc<str>,
+    prefix: Arc<str>,
+    /// The endpoint, for messages (a URL holds no credential: those are never in it).
+    endpoint: Arc<str>,
+}
+
+impl S3Client {
+    /// A client of the section's bucket; fails now, with a clear error, when the endpoint
+    /// cannot be reached, refuses the credentials, or has no such bucket.
+    pub fn connect(config: &S3Config, section: &str) -> Result<S3Client> {
+        let credentials = config.credentials(section)?;
+        let endpoint = config.endpoint.clone().unwrap_or_else(|| format!("https://s3.{}.amazonaws.com", config.region));
+        let bad = |what: String| Error::new(ErrorKind::BadConfig, format!("{section} (type 's3'): {what}"));
+        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+            return Err(bad(format!("endpoint {endpoint:?} is not an http:// or https:// URL")));
+        }
+        let timeout = Duration::from_secs(config.timeout_seconds.get().into());
+        let options = ClientOptions::new()
+            .with_allow_http(endpoint.starts_with("http://"))
+            .with_allow_invalid_certificates(!config.verify_tls)
+            .with_connect_timeout(Duration::from_secs(config.connect_timeout_seconds.get().into()))
+            .with_timeout(timeout);
+        let retry = RetryConfig { backoff: BackoffConfig::default(), max_retries: config.retries as usize, retry_timeout: timeout };
+        let mut builder = AmazonS3Builder::new()
+            .with_endpoint(&endpoint)
+            .with_region(&config.region)
+            .with_bucket_name(&config.bucket)
+            .with_access_key_id(&credentials.access_key_id)
+            .with_secret_access_key(credentials.secret_access_key.expose())
+            .with_virtual_hosted_style_request(!config.path_style.unwrap_or(config.endpoint.is_some()))
+            .with_client_options(options)
+            .with_retry(retry);
+        if let Some(token) = &credentials.session_token {
+            builder = builder.with_token(token.expose());
+        }
+        let store = builder.build().map_err(|e| bad(e.to_string()))?;
+        let client = S3Client {
+            store: Arc::new(store),
+            bucket: config.bucket.as_str().into(),
+            prefix: config.prefix.as_str().into(),
+            endpoint: endpoint.into(),
+        };
+        client.check_reachable()?;
+        Ok(client)
+    }
+
+    /// A GET of a name nobody writes: "no such key" proves the endpoint answers, the
+    /// credentials are accepted and the bucket exists; anything else is the error.
+    fn check_reachable(&self) -> Result<()> {
+        let probe = self.path(&[".fieldstore-probe"]);
+        let store = self.store.clone();
+        self.run(async move {
+            match store.get(&probe).await {
+                Err(object_store::Error::NotFound { source, .. }) if !source.to_string().contains("NoSuchBucket") => Ok(()),
+                other => other.map(|_| ()),
+            }
+        })
+    }
+
+    /// The underlying client, for requests made by the store.
+    pub fn store(&self) -> &Arc<AmazonS3> {
+        &self.store
+    }
+
+    /// The bucket's name.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// The object `parts` names under this instance's prefix; each part is one path segment,
+    /// escaped by `object_store` (a `/` in a part cannot make another segment).
+    pub fn path(&self, parts: &[&str]) -> Path {
+        let prefix = self.prefix.split('/').filter(|p| !p.is_empty()).map(PathPart::from);
+        Path::from_iter(prefix.chain(parts.iter().map(|p| PathPart::from(*p))))
+    }
+
+    /// Runs `request` on the backend's runtime and waits for it; its error mapped (see
+    /// [`S3Client::error`]).
+    pub fn run<T, F>(&self, request: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Future<Output = object_store::Result<T>> + Send + 'static,
+    {
+        self.spawn(request)?.wait()
+    }
+
+    /// Starts `request` on the backend's runtime; [`Pending::wait`] gives its answer.
+    pub fn spawn<T, F>(&self, request: F) -> Result<Pending<T>>
+    where
+        T: Send + 'static,
+        F: Future<Output = object_store::Result<T>> + Send + 'static,
+    {
+        let (sender, receiver) = mpsc::sync_channel(1);
+        runtime()?.spawn(async move {
+            // The waiter may have gone (a writer discarding its writes): nobody to tell.
+            let _ = sender.send(request.await);
+        });
+        Ok(Pending { receiver, client: self.clone() })
+    }
+
+    /// A client error as fieldstore's, naming the bucket and endpoint.
+    pub fn error(&self, e: object_store::Error) -> Error {
+        let at = format!("S3 bucket '{}' at {}", self.bucket, self.endpoint);
+        let text = e.to_string();
+        match e {
+            object_store::Error::NotFound { .. } if text.contains("NoSuchBucket") => {
+                Error::new(ErrorKind::NotFound, format!("{at}: no such bucket (create it first)"))
+            }
+            object_store::Error::NotFound { path, .. } => Error::new(ErrorKind::NotFound, format!("{at}: no object {path}")),
+            object_store::Error::AlreadyExists { path, .. } => {
+                Error::new(ErrorKind::AlreadyExists, format!("{at}: object {path} exists already"))
+            }
+            object_store::Error::Precondition { path, .. } => {
+                Error::new(ErrorKind::Conflict, format!("{at}: object {path} changed meanwhile"))
+            }
+            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Error::new(
+                ErrorKind::BadConfig,
+                format!("{at}: the server refused the credentials or their permissions ({})", first_line(&text)),
+            ),
+            _ if text.contains("timed out") || text.contains("deadline") => {
+                Error::new(ErrorKind::Timeout, format!("{at}: no answer in time ({})", first_line(&text)))
+            }
+            _ if text.contains("error sending request") || text.contains("connect") => {
+                Error::new(ErrorKind::Unavailable, format!("{at}: cannot reach the endpoint ({})", first_line(&text)))
+            }
+            _ => Error::new(ErrorKind::Io, format!("{at}: {}", first_line(&text))),
+        }
+    }
+}
+
+/// The first line of a client's message (servers' XML bodies follow).
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or(text)
+}
+
+/// A request in flight ([`S3Client::spawn`]).
+pub struct Pending<T> {
+    receiver: mpsc::Receiver<object_store::Result<T>>,
+    client: S3Client,
+}
+
+impl<T> Pending<T> {
+    /// Waits for the answer.
+    pub fn wait(self) -> Result<T> {
+        match self.receiver.recv() {
+            Ok(answer) => answer.map_err(|e| self.client.error(e)),
+            Err(_) => Err(Error::new(ErrorKind::Io, format!("S3 bucket '{}': a request ended without an answer", self.client.bucket))),
+        }
+    }
+}

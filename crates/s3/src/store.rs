@@ -1,0 +1,189 @@
+//! The S3 store: one object per archived field, `PREFIX/DATASET/fields/NAME` in the bucket,
+//! NAME the MD5 of a unique string, so writers on any number of nodes never collide and no
+//! object is ever written twice.
+//!
+//! Writes are PUTs within a bounded window: `archive` starts the field's PUT (a copy of its
+//! bytes goes with it) and waits only when `writes_in_flight` are in flight; `flush` waits for
+//! all of them, so every flushed field's object exists, whole, before the catalogue publishes
+//! it (S3 reads after a successful PUT see the object). Reads are ranged GETs, up to
+//! `reads_in_flight` at once in a retrieve (`Store::read_ahead`); the core merges adjacent
+//! ranges, though one object holds one field. Locations are `s3://BUCKET/KEY`, offset 0.
+
+use bytes::Bytes;
+use object_store::path::Path;
+use object_store::{ObjectStoreExt, PutPayload};
+
+use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_core::unique::{is_object_name, unique_object_name, unique_suffix};
+use fieldstore_core::window::{InFlight, PendingWrite, WriteWindow};
+use fieldstore_core::{FieldLocation, Key, StartedRead, Store, StoreWriter};
+
+use crate::client::{Pending, S3Client};
+
+/// The store's shared side: reads and removals.
+pub struct S3Store {
+    client: S3Client,
+    limits: InFlight,
+}
+
+/// One writer: its object names and its PUTs in flight.
+pub struct S3StoreWriter {
+    client: S3Client,
+    /// Unique to this writer: its object names are unique across writers, processes and hosts.
+    writer: String,
+    written: u64,
+    /// PUTs started and not yet waited for.
+    in_flight: WriteWindow<Pending<object_store::PutResult>>,
+}
+
+impl S3Store {
+    /// A store in `client`'s bucket, with up to `limits` (each at least 1) requests in flight.
+    pub fn new(client: S3Client, limits: InFlight) -> Self {
+        S3Store { client, limits: InFlight::new(Some(limits.writes), Some(limits.reads)) }
+    }
+
+    /// The object of a location this store wrote; anything else is refused.
+    fn parse(&self, uri: &str) -> Result<Path> {
+        let refuse = |why: &str| Error::new(ErrorKind::Corrupt, format!("refusing location {uri:?}: {why}"));
+        let rest = uri.strip_prefix("s3://").ok_or_else(|| refuse("not an S3 location"))?;
+        let (bucket, key) = rest.split_once('/').ok_or_else(|| refuse("no object name"))?;
+        if bucket != self.client.bucket() {
+            return Err(refuse(&format!("it is in bucket '{bucket}', this store uses bucket '{}'", self.client.bucket())));
+        }
+        let path = Path::parse(key).map_err(|e| refuse(&e.to_string()))?;
+        let parts: Vec<_> = path.parts().collect();
+        match parts.as_slice() {
+            [.., dataset, fields, name] if fields.as_ref() == "fields" && is_object_name(name.as_ref()) => {
+                // Only this instance's objects: under its prefix, in a data set's place.
+                let expected = self.client.path(&[dataset.as_ref(), "fields", name.as_ref()]);
+                if expected != path {
+                    return Err(refuse("not under this store's prefix"));
+                }
+                Ok(path)
+            }
+            _ => Err(refuse("not an object name this store makes")),
+        }
+    }
+}
+
+/// Where a data set's field objects are: its key as one path segment.
+fn fields_path(client: &S3Client, dataset: &Key, name: &str) -> Path {
+    client.path(&[&dataset.to_string(), "fields", name])
+}
+
+impl StoreWriter for S3StoreWriter {
+    fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
+        let name = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
+        self.written += 1;
+        let path = fields_path(&self.client, dataset, &name);
+        let uri = format!("s3://{}/{path}", self.client.bucket());
+        self.in_flight.make_room()?;
+        let (store, payload) = (self.client.store().clone(), PutPayload::from(Bytes::copy_from_slice(data)));
+        self.in_flight.push(self.client.spawn(async move { store.put(&path, payload).await })?);
+        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
+    }
+
+    /// Waits for every PUT in flight; the first failure is the answer, after all of them
+    /// ended.
+    fn flush(&mut self) -> Result<()> {
+        self.in_flight.wait_all()
+    }
+
+    /// Forgets the PUTs in flight (they finish on their own): objects of discarded fields stay
+    /// unreferenced; later names differ anyway.
+    fn discard(&mut self) {
+        self.in_flight.forget();
+    }
+}
+
+impl Store for S3Store {
+    fn writer(&self) -> Result<Box<dyn StoreWriter>> {
+        Ok(Box::new(S3StoreWriter {
+            client: self.client.clone(),
+            writer: unique_suffix(),
+            written: 0,
+            in_flight: WriteWindow::new(self.limits.writes),
+        }))
+    }
+
+    fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let bytes = self.start_get(uri, offset, buf.len())?.wait()?;
+        check_length(uri, bytes.len(), buf.len())?;
+        buf.copy_from_slice(&bytes);
+        Ok(())
+    }
+
+    fn read_ahead(&self) -> usize {
+        self.limits.reads - 1
+    }
+
+    fn start_read(&self, uri: &str, offset: u64, length: usize, buffer: Vec<u8>) -> Result<Box<dyn StartedRead>> {
+        Ok(Box::new(StartedGet { get: self.start_get(uri, offset, length)?, uri: uri.to_string(), length, buffer }))
+    }
+
+    /// Field objects are written whole and never appended to, so none is ever in use; a
+    /// missing one is no error (S3 answers a DELETE of a missing key with success).
+    fn remove(&self, uri: &str) -> Result<bool> {
+        let path = self.parse(uri)?;
+        let store = self.client.store().clone();
+        self.client.run(async move { store.delete(&path).await })?;
+        Ok(true)
+    }
+
+    /// Nothing beyond the field objects, which the wipe removed by name: removing every
+    /// object under the data set's prefix would remove those of a data set archived again
+    /// meanwhile. (Objects of writes no index names, from a writer that failed, stay.)
+    fn wipe_dataset(&self, _dataset: &Key) -> Result<()> {
+        Ok(())
+    }
+
+    fn describe(&self, dataset: &Key) -> String {
+        format!("s3 bucket {} prefix {}/", self.client.bucket(), self.client.path(&[&dataset.to_string()]))
+    }
+}
+
+impl S3Store {
+    /// Starts a ranged GET of `length` bytes of `uri` at `offset`.
+    fn start_get(&self, uri: &str, offset: u64, length: usize) -> Result<Pending<Bytes>> {
+        let path = self.parse(uri)?;
+        let end = offset
+            .checked_add(length as u64)
+            .ok_or_else(|| Error::new(ErrorKind::Corrupt, format!("{uri}: offset {offset} + length {length} overflows")))?;
+        let store = self.client.store().clone();
+        self.client.spawn(async move { store.get_range(&path, offset..end).await })
+    }
+}
+
+/// A short answer means the object is shorter than its location says: damaged or replaced.
+fn check_length(uri: &str, got: usize, wanted: usize) -> Result<()> {
+    if got != wanted {
+        return Err(Error::corrupt("field object", uri, format!("{got} bytes where the catalogue says {wanted}")));
+    }
+    Ok(())
+}
+
+/// A GET in flight ([`Store::start_read`]).
+struct StartedGet {
+    get: Pending<Bytes>,
+    uri: String,
+    length: usize,
+    /// A buffer given back by an earlier read, filled with the answer.
+    buffer: Vec<u8>,
+}
+
+impl StartedRead for StartedGet {
+    fn finish(self: Box<Self>) -> Result<Vec<u8>> {
+        let StartedGet { get, uri, length, mut buffer } = *self;
+        let bytes = get.wait()?;
+        check_length(&uri, bytes.len(), length)?;
+        buffer.clear();
+        buffer.extend_from_slice(&bytes);
+        Ok(buffer)
+    }
+}
+
+impl<T> PendingWrite for Pending<T> {
+    fn wait(self) -> Result<()> {
+        Pending::wait(self).map(|_| ())
+    }
+}
