@@ -23,6 +23,7 @@ pub fn pairing(catalogue: &str, store: &str) -> Option<Site> {
     site.catalogue_described_by = match catalogue {
         "posix" => vec![site.dir().display().to_string(), "(commit: embedded)".into()],
         "posix-ordered" => vec![site.dir().display().to_string(), "(commit: ordered)".into()],
+        s3 if s3.starts_with("s3") => vec!["s3 bucket".into()],
         other => vec![format!("{} pool", other.split('-').next().unwrap_or(other))],
     };
     Some(site)
@@ -92,14 +93,21 @@ fn available(kind: &str) -> bool {
 /// Every pairing of the backends this build has (`fieldstore::BACKENDS`), each catalogue with
 /// each store, plus the POSIX catalogue in FDB5's commit order with the POSIX store, RADOS
 /// as production would run it (fields in an erasure-coded 2+1 pool, the catalogue in a
-/// replicated size-2 pool), and the POSIX catalogue with the S3 store on the second S3 server;
-/// those whose services are missing are left out, and said.
+/// replicated size-2 pool), and on the second S3 server its catalogue with its store, the
+/// POSIX catalogue with its store and its catalogue with the RADOS store; those whose services
+/// are missing are left out, and said.
 pub fn all() -> Vec<Site> {
     let catalogues: Vec<&str> = fieldstore::BACKENDS.iter().filter(|f| f.catalogue.is_some()).map(|f| f.name).collect();
     let stores: Vec<&str> = fieldstore::BACKENDS.iter().filter(|f| f.store.is_some()).map(|f| f.name).collect();
     let pairings = catalogues.iter().flat_map(|c| stores.iter().map(move |s| (*c, *s)));
     pairings
-        .chain([("posix-ordered", "posix"), ("rados-rep2", "rados-ec21"), ("posix", "s3-seaweed")])
+        .chain([
+            ("posix-ordered", "posix"),
+            ("rados-rep2", "rados-ec21"),
+            ("s3-seaweed", "s3-seaweed"),
+            ("posix", "s3-seaweed"),
+            ("s3-seaweed", "rados"),
+        ])
         .filter_map(|(c, s)| pairing(c, s))
         .collect()
 }

@@ -17,7 +17,13 @@ pairing_tests!(rados_rep2_rados_ec21, fieldstore_conformance::sites::pairing("ra
 pairing_tests!(posix_s3, fieldstore_conformance::sites::pairing("posix", "s3"));
 pairing_tests!(rados_s3, fieldstore_conformance::sites::pairing("rados", "s3"));
 pairing_tests!(daos_s3, fieldstore_conformance::sites::pairing("daos", "s3"));
+pairing_tests!(s3_posix, fieldstore_conformance::sites::pairing("s3", "posix"));
+pairing_tests!(s3_rados, fieldstore_conformance::sites::pairing("s3", "rados"));
+pairing_tests!(s3_daos, fieldstore_conformance::sites::pairing("s3", "daos"));
+pairing_tests!(s3_s3, fieldstore_conformance::sites::pairing("s3", "s3"));
+pairing_tests!(s3_seaweed_s3_seaweed, fieldstore_conformance::sites::pairing("s3-seaweed", "s3-seaweed"));
 pairing_tests!(posix_s3_seaweed, fieldstore_conformance::sites::pairing("posix", "s3-seaweed"));
+pairing_tests!(s3_seaweed_rados, fieldstore_conformance::sites::pairing("s3-seaweed", "rados"));
 
 /// The pairings above are every pairing of the backends this build has: a backend added to
 /// `fieldstore::BACKENDS` fails here until its pairings join the list.

@@ -84,3 +84,14 @@ impl<W: PendingWrite> WriteWindow<W> {
         self.in_flight.clear();
     }
 }
+
+/// An error naming the in-flight limits (`writes_in_flight`, `reads_in_flight`) a catalogue's
+/// section of type `kind` sets: only a store keeps operations in flight.
+pub fn refuse_in_catalogue(section: &crate::factory::Section<'_>, kind: &str, writes: Option<usize>, reads: Option<usize>) -> Result<()> {
+    for (key, set) in [("writes_in_flight", writes.is_some()), ("reads_in_flight", reads.is_some())] {
+        if set {
+            return Err(section.error(format!("{}.{key} (type '{kind}'): only a store keeps operations in flight", section.name)));
+        }
+    }
+    Ok(())
+}

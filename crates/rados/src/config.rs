@@ -58,11 +58,12 @@ pub const FACTORY: Factory = Factory { name: "rados", catalogue: Some(open_catal
 
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
     let config: RadosConfig = section.typed()?;
-    for (key, set) in [("writes_in_flight", config.writes_in_flight.is_some()), ("reads_in_flight", config.reads_in_flight.is_some())] {
-        if set {
-            return Err(section.error(format!("{}.{key} (type 'rados'): only a store keeps operations in flight", section.name)));
-        }
-    }
+    fieldstore_core::window::refuse_in_catalogue(
+        section,
+        "rados",
+        config.writes_in_flight.map(NonZeroUsize::get),
+        config.reads_in_flight.map(NonZeroUsize::get),
+    )?;
     let cluster = connect(section, &config)?;
     Ok(Box::new(crate::catalogue::open(cluster, &config.pool, &config.namespace_prefix)?))
 }

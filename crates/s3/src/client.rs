@@ -8,9 +8,10 @@ use std::future::Future;
 use std::sync::{mpsc, Arc, OnceLock};
 use std::time::Duration;
 
+use futures::TryStreamExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::{Path, PathPart};
-use object_store::{BackoffConfig, ClientOptions, ObjectStoreExt, RetryConfig};
+use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 
@@ -110,6 +111,31 @@ impl S3Client {
     pub fn path(&self, parts: &[&str]) -> Path {
         let prefix = self.prefix.split('/').filter(|p| !p.is_empty()).map(PathPart::from);
         Path::from_iter(prefix.chain(parts.iter().map(|p| PathPart::from(*p))))
+    }
+
+    /// The names under `folder` (each object's last segment, as its text), in order; only
+    /// those after `offset` if given.
+    pub fn list(&self, folder: Path, offset: Option<Path>) -> Result<Vec<String>> {
+        let store = self.store.clone();
+        let paths = self.run(async move {
+            let listing = match &offset {
+                Some(offset) => store.list_with_offset(Some(&folder), offset),
+                None => store.list(Some(&folder)),
+            };
+            listing.map_ok(|meta| meta.location).try_collect::<Vec<Path>>().await
+        })?;
+        let mut names = paths
+            .iter()
+            .filter_map(|path| path.parts().next_back())
+            .map(|part| {
+                // `object_store` escapes `%` in a segment, so decoding is unambiguous.
+                percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map(|s| s.into_owned()).map_err(|_| {
+                    Error::corrupt("object name", format!("s3 bucket {}", self.bucket), format!("{:?} is not UTF-8", part.as_ref()))
+                })
+            })
+            .collect::<Result<Vec<String>>>()?;
+        names.sort();
+        Ok(names)
     }
 
     /// Runs `request` on the backend's runtime and waits for it; its error mapped (see

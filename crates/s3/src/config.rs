@@ -28,7 +28,7 @@ use serde::Deserialize;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::factory::{Factory, Section};
-use fieldstore_core::Store;
+use fieldstore_core::{Catalogue, Store};
 
 use crate::client::S3Client;
 use crate::store::S3Store;
@@ -161,8 +161,19 @@ impl S3Config {
     }
 }
 
-/// The S3 store, for the facade's list of backends.
-pub const FACTORY: Factory = Factory { name: "s3", catalogue: None, store: Some(open_store) };
+/// The S3 catalogue and store, for the facade's list of backends.
+pub const FACTORY: Factory = Factory { name: "s3", catalogue: Some(open_catalogue), store: Some(open_store) };
+
+fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
+    let config: S3Config = section.typed()?;
+    fieldstore_core::window::refuse_in_catalogue(
+        section,
+        "s3",
+        config.writes_in_flight.map(NonZeroUsize::get),
+        config.reads_in_flight.map(NonZeroUsize::get),
+    )?;
+    Ok(Box::new(crate::catalogue::open(S3Client::connect(&config, section.name)?)))
+}
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     let config: S3Config = section.typed()?;
