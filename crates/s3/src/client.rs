@@ -11,9 +11,10 @@ use std::time::Duration;
 use futures::TryStreamExt;
 use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::path::{Path, PathPart};
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig};
+use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_core::unique::{unique_object_name, unique_suffix};
 
 use crate::config::S3Config;
 
@@ -94,6 +95,35 @@ impl S3Client {
                 other => other.map(|_| ()),
             }
         })
+    }
+
+    /// Whether the server honours `If-None-Match: *` (the S3 catalogue's every guarantee
+    /// rests on it): a probe object created twice must fail the second time. It is removed
+    /// after. An error naming the server's failing when it does not.
+    pub fn check_conditional_put(&self) -> Result<()> {
+        let probe = self.path(&[&format!(".fieldstore-probe-{}", unique_object_name(&unique_suffix()))]);
+        let store = self.store.clone();
+        let created_twice = self.run(async move {
+            let create = || PutOptions { mode: PutMode::Create, ..PutOptions::default() };
+            store.put_opts(&probe, PutPayload::new(), create()).await?;
+            let second = store.put_opts(&probe, PutPayload::new(), create()).await;
+            store.delete(&probe).await?;
+            match second {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+                Err(e) => Err(e),
+            }
+        })?;
+        if created_twice {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "S3 bucket '{}' at {}: the server ignores conditional PUTs (If-None-Match: *), on which the S3 catalogue's guarantees rest; use a server that honours them (AWS S3, Ceph's RADOS gateway, SeaweedFS, MinIO), or another catalogue with the S3 store",
+                    self.bucket, self.endpoint
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The underlying client, for requests made by the store.

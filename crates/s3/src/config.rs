@@ -172,7 +172,9 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
         config.writes_in_flight.map(NonZeroUsize::get),
         config.reads_in_flight.map(NonZeroUsize::get),
     )?;
-    Ok(Box::new(crate::catalogue::open(S3Client::connect(&config, section.name)?)))
+    let client = S3Client::connect(&config, section.name)?;
+    client.check_conditional_put()?;
+    Ok(Box::new(crate::catalogue::open(client)))
 }
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {

@@ -90,3 +90,78 @@ fn a_catalogue_section_refuses_the_store_s_in_flight_limits() {
     assert_eq!(error.kind(), ErrorKind::BadConfig);
     assert!(error.to_string().contains("catalogue.writes_in_flight (type 's3'): only a store"), "{error}");
 }
+
+/// A server that ignores `If-None-Match: *` is refused by the catalogue, by name. The servers
+/// here honour it, so the test puts a forwarding proxy in front of one that answers a PUT's
+/// 412 (precondition failed) with 200, as such a server would.
+#[test]
+fn a_server_ignoring_conditional_puts_is_refused_by_the_catalogue() {
+    for prefix in SERVERS {
+        let Some(server) = s3_server(prefix) else { continue };
+        let upstream = server.endpoint.trim_start_matches("http://").to_string();
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", proxy.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for client in proxy.incoming().flatten() {
+                let upstream = upstream.clone();
+                std::thread::spawn(move || forward_hiding_412(client, &upstream));
+            }
+        });
+        let honest = format!(
+            "{{type: s3, endpoint: '{}', bucket: {S3_TEST_BUCKET}, access_key_id: '{}', secret_access_key: '{}'}}",
+            server.endpoint, server.access_key, server.secret_key
+        );
+        let config =
+            fieldstore_core::Config::parse("test", &format!("catalogue: {honest}\nstore: {{type: posix, root: /nonexistent}}\n")).unwrap();
+        let section = Section { name: "catalogue", config: &config.catalogue, source: &config.source };
+        assert!((fieldstore_s3::FACTORY.catalogue.unwrap())(&section).is_ok(), "{prefix}: the server itself honours conditional PUTs");
+
+        let hiding = honest.replace(&server.endpoint, &endpoint);
+        let config =
+            fieldstore_core::Config::parse("test", &format!("catalogue: {hiding}\nstore: {{type: posix, root: /nonexistent}}\n")).unwrap();
+        let section = Section { name: "catalogue", config: &config.catalogue, source: &config.source };
+        let error = (fieldstore_s3::FACTORY.catalogue.unwrap())(&section).err().expect("refused");
+        assert_eq!(error.kind(), ErrorKind::Unsupported, "{prefix}: {error}");
+        assert!(error.to_string().contains("ignores conditional PUTs"), "{prefix}: {error}");
+    }
+}
+
+/// Forwards one client connection's requests to `upstream`, one connection each, and turns
+/// a PUT's 412 answer into 200.
+fn forward_hiding_412(mut client: std::net::TcpStream, upstream: &str) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut reader = BufReader::new(client.try_clone().unwrap());
+    loop {
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut line = Vec::new();
+            if reader.read_until(b'\n', &mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            // Each request on a connection of its own upstream, which closes after answering.
+            if !line.to_ascii_lowercase().starts_with(b"connection:") {
+                head.extend_from_slice(&line);
+            }
+        }
+        let text = String::from_utf8_lossy(&head).to_string();
+        let length = text
+            .lines()
+            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+            .unwrap_or(0);
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        head.truncate(head.len() - 2);
+        head.extend_from_slice(b"Connection: close\r\n\r\n");
+        let mut server = std::net::TcpStream::connect(upstream).unwrap();
+        server.write_all(&head).unwrap();
+        server.write_all(&body).unwrap();
+        let mut answer = Vec::new();
+        server.read_to_end(&mut answer).unwrap();
+        if text.starts_with("PUT ") && answer.starts_with(b"HTTP/1.1 412") {
+            answer = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nETag: \"0\"\r\n\r\n".to_vec();
+        }
+        if client.write_all(&answer).is_err() {
+            return;
+        }
+    }
+}
