@@ -194,7 +194,7 @@ pub struct ObjectRunArgs {
     /// Read the next rank's data rather than one's own (IOR's -C), to defeat caches
     #[arg(long)]
     reorder: bool,
-    /// The pool: a directory, rados:POOL[/PREFIX] for a Ceph pool (PREFIX starts each container's namespace), or daos:POOL[/PREFIX] for a DAOS pool (PREFIX starts each container's label; default fieldio) (default: objects/ under $FIELDSTORE_ROOT)
+    /// The pool: a directory, rados:POOL[/PREFIX] for a Ceph pool (PREFIX starts each container's namespace), daos:POOL[/PREFIX] for a DAOS pool (PREFIX starts each container's label; default fieldio), or s3:BUCKET[/PREFIX] for an S3 bucket at $AWS_ENDPOINT_URL (default: objects/ under $FIELDSTORE_ROOT)
     #[arg(long)]
     pool: Option<String>,
     /// The ceph.conf of a rados: pool (default: librados' search, $CEPH_CONF first)

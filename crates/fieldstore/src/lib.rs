@@ -75,6 +75,8 @@ impl Default for ObjectPoolOptions {
 ///   container's namespace);
 /// - `daos:POOL` or `daos:POOL/PREFIX`: a DAOS pool (container labels start with PREFIX,
 ///   default `fieldio`);
+/// - `s3:BUCKET` or `s3:BUCKET/PREFIX`: an S3 bucket (containers are folders under PREFIX),
+///   at `$AWS_ENDPOINT_URL` (AWS without it) with the `AWS_*` credentials;
 /// - anything else: a directory (the POSIX form).
 pub fn open_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<dyn objects::Pool>> {
     if let Some(rest) = spec.strip_prefix("rados:") {
@@ -82,6 +84,9 @@ pub fn open_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<d
     }
     if let Some(rest) = spec.strip_prefix("daos:") {
         return daos_object_pool(rest, options);
+    }
+    if let Some(rest) = spec.strip_prefix("s3:") {
+        return s3_object_pool(rest);
     }
     Ok(Box::new(objects::posix::PosixPool::new(spec)?))
 }
@@ -102,6 +107,18 @@ fn daos_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<dyn o
     Ok(Box::new(daos::objects::DaosPool::new(daos::Pool::connect(&config)?, prefix, class)?))
 }
 
+#[cfg(feature = "s3")]
+fn s3_object_pool(spec: &str) -> Result<Box<dyn objects::Pool>> {
+    let (bucket, prefix) = spec.split_once('/').unwrap_or((spec, ""));
+    let client = fieldstore_s3::client::S3Client::connect(&fieldstore_s3::config::S3Config::from_environment(bucket, prefix), "s3 pool")?;
+    Ok(Box::new(fieldstore_s3::objects::S3Pool::new(client)))
+}
+
+#[cfg(not(feature = "s3"))]
+fn s3_object_pool(_: &str) -> Result<Box<dyn objects::Pool>> {
+    Err(not_built("s3"))
+}
+
 #[cfg(not(feature = "rados"))]
 fn rados_object_pool(_: &str, _: &ObjectPoolOptions) -> Result<Box<dyn objects::Pool>> {
     Err(not_built("rados"))
@@ -112,7 +129,7 @@ fn daos_object_pool(_: &str, _: &ObjectPoolOptions) -> Result<Box<dyn objects::P
     Err(not_built("daos"))
 }
 
-#[cfg(not(all(feature = "rados", feature = "daos")))]
+#[cfg(not(all(feature = "rados", feature = "daos", feature = "s3")))]
 fn not_built(backend: &str) -> Error {
     Error::new(
         error::ErrorKind::Unsupported,

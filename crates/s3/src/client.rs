@@ -146,26 +146,44 @@ impl S3Client {
     /// The names under `folder` (each object's last segment, as its text), in order; only
     /// those after `offset` if given.
     pub fn list(&self, folder: Path, offset: Option<Path>) -> Result<Vec<String>> {
+        let mut names = self.list_objects(folder, offset)?.into_iter().map(|(name, _)| name).collect::<Vec<_>>();
+        names.sort();
+        Ok(names)
+    }
+
+    /// The names under `folder` with each object's size.
+    pub fn list_sizes(&self, folder: Path) -> Result<Vec<(String, u64)>> {
+        self.list_objects(folder, None)
+    }
+
+    /// Every object under `folder`, at any depth.
+    pub fn list_paths(&self, folder: Path) -> Result<Vec<Path>> {
         let store = self.store.clone();
-        let paths = self.run(async move {
+        self.run(async move { store.list(Some(&folder)).map_ok(|meta| meta.location).try_collect::<Vec<Path>>().await })
+    }
+
+    /// The objects under `folder` (after `offset`): each one's last segment, as its text, and
+    /// its size.
+    fn list_objects(&self, folder: Path, offset: Option<Path>) -> Result<Vec<(String, u64)>> {
+        let store = self.store.clone();
+        let found = self.run(async move {
             let listing = match &offset {
                 Some(offset) => store.list_with_offset(Some(&folder), offset),
                 None => store.list(Some(&folder)),
             };
-            listing.map_ok(|meta| meta.location).try_collect::<Vec<Path>>().await
+            listing.map_ok(|meta| (meta.location, meta.size)).try_collect::<Vec<(Path, u64)>>().await
         })?;
-        let mut names = paths
+        found
             .iter()
-            .filter_map(|path| path.parts().next_back())
-            .map(|part| {
+            .filter_map(|(path, size)| path.parts().next_back().map(|part| (part, *size)))
+            .map(|(part, size)| {
                 // `object_store` escapes `%` in a segment, so decoding is unambiguous.
-                percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map(|s| s.into_owned()).map_err(|_| {
+                let name = percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map_err(|_| {
                     Error::corrupt("object name", format!("s3 bucket {}", self.bucket), format!("{:?} is not UTF-8", part.as_ref()))
-                })
+                })?;
+                Ok((name.into_owned(), size))
             })
-            .collect::<Result<Vec<String>>>()?;
-        names.sort();
-        Ok(names)
+            .collect()
     }
 
     /// Runs `request` on the backend's runtime and waits for it; its error mapped (see

@@ -133,6 +133,29 @@ fn default_retries() -> u32 {
 }
 
 impl S3Config {
+    /// A section for `bucket` under `prefix`, with every other key at its default and the
+    /// endpoint from `$AWS_ENDPOINT_URL` (AWS without it), the region from `$AWS_REGION`
+    /// (`us-east-1` without it): what the benchmarks' object pools (`s3:BUCKET/PREFIX`) use.
+    pub fn from_environment(bucket: &str, prefix: &str) -> S3Config {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        S3Config {
+            endpoint: env("AWS_ENDPOINT_URL"),
+            region: env("AWS_REGION").unwrap_or_else(default_region),
+            bucket: bucket.into(),
+            prefix: prefix.into(),
+            path_style: None,
+            verify_tls: true,
+            connect_timeout_seconds: default_connect_timeout(),
+            timeout_seconds: default_timeout(),
+            retries: default_retries(),
+            access_key_id: None,
+            secret_access_key: None,
+            session_token: None,
+            writes_in_flight: None,
+            reads_in_flight: None,
+        }
+    }
+
     /// The credentials: the section's, else the standard AWS variables; an error naming both
     /// places when neither has them.
     pub fn credentials(&self, section: &str) -> Result<Credentials> {

@@ -13,11 +13,13 @@
 //! - [`client`]: one S3 endpoint and bucket layout, its requests run on a runtime of the
 //!   backend's own, errors mapped to fieldstore's kinds;
 //! - [`store`]: the store;
-//! - [`catalogue`]: the catalogue.
+//! - [`catalogue`]: the catalogue;
+//! - [`objects`]: the object API of the field-io and ior benchmarks.
 
 pub mod catalogue;
 pub mod client;
 pub mod config;
+pub mod objects;
 pub mod store;
 
 pub use config::FACTORY;

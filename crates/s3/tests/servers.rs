@@ -165,3 +165,21 @@ fn forward_hiding_412(mut client: std::net::TcpStream, upstream: &str) {
         }
     }
 }
+
+/// The object API of the field-io and ior benchmarks, on each server.
+#[test]
+fn the_object_api_keeps_its_promises() {
+    for prefix in SERVERS {
+        let Some(server) = s3_server(prefix) else { continue };
+        let yaml = format!(
+            "{{endpoint: '{}', bucket: {S3_TEST_BUCKET}, prefix: 'objects-{}/', access_key_id: '{}', secret_access_key: '{}'}}",
+            server.endpoint,
+            std::process::id(),
+            server.access_key,
+            server.secret_key
+        );
+        let config: fieldstore_s3::config::S3Config = serde_yaml::from_str(&yaml).unwrap();
+        let pool = fieldstore_s3::objects::S3Pool::new(fieldstore_s3::client::S3Client::connect(&config, "test").unwrap());
+        fieldstore_objects::conformance::check_pool(&pool, "run/../1");
+    }
+}
