@@ -13,6 +13,7 @@ pub mod launch;
 pub mod payload;
 pub mod point;
 pub mod report;
+pub mod s3;
 pub mod sweep;
 
 pub use hammer::{Hammer, Itt, Payload, Phase};

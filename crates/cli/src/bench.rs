@@ -30,6 +30,28 @@ pub enum BenchCommand {
     /// The FDB5 peer's explicit-key workload for one member, through fieldstore, printing the
     /// peer's `phase fields bytes seconds` lines (what `compare` runs in each process)
     ExplicitKeys(ExplicitKeysArgs),
+    /// The S3 baselines on the config's S3 store: a raw PUT/GET loop with the same client, or
+    /// (--list) a LIST and HEADs of a data set's field objects
+    S3Raw(S3RawArgs),
+}
+
+#[derive(Args)]
+pub struct S3RawArgs {
+    /// Objects to PUT, then GET
+    #[arg(long, default_value_t = 1000)]
+    objects: usize,
+    /// Bytes per object
+    #[arg(long, default_value_t = 1048576)]
+    size: usize,
+    /// Requests in flight
+    #[arg(long, default_value_t = 1)]
+    in_flight: usize,
+    /// Instead: list this data set's field objects (its key, e.g. class=od,expver=0001,...)
+    /// and HEAD each
+    #[arg(long)]
+    list: Option<String>,
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -293,6 +315,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
         BenchCommand::Compare(a) => compare(a),
         BenchCommand::ExplicitKeys(a) => explicit_keys(a, config),
         BenchCommand::Point(a) => point(a, config),
+        BenchCommand::S3Raw(a) => s3_raw(a, config),
         BenchCommand::Analyze(a) => analyze(a),
         BenchCommand::Ior(a) => ior(a),
         BenchCommand::FieldIo(a) => field_io(a),
@@ -537,6 +560,39 @@ fn point(a: &PointArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> 
             t.retrieve_cold_ms,
             t.retrieve_warm_ms
         );
+    }
+    Ok(())
+}
+
+fn s3_raw(a: &S3RawArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let config = fieldstore::Config::resolve(config)?;
+    if let Some(dataset) = &a.list {
+        let dataset = fieldstore::Key::parse(dataset)?;
+        let (objects, seconds) = fieldstore_bench::s3::list_and_head(&config, &dataset, a.in_flight).map_err(anyhow::Error::msg)?;
+        if a.json {
+            outln!("{}", serde_json::json!({"phase": "list+head", "objects": objects, "seconds": seconds, "in_flight": a.in_flight}));
+        } else {
+            outln!("list+head: {objects} objects in {seconds:.4} s ({} in flight)", a.in_flight);
+        }
+        return Ok(());
+    }
+    let t = fieldstore_bench::s3::put_get_loop(&config, a.objects, a.size, a.in_flight).map_err(anyhow::Error::msg)?;
+    let bytes = (a.objects * a.size) as f64;
+    for (phase, seconds) in [("put", t.put_seconds), ("get", t.get_seconds)] {
+        if a.json {
+            outln!(
+                "{}",
+                serde_json::json!({"phase": phase, "objects": a.objects, "bytes": a.size, "in_flight": a.in_flight, "seconds": seconds})
+            );
+        } else {
+            outln!(
+                "{phase}: {} objects of {} bytes in {seconds:.4} s: {:.1} MiB/s ({} in flight)",
+                a.objects,
+                a.size,
+                bytes / seconds / 1048576.0,
+                a.in_flight
+            );
+        }
     }
     Ok(())
 }

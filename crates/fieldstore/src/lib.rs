@@ -24,6 +24,8 @@ pub use fieldstore_objects as objects;
 pub use fieldstore_posix as posix;
 #[cfg(feature = "rados")]
 pub use fieldstore_rados as rados;
+#[cfg(feature = "s3")]
+pub use fieldstore_s3 as s3;
 
 mod grib_input;
 
@@ -110,8 +112,8 @@ fn daos_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<dyn o
 #[cfg(feature = "s3")]
 fn s3_object_pool(spec: &str) -> Result<Box<dyn objects::Pool>> {
     let (bucket, prefix) = spec.split_once('/').unwrap_or((spec, ""));
-    let client = fieldstore_s3::client::S3Client::connect(&fieldstore_s3::config::S3Config::from_environment(bucket, prefix), "s3 pool")?;
-    Ok(Box::new(fieldstore_s3::objects::S3Pool::new(client)))
+    let client = s3::client::S3Client::connect(&s3::config::S3Config::from_environment(bucket, prefix), "s3 pool")?;
+    Ok(Box::new(s3::objects::S3Pool::new(client)))
 }
 
 #[cfg(not(feature = "s3"))]

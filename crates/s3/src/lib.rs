@@ -14,12 +14,14 @@
 //!   backend's own, errors mapped to fieldstore's kinds;
 //! - [`store`]: the store;
 //! - [`catalogue`]: the catalogue;
-//! - [`objects`]: the object API of the field-io and ior benchmarks.
+//! - [`objects`]: the object API of the field-io and ior benchmarks;
+//! - [`raw`]: the baselines of the S3 figures (a raw PUT/GET loop, a LIST and HEADs).
 
 pub mod catalogue;
 pub mod client;
 pub mod config;
 pub mod objects;
+pub mod raw;
 pub mod store;
 
 pub use config::FACTORY;
