@@ -18,11 +18,14 @@
 //! ```
 //!
 //! Credentials: `access_key_id` and `secret_access_key` (and `session_token`) in the section,
-//! else the standard `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`)
-//! variables. A secret is never printed: not in errors, logs, or `Debug` output.
+//! else the section's `profile` of the AWS credentials file, else the standard
+//! `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`) variables, else the
+//! profile `$AWS_PROFILE` (or `default`) of the credentials file. A secret is never printed:
+//! not in errors, logs, or `Debug` output.
 
 use std::fmt;
 use std::num::{NonZeroU32, NonZeroUsize};
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -75,6 +78,9 @@ pub struct S3Config {
     /// A session token of temporary credentials (else `$AWS_SESSION_TOKEN`).
     #[serde(default)]
     pub session_token: Option<Secret>,
+    /// A profile of the AWS credentials file to take the credentials from.
+    #[serde(default)]
+    pub profile: Option<String>,
     /// Writes a store writer keeps in flight (stores only).
     #[serde(default)]
     pub writes_in_flight: Option<NonZeroUsize>,
@@ -151,37 +157,72 @@ impl S3Config {
             access_key_id: None,
             secret_access_key: None,
             session_token: None,
+            profile: None,
             writes_in_flight: None,
             reads_in_flight: None,
         }
     }
 
-    /// The credentials: the section's, else the standard AWS variables; an error naming both
-    /// places when neither has them.
+    /// The credentials, from the first place that has them: the section's keys, the profile
+    /// the section names, the standard AWS variables, the profile `$AWS_PROFILE` names (else
+    /// `default`); an error naming every place when none has them. Profiles are read from
+    /// `$AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`.
     pub fn credentials(&self, section: &str) -> Result<Credentials> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let from_config = match (&self.access_key_id, &self.secret_access_key) {
-            (Some(id), Some(secret)) => Some((id.clone(), secret.clone(), self.session_token.clone())),
-            (None, None) => None,
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::BadConfig,
-                    format!("{section} (type 's3'): give both access_key_id and secret_access_key, or neither"),
-                ))
+        let bad = |what: String| Error::new(ErrorKind::BadConfig, format!("{section} (type 's3'): {what}"));
+        match (&self.access_key_id, &self.secret_access_key) {
+            (Some(id), Some(secret)) => {
+                return Ok(Credentials {
+                    access_key_id: id.clone(),
+                    secret_access_key: secret.clone(),
+                    session_token: self.session_token.clone(),
+                })
             }
-        };
-        let from_env = || match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
-            (Some(id), Some(secret)) => Some((id, Secret(secret), env("AWS_SESSION_TOKEN").map(Secret))),
-            _ => None,
-        };
-        let (access_key_id, secret_access_key, session_token) = from_config.or_else(from_env).ok_or_else(|| {
-            Error::new(
-                ErrorKind::BadConfig,
-                format!("{section} (type 's3'): no credentials: set access_key_id and secret_access_key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
-            )
-        })?;
-        Ok(Credentials { access_key_id, secret_access_key, session_token })
+            (None, None) => {}
+            _ => return Err(bad("give both access_key_id and secret_access_key, or neither".into())),
+        }
+        let file = env("AWS_SHARED_CREDENTIALS_FILE")
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|home| PathBuf::from(home).join(".aws/credentials")));
+        if let Some(profile) = &self.profile {
+            let file =
+                file.ok_or_else(|| bad(format!("profile '{profile}': no credentials file (set AWS_SHARED_CREDENTIALS_FILE or HOME)")))?;
+            return from_profile(&file, profile)?.ok_or_else(|| {
+                bad(format!("profile '{profile}' is not in {} (or lacks aws_access_key_id or aws_secret_access_key)", file.display()))
+            });
+        }
+        if let (Some(access_key_id), Some(secret)) = (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
+            return Ok(Credentials {
+                access_key_id,
+                secret_access_key: Secret(secret),
+                session_token: env("AWS_SESSION_TOKEN").map(Secret),
+            });
+        }
+        let profile = env("AWS_PROFILE").unwrap_or_else(|| "default".into());
+        if let Some(credentials) = file.as_deref().filter(|f| f.exists()).map(|f| from_profile(f, &profile)).transpose()?.flatten() {
+            return Ok(credentials);
+        }
+        Err(bad(format!(
+            "no credentials: set access_key_id and secret_access_key, or profile, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or put profile '{profile}' in {}",
+            file.map_or_else(|| "~/.aws/credentials".into(), |f| f.display().to_string())
+        )))
     }
+}
+
+/// A profile's credentials in an AWS credentials file; `None` if it has no such profile or
+/// the profile lacks a key.
+fn from_profile(file: &Path, profile: &str) -> Result<Option<Credentials>> {
+    let ini = ini::Ini::load_from_file(file)
+        .map_err(|e| Error::new(ErrorKind::BadConfig, format!("AWS credentials file {}: {e}", file.display())))?;
+    let Some(keys) = ini.section(Some(profile)) else { return Ok(None) };
+    Ok(match (keys.get("aws_access_key_id"), keys.get("aws_secret_access_key")) {
+        (Some(id), Some(secret)) => Some(Credentials {
+            access_key_id: id.to_string(),
+            secret_access_key: Secret(secret.to_string()),
+            session_token: keys.get("aws_session_token").map(|t| Secret(t.to_string())),
+        }),
+        _ => None,
+    })
 }
 
 /// The S3 catalogue and store, for the facade's list of backends.
