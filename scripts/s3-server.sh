@@ -48,11 +48,14 @@ start() {
   base=$(free_base)
   port=$((base + 3))
   # Every server of `weed mini` on loopback, on ports of its own; no WebDAV, Iceberg or Lance
-  # endpoints, no telemetry.
+  # endpoints, no telemetry. Small volumes, and many: each bucket (a data set's, with
+  # bucket_prefix) takes volumes of its own, and the default 128 MiB volumes run out of room
+  # on the disk's count after a few dozen buckets ("no writable volumes").
   AWS_ACCESS_KEY_ID=$access_key AWS_SECRET_ACCESS_KEY=$secret_key setsid "$venv/bin/weed" mini \
     -dir="$dir/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
     -master.port=$base -volume.port=$((base + 1)) -filer.port=$((base + 2)) -s3.port=$port \
     -admin.port=$((base + 4)) -s3.port.iceberg=0 -s3.port.lance=0 -webdav=false -master.telemetry=false \
+    -master.volumeSizeLimitMB=16 -volume.max=2000 \
     >"$dir/weed.log" 2>&1 &
   echo $! >"$dir/weed.pid"
   local deadline=$((SECONDS + 60))

@@ -9,8 +9,10 @@ use crate::Site;
 
 /// The backend kinds the tests name: each of `fieldstore::BACKENDS`, plus variants (the POSIX
 /// catalogue in FDB5's commit order; RADOS in the replicated size-2 and erasure-coded 2+1
-/// pools; S3 on Ceph's RADOS gateway (`s3`) and on SeaweedFS (`s3-seaweed`)).
-pub const KINDS: &[&str] = &["posix", "posix-ordered", "rados", "rados-rep2", "rados-ec21", "daos", "s3", "s3-seaweed"];
+/// pools; S3 on Ceph's RADOS gateway (`s3`) and on SeaweedFS (`s3-seaweed`), one bucket with a
+/// prefix per data set, or (`-buckets`) a bucket per data set).
+pub const KINDS: &[&str] =
+    &["posix", "posix-ordered", "rados", "rados-rep2", "rados-ec21", "daos", "s3", "s3-seaweed", "s3-buckets", "s3-seaweed-buckets"];
 
 /// The pairing of two kinds, if the services both need are there (else the skip is said).
 pub fn pairing(catalogue: &str, store: &str) -> Option<Site> {
@@ -42,24 +44,28 @@ fn section(kind: &str, dir: &Path) -> String {
             let unique = dir.file_name().unwrap_or_default().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "");
             format!("{{type: daos, pool: {pool}, library: {library}, root_container: 't{}{unique}'}}", std::process::id())
         }
-        "s3" => s3_section("FIELDSTORE_TEST_S3_", dir),
-        "s3-seaweed" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir),
+        "s3" => s3_section("FIELDSTORE_TEST_S3_", dir, false),
+        "s3-seaweed" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir, false),
+        "s3-buckets" => s3_section("FIELDSTORE_TEST_S3_", dir, true),
+        "s3-seaweed-buckets" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir, true),
         other => panic!("no test site for backend {other} (known: {})", KINDS.join(", ")),
     }
 }
 
-/// An S3 section on the test server whose variables start with `prefix`, in the test bucket,
-/// under a prefix of its own.
-fn s3_section(prefix: &str, dir: &Path) -> String {
+/// An S3 section on the test server whose variables start with `prefix`: in the test bucket,
+/// under a prefix of its own; or (`bucket_per_dataset`) in buckets of its own.
+fn s3_section(prefix: &str, dir: &Path, bucket_per_dataset: bool) -> String {
     let server = fieldstore_testing::s3_server(prefix).expect("an S3 server for an S3 pairing");
-    let unique = dir.file_name().unwrap_or_default().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "");
+    let unique =
+        dir.file_name().unwrap_or_default().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "").to_ascii_lowercase();
+    let place = if bucket_per_dataset {
+        format!("bucket_prefix: 't{}-{unique}-'", std::process::id())
+    } else {
+        format!("bucket: {}, prefix: 'test-{}-{unique}/'", fieldstore_testing::S3_TEST_BUCKET, std::process::id())
+    };
     format!(
-        "{{type: s3, endpoint: '{}', bucket: {}, prefix: 'test-{}-{unique}/', access_key_id: '{}', secret_access_key: '{}'}}",
-        server.endpoint,
-        fieldstore_testing::S3_TEST_BUCKET,
-        std::process::id(),
-        server.access_key,
-        server.secret_key
+        "{{type: s3, endpoint: '{}', {place}, access_key_id: '{}', secret_access_key: '{}'}}",
+        server.endpoint, server.access_key, server.secret_key
     )
 }
 
@@ -85,7 +91,8 @@ fn available(kind: &str) -> bool {
         k if k.starts_with("rados") => fieldstore_testing::ceph_conf().is_some(),
         "daos" => fieldstore_testing::daos_emulation().is_some(),
         "s3" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_").is_some(),
-        "s3-seaweed" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_SEAWEED_").is_some(),
+        "s3-seaweed" | "s3-seaweed-buckets" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_SEAWEED_").is_some(),
+        "s3-buckets" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_").is_some(),
         _ => true,
     }
 }
@@ -93,9 +100,10 @@ fn available(kind: &str) -> bool {
 /// Every pairing of the backends this build has (`fieldstore::BACKENDS`), each catalogue with
 /// each store, plus the POSIX catalogue in FDB5's commit order with the POSIX store, RADOS
 /// as production would run it (fields in an erasure-coded 2+1 pool, the catalogue in a
-/// replicated size-2 pool), and on the second S3 server its catalogue with its store, the
-/// POSIX catalogue with its store and its catalogue with the RADOS store; those whose services
-/// are missing are left out, and said.
+/// replicated size-2 pool), on the second S3 server its catalogue with its store, the POSIX
+/// catalogue with its store and its catalogue with the RADOS store, and on both S3 servers
+/// the S3 catalogue and store with a bucket per data set; those whose services are missing
+/// are left out, and said.
 pub fn all() -> Vec<Site> {
     let catalogues: Vec<&str> = fieldstore::BACKENDS.iter().filter(|f| f.catalogue.is_some()).map(|f| f.name).collect();
     let stores: Vec<&str> = fieldstore::BACKENDS.iter().filter(|f| f.store.is_some()).map(|f| f.name).collect();
@@ -107,6 +115,8 @@ pub fn all() -> Vec<Site> {
             ("s3-seaweed", "s3-seaweed"),
             ("posix", "s3-seaweed"),
             ("s3-seaweed", "rados"),
+            ("s3-buckets", "s3-buckets"),
+            ("s3-seaweed-buckets", "s3-seaweed-buckets"),
         ])
         .filter_map(|(c, s)| pairing(c, s))
         .collect()

@@ -112,7 +112,7 @@ fn daos_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<dyn o
 #[cfg(feature = "s3")]
 fn s3_object_pool(spec: &str) -> Result<Box<dyn objects::Pool>> {
     let (bucket, prefix) = spec.split_once('/').unwrap_or((spec, ""));
-    let client = s3::client::S3Client::connect(&s3::config::S3Config::from_environment(bucket, prefix), "s3 pool")?;
+    let client = s3::client::S3Client::connect(&s3::config::S3Config::from_environment(bucket, prefix), bucket, "s3 pool")?;
     Ok(Box::new(s3::objects::S3Pool::new(client)))
 }
 

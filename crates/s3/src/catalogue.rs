@@ -35,6 +35,7 @@ use fieldstore_core::Key;
 use fieldstore_object_catalogue::{DatasetObjects, IndexWrite, LogRead, ObjectCatalogue, Objects, Values};
 
 use crate::client::{Pending, S3Client};
+use crate::layout::{Buckets, Place};
 
 /// How long a flush keeps trying slots while other writers take them first.
 const PUBLISH_PATIENCE: Duration = Duration::from_secs(60);
@@ -44,52 +45,57 @@ const RECORD_MAGIC: &[u8; 4] = b"FSR1";
 /// The S3 catalogue.
 pub type S3Catalogue = ObjectCatalogue<CatalogueBucket>;
 
-/// A catalogue in `client`'s bucket, under its prefix.
-pub fn open(client: S3Client) -> S3Catalogue {
-    ObjectCatalogue::new(CatalogueBucket { client })
+/// A catalogue in a section's buckets.
+pub fn open(buckets: Buckets) -> S3Catalogue {
+    ObjectCatalogue::new(CatalogueBucket { buckets })
 }
 
-/// The catalogue's objects in its bucket.
+/// The catalogue's objects in its buckets.
 pub struct CatalogueBucket {
-    client: S3Client,
+    buckets: Buckets,
 }
 
 /// One data set's objects.
 pub struct DatasetPrefix {
+    place: Place,
     client: S3Client,
-    dataset: String,
     /// The last log slot this handle knows taken.
     slot: Mutex<u64>,
 }
 
 impl CatalogueBucket {
     fn list_entry(&self, dataset: &Key) -> Path {
-        self.client.path(&["datasets", &dataset.to_string()])
+        self.buckets.home().path(&["datasets", &dataset.to_string()])
     }
 }
 
 impl Objects for CatalogueBucket {
     type Dataset = DatasetPrefix;
 
-    /// A prefix needs no creation; whether a data set is there is its record's business.
-    fn dataset(&self, dataset: &Key, _create: bool) -> Result<Option<Arc<DatasetPrefix>>> {
-        Ok(Some(Arc::new(DatasetPrefix { client: self.client.clone(), dataset: dataset.to_string(), slot: Mutex::new(0) })))
+    /// A prefix needs no creation (a bucket per data set does); whether a data set is there
+    /// is its record's business.
+    fn dataset(&self, dataset: &Key, create: bool) -> Result<Option<Arc<DatasetPrefix>>> {
+        let place = self.buckets.place(dataset, create)?;
+        Ok(place.map(|place| Arc::new(DatasetPrefix { client: place.client.clone(), place, slot: Mutex::new(0) })))
     }
 
     fn listed(&self) -> Result<Vec<String>> {
-        self.client.list(self.client.path(&["datasets"]), None)
+        let home = self.buckets.home();
+        home.list(home.path(&["datasets"]), None)
     }
 
     fn describe_list(&self) -> String {
-        format!("s3 bucket {} prefix {}/", self.client.bucket(), self.client.path(&["datasets"]))
+        let home = self.buckets.home();
+        format!("s3 bucket {} prefix {}/", home.bucket(), home.path(&["datasets"]))
     }
 
     fn set_listed(&self, dataset: &Key, listed: bool) -> Result<()> {
-        let (store, path) = (self.client.store().clone(), self.list_entry(dataset));
+        let home = self.buckets.home();
+        let (store, path) = (home.store().clone(), self.list_entry(dataset));
         if listed {
-            self.client.run(async move { store.put(&path, PutPayload::new()).await.map(drop) })
+            home.run(async move { store.put(&path, PutPayload::new()).await.map(drop) })
         } else {
-            self.client.run(async move { store.delete(&path).await })
+            home.run(async move { store.delete(&path).await })
         }
     }
 
@@ -102,7 +108,7 @@ impl Objects for CatalogueBucket {
         if let Some(record) = record {
             let creation = creation(&record.identity);
             for folder in ["log", "lock"] {
-                for name in self.client.list(objects.path(&[folder, &creation]), None)? {
+                for name in objects.client.list(objects.path(&[folder, &creation]), None)? {
                     objects.delete(objects.path(&[folder, &creation, &name]))?;
                 }
             }
@@ -114,7 +120,7 @@ impl Objects for CatalogueBucket {
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        format!("s3 bucket {} prefix {}/", self.client.bucket(), self.client.path(&[&dataset.to_string()]))
+        self.buckets.describe(dataset)
     }
 }
 
@@ -158,9 +164,7 @@ fn decode_record(data: &[u8]) -> Option<Values> {
 
 impl DatasetPrefix {
     fn path(&self, parts: &[&str]) -> Path {
-        let mut all = vec![self.dataset.as_str()];
-        all.extend_from_slice(parts);
-        self.client.path(&all)
+        self.place.path(parts)
     }
 
     fn log_path(&self, creation: &str, slot: u64) -> Path {

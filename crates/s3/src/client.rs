@@ -9,14 +9,15 @@ use std::sync::{mpsc, Arc, OnceLock};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use object_store::aws::{AmazonS3, AmazonS3Builder};
+use object_store::aws::{AmazonS3, AmazonS3Builder, AwsAuthorizer, AwsCredential};
+use object_store::client::{HttpConnector, HttpRequestBody, ReqwestConnector};
 use object_store::path::{Path, PathPart};
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::{unique_object_name, unique_suffix};
 
-use crate::config::S3Config;
+use crate::config::{Credentials, S3Config};
 
 /// The runtime every S3 client of the process runs its requests on.
 fn runtime() -> Result<&'static tokio::runtime::Runtime> {
@@ -39,20 +40,31 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
 pub struct S3Client {
     store: Arc<AmazonS3>,
     bucket: Arc<str>,
-    prefix: Arc<str>,
+    settings: Arc<Settings>,
+}
+
+/// How to reach the endpoint: what opening another bucket there needs.
+struct Settings {
     /// The endpoint, for messages (a URL holds no credential: those are never in it).
-    endpoint: Arc<str>,
+    endpoint: String,
+    region: String,
+    path_style: bool,
+    prefix: String,
+    credentials: Credentials,
+    options: ClientOptions,
+    retry: RetryConfig,
 }
 
 impl S3Client {
-    /// A client of the section's bucket; fails now, with a clear error, when the endpoint
-    /// cannot be reached, refuses the credentials, or has no such bucket.
-    pub fn connect(config: &S3Config, section: &str) -> Result<S3Client> {
+    /// A client of `bucket` at the section's endpoint, not checked (see [`S3Client::connect`]).
+    pub fn unchecked(config: &S3Config, bucket: &str, section: &str) -> Result<S3Client> {
         let credentials = config.credentials(section)?;
         let endpoint = config.endpoint.clone().unwrap_or_else(|| format!("https://s3.{}.amazonaws.com", config.region));
-        let bad = |what: String| Error::new(ErrorKind::BadConfig, format!("{section} (type 's3'): {what}"));
         if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-            return Err(bad(format!("endpoint {endpoint:?} is not an http:// or https:// URL")));
+            return Err(Error::new(
+                ErrorKind::BadConfig,
+                format!("{section} (type 's3'): endpoint {endpoint:?} is not an http:// or https:// URL"),
+            ));
         }
         let timeout = Duration::from_secs(config.timeout_seconds.get().into());
         let options = ClientOptions::new()
@@ -60,39 +72,100 @@ impl S3Client {
             .with_allow_invalid_certificates(!config.verify_tls)
             .with_connect_timeout(Duration::from_secs(config.connect_timeout_seconds.get().into()))
             .with_timeout(timeout);
-        let retry = RetryConfig { backoff: BackoffConfig::default(), max_retries: config.retries as usize, retry_timeout: timeout };
-        let mut builder = AmazonS3Builder::new()
-            .with_endpoint(&endpoint)
-            .with_region(&config.region)
-            .with_bucket_name(&config.bucket)
-            .with_access_key_id(&credentials.access_key_id)
-            .with_secret_access_key(credentials.secret_access_key.expose())
-            .with_virtual_hosted_style_request(!config.path_style.unwrap_or(config.endpoint.is_some()))
-            .with_client_options(options)
-            .with_retry(retry);
-        if let Some(token) = &credentials.session_token {
-            builder = builder.with_token(token.expose());
-        }
-        let store = builder.build().map_err(|e| bad(e.to_string()))?;
-        let client = S3Client {
-            store: Arc::new(store),
-            bucket: config.bucket.as_str().into(),
-            prefix: config.prefix.as_str().into(),
-            endpoint: endpoint.into(),
+        let settings = Settings {
+            endpoint,
+            region: config.region.clone(),
+            path_style: config.path_style.unwrap_or(config.endpoint.is_some()),
+            prefix: config.prefix.clone(),
+            credentials,
+            options,
+            retry: RetryConfig { backoff: BackoffConfig::default(), max_retries: config.retries as usize, retry_timeout: timeout },
         };
-        client.check_reachable()?;
+        S3Client::for_bucket(Arc::new(settings), bucket)
+    }
+
+    /// A client of `bucket` at the section's endpoint; fails now, with a clear error, when the
+    /// endpoint cannot be reached, refuses the credentials, or has no such bucket.
+    pub fn connect(config: &S3Config, bucket: &str, section: &str) -> Result<S3Client> {
+        let client = S3Client::unchecked(config, bucket, section)?;
+        if !client.bucket_exists()? {
+            return Err(client.error_text(ErrorKind::NotFound, "no such bucket (create it first)"));
+        }
         Ok(client)
     }
 
-    /// A GET of a name nobody writes: "no such key" proves the endpoint answers, the
-    /// credentials are accepted and the bucket exists; anything else is the error.
-    fn check_reachable(&self) -> Result<()> {
+    /// A client of another bucket at the same endpoint, with the same settings (not checked).
+    pub fn with_bucket(&self, bucket: &str) -> Result<S3Client> {
+        S3Client::for_bucket(self.settings.clone(), bucket)
+    }
+
+    fn for_bucket(settings: Arc<Settings>, bucket: &str) -> Result<S3Client> {
+        let credentials = &settings.credentials;
+        let mut builder = AmazonS3Builder::new()
+            .with_endpoint(&settings.endpoint)
+            .with_region(&settings.region)
+            .with_bucket_name(bucket)
+            .with_access_key_id(&credentials.access_key_id)
+            .with_secret_access_key(credentials.secret_access_key.expose())
+            .with_virtual_hosted_style_request(!settings.path_style)
+            .with_client_options(settings.options.clone())
+            .with_retry(settings.retry.clone());
+        if let Some(token) = &credentials.session_token {
+            builder = builder.with_token(token.expose());
+        }
+        let store =
+            builder.build().map_err(|e| Error::new(ErrorKind::BadConfig, format!("S3 bucket '{bucket}' at {}: {e}", settings.endpoint)))?;
+        Ok(S3Client { store: Arc::new(store), bucket: bucket.into(), settings })
+    }
+
+    /// Creates `bucket` at this client's endpoint unless this account has it already (signed
+    /// by `object_store`'s own signer: its client has no call for it).
+    pub fn create_bucket(&self, bucket: &str) -> Result<()> {
+        let settings = &self.settings;
+        let url = if settings.path_style {
+            format!("{}/{bucket}", settings.endpoint.trim_end_matches('/'))
+        } else {
+            let (scheme, host) = settings.endpoint.split_once("://").unwrap_or(("https", &settings.endpoint));
+            format!("{scheme}://{bucket}.{}", host.trim_end_matches('/'))
+        };
+        // Outside us-east-1, AWS wants the region in the body.
+        let body = match settings.region.as_str() {
+            "us-east-1" => String::new(),
+            region => format!("<CreateBucketConfiguration><LocationConstraint>{region}</LocationConstraint></CreateBucketConfiguration>"),
+        };
+        let mut request = http::Request::builder()
+            .method(http::Method::PUT)
+            .uri(&url)
+            .body(HttpRequestBody::from(body.into_bytes()))
+            .map_err(|e| Error::new(ErrorKind::BadConfig, format!("S3 bucket '{bucket}': {e}")))?;
+        let credential = AwsCredential {
+            key_id: settings.credentials.access_key_id.clone(),
+            secret_key: settings.credentials.secret_access_key.expose().to_string(),
+            token: settings.credentials.session_token.as_ref().map(|t| t.expose().to_string()),
+        };
+        AwsAuthorizer::new(&credential, "s3", &settings.region).try_authorize(&mut request, None).map_err(|e| self.error(e))?;
+        let http = ReqwestConnector::default().connect(&settings.options).map_err(|e| self.error(e))?;
+        let status = self.run(async move {
+            let response = http.execute(request).await.map_err(|e| object_store::Error::Generic { store: "S3", source: Box::new(e) })?;
+            Ok(response.status())
+        })?;
+        // 409: BucketAlreadyOwnedByYou (or another's bucket: the next request says so).
+        if status.is_success() || status == http::StatusCode::CONFLICT {
+            return Ok(());
+        }
+        Err(Error::new(ErrorKind::Io, format!("S3 bucket '{bucket}' at {}: creating it answered HTTP {status}", settings.endpoint)))
+    }
+
+    /// Whether the bucket exists: a GET of a name nobody writes answers "no such key" if it
+    /// does, "no such bucket" if not; anything else (unreachable, refused credentials) is the
+    /// error.
+    pub fn bucket_exists(&self) -> Result<bool> {
         let probe = self.path(&[".fieldstore-probe"]);
         let store = self.store.clone();
         self.run(async move {
             match store.get(&probe).await {
-                Err(object_store::Error::NotFound { source, .. }) if !source.to_string().contains("NoSuchBucket") => Ok(()),
-                other => other.map(|_| ()),
+                Err(object_store::Error::NotFound { source, .. }) => Ok(!source.to_string().contains("NoSuchBucket")),
+                other => other.map(|_| true),
             }
         })
     }
@@ -119,7 +192,7 @@ impl S3Client {
                 ErrorKind::Unsupported,
                 format!(
                     "S3 bucket '{}' at {}: the server ignores conditional PUTs (If-None-Match: *), on which the S3 catalogue's guarantees rest; use a server that honours them (AWS S3, Ceph's RADOS gateway, SeaweedFS, MinIO), or another catalogue with the S3 store",
-                    self.bucket, self.endpoint
+                    self.bucket, self.settings.endpoint
                 ),
             ));
         }
@@ -139,7 +212,7 @@ impl S3Client {
     /// The object `parts` names under this instance's prefix; each part is one path segment,
     /// escaped by `object_store` (a `/` in a part cannot make another segment).
     pub fn path(&self, parts: &[&str]) -> Path {
-        let prefix = self.prefix.split('/').filter(|p| !p.is_empty()).map(PathPart::from);
+        let prefix = self.settings.prefix.split('/').filter(|p| !p.is_empty()).map(PathPart::from);
         Path::from_iter(prefix.chain(parts.iter().map(|p| PathPart::from(*p))))
     }
 
@@ -212,12 +285,10 @@ impl S3Client {
 
     /// A client error as fieldstore's, naming the bucket and endpoint.
     pub fn error(&self, e: object_store::Error) -> Error {
-        let at = format!("S3 bucket '{}' at {}", self.bucket, self.endpoint);
+        let at = format!("S3 bucket '{}' at {}", self.bucket, self.settings.endpoint);
         let text = e.to_string();
         match e {
-            object_store::Error::NotFound { .. } if text.contains("NoSuchBucket") => {
-                Error::new(ErrorKind::NotFound, format!("{at}: no such bucket (create it first)"))
-            }
+            object_store::Error::NotFound { .. } if text.contains("NoSuchBucket") => self.error_text(ErrorKind::NotFound, "no such bucket"),
             object_store::Error::NotFound { path, .. } => Error::new(ErrorKind::NotFound, format!("{at}: no object {path}")),
             object_store::Error::AlreadyExists { path, .. } => {
                 Error::new(ErrorKind::AlreadyExists, format!("{at}: object {path} exists already"))
@@ -237,6 +308,13 @@ impl S3Client {
             }
             _ => Error::new(ErrorKind::Io, format!("{at}: {}", first_line(&text))),
         }
+    }
+}
+
+impl S3Client {
+    /// An error of `kind` naming the bucket and endpoint.
+    fn error_text(&self, kind: ErrorKind, what: &str) -> Error {
+        Error::new(kind, format!("S3 bucket '{}' at {}: {what}", self.bucket, self.settings.endpoint))
     }
 }
 

@@ -7,6 +7,7 @@
 //!   endpoint: "http://127.0.0.1:7480"   # none: AWS itself, by region
 //!   region: us-east-1
 //!   bucket: fields                      # one bucket; each data set under a prefix of its own
+//!   # bucket_prefix: fdb-                 # or: a bucket per data set (fdb-<md5 of its key>)
 //!   prefix: run1/                       # starts every object name (instances sharing a bucket)
 //!   path_style: true                    # default: true with an endpoint, false on AWS
 //!   verify_tls: true
@@ -33,7 +34,7 @@ use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::factory::{Factory, Section};
 use fieldstore_core::{Catalogue, Store};
 
-use crate::client::S3Client;
+use crate::layout::Buckets;
 use crate::store::S3Store;
 use fieldstore_core::window::InFlight;
 
@@ -47,8 +48,15 @@ pub struct S3Config {
     /// The region requests are signed for (servers other than AWS mostly accept any).
     #[serde(default = "default_region")]
     pub region: String,
-    /// The bucket (it must exist): each data set's objects under a prefix of their own.
-    pub bucket: String,
+    /// One bucket (it must exist) holding every data set, each under a prefix of its own.
+    #[serde(default)]
+    pub bucket: Option<String>,
+    /// Instead of `bucket`: a bucket per data set, named this prefix and the MD5 of the data
+    /// set's key (created as needed), and `PREFIXdatasets` holding the catalogue's list; for
+    /// clouds that limit objects or requests per bucket. At most 31 characters of AWS's bucket
+    /// names: lowercase letters, digits, `-` and `.`.
+    #[serde(default)]
+    pub bucket_prefix: Option<String>,
     /// Starts every object name, so several instances can share a bucket.
     #[serde(default)]
     pub prefix: String,
@@ -147,7 +155,8 @@ impl S3Config {
         S3Config {
             endpoint: env("AWS_ENDPOINT_URL"),
             region: env("AWS_REGION").unwrap_or_else(default_region),
-            bucket: bucket.into(),
+            bucket: Some(bucket.into()),
+            bucket_prefix: None,
             prefix: prefix.into(),
             path_style: None,
             verify_tls: true,
@@ -225,6 +234,39 @@ fn from_profile(file: &Path, profile: &str) -> Result<Option<Credentials>> {
     })
 }
 
+/// Where a section keeps its data sets.
+#[derive(Clone, Debug)]
+pub enum Layout {
+    /// One bucket, a prefix per data set.
+    OneBucket(String),
+    /// A bucket per data set, named from this prefix.
+    BucketPerDataset(String),
+}
+
+impl S3Config {
+    /// The section's layout: exactly one of `bucket` and `bucket_prefix`, the latter with
+    /// room for the MD5 in a bucket name.
+    pub fn layout(&self, section: &str) -> Result<Layout> {
+        let bad = |what: String| Error::new(ErrorKind::BadConfig, format!("{section} (type 's3'): {what}"));
+        match (&self.bucket, &self.bucket_prefix) {
+            (Some(bucket), None) if !bucket.is_empty() => Ok(Layout::OneBucket(bucket.clone())),
+            (None, Some(prefix)) => {
+                let valid = prefix.len() <= 31
+                    && prefix.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                    && prefix.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+                if !valid {
+                    return Err(bad(format!(
+                        "bucket_prefix {prefix:?}: use at most 31 lowercase letters, digits, '-' and '.', starting with a letter or digit (a bucket name is the prefix and 32 hex digits)"
+                    )));
+                }
+                Ok(Layout::BucketPerDataset(prefix.clone()))
+            }
+            (Some(_), Some(_)) => Err(bad("give bucket (one bucket) or bucket_prefix (a bucket per data set), not both".into())),
+            _ => Err(bad("name the bucket: bucket (one bucket) or bucket_prefix (a bucket per data set)".into())),
+        }
+    }
+}
+
 /// The S3 catalogue and store, for the facade's list of backends.
 pub const FACTORY: Factory = Factory { name: "s3", catalogue: Some(open_catalogue), store: Some(open_store) };
 
@@ -236,14 +278,13 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
         config.writes_in_flight.map(NonZeroUsize::get),
         config.reads_in_flight.map(NonZeroUsize::get),
     )?;
-    let client = S3Client::connect(&config, section.name)?;
-    client.check_conditional_put()?;
-    Ok(Box::new(crate::catalogue::open(client)))
+    let buckets = Buckets::connect(&config, section.name)?;
+    buckets.home().check_conditional_put()?;
+    Ok(Box::new(crate::catalogue::open(buckets)))
 }
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     let config: S3Config = section.typed()?;
     let limits = InFlight::new(config.writes_in_flight.map(NonZeroUsize::get), config.reads_in_flight.map(NonZeroUsize::get));
-    let client = S3Client::connect(&config, section.name)?;
-    Ok(Box::new(S3Store::new(client, limits)))
+    Ok(Box::new(S3Store::new(Buckets::connect(&config, section.name)?, limits)))
 }

@@ -12,6 +12,7 @@
 //! - [`config`]: the `type: s3` sections, credentials, and the backend's [`FACTORY`];
 //! - [`client`]: one S3 endpoint and bucket layout, its requests run on a runtime of the
 //!   backend's own, errors mapped to fieldstore's kinds;
+//! - [`layout`]: one bucket with a prefix per data set, or a bucket per data set;
 //! - [`store`]: the store;
 //! - [`catalogue`]: the catalogue;
 //! - [`objects`]: the object API of the field-io and ior benchmarks;
@@ -20,6 +21,7 @@
 pub mod catalogue;
 pub mod client;
 pub mod config;
+pub mod layout;
 pub mod objects;
 pub mod raw;
 pub mod store;

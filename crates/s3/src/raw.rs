@@ -16,9 +16,9 @@ use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::Key;
 
 use crate::client::S3Client;
+use crate::layout::Place;
 
 /// What the raw loop measured.
 #[derive(Clone, Copy, Debug)]
@@ -74,10 +74,10 @@ pub fn put_get_loop(client: &S3Client, objects: usize, size: usize, in_flight: u
     Ok(RawTimes { put_seconds, get_seconds })
 }
 
-/// Lists a data set's field objects (the store's `PREFIX/DATASET/fields/`) and HEADs each,
-/// `in_flight` at a time: how many there are, and the seconds it took.
-pub fn list_and_head(client: &S3Client, dataset: &Key, in_flight: usize) -> Result<(usize, f64)> {
-    let folder = client.path(&[&dataset.to_string(), "fields"]);
+/// Lists a data set's field objects (the store's `fields/` in the data set's place) and HEADs
+/// each, `in_flight` at a time: how many there are, and the seconds it took.
+pub fn list_and_head(place: &Place, in_flight: usize) -> Result<(usize, f64)> {
+    let (client, folder) = (&place.client, place.path(&["fields"]));
     let store = client.store().clone();
     let started = Instant::now();
     let count = client.run(async move {

@@ -1,5 +1,5 @@
-//! The S3 store: one object per archived field, `PREFIX/DATASET/fields/NAME` in the bucket,
-//! NAME the MD5 of a unique string, so writers on any number of nodes never collide and no
+//! The S3 store: one object per archived field, `PREFIX/DATASET/fields/NAME` in the bucket
+//! (`PREFIX/fields/NAME` in a data set's own bucket), NAME the MD5 of a unique string, so writers on any number of nodes never collide and no
 //! object is ever written twice.
 //!
 //! Writes are PUTs within a bounded window: `archive` starts the field's PUT (a copy of its
@@ -18,17 +18,20 @@ use fieldstore_core::unique::{is_object_name, unique_object_name, unique_suffix}
 use fieldstore_core::window::{InFlight, PendingWrite, WriteWindow};
 use fieldstore_core::{FieldLocation, Key, StartedRead, Store, StoreWriter};
 
+use std::sync::Arc;
+
 use crate::client::{Pending, S3Client};
+use crate::layout::Buckets;
 
 /// The store's shared side: reads and removals.
 pub struct S3Store {
-    client: S3Client,
+    buckets: Arc<Buckets>,
     limits: InFlight,
 }
 
 /// One writer: its object names and its PUTs in flight.
 pub struct S3StoreWriter {
-    client: S3Client,
+    buckets: Arc<Buckets>,
     /// Unique to this writer: its object names are unique across writers, processes and hosts.
     writer: String,
     written: u64,
@@ -37,49 +40,53 @@ pub struct S3StoreWriter {
 }
 
 impl S3Store {
-    /// A store in `client`'s bucket, with up to `limits` (each at least 1) requests in flight.
-    pub fn new(client: S3Client, limits: InFlight) -> Self {
-        S3Store { client, limits: InFlight::new(Some(limits.writes), Some(limits.reads)) }
+    /// A store in a section's buckets, with up to `limits` (each at least 1) requests in
+    /// flight.
+    pub fn new(buckets: Buckets, limits: InFlight) -> Self {
+        S3Store { buckets: Arc::new(buckets), limits: InFlight::new(Some(limits.writes), Some(limits.reads)) }
     }
 
-    /// The object of a location this store wrote; anything else is refused.
-    fn parse(&self, uri: &str) -> Result<Path> {
+    /// The bucket's client and the object of a location this store wrote; anything else is
+    /// refused.
+    fn parse(&self, uri: &str) -> Result<(S3Client, Path)> {
         let refuse = |why: &str| Error::new(ErrorKind::Corrupt, format!("refusing location {uri:?}: {why}"));
         let rest = uri.strip_prefix("s3://").ok_or_else(|| refuse("not an S3 location"))?;
         let (bucket, key) = rest.split_once('/').ok_or_else(|| refuse("no object name"))?;
-        if bucket != self.client.bucket() {
-            return Err(refuse(&format!("it is in bucket '{bucket}', this store uses bucket '{}'", self.client.bucket())));
-        }
+        let client = self.buckets.bucket(bucket)?.ok_or_else(|| refuse(&format!("bucket '{bucket}' is not one of this store's")))?;
         let path = Path::parse(key).map_err(|e| refuse(&e.to_string()))?;
         let parts: Vec<_> = path.parts().collect();
-        match parts.as_slice() {
-            [.., dataset, fields, name] if fields.as_ref() == "fields" && is_object_name(name.as_ref()) => {
-                // Only this instance's objects: under its prefix, in a data set's place.
-                let expected = self.client.path(&[dataset.as_ref(), "fields", name.as_ref()]);
-                if expected != path {
-                    return Err(refuse("not under this store's prefix"));
-                }
-                Ok(path)
+        let expected = match parts.as_slice() {
+            // Only this instance's objects: under its prefix, in a data set's place.
+            [.., dataset, fields, name]
+                if self.buckets.shares_buckets() && fields.as_ref() == "fields" && is_object_name(name.as_ref()) =>
+            {
+                client.path(&[dataset.as_ref(), "fields", name.as_ref()])
             }
-            _ => Err(refuse("not an object name this store makes")),
+            [.., fields, name] if !self.buckets.shares_buckets() && fields.as_ref() == "fields" && is_object_name(name.as_ref()) => {
+                client.path(&["fields", name.as_ref()])
+            }
+            _ => return Err(refuse("not an object name this store makes")),
+        };
+        if expected != path {
+            return Err(refuse("not under this store's prefix"));
         }
+        Ok((client, path))
     }
-}
-
-/// Where a data set's field objects are: its key as one path segment.
-fn fields_path(client: &S3Client, dataset: &Key, name: &str) -> Path {
-    client.path(&[&dataset.to_string(), "fields", name])
 }
 
 impl StoreWriter for S3StoreWriter {
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
         let name = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
         self.written += 1;
-        let path = fields_path(&self.client, dataset, &name);
-        let uri = format!("s3://{}/{path}", self.client.bucket());
+        let place = self
+            .buckets
+            .place(dataset, true)?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: vanished", self.buckets.describe(dataset))))?;
+        let path = place.path(&["fields", &name]);
+        let uri = format!("s3://{}/{path}", place.client.bucket());
         self.in_flight.make_room()?;
-        let (store, payload) = (self.client.store().clone(), PutPayload::from(Bytes::copy_from_slice(data)));
-        self.in_flight.push(self.client.spawn(async move { store.put(&path, payload).await })?);
+        let (store, payload) = (place.client.store().clone(), PutPayload::from(Bytes::copy_from_slice(data)));
+        self.in_flight.push(place.client.spawn(async move { store.put(&path, payload).await })?);
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
     }
 
@@ -99,7 +106,7 @@ impl StoreWriter for S3StoreWriter {
 impl Store for S3Store {
     fn writer(&self) -> Result<Box<dyn StoreWriter>> {
         Ok(Box::new(S3StoreWriter {
-            client: self.client.clone(),
+            buckets: self.buckets.clone(),
             writer: unique_suffix(),
             written: 0,
             in_flight: WriteWindow::new(self.limits.writes),
@@ -124,33 +131,34 @@ impl Store for S3Store {
     /// Field objects are written whole and never appended to, so none is ever in use; a
     /// missing one is no error (S3 answers a DELETE of a missing key with success).
     fn remove(&self, uri: &str) -> Result<bool> {
-        let path = self.parse(uri)?;
-        let store = self.client.store().clone();
-        self.client.run(async move { store.delete(&path).await })?;
+        let (client, path) = self.parse(uri)?;
+        let store = client.store().clone();
+        client.run(async move { store.delete(&path).await })?;
         Ok(true)
     }
 
     /// Nothing beyond the field objects, which the wipe removed by name: removing every
     /// object under the data set's prefix would remove those of a data set archived again
-    /// meanwhile. (Objects of writes no index names, from a writer that failed, stay.)
+    /// meanwhile. (Objects of writes no index names, from a writer that failed, stay; so does
+    /// a data set's bucket, which a writer may be using again.)
     fn wipe_dataset(&self, _dataset: &Key) -> Result<()> {
         Ok(())
     }
 
     fn describe(&self, dataset: &Key) -> String {
-        format!("s3 bucket {} prefix {}/", self.client.bucket(), self.client.path(&[&dataset.to_string()]))
+        self.buckets.describe(dataset)
     }
 }
 
 impl S3Store {
     /// Starts a ranged GET of `length` bytes of `uri` at `offset`.
     fn start_get(&self, uri: &str, offset: u64, length: usize) -> Result<Pending<Bytes>> {
-        let path = self.parse(uri)?;
+        let (client, path) = self.parse(uri)?;
         let end = offset
             .checked_add(length as u64)
             .ok_or_else(|| Error::new(ErrorKind::Corrupt, format!("{uri}: offset {offset} + length {length} overflows")))?;
-        let store = self.client.store().clone();
-        self.client.spawn(async move { store.get_range(&path, offset..end).await })
+        let store = client.store().clone();
+        client.spawn(async move { store.get_range(&path, offset..end).await })
     }
 }
 

@@ -179,7 +179,22 @@ fn the_object_api_keeps_its_promises() {
             server.secret_key
         );
         let config: fieldstore_s3::config::S3Config = serde_yaml::from_str(&yaml).unwrap();
-        let pool = fieldstore_s3::objects::S3Pool::new(fieldstore_s3::client::S3Client::connect(&config, "test").unwrap());
+        let pool = fieldstore_s3::objects::S3Pool::new(fieldstore_s3::client::S3Client::connect(&config, S3_TEST_BUCKET, "test").unwrap());
         fieldstore_objects::conformance::check_pool(&pool, "run/../1");
+    }
+}
+
+#[test]
+fn a_section_names_exactly_one_bucket_layout_and_a_valid_bucket_prefix() {
+    use fieldstore_s3::config::S3Config;
+    let layout = |extra: &str| {
+        serde_yaml::from_str::<S3Config>(&format!("{{{extra}}}")).unwrap().layout("store").map(|_| ()).map_err(|e| e.to_string())
+    };
+    assert!(layout("bucket: b").is_ok());
+    assert!(layout("bucket_prefix: fdb-").is_ok());
+    assert!(layout("bucket: b, bucket_prefix: fdb-").unwrap_err().contains("not both"));
+    assert!(layout("prefix: x/").unwrap_err().contains("name the bucket"));
+    for bad in ["Fdb-", "-fdb", "fdb_", "a-prefix-of-more-than-thirty-one-characters"] {
+        assert!(layout(&format!("bucket_prefix: '{bad}'")).unwrap_err().contains("bucket_prefix"), "{bad}");
     }
 }
