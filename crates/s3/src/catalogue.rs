@@ -8,16 +8,23 @@
 //!                                          once (If-None-Match: *), never changed
 //! PREFIX/DATASET/log/CREATION/SLOT         a batch of records, one per flush or mask, created
 //!                                          (If-None-Match: *) under the first free slot
-//! PREFIX/DATASET/lock/CREATION/ACTION      empty: the action is locked
+//! PREFIX/DATASET/lock/ACTION               empty: the action is locked
 //! PREFIX/DATASET/index/NAME                an index: its entries, created once
 //! ```
 //!
-//! CREATION is the MD5 of the record's identity, so everything of one creation of a data set
-//! (its log, its locks) is apart from the next creation's: a wipe removes the record first,
-//! then what the old creation named, and nothing a new creation writes meanwhile. SLOT is a
+//! CREATION is the MD5 of the record's identity, so each creation of a data set has a log of
+//! its own: a wipe removes the record first, then the old creation's log and the index objects
+//! it named, and nothing a new creation writes meanwhile; then the locks (as FDB5's wipe takes
+//! a data set's lock files with its directory). SLOT is a
 //! 20-digit number: of racing writers exactly one creates a slot, the others take the next,
 //! found by a LIST after their last; a writer only ever creates the slot after one it saw
 //! exists, so the log has no gaps, and LIST (strongly consistent on S3) gives it in order.
+//!
+//! A reader refreshes with one LIST of the data set's prefix after the slot it read to: it
+//! gives the new slots and, sorting after them, the record with its entity tag, which tells
+//! whether the data set is still the same creation (a new creation's record is another
+//! object, with another tag); only when it is not is the record read again. Locks are read
+//! with one LIST too.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -61,6 +68,16 @@ pub struct DatasetPrefix {
     client: S3Client,
     /// The last log slot this handle knows taken.
     slot: Mutex<u64>,
+    /// The creation last read, by its record's entity tag.
+    known: Mutex<Option<Creation>>,
+}
+
+/// A creation of a data set as a reader last found it.
+#[derive(Clone)]
+struct Creation {
+    tag: String,
+    identity: Vec<u8>,
+    folder: String,
 }
 
 impl CatalogueBucket {
@@ -76,7 +93,7 @@ impl Objects for CatalogueBucket {
     /// is its record's business.
     fn dataset(&self, dataset: &Key, create: bool) -> Result<Option<Arc<DatasetPrefix>>> {
         let place = self.buckets.place(dataset, create)?;
-        Ok(place.map(|place| Arc::new(DatasetPrefix { client: place.client.clone(), place, slot: Mutex::new(0) })))
+        Ok(place.map(|place| Arc::new(DatasetPrefix { client: place.client.clone(), place, slot: Mutex::new(0), known: Mutex::new(None) })))
     }
 
     fn listed(&self) -> Result<Vec<String>> {
@@ -99,22 +116,23 @@ impl Objects for CatalogueBucket {
         }
     }
 
-    /// The record first (from then on readers find no data set), then the old creation's log
-    /// and locks, then the index objects its log named.
+    /// The record first (from then on readers find no data set), then the old creation's log,
+    /// the index objects its log named, and the locks.
     fn remove(&self, _dataset: &Key, objects: Option<&DatasetPrefix>, index_ids: &[String]) -> Result<()> {
         let Some(objects) = objects else { return Ok(()) };
         let record = objects.record()?;
         objects.delete(objects.path(&["record"]))?;
-        if let Some(record) = record {
-            let creation = creation(&record.identity);
-            for folder in ["log", "lock"] {
-                for name in objects.client.list(objects.path(&[folder, &creation]), None)? {
-                    objects.delete(objects.path(&[folder, &creation, &name]))?;
-                }
+        if let Some((record, _)) = record {
+            let folder = creation(&record.identity);
+            for name in objects.client.list(objects.path(&["log", &folder]), None)? {
+                objects.delete(objects.path(&["log", &folder, &name]))?;
             }
         }
         for id in index_ids {
             objects.delete(objects.path(&["index", id]))?;
+        }
+        for name in objects.client.list(objects.path(&["lock"]), None)? {
+            objects.delete(objects.path(&["lock", &name]))?;
         }
         Ok(())
     }
@@ -171,12 +189,15 @@ impl DatasetPrefix {
         self.path(&["log", creation, &format!("{slot:020}")])
     }
 
-    /// The object's bytes; `None` if there is none.
-    fn get_object(&self, path: Path) -> Result<Option<Bytes>> {
+    /// The object's bytes and entity tag; `None` if there is none.
+    fn get_object(&self, path: Path) -> Result<Option<(Bytes, Option<String>)>> {
         let store = self.client.store().clone();
         self.client.run(async move {
             match store.get(&path).await {
-                Ok(got) => got.bytes().await.map(Some),
+                Ok(got) => {
+                    let tag = got.meta.e_tag.clone();
+                    got.bytes().await.map(|bytes| Some((bytes, tag)))
+                }
                 Err(object_store::Error::NotFound { .. }) => Ok(None),
                 Err(e) => Err(e),
             }
@@ -201,13 +222,58 @@ impl DatasetPrefix {
         self.client.run(async move { store.delete(&path).await })
     }
 
-    /// The record; `None` if there is none (never created, or wiped).
-    fn record(&self) -> Result<Option<Record>> {
+    /// The record and its entity tag; `None` if there is none (never created, or wiped).
+    fn record(&self) -> Result<Option<(Record, Option<String>)>> {
         let path = self.path(&["record"]);
-        let Some(data) = self.get_object(path.clone())? else { return Ok(None) };
+        let Some((data, tag)) = self.get_object(path.clone())? else { return Ok(None) };
         let values = decode_record(&data).ok_or_else(|| Error::corrupt("data set record", path.to_string(), "undecodable"))?;
         let identity = values.iter().find(|(k, _)| k == "identity").map(|(_, v)| v.clone()).unwrap_or_default();
-        Ok(Some(Record { identity, values }))
+        Ok(Some((Record { identity, values }, tag)))
+    }
+
+    /// The locks set on the data set (`lock/ACTION`), by one LIST.
+    fn locks(&self) -> Result<Vec<String>> {
+        Ok(self.client.list(self.path(&["lock"]), None)?.into_iter().map(|action| format!("lock/{action}")).collect())
+    }
+
+    /// The new slots of the creation this handle read last, by one LIST of the data set's
+    /// prefix after `position`: `None` unless the record listed there is still that creation's.
+    fn quick_refresh(&self, position: u64) -> Result<Option<(Creation, Vec<u64>)>> {
+        let Some(known) = self.known.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return Ok(None) };
+        let listed = self.client.list_tagged(self.path(&[]), self.log_path(&known.folder, position))?;
+        let record = self.path(&["record"]);
+        if !listed.iter().any(|(path, tag)| *path == record && tag.as_deref() == Some(known.tag.as_str())) {
+            return Ok(None);
+        }
+        let folder = format!("{}/", self.path(&["log", &known.folder]));
+        let slots = listed
+            .iter()
+            .filter_map(|(path, _)| path.as_ref().strip_prefix(folder.as_str()))
+            .map(|slot| slot.parse::<u64>().map_err(|_| Error::corrupt("log object", format!("{folder}{slot}"), "not a slot")))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some((known, slots)))
+    }
+
+    /// The batches of `slots` of the log of the creation `identity` (fetched at once), which
+    /// must follow `position` without a gap.
+    fn fetch_batches(&self, identity: Vec<u8>, folder: &str, position: u64, slots: Vec<u64>) -> Result<LogRead> {
+        let gets = slots
+            .iter()
+            .map(|slot| {
+                let (store, path) = (self.client.store().clone(), self.log_path(folder, *slot));
+                self.client.spawn(async move { store.get(&path).await?.bytes().await })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut batches = Vec::with_capacity(slots.len());
+        let mut end = position;
+        for (slot, get) in slots.into_iter().zip(gets) {
+            if slot != end + 1 {
+                return Err(Error::corrupt("log", self.describe_position(end + 1), format!("missing (the next is slot {slot})")));
+            }
+            batches.push((slot, get.wait()?.to_vec()));
+            end = slot;
+        }
+        Ok(LogRead { identity, batches, end })
     }
 
     /// The slots after `after` of a creation's log, in order.
@@ -230,47 +296,28 @@ impl DatasetObjects for DatasetPrefix {
         self.start_create(self.path(&["record"]), encode_record(values))?.wait().map(drop)
     }
 
-    /// The record's values among `names`, and the locks among them (`lock/ACTION`) of its
-    /// creation.
+    /// The record's values among `names`, and the locks among them (`lock/ACTION`); locks
+    /// alone are one LIST, without the record.
     fn get(&self, names: &[&str]) -> Result<Option<Values>> {
-        let Some(record) = self.record()? else { return Ok(None) };
-        let creation = creation(&record.identity);
+        let (locks, values): (Vec<&str>, Vec<&str>) = names.iter().partition(|name| name.starts_with("lock/"));
         let mut found = Vec::new();
-        let mut locks = Vec::new();
-        for name in names {
-            match record.values.iter().find(|(k, _)| k == name) {
-                Some(value) => found.push(value.clone()),
-                None => {
-                    if let Some(action) = name.strip_prefix("lock/") {
-                        let store = self.client.store().clone();
-                        let path = self.path(&["lock", &creation, action]);
-                        let get = self.client.spawn(async move {
-                            match store.head(&path).await {
-                                Ok(_) => Ok(true),
-                                Err(object_store::Error::NotFound { .. }) => Ok(false),
-                                Err(e) => Err(e),
-                            }
-                        })?;
-                        locks.push((name.to_string(), get));
-                    }
-                }
-            }
+        if !values.is_empty() {
+            let Some((record, _)) = self.record()? else { return Ok(None) };
+            found.extend(record.values.into_iter().filter(|(k, _)| values.contains(&k.as_str())));
         }
-        for (name, get) in locks {
-            if get.wait()? {
-                found.push((name, Vec::new()));
-            }
+        if !locks.is_empty() {
+            found.extend(self.locks()?.into_iter().filter(|lock| locks.contains(&lock.as_str())).map(|lock| (lock, Vec::new())));
         }
         Ok(Some(found))
     }
 
-    /// Only locks change after creation: an object of the record's creation each.
+    /// Only locks change after creation: an object each, `lock/ACTION`.
     fn set(&self, name: &str, value: Option<&[u8]>) -> Result<()> {
         let action = name.strip_prefix("lock/").ok_or_else(|| {
             Error::new(ErrorKind::Unsupported, format!("{}: record value {name} is set only at creation", self.describe()))
         })?;
-        let record = self.record()?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: no data set", self.describe())))?;
-        let path = self.path(&["lock", &creation(&record.identity), action]);
+        self.record()?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: no data set", self.describe())))?;
+        let path = self.path(&["lock", action]);
         let store = self.client.store().clone();
         match value {
             Some(value) => {
@@ -284,7 +331,7 @@ impl DatasetObjects for DatasetPrefix {
     /// Under the first free slot of the creation's log, if the record is that creation.
     fn append(&self, identity: &[u8], batch: &[u8]) -> Result<bool> {
         match self.record()? {
-            Some(record) if record.identity == identity => {}
+            Some((record, _)) if record.identity == identity => {}
             _ => return Ok(false),
         }
         let creation = creation(identity);
@@ -310,28 +357,21 @@ impl DatasetObjects for DatasetPrefix {
         Ok(true)
     }
 
-    /// The record, then the creation's log objects after `position`, fetched at once.
+    /// The creation's log objects after `position`, fetched at once: after one LIST when
+    /// the record is still the creation this handle read last, else after reading the record.
     fn read_log(&self, position: u64) -> Result<Option<LogRead>> {
-        let Some(record) = self.record()? else { return Ok(None) };
-        let creation = creation(&record.identity);
-        let slots = self.slots_after(&creation, position)?;
-        let gets = slots
-            .iter()
-            .map(|slot| {
-                let (store, path) = (self.client.store().clone(), self.log_path(&creation, *slot));
-                self.client.spawn(async move { store.get(&path).await?.bytes().await })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let mut batches = Vec::with_capacity(slots.len());
-        let mut end = position;
-        for (slot, get) in slots.into_iter().zip(gets) {
-            if slot != end + 1 {
-                return Err(Error::corrupt("log", self.describe_position(end + 1), format!("missing (the next is slot {slot})")));
-            }
-            batches.push((slot, get.wait()?.to_vec()));
-            end = slot;
+        if let Some((known, slots)) = self.quick_refresh(position)? {
+            return self.fetch_batches(known.identity, &known.folder, position, slots).map(Some);
         }
-        Ok(Some(LogRead { identity: record.identity, batches, end }))
+        let Some((record, tag)) = self.record()? else {
+            *self.known.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            return Ok(None);
+        };
+        let folder = creation(&record.identity);
+        *self.known.lock().unwrap_or_else(|p| p.into_inner()) =
+            tag.map(|tag| Creation { tag, identity: record.identity.clone(), folder: folder.clone() });
+        let slots = self.slots_after(&folder, position)?;
+        self.fetch_batches(record.identity, &folder, position, slots).map(Some)
     }
 
     fn write_index(&self, index: &PendingIndex) -> Result<Box<dyn IndexWrite>> {
@@ -342,7 +382,7 @@ impl DatasetObjects for DatasetPrefix {
 
     fn read_index(&self, id: &str) -> Result<IndexEntries> {
         let path = self.path(&["index", id]);
-        let data = self
+        let (data, _) = self
             .get_object(path.clone())?
             .ok_or_else(|| Error::corrupt("index object", path.to_string(), "missing (the data set was wiped while it was read?)"))?;
         decode_entries(&data).ok_or_else(|| Error::corrupt("index object", path.to_string(), "undecodable"))

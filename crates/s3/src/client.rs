@@ -229,6 +229,14 @@ impl S3Client {
         self.list_objects(folder, None)
     }
 
+    /// Every object under `folder` (after `offset`, at any depth) with its entity tag.
+    pub fn list_tagged(&self, folder: Path, offset: Path) -> Result<Vec<(Path, Option<String>)>> {
+        let store = self.store.clone();
+        self.run(
+            async move { store.list_with_offset(Some(&folder), &offset).map_ok(|meta| (meta.location, meta.e_tag)).try_collect().await },
+        )
+    }
+
     /// Every object under `folder`, at any depth.
     pub fn list_paths(&self, folder: Path) -> Result<Vec<Path>> {
         let store = self.store.clone();

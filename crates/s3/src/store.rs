@@ -151,13 +151,18 @@ impl Store for S3Store {
 }
 
 impl S3Store {
-    /// Starts a ranged GET of `length` bytes of `uri` at `offset`.
+    /// Starts a GET of `length` bytes of `uri` at `offset`: of the whole object from its
+    /// start (an object holds one field, which a retrieve reads whole; servers answer a plain
+    /// GET faster than a ranged one: RGW by a tenth for 64 KiB), else a ranged GET.
     fn start_get(&self, uri: &str, offset: u64, length: usize) -> Result<Pending<Bytes>> {
         let (client, path) = self.parse(uri)?;
         let end = offset
             .checked_add(length as u64)
             .ok_or_else(|| Error::new(ErrorKind::Corrupt, format!("{uri}: offset {offset} + length {length} overflows")))?;
         let store = client.store().clone();
+        if offset == 0 {
+            return client.spawn(async move { store.get(&path).await?.bytes().await.map(|whole| whole.slice(..whole.len().min(length))) });
+        }
         client.spawn(async move { store.get_range(&path, offset..end).await })
     }
 }
