@@ -116,6 +116,12 @@ pub struct Commit {
 pub trait StartedRead: Send {
     /// Waits for the bytes: exactly the length asked for, or an error naming the object.
     fn finish(self: Box<Self>) -> Result<Vec<u8>>;
+    /// Whether the read has ended (its `finish` would not wait), so that a reader can start
+    /// another while keeping the store's read-ahead in flight. `false` (the default): not
+    /// known, counted as in flight until finished.
+    fn is_done(&mut self) -> bool {
+        false
+    }
 }
 
 /// A read that was made when it was started.

@@ -288,7 +288,7 @@ impl S3Client {
             // The waiter may have gone (a writer discarding its writes): nobody to tell.
             let _ = sender.send(request.await);
         });
-        Ok(Pending { receiver, client: self.clone() })
+        Ok(Pending { receiver, answer: None, client: self.clone() })
     }
 
     /// A client error as fieldstore's, naming the bucket and endpoint.
@@ -334,15 +334,33 @@ fn first_line(text: &str) -> &str {
 /// A request in flight ([`S3Client::spawn`]).
 pub struct Pending<T> {
     receiver: mpsc::Receiver<object_store::Result<T>>,
+    /// The answer, once [`Pending::is_done`] found it.
+    answer: Option<object_store::Result<T>>,
     client: S3Client,
 }
 
 impl<T> Pending<T> {
     /// Waits for the answer.
-    pub fn wait(self) -> Result<T> {
-        match self.receiver.recv() {
+    pub fn wait(mut self) -> Result<T> {
+        let answer = match self.answer.take() {
+            Some(answer) => Ok(answer),
+            None => self.receiver.recv(),
+        };
+        match answer {
             Ok(answer) => answer.map_err(|e| self.client.error(e)),
             Err(_) => Err(Error::new(ErrorKind::Io, format!("S3 bucket '{}': a request ended without an answer", self.client.bucket))),
         }
+    }
+
+    /// Whether the answer is in (without waiting).
+    pub fn is_done(&mut self) -> bool {
+        if self.answer.is_none() {
+            match self.receiver.try_recv() {
+                Ok(answer) => self.answer = Some(answer),
+                Err(mpsc::TryRecvError::Empty) => return false,
+                Err(mpsc::TryRecvError::Disconnected) => return true,
+            }
+        }
+        true
     }
 }

@@ -186,12 +186,24 @@ struct StartedGet {
 
 impl StartedRead for StartedGet {
     fn finish(self: Box<Self>) -> Result<Vec<u8>> {
-        let StartedGet { get, uri, length, mut buffer } = *self;
+        let StartedGet { get, uri, length, buffer } = *self;
         let bytes = get.wait()?;
         check_length(&uri, bytes.len(), length)?;
-        buffer.clear();
-        buffer.extend_from_slice(&bytes);
-        Ok(buffer)
+        // The client's buffer itself when it owns it alone (no copy); else a copy into the
+        // one given back.
+        match bytes.try_into_mut() {
+            Ok(unique) => Ok(Vec::from(unique)),
+            Err(shared) => {
+                let mut buffer = buffer;
+                buffer.clear();
+                buffer.extend_from_slice(&shared);
+                Ok(buffer)
+            }
+        }
+    }
+
+    fn is_done(&mut self) -> bool {
+        self.get.is_done()
     }
 }
 

@@ -477,7 +477,11 @@ impl DataReader {
         }
         let current = self.run;
         let mut ahead: u64 = self.started.iter().map(|(r, _)| self.runs[*r].length).sum();
-        while self.next_to_start < self.runs.len() && self.next_to_start <= current + read_ahead {
+        // Reads that ended wait to be consumed in order without holding a place in flight:
+        // one slow read does not leave the store with fewer requests in flight (within the
+        // bytes read ahead).
+        let mut in_flight = self.started.iter_mut().map(|(_, read)| !read.is_done()).filter(|busy| *busy).count();
+        while self.next_to_start < self.runs.len() && (self.next_to_start <= current || in_flight <= read_ahead) {
             let run = &self.runs[self.next_to_start];
             if self.next_to_start > current && ahead + run.length > READ_AHEAD_BYTES {
                 break;
@@ -486,6 +490,7 @@ impl DataReader {
                 let buffer = self.spare.pop().unwrap_or_default();
                 self.started.push_back((self.next_to_start, self.store.start_read(&run.uri, run.offset, run.length as usize, buffer)?));
                 ahead += run.length;
+                in_flight += 1;
             }
             self.next_to_start += 1;
         }
