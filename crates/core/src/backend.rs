@@ -63,6 +63,12 @@ pub trait Store: Send + Sync {
     /// `false`: left in place, because a live writer still appends to it and may yet name it
     /// in a record it publishes (it stays; reclaiming it later is to be done).
     fn remove(&self, uri: &str) -> Result<bool>;
+    /// Deletes several stored objects or files (purge, wipe): for each, whether it was
+    /// removed, as [`Store::remove`] says. Stores with a bulk delete (S3) do it in fewer
+    /// requests; the default removes them one by one.
+    fn remove_all(&self, uris: &[String]) -> Result<Vec<bool>> {
+        uris.iter().map(|uri| self.remove(uri)).collect()
+    }
     /// Deletes what this store keeps for a dataset beyond its objects or files (wipe): the
     /// wipe has removed every one its indexes named first, and nothing archived into the
     /// data set after the wipe took effect may be touched (POSIX removes an empty directory,

@@ -9,16 +9,18 @@
 //! `reads_in_flight` at once in a retrieve (`Store::read_ahead`); the core merges adjacent
 //! ranges, though one object holds one field. Locations are `s3://BUCKET/KEY`, offset 0.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectStoreExt, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::{is_object_name, unique_object_name, unique_suffix};
 use fieldstore_core::window::{InFlight, PendingWrite, WriteWindow};
 use fieldstore_core::{FieldLocation, Key, StartedRead, Store, StoreWriter};
-
-use std::sync::Arc;
 
 use crate::client::{Pending, S3Client};
 use crate::layout::Buckets;
@@ -135,6 +137,23 @@ impl Store for S3Store {
         let store = client.store().clone();
         client.run(async move { store.delete(&path).await })?;
         Ok(true)
+    }
+
+    /// Bulk deletes (S3's DeleteObjects, up to 1,000 objects a request), per bucket.
+    fn remove_all(&self, uris: &[String]) -> Result<Vec<bool>> {
+        let mut by_bucket: HashMap<String, (S3Client, Vec<Path>)> = HashMap::new();
+        for uri in uris {
+            let (client, path) = self.parse(uri)?;
+            by_bucket.entry(client.bucket().to_string()).or_insert_with(|| (client, Vec::new())).1.push(path);
+        }
+        for (client, paths) in by_bucket.into_values() {
+            let store = client.store().clone();
+            client.run(async move {
+                let locations = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
+                store.delete_stream(locations).try_for_each(|_| async { Ok(()) }).await
+            })?;
+        }
+        Ok(vec![true; uris.len()])
     }
 
     /// Nothing beyond the field objects, which the wipe removed by name: removing every

@@ -261,9 +261,11 @@ impl FieldStore {
     /// Removes store objects or files; returns those removed and those left in place because
     /// a live writer still appends to them.
     fn remove_from_store(&self, uris: impl IntoIterator<Item = String>) -> Result<(Vec<String>, Vec<String>)> {
+        let uris: Vec<String> = uris.into_iter().collect();
+        let done = self.store().remove_all(&uris)?;
         let (mut removed, mut in_use) = (Vec::new(), Vec::new());
-        for uri in uris {
-            if self.store().remove(&uri)? {
+        for (uri, removed_it) in uris.into_iter().zip(done) {
+            if removed_it {
                 removed.push(uri);
             } else {
                 in_use.push(uri);
