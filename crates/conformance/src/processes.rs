@@ -201,7 +201,12 @@ fn writers_killed_at_random_moments(site: &Site, child: &str, trials: usize) -> 
     // recovers a killed writer's durable steps when a handle opens may show more). Not a
     // count of steps: how many a writer flushes before it is killed depends on how soon it
     // starts.
-    assert!(all.fields.len() > visible_steps * FIELDS_PER_STEP, "{}: {} fields listed, {visible_steps} steps seen", site.name, all.fields.len());
+    assert!(
+        all.fields.len() > visible_steps * FIELDS_PER_STEP,
+        "{}: {} fields listed, {visible_steps} steps seen",
+        site.name,
+        all.fields.len()
+    );
     // The POSIX catalogue (commits embedded, the default on a local disk): the killed
     // writers' markers were checked and removed when the new handle opened the dataset, and
     // its own when it closed.
