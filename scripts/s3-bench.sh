@@ -9,8 +9,9 @@
 #    16, alternating, medians of REPS (default 3);
 # 2. list of LIST_FIELDS fields (default 10000) through the S3 catalogue against a LIST of
 #    the data set's field objects and a HEAD of each (16 in flight);
-# 3. a new reader's first request (a point query) on a data set of POINT_FIELDS fields
-#    (default 100000).
+# 3. a new reader's first request (a point query, and a request for one field of every step)
+#    on a data set of POINT_FIELDS fields (default 100000) written in flushes of 1,000 fields,
+#    before and after `fieldstore compact`.
 # What each run writes is wiped after it (the test cluster's OSDs keep objects in memory).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,8 +75,18 @@ list=$(median <"$work/list") heads=$(median <"$work/heads")
 awk -v n="$list_fields" -v l="$list" -v h="$heads" \
   'BEGIN { printf "list of %d fields: S3 catalogue %.4f s, LIST + HEAD of each object (16 in flight) %.4f s: %.1fx\n", n, l, h, h / l }'
 
-# A new reader's first request (a point query: list, then retrieve, each on a new handle).
+# A new reader's first request (a point query: list, then retrieve, each on a new handle), and
+# one across every step (a field of each flush's index object), before and after compaction.
 c=$(config point 16)
 write_fields "$c" "$point_fields" >/dev/null
-echo "data set of $point_fields fields: $("$F" --config "$c" bench point "$dataset,type=pf,levtype=pl,number=1,step=0,levelist=1,param=1" --reps 5)"
+point="$dataset,type=pf,levtype=pl,number=1,step=0,levelist=1,param=1"
+steps="$dataset,type=pf,levtype=pl,number=1,levelist=1,param=1"
+for when in before after; do
+  if [[ $when == after ]]; then
+    echo "compact: $("$F" --config "$c" compact "$dataset")"
+  fi
+  echo "data set of $point_fields fields, $when compaction, point query: $("$F" --config "$c" bench point "$point" --reps 5)"
+  echo "data set of $point_fields fields, $when compaction, every step: $("$F" --config "$c" bench point "$steps" --reps 5)"
+done
+wipe "$c"
 wipe "$c"

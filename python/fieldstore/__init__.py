@@ -228,6 +228,12 @@ class FieldStore:
         unless `doit`."""
         return json.loads(self._native.purge(_request_text(request), doit))
 
+    def compact(self, request: Request) -> Dict[str, Any]:
+        """Merges the small indexes of the data sets `request` names into larger ones
+        (object-store catalogues), changing nothing any reader sees; per data set, its
+        indexes before and after and what was written."""
+        return json.loads(self._native.compact(_request_text(request)))
+
     def control(self, request: Request, actions: Iterable[str] = (), lock: Optional[bool] = None) -> Dict[str, List[str]]:
         """Locks (`lock=True`), unlocks (`False`) or reports (`None`) `actions` (archive,
         retrieve, list, wipe; all when none are named) on the data sets `request` names;

@@ -141,6 +141,11 @@ enum Command {
     #[command(after_help = "Examples:\n  fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200
   fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit --json")]
     Purge(RemovalArgs),
+    /// Merge the small indexes of the data sets a request names into larger ones (object stores)
+    #[command(after_help = "Changes nothing any reader sees: a new reader then reads fewer index objects.
+Examples:\n  fieldstore compact class=od,expver=0001
+  fieldstore compact --all --json")]
+    Compact(QueryArgs),
     /// Lock actions on the data sets a request names
     #[command(after_help = "Examples:\n  fieldstore lock class=od,expver=0001,stream=oper,date=20231201,time=1200 --action archive,wipe
   fieldstore lock --all --action wipe")]
@@ -442,6 +447,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Purge(p) => for_each_request(config, &p.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_purge(&fs.purge(r, p.doit)?, p.query.json)
         }),
+        Command::Compact(q) => {
+            for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| output::print_json_or(&fs.compact(r)?, q.json, output::compact_text))
+        }
         Command::Lock(c) => control(&open_existing(config)?, &c, Some(true), false),
         Command::Unlock(c) => control(&open_existing(config)?, &c, Some(false), false),
         Command::Status(q) => control(&open_existing(config)?, &ControlArgs { request: q.request, actions: Vec::new() }, None, q.json),

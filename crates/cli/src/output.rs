@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{IsTerminal, Write};
 
 use fieldstore::api::Matches;
-use fieldstore::{Config, ControlAction, Key, PurgeReport, StatsReport, WhereReport, WipeReport};
+use fieldstore::{CompactReport, Config, ControlAction, Key, PurgeReport, StatsReport, WhereReport, WipeReport};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -195,6 +195,21 @@ pub fn print_purge(r: &PurgeReport, json: bool) -> anyhow::Result<()> {
         }
         text + "\n" + &in_use_text(&r.in_use)
     })
+}
+
+/// One line per data set: its indexes before and after, and what was written.
+pub fn compact_text(r: &CompactReport) -> String {
+    r.datasets
+        .iter()
+        .map(|d| {
+            let (dataset, c) = (&d.dataset, &d.compaction);
+            let done = match c.indexes_written {
+                0 => "nothing to merge".to_string(),
+                n => format!("{n} compacted indexes written ({} entries)", c.entries_written),
+            };
+            format!("{{{dataset}}}: {} -> {} indexes, {done}\n", c.indexes_before, c.indexes_after)
+        })
+        .collect()
 }
 
 /// A byte count as people read it (exact counts are in `--json`).

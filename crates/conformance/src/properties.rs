@@ -2,6 +2,8 @@
 //! section 3) as fieldstore promises them. Each is a function of a [`Site`] (fresh storage
 //! of one pairing) that panics, naming what failed, when the pairing lacks the property.
 
+use std::io::Read;
+
 use fieldstore::{ControlAction, Key, ListOptions};
 
 use crate::support::*;
@@ -365,10 +367,72 @@ pub fn purge_keeps_the_bytes_of_what_stays_listed(site: &Site) {
     assert_eq!(retrieve(&fs, "class=od,expver=1,step=6").unwrap(), b"first 6", "{}", site.name);
 }
 
+/// Compaction merges indexes and changes nothing a reader sees: the same fields, superseded
+/// ones too, from the same bytes, for a reader opened before it and one opened after; a purge
+/// and an archive after it work as before. Object-store catalogues merge the adjacent flushes of
+/// one collocation whose fields do not overlap (docs/consistency.md, "Compaction"); POSIX has
+/// nothing to merge.
+pub fn compaction_changes_nothing_a_reader_sees(site: &Site) {
+    let dataset = "class=od,expver=1,stream=oper,date=20231201,time=12";
+    let id = |kind: &str, step: u32, param: u32| {
+        let levtype = if kind == "fc" { "sfc" } else { "pl,levelist=500" };
+        Key::parse(&format!("{dataset},type={kind},levtype={levtype},step={step},param={param}")).unwrap()
+    };
+    let fs = site.open();
+    // Six flushes of type=fc (the fourth writes step 1 again), two of type=an between them.
+    for flush in 0..6u32 {
+        let step = if flush == 3 { 1 } else { flush };
+        for param in [167, 165] {
+            fs.archive(&id("fc", step, param), format!("fc{step}/{param} of flush {flush}").as_bytes()).unwrap();
+        }
+        if flush % 3 == 0 {
+            fs.archive(&id("an", flush, 130), format!("an{flush}").as_bytes()).unwrap();
+        }
+        fs.flush().unwrap();
+    }
+    let early = site.open();
+    let seen = |reader: &fieldstore::FieldStore| {
+        let full = reader.list(&request(dataset), ListOptions { include_superseded: true, ..ListOptions::default() }).unwrap();
+        let bytes = |f: &fieldstore::FieldEntry| {
+            let mut out = Vec::new();
+            reader.read_fields(vec![f.clone()]).unwrap().read_to_end(&mut out).unwrap();
+            out
+        };
+        let mut fields: Vec<(String, bool, Vec<u8>)> =
+            full.fields.iter().map(|f| (f.identifier().to_string(), f.superseded, bytes(f))).collect();
+        fields.sort();
+        let stats = reader.stats(&request(dataset)).unwrap();
+        (fields, stats.fields, stats.superseded_fields, retrieve(reader, &format!("{dataset},type=fc,step=1,param=167")).unwrap())
+    };
+    let before = seen(&early);
+    assert_eq!(before.0.len(), 14, "{}: 12 fc fields (2 superseded) and 2 an", site.name);
+    assert_eq!(before.3, b"fc1/167 of flush 3", "{}", site.name);
+    let report = site.open().compact(&request(dataset)).unwrap();
+    let [compacted] = report.datasets.as_slice() else { panic!("{}: one data set compacted, not {:?}", site.name, report.datasets) };
+    let c = &compacted.compaction;
+    if site.name.starts_with("posix") {
+        assert_eq!((c.indexes_written, c.indexes_after), (0, c.indexes_before), "{}: {c:?}", site.name);
+    } else {
+        // fc, newest first: flushes 5, 4, 3, 2 merge; flush 1 writes step 1 as flush 3 did, so it
+        // starts another run, with flush 0. an: flushes 0 and 3.
+        assert_eq!((c.indexes_before, c.indexes_after, c.indexes_written, c.entries_written), (8, 3, 3, 14), "{}: {c:?}", site.name);
+    }
+    assert!(seen(&early) == before, "{}: a reader opened before the compaction sees something else after it", site.name);
+    assert!(seen(&site.open()) == before, "{}: a new reader sees something else after the compaction", site.name);
+    let again = site.open().compact(&request(dataset)).unwrap();
+    assert_eq!(again.datasets[0].compaction.indexes_written, 0, "{}: a second compaction has nothing to merge", site.name);
+    fs.archive(&id("fc", 2, 167), b"after").unwrap();
+    fs.flush().unwrap();
+    fs.purge(&request(dataset), true).unwrap();
+    assert_eq!(retrieve(&early, &format!("{dataset},type=fc,step=2,param=167")).unwrap(), b"after", "{}", site.name);
+    assert_eq!(retrieve(&site.open(), &format!("{dataset},type=fc,step=4,param=165")).unwrap(), b"fc4/165 of flush 4", "{}", site.name);
+    assert_eq!(site.open().stats(&request(dataset)).unwrap().fields, 12, "{}", site.name);
+}
+
 /// One handle serves many threads at once (the seam the bindings rely on): writers with an
-/// archiver each flush step by step while readers retrieve through the same handle. Every
-/// field a reader gets is whole and checked, what a reader sees never shrinks, and at the
-/// end every field of every writer is there.
+/// archiver each flush step by step while readers retrieve and a compactor compacts through
+/// the same handle. Every field a reader gets is whole and checked, what a reader sees never
+/// shrinks, and at the end every field of every writer is there.
 pub fn one_handle_serves_writing_and_reading_threads_at_once(site: &Site) {
     const WRITERS: usize = 4;
     const STEPS: usize = 5;
@@ -382,9 +446,11 @@ pub fn one_handle_serves_writing_and_reading_threads_at_once(site: &Site) {
     }
     let base = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,type=pf,levtype=sfc";
     let fs = site.open();
+    let writing = std::sync::atomic::AtomicUsize::new(WRITERS);
     std::thread::scope(|scope| {
         for writer in 0..WRITERS {
             let mut archiver = fs.archiver().unwrap();
+            let writing = &writing;
             scope.spawn(move || {
                 for step in 0..STEPS {
                     for param in PARAMS {
@@ -393,8 +459,24 @@ pub fn one_handle_serves_writing_and_reading_threads_at_once(site: &Site) {
                     }
                     archiver.flush().unwrap();
                 }
+                writing.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             });
         }
+        // A compactor merges indexes while the writers publish and the readers read: the
+        // readers' checks hold throughout. Bounded: it stops when the writers have.
+        scope.spawn(|| {
+            for _ in 0..200 {
+                if writing.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                    break;
+                }
+                match fs.compact(&request(base)) {
+                    Ok(_) => {}
+                    // Before the first flush there is no data set to compact.
+                    Err(e) if e.kind() == fieldstore::error::ErrorKind::NotFound => {}
+                    Err(e) => panic!("{}: compacting while writers write: {e}", site.name),
+                }
+            }
+        });
         for _ in 0..3 {
             scope.spawn(|| {
                 let mut seen = 0;

@@ -264,4 +264,29 @@ pub trait DatasetView: Send {
     /// Hides indexes from all readers (purge, partial wipe). Returns the catalogue files or
     /// objects it removed because no visible index uses them any more (for the report).
     fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>>;
+    /// Loads indexes a request is about to read, at once where the catalogue can (an object
+    /// store's requests in flight together). Default: each is loaded when read.
+    fn prefetch(&mut self, _indexes: &[&IndexInfo]) -> Result<()> {
+        Ok(())
+    }
+    /// Merges indexes into fewer, larger ones without changing what any reader sees
+    /// (docs/consistency.md, "Compaction"). Default: nothing to merge, for a catalogue whose
+    /// indexes do not multiply with flushes (POSIX keeps one per writer and collocation).
+    fn compact(&mut self) -> Result<Compaction> {
+        let count = self.indexes()?.len() as u64;
+        Ok(Compaction { indexes_before: count, indexes_after: count, ..Compaction::default() })
+    }
+}
+
+/// What a compaction of one data set did ([`DatasetView::compact`]).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Compaction {
+    /// Visible indexes before.
+    pub indexes_before: u64,
+    /// Visible indexes after (a writer flushing meanwhile adds to it).
+    pub indexes_after: u64,
+    /// Compacted indexes written.
+    pub indexes_written: u64,
+    /// The entries they hold.
+    pub entries_written: u64,
 }

@@ -1,10 +1,17 @@
-//! The log of the object-store catalogues (RADOS, DAOS): each dataset has an append-only list
-//! of records, each naming an immutable index object with its summary, or masking indexes.
-//! The backends differ in how they append atomically and store index objects; the records,
-//! what a reader makes of them, and the encoding of index entries are the same, and live
-//! here.
+//! The log of the object-store catalogues (RADOS, DAOS, S3): each dataset has an append-only
+//! list of records, each naming an immutable index object with its summary, masking indexes,
+//! or putting a compacted index in the place of several. The backends differ in how they
+//! append atomically and store index objects; the records, what a reader makes of them, and
+//! the encoding of index entries are the same, and live here.
+//!
+//! Compaction never changes what a reader sees (docs/consistency.md, "Compaction"): a
+//! compaction record takes effect only where its indexes are all visible and follow one
+//! another among the indexes of their collocation, so that the compacted index, holding their
+//! entries (disjoint: no element in two of them), stands where the newest of them stood; and
+//! a mask naming an index a compaction replaced (written by a purge or wipe that read the log
+//! before the compaction) undoes that compaction first, as if it had never been.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::codec::{Decoder, Encoder};
@@ -14,6 +21,7 @@ use crate::{FieldLocation, IndexInfo, Key};
 
 const KIND_INDEX: u8 = 1;
 const KIND_MASK: u8 = 2;
+const KIND_COMPACT: u8 = 3;
 
 /// A record publishing index object `id` with the summary of `index`.
 pub fn index_record(id: &str, index: &PendingIndex) -> Vec<u8> {
@@ -32,12 +40,33 @@ pub fn mask_record<'a>(ids: impl ExactSizeIterator<Item = &'a str>) -> Vec<u8> {
     e.buf
 }
 
+/// A record putting index object `id`, holding the entries of the indexes `replaced` (no
+/// element in two of them) summarised by `index`, in their place.
+pub fn compact_record<'a>(id: &str, index: &PendingIndex, replaced: impl ExactSizeIterator<Item = &'a str>) -> Vec<u8> {
+    let mut e = Encoder::new();
+    e.buf.push(KIND_COMPACT);
+    e.str(id);
+    encode_summary(&mut e, index);
+    e.strs(replaced);
+    e.buf
+}
+
 /// What a reader has made of a log so far: the visible indexes.
 #[derive(Default)]
 pub struct LogReplay {
     /// Visible indexes, oldest first.
     visible: Vec<Arc<IndexInfo>>,
     masked: HashSet<String>,
+    /// Compactions in effect: a compacted index's id -> the indexes it stands for, oldest
+    /// first (kept to undo the compaction, and for a wipe).
+    compacted: HashMap<String, Vec<Arc<IndexInfo>>>,
+    /// An index a compaction in effect replaced -> the compacted index.
+    replaced_by: HashMap<String, String>,
+    /// Compacted indexes whose records took no effect (for a wipe).
+    unused: Vec<String>,
+    /// Compacted indexes a mask undid -> the indexes they stood for (a mask naming one then
+    /// hides those).
+    undone: HashMap<String, Vec<String>>,
     shared: Interner,
 }
 
@@ -56,12 +85,85 @@ impl LogReplay {
             }
             KIND_MASK => {
                 let ids = d.strs().filter(|_| d.finished())?;
-                self.visible.retain(|i| !ids.contains(&i.id));
-                self.masked.extend(ids);
+                self.mask(ids);
+            }
+            KIND_COMPACT => {
+                let id = d.str()?.to_string();
+                let info = decode_summary(&mut d, &mut self.shared, id)?;
+                let replaced = d.strs().filter(|_| d.finished())?;
+                self.compact(info, &replaced);
             }
             _ => return None,
         }
         Some(())
+    }
+
+    /// Hides indexes; a compacted index that was undone hides the indexes it stood for, and
+    /// an index a compaction replaced undoes it first (the masker read the log before it).
+    fn mask(&mut self, ids: Vec<String>) {
+        let mut hidden = Vec::with_capacity(ids.len());
+        let mut named = ids;
+        while let Some(id) = named.pop() {
+            if let Some(stood_for) = self.undone.get(&id) {
+                named.extend(stood_for.iter().cloned());
+            }
+            hidden.push(id);
+        }
+        for id in &hidden {
+            if let Some(compacted) = self.replaced_by.get(id).cloned() {
+                self.undo_compaction(&compacted);
+            }
+        }
+        let set: HashSet<&str> = hidden.iter().map(String::as_str).collect();
+        self.visible.retain(|i| !set.contains(i.id.as_str()));
+        self.masked.extend(hidden);
+    }
+
+    /// Puts `info` in the place of the indexes `replaced` if they are all visible, of its
+    /// collocation and element keywords, and no other index of those comes between them;
+    /// else the record takes no effect.
+    fn compact(&mut self, info: IndexInfo, replaced: &[String]) {
+        let same_kind = |i: &IndexInfo| i.collocation == info.collocation && i.element_keywords == info.element_keywords;
+        let members: HashSet<&str> = replaced.iter().map(String::as_str).collect();
+        let positions: Vec<usize> = (0..self.visible.len()).filter(|&p| members.contains(self.visible[p].id.as_str())).collect();
+        let whole = members.len() == replaced.len() && positions.len() == members.len() && !self.masked.contains(&info.id);
+        let valid = whole
+            && positions.iter().all(|&p| same_kind(&self.visible[p]))
+            && positions.first().zip(positions.last()).is_some_and(|(&first, &last)| {
+                (first..=last).all(|p| members.contains(self.visible[p].id.as_str()) || !same_kind(&self.visible[p]))
+            });
+        if !valid {
+            self.unused.push(info.id);
+            return;
+        }
+        let newest = positions[positions.len() - 1];
+        let mut stood_for = Vec::with_capacity(positions.len());
+        for &p in positions.iter().rev() {
+            stood_for.push(self.visible.remove(p));
+        }
+        stood_for.reverse();
+        let id = info.id.clone();
+        self.visible.insert(newest + 1 - positions.len(), Arc::new(info));
+        for member in &stood_for {
+            self.replaced_by.insert(member.id.clone(), id.clone());
+        }
+        self.compacted.insert(id, stood_for);
+    }
+
+    /// Puts the indexes compacted index `id` stands for back in its place (undoing first a
+    /// compaction that replaced it in turn). Nothing if it is not visible (masked whole).
+    fn undo_compaction(&mut self, id: &str) {
+        if let Some(outer) = self.replaced_by.get(id).cloned() {
+            self.undo_compaction(&outer);
+        }
+        let Some(position) = self.visible.iter().position(|i| i.id == id) else { return };
+        let Some(stood_for) = self.compacted.remove(id) else { return };
+        for member in &stood_for {
+            self.replaced_by.remove(&member.id);
+        }
+        let ids = stood_for.iter().map(|i| i.id.clone()).collect();
+        self.visible.splice(position..=position, stood_for);
+        self.undone.insert(id.to_string(), ids);
     }
 
     /// The visible indexes, newest first.
@@ -69,9 +171,12 @@ impl LogReplay {
         self.visible.iter().rev().cloned().collect()
     }
 
-    /// The ids of every index the log named, masked or not (their objects, for a wipe).
-    pub fn all_ids(&self) -> impl Iterator<Item = &str> {
-        self.visible.iter().map(|i| i.id.as_str()).chain(self.masked.iter().map(String::as_str))
+    /// The ids of every index the log named, masked, compacted or not, once each (their
+    /// objects, for a wipe).
+    pub fn all_ids(&self) -> BTreeSet<&str> {
+        let stood_for = self.compacted.values().flatten().map(|i| i.id.as_str());
+        let named = self.visible.iter().map(|i| i.id.as_str()).chain(self.masked.iter().map(String::as_str)).chain(stood_for);
+        named.chain(self.unused.iter().map(String::as_str)).chain(self.undone.keys().map(String::as_str)).collect()
     }
 }
 
@@ -107,6 +212,21 @@ impl IndexEntries {
     pub fn lookup(&self, element: &Key) -> Option<FieldLocation> {
         let values = element.values_string();
         self.0.binary_search_by(|(k, _)| k.as_str().cmp(&values)).ok().map(|i| self.0[i].1.clone())
+    }
+
+    /// The entries: element values and location, sorted by element values.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &(String, FieldLocation)> {
+        self.0.iter()
+    }
+
+    /// How many entries there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// Every entry with its element key (the index's keywords with each entry's values).
@@ -209,5 +329,89 @@ mod tests {
         assert_eq!(entries.lookup(&Key::parse("step=1").unwrap()), Some(location));
         assert_eq!(entries.lookup(&Key::parse("step=2").unwrap()), None);
         assert!(decode_entries(&encode_entries(index)[1..]).is_none());
+    }
+
+    /// An index of collocation `type=TYPE` holding steps `steps`.
+    fn index(kind: &str, steps: &[u32]) -> PendingIndex {
+        let location = |step: &u32| FieldLocation { uri: format!("s3:b/{kind}/{step}").into(), offset: 0, length: 1, crc32c: 0 };
+        PendingIndex {
+            collocation: Key::parse(&format!("type={kind}")).unwrap(),
+            element_keywords: vec!["step".into()],
+            entries: steps.iter().map(|step| (step.to_string(), location(step))).collect(),
+        }
+    }
+
+    fn replayed(records: &[Vec<u8>]) -> LogReplay {
+        let mut replay = LogReplay::default();
+        for record in records {
+            replay.apply(record).unwrap();
+        }
+        replay
+    }
+
+    fn ids(replay: &LogReplay) -> Vec<String> {
+        replay.indexes().iter().map(|i| i.id.clone()).collect()
+    }
+
+    fn compaction(id: &str, kind: &str, steps: &[u32], replaced: &[&str]) -> Vec<u8> {
+        compact_record(id, &index(kind, steps), replaced.iter().copied())
+    }
+
+    #[test]
+    fn a_compacted_index_stands_where_the_newest_it_replaced_stood() {
+        let log = [
+            index_record("a", &index("fc", &[0])),
+            index_record("x", &index("an", &[0])),
+            index_record("b", &index("fc", &[1])),
+            index_record("c", &index("fc", &[2])),
+        ];
+        let mut records = log.to_vec();
+        records.push(compaction("C", "fc", &[0, 1], &["a", "b"]));
+        let replay = replayed(&records);
+        assert_eq!(ids(&replay), ["c", "C", "x"], "another collocation between them does not matter");
+        assert_eq!(replay.indexes()[1].fields, 2);
+        assert_eq!(replay.all_ids().into_iter().collect::<Vec<_>>(), ["C", "a", "b", "c", "x"]);
+    }
+
+    #[test]
+    fn a_compaction_of_indexes_not_all_visible_or_not_adjacent_takes_no_effect() {
+        let a = index_record("a", &index("fc", &[0]));
+        let b = index_record("b", &index("fc", &[1]));
+        let c = index_record("c", &index("fc", &[2]));
+        let mask_b = mask_record(["b"].into_iter());
+        let not_adjacent = replayed(&[a.clone(), b.clone(), c.clone(), compaction("C", "fc", &[0, 2], &["a", "c"])]);
+        assert_eq!(ids(&not_adjacent), ["c", "b", "a"]);
+        let masked = replayed(&[a.clone(), b.clone(), mask_b, compaction("C", "fc", &[0, 1], &["a", "b"])]);
+        assert_eq!(ids(&masked), ["a"], "a masked field stays hidden");
+        let unknown = replayed(&[a.clone(), compaction("C", "fc", &[0, 9], &["a", "z"])]);
+        assert_eq!(ids(&unknown), ["a"]);
+        let other_kind = replayed(&[a.clone(), b.clone(), compaction("C", "an", &[0, 1], &["a", "b"])]);
+        assert_eq!(ids(&other_kind), ["b", "a"]);
+        let twice = replayed(&[a, b, compaction("C", "fc", &[0, 1], &["a", "b"]), compaction("D", "fc", &[0, 1], &["a", "b"])]);
+        assert_eq!(ids(&twice), ["C"], "of two compactions of the same indexes the first counts");
+        assert!(twice.all_ids().contains("D"), "a wipe removes the unused one too");
+    }
+
+    #[test]
+    fn a_mask_written_before_a_compaction_was_seen_undoes_it() {
+        let log = [
+            index_record("a", &index("fc", &[0])),
+            index_record("b", &index("fc", &[1])),
+            compaction("C", "fc", &[0, 1], &["a", "b"]),
+            index_record("d", &index("fc", &[2])),
+            compaction("E", "fc", &[0, 1, 2], &["C", "d"]),
+        ];
+        assert_eq!(ids(&replayed(&log)), ["E"]);
+        let mut undone = log.to_vec();
+        undone.push(mask_record(["a"].into_iter()));
+        let replay = replayed(&undone);
+        assert_eq!(ids(&replay), ["d", "b"], "both compactions undone, then a hidden");
+        assert_eq!(replay.all_ids().into_iter().collect::<Vec<_>>(), ["C", "E", "a", "b", "d"]);
+        undone.push(mask_record(["C"].into_iter()));
+        assert_eq!(ids(&replayed(&undone)), ["d"], "a mask naming an undone compaction hides what it stood for");
+        let mut whole = log.to_vec();
+        whole.push(mask_record(["E"].into_iter()));
+        whole.push(mask_record(["b"].into_iter()));
+        assert!(ids(&replayed(&whole)).is_empty(), "a compaction masked whole stays hidden");
     }
 }

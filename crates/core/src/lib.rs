@@ -32,7 +32,7 @@ pub mod window;
 pub use api::{Archiver, FieldEntry, FieldStore, ListOptions};
 pub use axis::AxisValues;
 pub use backend::{
-    Catalogue, CatalogueWriter, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, StartedRead, Store, StoreWriter,
+    Catalogue, CatalogueWriter, Commit, Compaction, ControlAction, DatasetView, FieldLocation, IndexInfo, StartedRead, Store, StoreWriter,
 };
 pub use config::Config;
 pub use error::{Error, Result};

@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 
 pub use fieldstore_core::api;
-pub use fieldstore_core::api::{DataReader, PurgeReport, StatsReport, WhereReport, WipeReport};
+pub use fieldstore_core::api::{CompactReport, DataReader, PurgeReport, StatsReport, WhereReport, WipeReport};
 pub use fieldstore_core::*;
 #[cfg(feature = "daos")]
 pub use fieldstore_daos as daos;

@@ -39,9 +39,17 @@ fn damaged_arrays_records_and_indexes_are_reported() {
     assert!(err.contains("log record") && err.contains("log/00000000000000000002"), "{err}");
     dataset_kv.remove("log/00000000000000000002").unwrap();
     // A record of another format (a newer fieldstore's) is refused, by name, to readers and writers.
-    dataset_kv.put("format", b"2").unwrap();
+    dataset_kv.put("format", b"3").unwrap();
     assert_refused_as_another_format(&site.open());
+    // A data set of format 1 (before compaction records) is read as before, and never compacted.
     dataset_kv.put("format", b"1").unwrap();
+    let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=7,param=167").unwrap();
+    fs.archive(&id, b"second flush").unwrap();
+    fs.flush().unwrap();
+    let old = site.open();
+    assert_eq!(retrieve(&old, "class=od,step=7").unwrap(), b"second flush");
+    let compaction = &old.compact(&request("class=od,expver=1")).unwrap().datasets[0].compaction;
+    assert_eq!((compaction.indexes_before, compaction.indexes_written), (2, 0), "{compaction:?}");
 
     // An index KV overwritten with bytes that are no index.
     let Some(site) = pairing("daos", "posix") else { return };

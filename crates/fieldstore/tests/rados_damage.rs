@@ -63,7 +63,7 @@ fn damaged_objects_and_records_are_reported() {
         "{err}"
     );
     // A record of another format (a newer fieldstore's) is refused, by name, to readers and writers.
-    index.apply("dataset", &fieldstore::rados::WriteOp::new().set("format", b"2")).unwrap();
+    index.apply("dataset", &fieldstore::rados::WriteOp::new().set("format", b"3")).unwrap();
     assert_refused_as_another_format(&site.open());
 }
 

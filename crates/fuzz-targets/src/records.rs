@@ -112,7 +112,7 @@ fn commits_around(data: &[u8]) -> Vec<u8> {
 pub fn object_log(data: &[u8]) {
     let Some((framed, rest)) = wants_frames(data) else { return };
     if framed {
-        let records: Vec<Vec<u8>> = payloads(rest).into_iter().map(|(kind, p)| [&[kind % 3][..], p].concat()).collect();
+        let records: Vec<Vec<u8>> = payloads(rest).into_iter().map(|(kind, p)| [&[kind % 4][..], p].concat()).collect();
         replay(&fieldstore_core::index_log::encode_batch(&records));
     } else {
         replay(rest);
@@ -133,6 +133,6 @@ fn replay(mut log: &[u8]) {
         log = rest;
     }
     let visible: Vec<String> = replay.indexes().iter().map(|i| i.id.clone()).collect();
-    let named: Vec<&str> = replay.all_ids().collect();
-    assert!(visible.iter().all(|id| named.contains(&id.as_str())), "a visible index is not among those a wipe removes");
+    let named = replay.all_ids();
+    assert!(visible.iter().all(|id| named.contains(id.as_str())), "a visible index is not among those a wipe removes");
 }

@@ -22,6 +22,10 @@
 //!   that is gone fails, and its flush says the fields went with it ([`Error::Wiped`]).
 //! - A wipe unlists the data set, then removes its record before its index objects: a data set
 //!   is whole or absent, never a log naming removed objects.
+//! - A compaction writes a new index object holding the entries of adjacent indexes of one
+//!   collocation (no element in two of them), then appends a record putting it in their place;
+//!   the replay ([`LogReplay`]) gives it effect only where that changes nothing a reader sees.
+//!   The objects it replaced stay (readers of an earlier position read them) until a wipe.
 //!
 //! Entries become visible at `flush`, all of an index at once (SYSTEM.md section 3), and
 //! `list` reads one object per index.
@@ -30,11 +34,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{decode_batch, encode_batch, index_record, mask_record, IndexEntries, LogReplay};
+use fieldstore_core::index_log::{compact_record, decode_batch, encode_batch, index_record, mask_record, IndexEntries, LogReplay};
 use fieldstore_core::indexing::{PendingIndex, PendingIndexes};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
-use fieldstore_core::{Catalogue, CatalogueWriter, Commit, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+use fieldstore_core::{Catalogue, CatalogueWriter, Commit, Compaction, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 /// The record value holding the data set's key.
 const KEY: &str = "key";
@@ -46,25 +50,33 @@ const IDENTITY: &str = "identity";
 const FORMAT: &str = "format";
 
 /// The version of the formats of a data set's objects (its record, log batches and index
-/// objects), kept in its record. A reader or writer refuses a data set of another version, by
-/// name, rather than misread it.
-pub const FORMAT_VERSION: u32 = 1;
+/// objects), kept in its record, which new data sets get. A reader or writer refuses a data
+/// set of a version it does not read, by name, rather than misread it. Version 2 added
+/// compaction records to the log, which a reader of version 1 would take for damage: only
+/// data sets of version 2 are compacted.
+pub const FORMAT_VERSION: u32 = 2;
 
-/// An error unless a record's format value is this crate's [`FORMAT_VERSION`].
-fn check_format(format: Option<&[u8]>, dataset: &Key, record: &str) -> Result<()> {
-    let expected = FORMAT_VERSION.to_string();
-    if format == Some(expected.as_bytes()) {
-        return Ok(());
+/// The format versions this crate reads and writes.
+const READABLE_FORMATS: std::ops::RangeInclusive<u32> = 1..=FORMAT_VERSION;
+
+/// A record's format version; an error unless this crate reads it ([`READABLE_FORMATS`]).
+fn check_format(format: Option<&[u8]>, dataset: &Key, record: &str) -> Result<u32> {
+    let version = format.and_then(|f| std::str::from_utf8(f).ok()).and_then(|f| f.parse::<u32>().ok());
+    if let Some(version) = version.filter(|v| READABLE_FORMATS.contains(v)) {
+        return Ok(version);
     }
     let found = format.map_or_else(|| "(none)".to_string(), |f| String::from_utf8_lossy(f).into_owned());
     Err(Error::new(
         ErrorKind::Unsupported,
         format!(
-            "data set {dataset} ({record}): its objects are in format {found}; this fieldstore ({}) reads format {FORMAT_VERSION}",
+            "data set {dataset} ({record}): its objects are in format {found}; this fieldstore ({}) reads formats 1 to {FORMAT_VERSION}",
             env!("CARGO_PKG_VERSION")
         ),
     ))
 }
+
+/// The most entries a compaction puts in one index object (about 60 bytes each: a few MiB).
+const MAX_COMPACTED_ENTRIES: usize = 100_000;
 
 fn lock_name(action: ControlAction) -> String {
     format!("lock/{}", action.name())
@@ -116,6 +128,11 @@ pub trait DatasetObjects: Send + Sync + 'static {
     fn write_index(&self, index: &PendingIndex) -> Result<Box<dyn IndexWrite>>;
     /// The entries of index object `id`.
     fn read_index(&self, id: &str) -> Result<IndexEntries>;
+    /// The entries of index objects `ids`, in that order. Default: one after another; a store
+    /// with requests in flight together reads them at once.
+    fn read_indexes(&self, ids: &[&str]) -> Result<Vec<IndexEntries>> {
+        ids.iter().map(|id| self.read_index(id)).collect()
+    }
     /// Where the record is, for messages.
     fn describe(&self) -> String;
     /// Where a batch at `position` of the log is, for messages.
@@ -336,10 +353,21 @@ impl<O: Objects> Catalogue for ObjectCatalogue<O> {
         let Some(values) = place.get(&[FORMAT, SCHEMA, IDENTITY])? else { return Ok(None) };
         let value = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let (Some(schema), Some(identity)) = (value(SCHEMA), value(IDENTITY)) else { return Ok(None) };
-        check_format(value(FORMAT).as_deref(), dataset, &place.describe())?;
+        let format = check_format(value(FORMAT).as_deref(), dataset, &place.describe())?;
         let schema_text =
             String::from_utf8(schema).map_err(|_| Error::corrupt("data set record", place.describe(), "its schema is not UTF-8"))?;
-        Ok(Some(Box::new(ObjectView::<O>::new(self.objects.clone(), dataset.clone(), place, schema_text, identity))))
+        let view = ObjectView::<O> {
+            objects: self.objects.clone(),
+            dataset: dataset.clone(),
+            place,
+            schema_text,
+            identity,
+            format,
+            position: 0,
+            replay: LogReplay::default(),
+            loaded: HashMap::new(),
+        };
+        Ok(Some(Box::new(view)))
     }
 
     /// Reads the log (for the index objects it names), unlists the data set, then removes
@@ -358,7 +386,7 @@ impl<O: Objects> Catalogue for ObjectCatalogue<O> {
                 }
             }
         }
-        let ids: Vec<String> = replay.all_ids().map(str::to_string).collect();
+        let ids: Vec<String> = replay.all_ids().into_iter().map(str::to_string).collect();
         self.objects.set_listed(dataset, false)?;
         self.objects.remove(dataset, place.as_deref(), &ids)
     }
@@ -389,6 +417,8 @@ struct ObjectView<O: Objects> {
     place: Arc<O::Dataset>,
     schema_text: String,
     identity: Vec<u8>,
+    /// The format version of the creation `identity` names.
+    format: u32,
     /// Where the log was read to.
     position: u64,
     replay: LogReplay,
@@ -397,10 +427,6 @@ struct ObjectView<O: Objects> {
 }
 
 impl<O: Objects> ObjectView<O> {
-    fn new(objects: Arc<O>, dataset: Key, place: Arc<O::Dataset>, schema_text: String, identity: Vec<u8>) -> Self {
-        ObjectView { objects, dataset, place, schema_text, identity, position: 0, replay: LogReplay::default(), loaded: HashMap::new() }
-    }
-
     /// Opens the data set afresh (after a read found it gone, another creation of it, or a
     /// handle that no longer works: a destroyed DAOS container), and reads its log: from
     /// where this view is if it is the same creation, else from the start. `None`: no data set.
@@ -412,6 +438,8 @@ impl<O: Objects> ObjectView<O> {
             return Ok(Some(read));
         }
         // Wiped and created again: the new log from its start.
+        let Some(values) = self.place.get(&[FORMAT])? else { return Ok(None) };
+        self.format = check_format(values.first().map(|(_, v)| v.as_slice()), &self.dataset, &self.place.describe())?;
         (self.identity, self.position, self.replay) = (read.identity, 0, LogReplay::default());
         self.loaded.clear();
         self.place.read_log(0)
@@ -432,12 +460,61 @@ impl<O: Objects> ObjectView<O> {
     }
 
     fn load(&mut self, index: &IndexInfo) -> Result<Arc<IndexEntries>> {
-        if let Some(entries) = self.loaded.get(&index.id) {
-            return Ok(entries.clone());
+        self.load_all(&[index])?.pop().ok_or_else(|| Error::corrupt("index object", self.place.describe(), "not read"))
+    }
+
+    /// The entries of `indexes`, in their order: those not loaded yet read at once.
+    fn load_all(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<Arc<IndexEntries>>> {
+        let mut missing: Vec<&str> = indexes.iter().map(|i| i.id.as_str()).filter(|id| !self.loaded.contains_key(*id)).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        for (id, entries) in missing.iter().zip(self.place.read_indexes(&missing)?) {
+            self.loaded.insert(id.to_string(), Arc::new(entries));
         }
-        let entries = Arc::new(self.place.read_index(&index.id)?);
-        self.loaded.insert(index.id.clone(), entries.clone());
-        Ok(entries)
+        Ok(indexes.iter().filter_map(|i| self.loaded.get(&i.id).cloned()).collect())
+    }
+
+    /// Runs of adjacent indexes of one collocation (newest first, as `indexes` is) whose
+    /// entries share no element, each of at least two indexes and at most
+    /// [`MAX_COMPACTED_ENTRIES`] entries: what a compaction merges.
+    fn compactable_runs(&mut self, indexes: &[Arc<IndexInfo>]) -> Result<Vec<Vec<Arc<IndexInfo>>>> {
+        let mut groups: Vec<Vec<Arc<IndexInfo>>> = Vec::new();
+        for index in indexes {
+            let same =
+                |g: &&mut Vec<Arc<IndexInfo>>| g[0].collocation == index.collocation && g[0].element_keywords == index.element_keywords;
+            match groups.iter_mut().find(same) {
+                Some(group) => group.push(index.clone()),
+                None => groups.push(vec![index.clone()]),
+            }
+        }
+        let mut runs = Vec::new();
+        for group in groups.into_iter().filter(|g| g.len() > 1) {
+            let entries = self.load_all(&group.iter().map(Arc::as_ref).collect::<Vec<_>>())?;
+            let mut run: Vec<Arc<IndexInfo>> = Vec::new();
+            let mut elements: std::collections::HashSet<&str> = std::collections::HashSet::new();
+            for (index, entries) in group.iter().zip(&entries) {
+                let overlaps = entries.iter().any(|(values, _)| elements.contains(values.as_str()));
+                if overlaps || elements.len() + entries.len() > MAX_COMPACTED_ENTRIES {
+                    runs.push(std::mem::take(&mut run));
+                    elements.clear();
+                }
+                run.push(index.clone());
+                elements.extend(entries.iter().map(|(values, _)| values.as_str()));
+            }
+            runs.push(run);
+        }
+        runs.retain(|run| run.len() > 1);
+        Ok(runs)
+    }
+
+    /// One index holding the entries of `run`.
+    fn merged(&mut self, run: &[Arc<IndexInfo>]) -> Result<PendingIndex> {
+        let entries = self.load_all(&run.iter().map(Arc::as_ref).collect::<Vec<_>>())?;
+        Ok(PendingIndex {
+            collocation: Key::clone(&run[0].collocation),
+            element_keywords: run[0].element_keywords.to_vec(),
+            entries: entries.iter().flat_map(|e| e.iter().map(|(values, location)| (values.clone(), location.clone()))).collect(),
+        })
     }
 }
 
@@ -458,6 +535,41 @@ impl<O: Objects> DatasetView for ObjectView<O> {
         };
         self.replay(read)?;
         Ok(self.replay.indexes())
+    }
+
+    fn prefetch(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
+        self.load_all(indexes).map(drop)
+    }
+
+    /// Writes one index object per run of [`ObjectView::compactable_runs`] (at once), then
+    /// appends one batch of compaction records; the replay decides what takes effect.
+    fn compact(&mut self) -> Result<Compaction> {
+        let indexes = self.indexes()?;
+        let mut report = Compaction { indexes_before: indexes.len() as u64, ..Compaction::default() };
+        if self.format < 2 {
+            report.indexes_after = report.indexes_before;
+            return Ok(report);
+        }
+        let runs = self.compactable_runs(&indexes)?;
+        let mut writes = Vec::with_capacity(runs.len());
+        for run in &runs {
+            let merged = self.merged(run)?;
+            report.entries_written += merged.entries.len() as u64;
+            writes.push((self.place.write_index(&merged)?, merged));
+        }
+        let mut records = Vec::with_capacity(runs.len());
+        for ((write, merged), run) in writes.into_iter().zip(&runs) {
+            records.push(compact_record(&write.finish()?, &merged, run.iter().map(|i| i.id.as_str())));
+        }
+        if !records.is_empty() && !self.place.append(&self.identity, &encode_batch(&records))? {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("{}: the data set was wiped meanwhile; nothing compacted", self.place.describe()),
+            ));
+        }
+        report.indexes_written = records.len() as u64;
+        report.indexes_after = self.indexes()?.len() as u64;
+        Ok(report)
     }
 
     fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {

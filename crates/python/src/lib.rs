@@ -174,6 +174,13 @@ impl Handle {
         json(py.detach(|| self.store.purge(&request, doit)).map_err(to_py)?)
     }
 
+    /// Merges the indexes of the data sets a request names into fewer, larger ones; the
+    /// report as JSON.
+    fn compact(&self, py: Python<'_>, request: &str) -> PyResult<String> {
+        let request = self.request(request)?;
+        json(py.detach(|| self.store.compact(&request)).map_err(to_py)?)
+    }
+
     /// Locks (`lock=True`), unlocks (`False`) or only reports (`None`) `actions` (archive,
     /// retrieve, list, wipe; all when empty) on the data sets a request names; each data
     /// set's locked actions as JSON.

@@ -29,7 +29,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 
@@ -46,6 +45,8 @@ use crate::layout::{Buckets, Place};
 
 /// How long a flush keeps trying slots while other writers take them first.
 const PUBLISH_PATIENCE: Duration = Duration::from_secs(60);
+/// How many index objects a reader GETs at once.
+const INDEX_READS_IN_FLIGHT: usize = 64;
 /// The magic of a record object's frame.
 const RECORD_MAGIC: &[u8; 4] = b"FSR1";
 
@@ -65,7 +66,6 @@ pub struct CatalogueBucket {
 /// One data set's objects.
 pub struct DatasetPrefix {
     place: Place,
-    client: S3Client,
     /// The last log slot this handle knows taken.
     slot: Mutex<u64>,
     /// The creation last read, by its record's entity tag.
@@ -93,7 +93,7 @@ impl Objects for CatalogueBucket {
     /// is its record's business.
     fn dataset(&self, dataset: &Key, create: bool) -> Result<Option<Arc<DatasetPrefix>>> {
         let place = self.buckets.place(dataset, create)?;
-        Ok(place.map(|place| Arc::new(DatasetPrefix { client: place.client.clone(), place, slot: Mutex::new(0), known: Mutex::new(None) })))
+        Ok(place.map(|place| Arc::new(DatasetPrefix { place, slot: Mutex::new(0), known: Mutex::new(None) })))
     }
 
     fn listed(&self) -> Result<Vec<String>> {
@@ -112,7 +112,7 @@ impl Objects for CatalogueBucket {
         if listed {
             home.run(async move { store.put(&path, PutPayload::new()).await.map(drop) })
         } else {
-            home.run(async move { store.delete(&path).await })
+            home.delete(path)
         }
     }
 
@@ -120,21 +120,17 @@ impl Objects for CatalogueBucket {
     /// the index objects its log named, and the locks.
     fn remove(&self, _dataset: &Key, objects: Option<&DatasetPrefix>, index_ids: &[String]) -> Result<()> {
         let Some(objects) = objects else { return Ok(()) };
+        let client = objects.client();
         let record = objects.record()?;
-        objects.delete(objects.path(&["record"]))?;
+        client.delete(objects.path(&["record"]))?;
         if let Some((record, _)) = record {
             let folder = creation(&record.identity);
-            for name in objects.client.list(objects.path(&["log", &folder]), None)? {
-                objects.delete(objects.path(&["log", &folder, &name]))?;
-            }
+            let slots = client.list(objects.path(&["log", &folder]), None)?;
+            client.delete_all(slots.iter().map(|slot| objects.path(&["log", &folder, slot])).collect())?;
         }
-        for id in index_ids {
-            objects.delete(objects.path(&["index", id]))?;
-        }
-        for name in objects.client.list(objects.path(&["lock"]), None)? {
-            objects.delete(objects.path(&["lock", &name]))?;
-        }
-        Ok(())
+        client.delete_all(index_ids.iter().map(|id| objects.path(&["index", id])).collect())?;
+        let locks = client.list(objects.path(&["lock"]), None)?;
+        client.delete_all(locks.iter().map(|action| objects.path(&["lock", action])).collect())
     }
 
     fn describe(&self, dataset: &Key) -> String {
@@ -185,30 +181,20 @@ impl DatasetPrefix {
         self.place.path(parts)
     }
 
+    /// The client of the data set's bucket.
+    fn client(&self) -> &S3Client {
+        &self.place.client
+    }
+
     fn log_path(&self, creation: &str, slot: u64) -> Path {
         self.path(&["log", creation, &format!("{slot:020}")])
     }
 
-    /// The object's bytes and entity tag; `None` if there is none.
-    fn get_object(&self, path: Path) -> Result<Option<(Bytes, Option<String>)>> {
-        let store = self.client.store().clone();
-        self.client.run(async move {
-            match store.get(&path).await {
-                Ok(got) => {
-                    let tag = got.meta.e_tag.clone();
-                    got.bytes().await.map(|bytes| Some((bytes, tag)))
-                }
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(e),
-            }
-        })
-    }
-
     /// Creates the object unless it exists: whether this call created it.
     fn start_create(&self, path: Path, bytes: Vec<u8>) -> Result<Pending<bool>> {
-        let store = self.client.store().clone();
+        let store = self.client().store().clone();
         let options = PutOptions { mode: PutMode::Create, ..PutOptions::default() };
-        self.client.spawn(async move {
+        self.client().spawn(async move {
             match store.put_opts(&path, PutPayload::from(bytes), options).await {
                 Ok(_) => Ok(true),
                 Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
@@ -217,15 +203,10 @@ impl DatasetPrefix {
         })
     }
 
-    fn delete(&self, path: Path) -> Result<()> {
-        let store = self.client.store().clone();
-        self.client.run(async move { store.delete(&path).await })
-    }
-
     /// The record and its entity tag; `None` if there is none (never created, or wiped).
     fn record(&self) -> Result<Option<(Record, Option<String>)>> {
         let path = self.path(&["record"]);
-        let Some((data, tag)) = self.get_object(path.clone())? else { return Ok(None) };
+        let Some((data, tag)) = self.client().start_get(path.clone())?.wait()? else { return Ok(None) };
         let values = decode_record(&data).ok_or_else(|| Error::corrupt("data set record", path.to_string(), "undecodable"))?;
         let identity = values.iter().find(|(k, _)| k == "identity").map(|(_, v)| v.clone()).unwrap_or_default();
         Ok(Some((Record { identity, values }, tag)))
@@ -233,22 +214,22 @@ impl DatasetPrefix {
 
     /// The locks set on the data set (`lock/ACTION`), by one LIST.
     fn locks(&self) -> Result<Vec<String>> {
-        Ok(self.client.list(self.path(&["lock"]), None)?.into_iter().map(|action| format!("lock/{action}")).collect())
+        Ok(self.client().list(self.path(&["lock"]), None)?.into_iter().map(|action| format!("lock/{action}")).collect())
     }
 
     /// The new slots of the creation this handle read last, by one LIST of the data set's
     /// prefix after `position`: `None` unless the record listed there is still that creation's.
     fn quick_refresh(&self, position: u64) -> Result<Option<(Creation, Vec<u64>)>> {
         let Some(known) = self.known.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return Ok(None) };
-        let listed = self.client.list_tagged(self.path(&[]), self.log_path(&known.folder, position))?;
+        let listed = self.client().list_meta(self.path(&[]), Some(self.log_path(&known.folder, position)))?;
         let record = self.path(&["record"]);
-        if !listed.iter().any(|(path, tag)| *path == record && tag.as_deref() == Some(known.tag.as_str())) {
+        if !listed.iter().any(|meta| meta.location == record && meta.e_tag.as_deref() == Some(known.tag.as_str())) {
             return Ok(None);
         }
         let folder = format!("{}/", self.path(&["log", &known.folder]));
         let slots = listed
             .iter()
-            .filter_map(|(path, _)| path.as_ref().strip_prefix(folder.as_str()))
+            .filter_map(|meta| meta.location.as_ref().strip_prefix(folder.as_str()))
             .map(|slot| slot.parse::<u64>().map_err(|_| Error::corrupt("log object", format!("{folder}{slot}"), "not a slot")))
             .collect::<Result<Vec<_>>>()?;
         Ok(Some((known, slots)))
@@ -260,8 +241,8 @@ impl DatasetPrefix {
         let gets = slots
             .iter()
             .map(|slot| {
-                let (store, path) = (self.client.store().clone(), self.log_path(folder, *slot));
-                self.client.spawn(async move { store.get(&path).await?.bytes().await })
+                let (store, path) = (self.client().store().clone(), self.log_path(folder, *slot));
+                self.client().spawn(async move { store.get(&path).await?.bytes().await })
             })
             .collect::<Result<Vec<_>>>()?;
         let mut batches = Vec::with_capacity(slots.len());
@@ -279,7 +260,7 @@ impl DatasetPrefix {
     /// The slots after `after` of a creation's log, in order.
     fn slots_after(&self, creation: &str, after: u64) -> Result<Vec<u64>> {
         let folder = self.path(&["log", creation]);
-        let names = self.client.list(folder, Some(self.log_path(creation, after)))?;
+        let names = self.client().list(folder, Some(self.log_path(creation, after)))?;
         names
             .iter()
             .map(|name| {
@@ -318,13 +299,13 @@ impl DatasetObjects for DatasetPrefix {
         })?;
         self.record()?.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: no data set", self.describe())))?;
         let path = self.path(&["lock", action]);
-        let store = self.client.store().clone();
+        let store = self.client().store().clone();
         match value {
             Some(value) => {
                 let payload = PutPayload::from(value.to_vec());
-                self.client.run(async move { store.put(&path, payload).await.map(drop) })
+                self.client().run(async move { store.put(&path, payload).await.map(drop) })
             }
-            None => self.delete(path),
+            None => self.client().delete(path),
         }
     }
 
@@ -381,19 +362,31 @@ impl DatasetObjects for DatasetPrefix {
     }
 
     fn read_index(&self, id: &str) -> Result<IndexEntries> {
-        let path = self.path(&["index", id]);
-        let (data, _) = self
-            .get_object(path.clone())?
-            .ok_or_else(|| Error::corrupt("index object", path.to_string(), "missing (the data set was wiped while it was read?)"))?;
-        decode_entries(&data).ok_or_else(|| Error::corrupt("index object", path.to_string(), "undecodable"))
+        self.read_indexes(&[id])?.pop().ok_or_else(|| Error::corrupt("index object", self.path(&["index", id]).to_string(), "not read"))
+    }
+
+    /// GETs in flight together, [`INDEX_READS_IN_FLIGHT`] at a time.
+    fn read_indexes(&self, ids: &[&str]) -> Result<Vec<IndexEntries>> {
+        let mut read = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(INDEX_READS_IN_FLIGHT) {
+            let paths: Vec<Path> = chunk.iter().map(|id| self.path(&["index", id])).collect();
+            let gets = paths.iter().map(|path| self.client().start_get(path.clone())).collect::<Result<Vec<_>>>()?;
+            for (path, get) in paths.iter().zip(gets) {
+                let (data, _) = get.wait()?.ok_or_else(|| {
+                    Error::corrupt("index object", path.to_string(), "missing (the data set was wiped while it was read?)")
+                })?;
+                read.push(decode_entries(&data).ok_or_else(|| Error::corrupt("index object", path.to_string(), "undecodable"))?);
+            }
+        }
+        Ok(read)
     }
 
     fn describe(&self) -> String {
-        format!("s3 bucket {} object {}", self.client.bucket(), self.path(&["record"]))
+        format!("s3 bucket {} object {}", self.client().bucket(), self.path(&["record"]))
     }
 
     fn describe_position(&self, slot: u64) -> String {
-        format!("s3 bucket {} log slot {slot} of {}", self.client.bucket(), self.path(&["log"]))
+        format!("s3 bucket {} log slot {slot} of {}", self.client().bucket(), self.path(&["log"]))
     }
 }
 

@@ -8,11 +8,12 @@ use std::future::Future;
 use std::sync::{mpsc, Arc, OnceLock};
 use std::time::Duration;
 
-use futures::TryStreamExt;
+use bytes::Bytes;
+use futures::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3, AmazonS3Builder, AwsAuthorizer, AwsCredential};
 use object_store::client::{HttpConnector, HttpRequestBody, ReqwestConnector};
 use object_store::path::{Path, PathPart};
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig};
+use object_store::{BackoffConfig, ClientOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::{unique_object_name, unique_suffix};
@@ -34,6 +35,9 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
         .as_ref()
         .map_err(|e| Error::new(ErrorKind::Io, format!("S3: cannot start the client's runtime: {e}")))
 }
+
+/// An object's bytes and entity tag.
+pub type Fetched = (Bytes, Option<String>);
 
 /// An S3 bucket at an endpoint, and the prefix this instance's objects are under.
 #[derive(Clone)]
@@ -219,52 +223,65 @@ impl S3Client {
     /// The names under `folder` (each object's last segment, as its text), in order; only
     /// those after `offset` if given.
     pub fn list(&self, folder: Path, offset: Option<Path>) -> Result<Vec<String>> {
-        let mut names = self.list_objects(folder, offset)?.into_iter().map(|(name, _)| name).collect::<Vec<_>>();
+        let mut names = self.list_meta(folder, offset)?.iter().map(|meta| self.name_of(&meta.location)).collect::<Result<Vec<_>>>()?;
         names.sort();
         Ok(names)
     }
 
-    /// The names under `folder` with each object's size.
-    pub fn list_sizes(&self, folder: Path) -> Result<Vec<(String, u64)>> {
-        self.list_objects(folder, None)
-    }
-
-    /// Every object under `folder` (after `offset`, at any depth) with its entity tag.
-    pub fn list_tagged(&self, folder: Path, offset: Path) -> Result<Vec<(Path, Option<String>)>> {
+    /// Every object under `folder`, at any depth (only those after `offset` if given), with
+    /// its size and entity tag.
+    pub fn list_meta(&self, folder: Path, offset: Option<Path>) -> Result<Vec<ObjectMeta>> {
         let store = self.store.clone();
-        self.run(
-            async move { store.list_with_offset(Some(&folder), &offset).map_ok(|meta| (meta.location, meta.e_tag)).try_collect().await },
-        )
-    }
-
-    /// Every object under `folder`, at any depth.
-    pub fn list_paths(&self, folder: Path) -> Result<Vec<Path>> {
-        let store = self.store.clone();
-        self.run(async move { store.list(Some(&folder)).map_ok(|meta| meta.location).try_collect::<Vec<Path>>().await })
-    }
-
-    /// The objects under `folder` (after `offset`): each one's last segment, as its text, and
-    /// its size.
-    fn list_objects(&self, folder: Path, offset: Option<Path>) -> Result<Vec<(String, u64)>> {
-        let store = self.store.clone();
-        let found = self.run(async move {
+        self.run(async move {
             let listing = match &offset {
                 Some(offset) => store.list_with_offset(Some(&folder), offset),
                 None => store.list(Some(&folder)),
             };
-            listing.map_ok(|meta| (meta.location, meta.size)).try_collect::<Vec<(Path, u64)>>().await
+            listing.try_collect().await
+        })
+    }
+
+    /// An object's last segment, as its text.
+    pub fn name_of(&self, path: &Path) -> Result<String> {
+        let part = path.parts().next_back().ok_or_else(|| Error::corrupt("object name", format!("s3 bucket {}", self.bucket), "empty"))?;
+        // `object_store` escapes `%` in a segment, so decoding is unambiguous.
+        let name = percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map_err(|_| {
+            Error::corrupt("object name", format!("s3 bucket {}", self.bucket), format!("{:?} is not UTF-8", part.as_ref()))
         })?;
-        found
-            .iter()
-            .filter_map(|(path, size)| path.parts().next_back().map(|part| (part, *size)))
-            .map(|(part, size)| {
-                // `object_store` escapes `%` in a segment, so decoding is unambiguous.
-                let name = percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map_err(|_| {
-                    Error::corrupt("object name", format!("s3 bucket {}", self.bucket), format!("{:?} is not UTF-8", part.as_ref()))
-                })?;
-                Ok((name.into_owned(), size))
-            })
-            .collect()
+        Ok(name.into_owned())
+    }
+
+    /// Starts a GET of a whole object: its bytes and entity tag, `None` if there is none.
+    pub fn start_get(&self, path: Path) -> Result<Pending<Option<Fetched>>> {
+        let store = self.store.clone();
+        self.spawn(async move {
+            match store.get(&path).await {
+                Ok(got) => {
+                    let tag = got.meta.e_tag.clone();
+                    got.bytes().await.map(|bytes| Some((bytes, tag)))
+                }
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    /// Removes an object; one already gone is no error (S3 answers such a DELETE with success).
+    pub fn delete(&self, path: Path) -> Result<()> {
+        let store = self.store.clone();
+        self.run(async move { store.delete(&path).await })
+    }
+
+    /// Removes objects by bulk deletes (S3's DeleteObjects, up to 1,000 objects a request).
+    pub fn delete_all(&self, paths: Vec<Path>) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let store = self.store.clone();
+        self.run(async move {
+            let locations = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
+            store.delete_stream(locations).try_for_each(|_| async { Ok(()) }).await
+        })
     }
 
     /// Runs `request` on the backend's runtime and waits for it; its error mapped (see
@@ -293,33 +310,30 @@ impl S3Client {
 
     /// A client error as fieldstore's, naming the bucket and endpoint.
     pub fn error(&self, e: object_store::Error) -> Error {
-        let at = format!("S3 bucket '{}' at {}", self.bucket, self.settings.endpoint);
         let text = e.to_string();
         match e {
             object_store::Error::NotFound { .. } if text.contains("NoSuchBucket") => self.error_text(ErrorKind::NotFound, "no such bucket"),
-            object_store::Error::NotFound { path, .. } => Error::new(ErrorKind::NotFound, format!("{at}: no object {path}")),
+            object_store::Error::NotFound { path, .. } => self.error_text(ErrorKind::NotFound, &format!("no object {path}")),
             object_store::Error::AlreadyExists { path, .. } => {
-                Error::new(ErrorKind::AlreadyExists, format!("{at}: object {path} exists already"))
+                self.error_text(ErrorKind::AlreadyExists, &format!("object {path} exists already"))
             }
             object_store::Error::Precondition { path, .. } => {
-                Error::new(ErrorKind::Conflict, format!("{at}: object {path} changed meanwhile"))
+                self.error_text(ErrorKind::Conflict, &format!("object {path} changed meanwhile"))
             }
-            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => Error::new(
+            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => self.error_text(
                 ErrorKind::BadConfig,
-                format!("{at}: the server refused the credentials or their permissions ({})", first_line(&text)),
+                &format!("the server refused the credentials or their permissions ({})", first_line(&text)),
             ),
             _ if text.contains("timed out") || text.contains("deadline") => {
-                Error::new(ErrorKind::Timeout, format!("{at}: no answer in time ({})", first_line(&text)))
+                self.error_text(ErrorKind::Timeout, &format!("no answer in time ({})", first_line(&text)))
             }
             _ if text.contains("error sending request") || text.contains("connect") => {
-                Error::new(ErrorKind::Unavailable, format!("{at}: cannot reach the endpoint ({})", first_line(&text)))
+                self.error_text(ErrorKind::Unavailable, &format!("cannot reach the endpoint ({})", first_line(&text)))
             }
-            _ => Error::new(ErrorKind::Io, format!("{at}: {}", first_line(&text))),
+            _ => self.error_text(ErrorKind::Io, first_line(&text)),
         }
     }
-}
 
-impl S3Client {
     /// An error of `kind` naming the bucket and endpoint.
     fn error_text(&self, kind: ErrorKind, what: &str) -> Error {
         Error::new(kind, format!("S3 bucket '{}' at {}: {what}", self.bucket, self.settings.endpoint))

@@ -57,11 +57,10 @@ impl Pool for S3Pool {
         // The marker goes last, so an interrupted removal leaves a container that can be
         // removed again.
         for folder in ["kv", "array"] {
-            for path in self.client.list_paths(container.path(&[folder]))? {
-                container.delete(path)?;
-            }
+            let objects = self.client.list_meta(container.path(&[folder]), None)?;
+            self.client.delete_all(objects.into_iter().map(|meta| meta.location).collect())?;
         }
-        container.delete(container.path(&[CONTAINER_MARKER]))
+        self.client.delete(container.path(&[CONTAINER_MARKER]))
     }
 }
 
@@ -84,11 +83,6 @@ impl S3Container {
         let mut all = vec![self.name.as_str()];
         all.extend_from_slice(parts);
         self.client.path(&all)
-    }
-
-    fn delete(&self, path: Path) -> Result<()> {
-        let store = self.client.store().clone();
-        self.client.run(async move { store.delete(&path).await })
     }
 }
 
@@ -128,14 +122,7 @@ impl KeyValue for S3KeyValue {
     }
 
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let (store, path) = (self.client.store().clone(), self.key_path(key));
-        self.client.run(async move {
-            match store.get(&path).await {
-                Ok(got) => got.bytes().await.map(|b| Some(b.to_vec())),
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(e),
-            }
-        })
+        Ok(self.client.start_get(self.key_path(key))?.wait()?.map(|(bytes, _)| bytes.to_vec()))
     }
 
     fn keys(&self) -> Result<Vec<String>> {
@@ -153,11 +140,12 @@ struct Segment {
 /// The segments under an array's folder, by offset.
 fn segments(client: &S3Client, folder: &Path) -> Result<Vec<Segment>> {
     let mut segments = client
-        .list_sizes(folder.clone())?
-        .into_iter()
-        .map(|(name, length)| {
+        .list_meta(folder.clone(), None)?
+        .iter()
+        .map(|meta| {
+            let name = client.name_of(&meta.location)?;
             let offset = name.parse::<u64>().map_err(|_| Error::corrupt("array segment", format!("{folder}/{name}"), "not an offset"))?;
-            Ok(Segment { offset, length })
+            Ok(Segment { offset, length: meta.size })
         })
         .collect::<Result<Vec<_>>>()?;
     segments.sort_by_key(|s| s.offset);

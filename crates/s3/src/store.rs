@@ -13,17 +13,17 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use object_store::{ObjectStoreExt, PutPayload};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::{is_object_name, unique_object_name, unique_suffix};
 use fieldstore_core::window::{InFlight, PendingWrite, WriteWindow};
 use fieldstore_core::{FieldLocation, Key, StartedRead, Store, StoreWriter};
 
 use crate::client::{Pending, S3Client};
-use crate::layout::Buckets;
+use crate::layout::{Buckets, Place};
 
 /// The store's shared side: reads and removals.
 pub struct S3Store {
@@ -37,6 +37,9 @@ pub struct S3StoreWriter {
     /// Unique to this writer: its object names are unique across writers, processes and hosts.
     writer: String,
     written: u64,
+    /// The places of the data sets this writer archived into (found once each: a bucket per
+    /// data set is checked, or created, then).
+    places: RecentList<(Key, Place)>,
     /// PUTs started and not yet waited for.
     in_flight: WriteWindow<Pending<object_store::PutResult>>,
 }
@@ -76,14 +79,26 @@ impl S3Store {
     }
 }
 
-impl StoreWriter for S3StoreWriter {
-    fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
-        let name = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
-        self.written += 1;
+impl S3StoreWriter {
+    /// Where `dataset`'s objects go.
+    fn place(&mut self, dataset: &Key) -> Result<Place> {
+        if let Some(i) = self.places.find(|(key, _)| key == dataset) {
+            return Ok(self.places[i].1.clone());
+        }
         let place = self
             .buckets
             .place(dataset, true)?
             .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: vanished", self.buckets.describe(dataset))))?;
+        self.places.push((dataset.clone(), place.clone()));
+        Ok(place)
+    }
+}
+
+impl StoreWriter for S3StoreWriter {
+    fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
+        let name = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
+        self.written += 1;
+        let place = self.place(dataset)?;
         let path = place.path(&["fields", &name]);
         let uri = format!("s3://{}/{path}", place.client.bucket());
         self.in_flight.make_room()?;
@@ -111,6 +126,7 @@ impl Store for S3Store {
             buckets: self.buckets.clone(),
             writer: unique_suffix(),
             written: 0,
+            places: RecentList::default(),
             in_flight: WriteWindow::new(self.limits.writes),
         }))
     }
@@ -134,8 +150,7 @@ impl Store for S3Store {
     /// missing one is no error (S3 answers a DELETE of a missing key with success).
     fn remove(&self, uri: &str) -> Result<bool> {
         let (client, path) = self.parse(uri)?;
-        let store = client.store().clone();
-        client.run(async move { store.delete(&path).await })?;
+        client.delete(path)?;
         Ok(true)
     }
 
@@ -147,11 +162,7 @@ impl Store for S3Store {
             by_bucket.entry(client.bucket().to_string()).or_insert_with(|| (client, Vec::new())).1.push(path);
         }
         for (client, paths) in by_bucket.into_values() {
-            let store = client.store().clone();
-            client.run(async move {
-                let locations = futures::stream::iter(paths.into_iter().map(Ok)).boxed();
-                store.delete_stream(locations).try_for_each(|_| async { Ok(()) }).await
-            })?;
+            client.delete_all(paths)?;
         }
         Ok(vec![true; uris.len()])
     }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use serde::Serialize;
 
 use super::{FieldStore, ListOptions, Matches};
-use crate::backend::{ControlAction, IndexInfo};
+use crate::backend::{Compaction, ControlAction, IndexInfo};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 use crate::request::Request;
@@ -68,6 +68,23 @@ pub struct PurgeReport {
     /// Store files left in place because a live writer still appends to them (known once
     /// done; they stay: no later purge finds them yet).
     pub in_use: Vec<String>,
+}
+
+/// What a compaction did ([`FieldStore::compact`]), per data set.
+#[derive(Debug, Default, Serialize)]
+pub struct CompactReport {
+    /// Each data set compacted, with what was done there.
+    pub datasets: Vec<DatasetCompaction>,
+}
+
+/// What a compaction did in one data set.
+#[derive(Debug, Serialize)]
+pub struct DatasetCompaction {
+    /// The data set.
+    pub dataset: Key,
+    /// What was done there.
+    #[serde(flatten)]
+    pub compaction: Compaction,
 }
 
 /// Counts of what a request names ([`FieldStore::stats`]).
@@ -320,6 +337,22 @@ impl FieldStore {
         }
         report.fields_kept = report.superseded_fields - report.fields_hidden;
         report.unreclaimable_bytes = report.superseded_bytes - report.bytes_freed;
+        Ok(report)
+    }
+
+    /// Merges the indexes of the data sets a request names into fewer, larger ones, changing
+    /// nothing any reader sees (docs/consistency.md, "Compaction"): a new reader then reads
+    /// fewer index objects. A data set locked for archiving is left as it is.
+    pub fn compact(&self, request: &Request) -> Result<CompactReport> {
+        let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Archive))?;
+        if let Some(why) = datasets.explanation {
+            return Err(Error::new(ErrorKind::NotFound, format!("nothing to compact: {why}")));
+        }
+        let mut report = CompactReport::default();
+        for dataset in datasets.datasets {
+            let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
+            report.datasets.push(DatasetCompaction { compaction: view.compact()?, dataset });
+        }
         Ok(report)
     }
 

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
-pub use admin::{Axes, PurgeReport, StatsReport, WhereReport, WipeReport, MINIMUM_KEYS_TO_CHANGE};
+pub use admin::{Axes, CompactReport, DatasetCompaction, PurgeReport, StatsReport, WhereReport, WipeReport, MINIMUM_KEYS_TO_CHANGE};
 pub use read::DataReader;
 pub use resolve::{FieldEntry, ListOptions, Matches};
 

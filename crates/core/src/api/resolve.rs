@@ -260,6 +260,8 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
     let before = (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len());
     // Indexes of one collocation key share everything but their axes: plan each key once.
     let mut plans: HashMap<Key, PlansByKeywords> = HashMap::new();
+    // The indexes whose entries to read, with their plans.
+    let mut chosen = Vec::new();
     for index in view.indexes()? {
         let known = plans.get(&*index.collocation).and_then(|v| v.iter().find(|(k, _)| **k == *index.element_keywords));
         let plan = match known {
@@ -270,15 +272,15 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
                 plan
             }
         };
-        let Some(Plan { constraints, types, order }) = plan else { continue };
-        if let Some(i) = off_axis(&index, &constraints) {
+        let Some(plan) = plan else { continue };
+        if let Some(i) = off_axis(&index, &plan.constraints) {
             let kw = &index.element_keywords[i];
             r.why.off_axis(
                 kw,
-                constraints[i].as_deref().unwrap_or_default(),
+                plan.constraints[i].as_deref().unwrap_or_default(),
                 || format!("{{{dataset}}}{{{}}}", index.collocation.display_non_empty()),
                 &index.axes[kw.as_str()],
-                types[dataset.len() + index.collocation.len() + i],
+                plan.types[dataset.len() + index.collocation.len() + i],
             );
             continue;
         }
@@ -287,9 +289,14 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             if !r.matches.collocations.contains(&pair) {
                 r.matches.collocations.push(pair);
             }
-            r.matches.indexes.push((dataset.clone(), index, constraints));
+            r.matches.indexes.push((dataset.clone(), index, plan.constraints));
             continue;
         }
+        chosen.push((index, plan));
+    }
+    // The indexes to read, read at once where the catalogue can (an object store's requests).
+    view.prefetch(&chosen.iter().map(|(index, _)| index.as_ref()).collect::<Vec<_>>())?;
+    for (index, Plan { constraints, types, order }) in chosen {
         let group = r.group(dataset, &index.collocation, &types)?;
         let entries = matching_entries(view, &index, &constraints)?;
         let element_types = &types[dataset.len() + index.collocation.len()..];
