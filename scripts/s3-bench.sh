@@ -89,4 +89,3 @@ for when in before after; do
   echo "data set of $point_fields fields, $when compaction, every step: $("$F" --config "$c" bench point "$steps" --reps 5)"
 done
 wipe "$c"
-wipe "$c"

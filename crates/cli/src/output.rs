@@ -203,9 +203,10 @@ pub fn compact_text(r: &CompactReport) -> String {
         .iter()
         .map(|d| {
             let (dataset, c) = (&d.dataset, &d.compaction);
-            let done = match c.indexes_written {
-                0 => "nothing to merge".to_string(),
-                n => format!("{n} compacted indexes written ({} entries)", c.entries_written),
+            let done = match (&c.not_compacted, c.indexes_written) {
+                (Some(why), _) => format!("not compacted: {why}"),
+                (None, 0) => "nothing to merge".to_string(),
+                (None, n) => format!("{n} compacted indexes written ({} entries)", c.entries_written),
             };
             format!("{{{dataset}}}: {} -> {} indexes, {done}\n", c.indexes_before, c.indexes_after)
         })

@@ -289,4 +289,7 @@ pub struct Compaction {
     pub indexes_written: u64,
     /// The entries they hold.
     pub entries_written: u64,
+    /// Why the data set was not compacted, if it was not (its objects' format).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_compacted: Option<String>,
 }

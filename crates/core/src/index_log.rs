@@ -99,24 +99,39 @@ impl LogReplay {
     }
 
     /// Hides indexes; a compacted index that was undone hides the indexes it stood for, and
-    /// an index a compaction replaced undoes it first (the masker read the log before it).
+    /// an index a compaction replaced undoes it first (the masker read the log before it),
+    /// until neither finds more (one record may name a compaction and what it replaced).
     fn mask(&mut self, ids: Vec<String>) {
-        let mut hidden = Vec::with_capacity(ids.len());
+        let mut hidden: HashSet<String> = HashSet::new();
         let mut named = ids;
-        while let Some(id) = named.pop() {
-            if let Some(stood_for) = self.undone.get(&id) {
-                named.extend(stood_for.iter().cloned());
+        while !named.is_empty() {
+            for id in &named {
+                if let Some(compacted) = self.replaced_by.get(id).cloned() {
+                    self.undo_compaction(&compacted);
+                }
             }
-            hidden.push(id);
-        }
-        for id in &hidden {
-            if let Some(compacted) = self.replaced_by.get(id).cloned() {
-                self.undo_compaction(&compacted);
+            let mut more = Vec::new();
+            for id in named {
+                if let Some(stood_for) = self.undone.get(&id) {
+                    more.extend(stood_for.iter().filter(|m| !hidden.contains(*m)).cloned());
+                }
+                hidden.insert(id);
             }
+            named = more;
         }
-        let set: HashSet<&str> = hidden.iter().map(String::as_str).collect();
-        self.visible.retain(|i| !set.contains(i.id.as_str()));
+        self.visible.retain(|i| !hidden.contains(&i.id));
         self.masked.extend(hidden);
+    }
+
+    /// Whether any record so far named `id`: an id is never used twice, so a record using one
+    /// again is damage, which takes no effect.
+    fn known(&self, id: &str) -> bool {
+        self.visible.iter().any(|i| i.id == id)
+            || self.masked.contains(id)
+            || self.compacted.contains_key(id)
+            || self.replaced_by.contains_key(id)
+            || self.unused.iter().any(|u| u == id)
+            || self.undone.contains_key(id)
     }
 
     /// Puts `info` in the place of the indexes `replaced` if they are all visible, of its
@@ -126,7 +141,10 @@ impl LogReplay {
         let same_kind = |i: &IndexInfo| i.collocation == info.collocation && i.element_keywords == info.element_keywords;
         let members: HashSet<&str> = replaced.iter().map(String::as_str).collect();
         let positions: Vec<usize> = (0..self.visible.len()).filter(|&p| members.contains(self.visible[p].id.as_str())).collect();
-        let whole = members.len() == replaced.len() && positions.len() == members.len() && !self.masked.contains(&info.id);
+        let whole = members.len() == replaced.len() && positions.len() == members.len() && !members.contains(info.id.as_str());
+        if self.known(&info.id) {
+            return;
+        }
         let valid = whole
             && positions.iter().all(|&p| same_kind(&self.visible[p]))
             && positions.first().zip(positions.last()).is_some_and(|(&first, &last)| {
@@ -150,20 +168,29 @@ impl LogReplay {
         self.compacted.insert(id, stood_for);
     }
 
-    /// Puts the indexes compacted index `id` stands for back in its place (undoing first a
-    /// compaction that replaced it in turn). Nothing if it is not visible (masked whole).
+    /// Puts the indexes compacted index `id` stands for back in its place, undoing first the
+    /// compactions that replaced it in turn (outermost first). Nothing if it is not visible
+    /// then (masked whole).
     fn undo_compaction(&mut self, id: &str) {
-        if let Some(outer) = self.replaced_by.get(id).cloned() {
-            self.undo_compaction(&outer);
+        // The chain of compactions from `id` outwards; ids are never reused (`known`), so it
+        // ends, but a bound keeps damage from looping.
+        let mut chain = vec![id.to_string()];
+        while let Some(outer) = self.replaced_by.get(chain.last().map_or("", String::as_str)) {
+            if chain.contains(outer) || chain.len() > self.compacted.len() {
+                break;
+            }
+            chain.push(outer.clone());
         }
-        let Some(position) = self.visible.iter().position(|i| i.id == id) else { return };
-        let Some(stood_for) = self.compacted.remove(id) else { return };
-        for member in &stood_for {
-            self.replaced_by.remove(&member.id);
+        for compacted in chain.iter().rev() {
+            let Some(position) = self.visible.iter().position(|i| i.id == *compacted) else { return };
+            let Some(stood_for) = self.compacted.remove(compacted) else { return };
+            for member in &stood_for {
+                self.replaced_by.remove(&member.id);
+            }
+            let ids = stood_for.iter().map(|i| i.id.clone()).collect();
+            self.visible.splice(position..=position, stood_for);
+            self.undone.insert(compacted.clone(), ids);
         }
-        let ids = stood_for.iter().map(|i| i.id.clone()).collect();
-        self.visible.splice(position..=position, stood_for);
-        self.undone.insert(id.to_string(), ids);
     }
 
     /// The visible indexes, newest first.
@@ -413,5 +440,30 @@ mod tests {
         whole.push(mask_record(["E"].into_iter()));
         whole.push(mask_record(["b"].into_iter()));
         assert!(ids(&replayed(&whole)).is_empty(), "a compaction masked whole stays hidden");
+    }
+
+    #[test]
+    fn a_record_that_uses_an_id_again_is_damage_that_takes_no_effect() {
+        let a = index_record("a", &index("fc", &[0]));
+        let b = index_record("b", &index("fc", &[1]));
+        let itself = replayed(&[a.clone(), compaction("a", "fc", &[0], &["a"]), mask_record(["a"].into_iter())]);
+        assert!(ids(&itself).is_empty());
+        let cycle = [a, b, compaction("B", "fc", &[0], &["a"]), compaction("a", "fc", &[0], &["B"]), mask_record(["a"].into_iter())];
+        assert_eq!(ids(&replayed(&cycle)), ["b"], "no loop, and a is hidden");
+    }
+
+    #[test]
+    fn a_mask_naming_a_compaction_and_what_it_replaced_at_once_hides_them_all() {
+        let log = [
+            index_record("a", &index("fc", &[0])),
+            index_record("b", &index("fc", &[1])),
+            index_record("c", &index("fc", &[2])),
+            compaction("C", "fc", &[0, 1, 2], &["a", "b", "c"]),
+        ];
+        for mask in [&["C", "a"][..], &["a", "C"][..]] {
+            let mut records = log.to_vec();
+            records.push(mask_record(mask.iter().copied()));
+            assert!(ids(&replayed(&records)).is_empty(), "{mask:?}");
+        }
     }
 }

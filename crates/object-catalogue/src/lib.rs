@@ -30,6 +30,8 @@
 //! Entries become visible at `flush`, all of an index at once (SYSTEM.md section 3), and
 //! `list` reads one object per index.
 
+mod runs;
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -74,9 +76,6 @@ fn check_format(format: Option<&[u8]>, dataset: &Key, record: &str) -> Result<u3
         ),
     ))
 }
-
-/// The most entries a compaction puts in one index object (about 60 bytes each: a few MiB).
-const MAX_COMPACTED_ENTRIES: usize = 100_000;
 
 fn lock_name(action: ControlAction) -> String {
     format!("lock/{}", action.name())
@@ -468,15 +467,26 @@ impl<O: Objects> ObjectView<O> {
         let mut missing: Vec<&str> = indexes.iter().map(|i| i.id.as_str()).filter(|id| !self.loaded.contains_key(*id)).collect();
         missing.sort_unstable();
         missing.dedup();
-        for (id, entries) in missing.iter().zip(self.place.read_indexes(&missing)?) {
+        let read = self.place.read_indexes(&missing)?;
+        if read.len() != missing.len() {
+            return Err(Error::corrupt("index objects", self.place.describe(), format!("{} read of {}", read.len(), missing.len())));
+        }
+        for (id, entries) in missing.iter().zip(read) {
             self.loaded.insert(id.to_string(), Arc::new(entries));
         }
-        Ok(indexes.iter().filter_map(|i| self.loaded.get(&i.id).cloned()).collect())
+        indexes
+            .iter()
+            .map(|i| {
+                self.loaded
+                    .get(&i.id)
+                    .cloned()
+                    .ok_or_else(|| Error::corrupt("index object", self.place.describe(), format!("{} not read", i.id)))
+            })
+            .collect()
     }
 
-    /// Runs of adjacent indexes of one collocation (newest first, as `indexes` is) whose
-    /// entries share no element, each of at least two indexes and at most
-    /// [`MAX_COMPACTED_ENTRIES`] entries: what a compaction merges.
+    /// What a compaction merges ([`runs`]): for each collocation and element keywords, runs of
+    /// their indexes, newest first, as `indexes` is.
     fn compactable_runs(&mut self, indexes: &[Arc<IndexInfo>]) -> Result<Vec<Vec<Arc<IndexInfo>>>> {
         let mut groups: Vec<Vec<Arc<IndexInfo>>> = Vec::new();
         for index in indexes {
@@ -490,20 +500,9 @@ impl<O: Objects> ObjectView<O> {
         let mut runs = Vec::new();
         for group in groups.into_iter().filter(|g| g.len() > 1) {
             let entries = self.load_all(&group.iter().map(Arc::as_ref).collect::<Vec<_>>())?;
-            let mut run: Vec<Arc<IndexInfo>> = Vec::new();
-            let mut elements: std::collections::HashSet<&str> = std::collections::HashSet::new();
-            for (index, entries) in group.iter().zip(&entries) {
-                let overlaps = entries.iter().any(|(values, _)| elements.contains(values.as_str()));
-                if overlaps || elements.len() + entries.len() > MAX_COMPACTED_ENTRIES {
-                    runs.push(std::mem::take(&mut run));
-                    elements.clear();
-                }
-                run.push(index.clone());
-                elements.extend(entries.iter().map(|(values, _)| values.as_str()));
-            }
-            runs.push(run);
+            let pairs: Vec<(&IndexInfo, &IndexEntries)> = group.iter().map(Arc::as_ref).zip(entries.iter().map(Arc::as_ref)).collect();
+            runs.extend(runs::runs(&pairs).into_iter().map(|run| group[run].to_vec()));
         }
-        runs.retain(|run| run.len() > 1);
         Ok(runs)
     }
 
@@ -541,25 +540,24 @@ impl<O: Objects> DatasetView for ObjectView<O> {
         self.load_all(indexes).map(drop)
     }
 
-    /// Writes one index object per run of [`ObjectView::compactable_runs`] (at once), then
-    /// appends one batch of compaction records; the replay decides what takes effect.
+    /// Writes one index object per run of [`ObjectView::compactable_runs`], one after
+    /// another (each held in memory only while written), then appends one batch of compaction
+    /// records; the replay decides what takes effect. Objects written for a data set wiped
+    /// meanwhile stay unnamed, as a failed flush's do.
     fn compact(&mut self) -> Result<Compaction> {
         let indexes = self.indexes()?;
         let mut report = Compaction { indexes_before: indexes.len() as u64, ..Compaction::default() };
         if self.format < 2 {
             report.indexes_after = report.indexes_before;
+            report.not_compacted = Some(format!("its objects are in format {}, from before compaction records", self.format));
             return Ok(report);
         }
-        let runs = self.compactable_runs(&indexes)?;
-        let mut writes = Vec::with_capacity(runs.len());
-        for run in &runs {
-            let merged = self.merged(run)?;
+        let mut records = Vec::new();
+        for run in self.compactable_runs(&indexes)? {
+            let merged = self.merged(&run)?;
+            let id = self.place.write_index(&merged)?.finish()?;
             report.entries_written += merged.entries.len() as u64;
-            writes.push((self.place.write_index(&merged)?, merged));
-        }
-        let mut records = Vec::with_capacity(runs.len());
-        for ((write, merged), run) in writes.into_iter().zip(&runs) {
-            records.push(compact_record(&write.finish()?, &merged, run.iter().map(|i| i.id.as_str())));
+            records.push(compact_record(&id, &merged, run.iter().map(|i| i.id.as_str())));
         }
         if !records.is_empty() && !self.place.append(&self.identity, &encode_batch(&records))? {
             return Err(Error::new(

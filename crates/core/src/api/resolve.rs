@@ -455,22 +455,27 @@ fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
     }
 }
 
-/// The entries of one index that satisfy the element constraints: point lookups when every
-/// element keyword is constrained and the combinations of asked values on the index's axes
-/// are few, a scan otherwise. (An index holds one flush: asking ten steps of an index that
-/// holds one would otherwise look up ten times the combinations it can have.)
+/// The entries of one index that satisfy the element constraints: point lookups when the
+/// combinations of asked values on the index's axes are few (a keyword not asked ranges over
+/// the index's values of it: an optional keyword the request leaves out, most often with the
+/// one value ""), a scan otherwise. (An index holds one flush: asking ten steps of an index
+/// that holds one would otherwise look up ten times the combinations it can have; and a
+/// compacted index holds many: a point query must not scan it.)
 fn matching_entries(
     view: &mut dyn DatasetView,
     index: &IndexInfo,
     constraints: &[Option<Vec<String>>],
 ) -> Result<Vec<(Key, FieldLocation)>> {
-    let on_axes: Option<Vec<Vec<&String>>> = index
+    let on_axes: Option<Vec<Vec<&str>>> = index
         .element_keywords
         .iter()
         .zip(constraints)
         .map(|(kw, asked)| {
             let axis = index.axes.get(kw.as_str());
-            asked.as_ref().map(|asked| asked.iter().filter(|v| axis.is_none_or(|axis| axis.contains(v))).collect())
+            match asked {
+                Some(asked) => Some(asked.iter().map(String::as_str).filter(|v| axis.is_none_or(|axis| axis.contains(v))).collect()),
+                None => axis.map(|axis| axis.iter().collect()),
+            }
         })
         .collect();
     let product = on_axes.as_ref().map(|lists| lists.iter().fold(1usize, |acc, l| acc.saturating_mul(l.len())));
@@ -486,7 +491,7 @@ fn matching_entries(
         (Some(lists), Some(n)) if n <= MAX_POINT_LOOKUPS && !asks_all => {
             let mut out = Vec::new();
             for combo in cartesian(&lists) {
-                let element = Key::from_pairs(index.element_keywords.iter().zip(combo));
+                let element = Key::from_pairs(index.element_keywords.iter().map(String::as_str).zip(combo));
                 if let Some(location) = view.lookup(index, &element)? {
                     out.push((element, location));
                 }
@@ -503,7 +508,7 @@ fn matching_entries(
 }
 
 /// Whether `on_axis`, values of `axis` (a request may repeat one), holds every value of it.
-fn covers(on_axis: &[&String], axis: &crate::axis::AxisValues) -> bool {
+fn covers(on_axis: &[&str], axis: &crate::axis::AxisValues) -> bool {
     if on_axis.len() < axis.len() {
         return false;
     }
@@ -514,8 +519,8 @@ fn covers(on_axis: &[&String], axis: &crate::axis::AxisValues) -> bool {
 }
 
 /// Every combination of one value from each list, the last list varying fastest.
-fn cartesian<'a>(lists: &[Vec<&'a String>]) -> Vec<Vec<&'a String>> {
-    let mut out: Vec<Vec<&String>> = vec![Vec::new()];
+fn cartesian<'a>(lists: &[Vec<&'a str>]) -> Vec<Vec<&'a str>> {
+    let mut out: Vec<Vec<&str>> = vec![Vec::new()];
     for list in lists {
         out = out.iter().flat_map(|prefix| list.iter().map(move |v| prefix.iter().copied().chain([*v]).collect())).collect();
     }
