@@ -9,7 +9,7 @@
 //!
 //! ```ignore
 //! fieldstore_conformance::pairing_tests!(mine_posix, {
-//!     Some(fieldstore_conformance::Site::new("mine+posix", false, |dir| {
+//!     Some(fieldstore_conformance::Site::new("mine+posix", fieldstore_conformance::Grouping::Writer, |dir| {
 //!         format!("catalogue: {{type: mine, url: 'mem://'}}\nstore: {{type: posix, root: {}}}\n", dir.display())
 //!     }))
 //! });
@@ -36,9 +36,8 @@ pub struct Site {
     /// The `catalogue:` and `store:` sections.
     sections: String,
     config: PathBuf,
-    /// Whether the store keeps each field in an object of its own (so purge can remove
-    /// superseded fields one by one) rather than appending a writer's fields to one file.
-    pub object_per_field: bool,
+    /// How the store groups fields into objects or files.
+    pub grouping: Grouping,
     /// Texts that `where` must show in the description of the catalogue (none: unchecked).
     pub catalogue_described_by: Vec<String>,
 }
@@ -46,12 +45,12 @@ pub struct Site {
 impl Site {
     /// A site in a new temporary directory, opened by the sections `sections` writes for it
     /// (given that directory, for backends that keep files).
-    pub fn new(name: &str, object_per_field: bool, sections: impl FnOnce(&Path) -> String) -> Site {
+    pub fn new(name: &str, grouping: Grouping, sections: impl FnOnce(&Path) -> String) -> Site {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let sections = sections(dir.path());
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, &sections).expect("the site's config file");
-        Site { name: name.into(), dir, sections, config, object_per_field, catalogue_described_by: Vec::new() }
+        Site { name: name.into(), dir, sections, config, grouping, catalogue_described_by: Vec::new() }
     }
 
     /// A new handle on the site.
@@ -74,6 +73,21 @@ impl Site {
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// How a store groups fields into objects or files: what a purge can remove without removing
+/// a live field, and which fields one read can fetch together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grouping {
+    /// An object per field (RADOS, DAOS, S3): purge removes superseded fields one by one; each
+    /// field is one read.
+    Field,
+    /// An object per writer, collocation and flush (S3 with `pack: true`): purge removes an
+    /// object once every field in it is superseded; adjacent fields are one read.
+    Flush,
+    /// A file a writer appends each collocation's fields to, flush after flush (POSIX): purge
+    /// removes it once every field in it is superseded; adjacent fields are one read.
+    Writer,
 }
 
 /// One `#[test]` per property of [`properties`] and [`processes`] for one pairing, in a module

@@ -7,7 +7,7 @@ use std::io::Read;
 use fieldstore::{ControlAction, Key, ListOptions};
 
 use crate::support::*;
-use crate::Site;
+use crate::{Grouping, Site};
 
 /// Every message of a GRIB corpus (GRIB1 and 2; sfc, pl, ml; deterministic and ensemble)
 /// archived from one file comes back byte for byte under its MARS keys.
@@ -50,8 +50,8 @@ pub fn nothing_is_visible_before_flush_and_replacement_waits_for_it(site: &Site)
     assert_eq!(full.fields.iter().map(|f| f.superseded).collect::<Vec<_>>(), [false, true]);
     let dry = reader.purge(&request("class=od"), false).unwrap();
     // A data file shares both versions, so the old bytes cannot be removed alone; an
-    // object per field can be.
-    let reclaimable = if site.object_per_field { (1, 1, 0) } else { (1, 0, 5) };
+    // object per field, or per flush, can be.
+    let reclaimable = if site.grouping == Grouping::Writer { (1, 0, 5) } else { (1, 1, 0) };
     assert_eq!((dry.superseded_fields, dry.removed.len(), dry.unreclaimable_bytes), reclaimable, "{}", site.name);
     assert_eq!(reader.stats(&request("class=od")).unwrap().superseded_fields, 1, "a dry run changes nothing");
     let done = reader.purge(&request("class=od"), true).unwrap();
@@ -242,10 +242,10 @@ pub fn retrieve_and_wipe_locks_and_merged_reads(site: &Site) {
         }
     }
     fs.flush().unwrap();
-    // Fields archived in key order sit back to back in one data file: one read for all
-    // (one read per field where each has an object of its own).
+    // Fields archived in key order sit back to back in one data file or pack: one read for
+    // all (one read per field where each has an object of its own).
     let (reader, _) = fs.retrieve(&request("class=od")).unwrap();
-    let reads = if site.object_per_field { 30 } else { 1 };
+    let reads = if site.grouping == Grouping::Field { 30 } else { 1 };
     assert_eq!((reader.fields().len(), reader.storage_reads()), (30, reads), "{}", site.name);
     drop(reader);
     let (reader, _) = fs.retrieve(&request("class=od,param=131")).unwrap();

@@ -5,21 +5,39 @@
 
 use std::path::Path;
 
-use crate::Site;
+use crate::{Grouping, Site};
 
 /// The backend kinds the tests name: each of `fieldstore::BACKENDS`, plus variants (the POSIX
 /// catalogue in FDB5's commit order; RADOS in the replicated size-2 and erasure-coded 2+1
 /// pools; S3 on Ceph's RADOS gateway (`s3`) and on SeaweedFS (`s3-seaweed`), one bucket with a
-/// prefix per data set, or (`-buckets`) a bucket per data set).
-pub const KINDS: &[&str] =
-    &["posix", "posix-ordered", "rados", "rados-rep2", "rados-ec21", "daos", "s3", "s3-seaweed", "s3-buckets", "s3-seaweed-buckets"];
+/// prefix per data set, or (`-buckets`) a bucket per data set, and (`-packed`) a store packing
+/// a writer's fields of a flush into one object).
+pub const KINDS: &[&str] = &[
+    "posix",
+    "posix-ordered",
+    "rados",
+    "rados-rep2",
+    "rados-ec21",
+    "daos",
+    "s3",
+    "s3-seaweed",
+    "s3-buckets",
+    "s3-seaweed-buckets",
+    "s3-packed",
+    "s3-seaweed-packed",
+];
 
 /// The pairing of two kinds, if the services both need are there (else the skip is said).
 pub fn pairing(catalogue: &str, store: &str) -> Option<Site> {
     if !(available(catalogue) && available(store)) {
         return None;
     }
-    let mut site = Site::new(&format!("{catalogue}+{store}"), !store.starts_with("posix"), |dir| {
+    let grouping = match store {
+        posix if posix.starts_with("posix") => Grouping::Writer,
+        packed if packed.ends_with("-packed") => Grouping::Flush,
+        _ => Grouping::Field,
+    };
+    let mut site = Site::new(&format!("{catalogue}+{store}"), grouping, |dir| {
         format!("catalogue: {}\nstore: {}\n", section(catalogue, dir), section(store, dir))
     });
     site.catalogue_described_by = match catalogue {
@@ -44,17 +62,19 @@ fn section(kind: &str, dir: &Path) -> String {
             let unique = dir.file_name().unwrap_or_default().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "");
             format!("{{type: daos, pool: {pool}, library: {library}, root_container: 't{}{unique}'}}", std::process::id())
         }
-        "s3" => s3_section("FIELDSTORE_TEST_S3_", dir, false),
-        "s3-seaweed" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir, false),
-        "s3-buckets" => s3_section("FIELDSTORE_TEST_S3_", dir, true),
-        "s3-seaweed-buckets" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir, true),
+        "s3" => s3_section("FIELDSTORE_TEST_S3_", dir, false, ""),
+        "s3-seaweed" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir, false, ""),
+        "s3-buckets" => s3_section("FIELDSTORE_TEST_S3_", dir, true, ""),
+        "s3-seaweed-buckets" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir, true, ""),
+        "s3-packed" => s3_section("FIELDSTORE_TEST_S3_", dir, false, ", pack: true"),
+        "s3-seaweed-packed" => s3_section("FIELDSTORE_TEST_S3_SEAWEED_", dir, false, ", pack: true"),
         other => panic!("no test site for backend {other} (known: {})", KINDS.join(", ")),
     }
 }
 
 /// An S3 section on the test server whose variables start with `prefix`: in the test bucket,
-/// under a prefix of its own; or (`bucket_per_dataset`) in buckets of its own.
-fn s3_section(prefix: &str, dir: &Path, bucket_per_dataset: bool) -> String {
+/// under a prefix of its own; or (`bucket_per_dataset`) in buckets of its own; `extra` ends it.
+fn s3_section(prefix: &str, dir: &Path, bucket_per_dataset: bool, extra: &str) -> String {
     let server = fieldstore_testing::s3_server(prefix).expect("an S3 server for an S3 pairing");
     let unique =
         dir.file_name().unwrap_or_default().to_string_lossy().replace(|c: char| !c.is_ascii_alphanumeric(), "").to_ascii_lowercase();
@@ -64,7 +84,7 @@ fn s3_section(prefix: &str, dir: &Path, bucket_per_dataset: bool) -> String {
         format!("bucket: {}, prefix: 'test-{}-{unique}/'", fieldstore_testing::S3_TEST_BUCKET, std::process::id())
     };
     format!(
-        "{{type: s3, endpoint: '{}', {place}, access_key_id: '{}', secret_access_key: '{}'}}",
+        "{{type: s3, endpoint: '{}', {place}, access_key_id: '{}', secret_access_key: '{}'{extra}}}",
         server.endpoint, server.access_key, server.secret_key
     )
 }
@@ -91,8 +111,8 @@ fn available(kind: &str) -> bool {
         k if k.starts_with("rados") => fieldstore_testing::ceph_conf().is_some(),
         "daos" => fieldstore_testing::daos_emulation().is_some(),
         "s3" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_").is_some(),
-        "s3-seaweed" | "s3-seaweed-buckets" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_SEAWEED_").is_some(),
-        "s3-buckets" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_").is_some(),
+        "s3-seaweed" | "s3-seaweed-buckets" | "s3-seaweed-packed" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_SEAWEED_").is_some(),
+        "s3-buckets" | "s3-packed" => fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_").is_some(),
         _ => true,
     }
 }
@@ -102,8 +122,8 @@ fn available(kind: &str) -> bool {
 /// as production would run it (fields in an erasure-coded 2+1 pool, the catalogue in a
 /// replicated size-2 pool), on the second S3 server its catalogue with its store, the POSIX
 /// catalogue with its store and its catalogue with the RADOS store, and on both S3 servers
-/// the S3 catalogue and store with a bucket per data set; those whose services are missing
-/// are left out, and said.
+/// the S3 catalogue and store with a bucket per data set and with a packing store; those whose
+/// services are missing are left out, and said.
 pub fn all() -> Vec<Site> {
     let catalogues: Vec<&str> = fieldstore::BACKENDS.iter().filter(|f| f.catalogue.is_some()).map(|f| f.name).collect();
     let stores: Vec<&str> = fieldstore::BACKENDS.iter().filter(|f| f.store.is_some()).map(|f| f.name).collect();
@@ -117,6 +137,8 @@ pub fn all() -> Vec<Site> {
             ("s3-seaweed", "rados"),
             ("s3-buckets", "s3-buckets"),
             ("s3-seaweed-buckets", "s3-seaweed-buckets"),
+            ("s3", "s3-packed"),
+            ("s3-seaweed", "s3-seaweed-packed"),
         ])
         .filter_map(|(c, s)| pairing(c, s))
         .collect()

@@ -26,6 +26,8 @@ pairing_tests!(posix_s3_seaweed, fieldstore_conformance::sites::pairing("posix",
 pairing_tests!(s3_seaweed_rados, fieldstore_conformance::sites::pairing("s3-seaweed", "rados"));
 pairing_tests!(s3_buckets_s3_buckets, fieldstore_conformance::sites::pairing("s3-buckets", "s3-buckets"));
 pairing_tests!(s3_seaweed_buckets_s3_seaweed_buckets, fieldstore_conformance::sites::pairing("s3-seaweed-buckets", "s3-seaweed-buckets"));
+pairing_tests!(s3_s3_packed, fieldstore_conformance::sites::pairing("s3", "s3-packed"));
+pairing_tests!(s3_seaweed_s3_seaweed_packed, fieldstore_conformance::sites::pairing("s3-seaweed", "s3-seaweed-packed"));
 
 /// The pairings above are every pairing of the backends this build has: a backend added to
 /// `fieldstore::BACKENDS` fails here until its pairings join the list.

@@ -24,7 +24,7 @@ use fieldstore_core::IndexInfo;
 
 /// The most entries a compacted index holds (each about 100-200 bytes with its object name:
 /// a few MiB, which a point query reads whole).
-pub const MAX_ENTRIES: usize = 20_000;
+pub const MAX_ENTRIES: usize = 10_000;
 /// The most indexes one compacted index replaces.
 pub const MAX_MEMBERS: usize = 256;
 

@@ -16,6 +16,8 @@
 //!   retries: 3
 //!   writes_in_flight: 8
 //!   reads_in_flight: 8
+//!   pack: false                         # true: a writer's fields of a data set between two
+//!                                       # flushes in one object (many small fields)
 //! ```
 //!
 //! Credentials: `access_key_id` and `secret_access_key` (and `session_token`) in the section,
@@ -95,6 +97,10 @@ pub struct S3Config {
     /// Objects a retrieve keeps in flight (stores only).
     #[serde(default)]
     pub reads_in_flight: Option<NonZeroUsize>,
+    /// A writer's fields of one data set between two flushes go into one object, PUT at the
+    /// flush (or every 16 MiB), instead of an object each (stores only).
+    #[serde(default)]
+    pub pack: bool,
 }
 
 /// A credential that is never shown.
@@ -169,6 +175,7 @@ impl S3Config {
             profile: None,
             writes_in_flight: None,
             reads_in_flight: None,
+            pack: false,
         }
     }
 
@@ -278,6 +285,12 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
         config.writes_in_flight.map(NonZeroUsize::get),
         config.reads_in_flight.map(NonZeroUsize::get),
     )?;
+    if config.pack {
+        return Err(Error::new(
+            ErrorKind::BadConfig,
+            format!("{} (type 's3'): 'pack' packs a store's fields; a catalogue has none (put it in the store section)", section.name),
+        ));
+    }
     let buckets = Buckets::connect(&config, section.name)?;
     buckets.home().check_conditional_put()?;
     Ok(Box::new(crate::catalogue::open(buckets)))
@@ -286,5 +299,5 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     let config: S3Config = section.typed()?;
     let limits = InFlight::new(config.writes_in_flight.map(NonZeroUsize::get), config.reads_in_flight.map(NonZeroUsize::get));
-    Ok(Box::new(S3Store::new(Buckets::connect(&config, section.name)?, limits)))
+    Ok(Box::new(S3Store::new(Buckets::connect(&config, section.name)?, limits, config.pack)))
 }

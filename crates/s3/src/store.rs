@@ -1,13 +1,17 @@
 //! The S3 store: one object per archived field, `PREFIX/DATASET/fields/NAME` in the bucket
-//! (`PREFIX/fields/NAME` in a data set's own bucket), NAME the MD5 of a unique string, so writers on any number of nodes never collide and no
-//! object is ever written twice.
+//! (`PREFIX/fields/NAME` in a data set's own bucket), NAME the MD5 of a unique string, so
+//! writers on any number of nodes never collide and no object is ever written twice. Or, with
+//! `pack: true`, one object per writer, collocation and flush, `.../packs/NAME`, holding the
+//! fields one after another (a new one every [`PACK_BYTES`]): one PUT for many small fields.
 //!
 //! Writes are PUTs within a bounded window: `archive` starts the field's PUT (a copy of its
-//! bytes goes with it) and waits only when `writes_in_flight` are in flight; `flush` waits for
-//! all of them, so every flushed field's object exists, whole, before the catalogue publishes
-//! it (S3 reads after a successful PUT see the object). Reads are ranged GETs, up to
-//! `reads_in_flight` at once in a retrieve (`Store::read_ahead`); the core merges adjacent
-//! ranges, though one object holds one field. Locations are `s3://BUCKET/KEY`, offset 0.
+//! bytes goes with it; packed, it adds them to its pack, whose PUT starts at the flush or once
+//! full) and waits only when `writes_in_flight` are in flight; `flush` waits for all of them,
+//! so every flushed field's object exists, whole, before the catalogue publishes it (S3 reads
+//! after a successful PUT see the object). Reads are GETs, up to `reads_in_flight` at once in a
+//! retrieve (`Store::read_ahead`): of a field's whole object, or of the range of a pack the
+//! core merged from adjacent fields. Locations are `s3://BUCKET/KEY`, offset 0 in a field's
+//! own object.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,6 +33,26 @@ use crate::layout::{Buckets, Place};
 pub struct S3Store {
     buckets: Arc<Buckets>,
     limits: InFlight,
+    /// Whether writers pack each data set's fields of a flush into one object.
+    pack: bool,
+}
+
+/// The size at which a pack is PUT and another begun.
+pub const PACK_BYTES: usize = 16 << 20;
+
+/// The objects of a field ([`FIELDS`]) or of a pack of fields ([`PACKS`]).
+const FIELDS: &str = "fields";
+const PACKS: &str = "packs";
+
+/// A writer's pack for one collocation of one data set (as FDB5's data files are): the fields
+/// archived since its last PUT.
+struct Pack {
+    dataset: Key,
+    collocation: Key,
+    place: Place,
+    /// The object's name (unique).
+    name: String,
+    data: Vec<u8>,
 }
 
 /// One writer: its object names and its PUTs in flight.
@@ -40,6 +64,10 @@ pub struct S3StoreWriter {
     /// The places of the data sets this writer archived into (found once each: a bucket per
     /// data set is checked, or created, then).
     places: RecentList<(Key, Place)>,
+    /// Whether fields go into packs (`pack: true`).
+    packing: bool,
+    /// Packs being filled.
+    packs: RecentList<Pack>,
     /// PUTs started and not yet waited for.
     in_flight: WriteWindow<Pending<object_store::PutResult>>,
 }
@@ -47,8 +75,9 @@ pub struct S3StoreWriter {
 impl S3Store {
     /// A store in a section's buckets, with up to `limits` (each at least 1) requests in
     /// flight.
-    pub fn new(buckets: Buckets, limits: InFlight) -> Self {
-        S3Store { buckets: Arc::new(buckets), limits: InFlight::new(Some(limits.writes), Some(limits.reads)) }
+    /// `pack`: writers pack each data set's fields of a flush into one object.
+    pub fn new(buckets: Buckets, limits: InFlight, pack: bool) -> Self {
+        S3Store { buckets: Arc::new(buckets), limits: InFlight::new(Some(limits.writes), Some(limits.reads)), pack }
     }
 
     /// The bucket's client and the object of a location this store wrote; anything else is
@@ -62,13 +91,11 @@ impl S3Store {
         let parts: Vec<_> = path.parts().collect();
         let expected = match parts.as_slice() {
             // Only this instance's objects: under its prefix, in a data set's place.
-            [.., dataset, fields, name]
-                if self.buckets.shares_buckets() && fields.as_ref() == "fields" && is_object_name(name.as_ref()) =>
-            {
-                client.path(&[dataset.as_ref(), "fields", name.as_ref()])
+            [.., dataset, folder, name] if self.buckets.shares_buckets() && is_store_object(folder.as_ref(), name.as_ref()) => {
+                client.path(&[dataset.as_ref(), folder.as_ref(), name.as_ref()])
             }
-            [.., fields, name] if !self.buckets.shares_buckets() && fields.as_ref() == "fields" && is_object_name(name.as_ref()) => {
-                client.path(&["fields", name.as_ref()])
+            [.., folder, name] if !self.buckets.shares_buckets() && is_store_object(folder.as_ref(), name.as_ref()) => {
+                client.path(&[folder.as_ref(), name.as_ref()])
             }
             _ => return Err(refuse("not an object name this store makes")),
         };
@@ -79,7 +106,57 @@ impl S3Store {
     }
 }
 
+/// Whether `folder/name` is an object name this store makes.
+fn is_store_object(folder: &str, name: &str) -> bool {
+    (folder == FIELDS || folder == PACKS) && is_object_name(name)
+}
+
 impl S3StoreWriter {
+    /// A new unique object name.
+    fn new_name(&mut self, kind: &str, collocation: &Key) -> String {
+        self.written += 1;
+        unique_object_name(&format!("{kind}/{collocation}/{}/{}", self.writer, self.written))
+    }
+
+    /// Starts the PUT of an object's bytes, within the window.
+    fn start_put(&mut self, place: &Place, path: Path, payload: PutPayload) -> Result<()> {
+        self.in_flight.make_room()?;
+        let store = place.client.store().clone();
+        self.in_flight.push(place.client.spawn(async move { store.put(&path, payload).await })?);
+        Ok(())
+    }
+
+    /// Adds a field to the writer's pack for `collocation` of `dataset` (starting its PUT first if the field
+    /// would make it larger than [`PACK_BYTES`]); the field's location in it.
+    fn pack(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
+        let i = match self.packs.find(|p| p.collocation == *collocation && p.dataset == *dataset) {
+            Some(i) => i,
+            None => {
+                let (place, name) = (self.place(dataset)?, self.new_name("pack", collocation));
+                self.packs.push(Pack { dataset: dataset.clone(), collocation: collocation.clone(), place, name, data: Vec::new() })
+            }
+        };
+        let filled = self.packs[i].data.len();
+        if filled > 0 && filled.saturating_add(data.len()) > PACK_BYTES {
+            let name = self.new_name("pack", collocation);
+            self.put_pack(i, name)?;
+        }
+        let pack = &mut self.packs[i];
+        let offset = pack.data.len() as u64;
+        pack.data.extend_from_slice(data);
+        let uri = format!("s3://{}/{}", pack.place.client.bucket(), pack.place.path(&[PACKS, &pack.name]));
+        Ok(FieldLocation { uri: uri.into(), offset, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
+    }
+
+    /// Starts the PUT of pack `i`'s bytes; it goes on empty, as object `next_name`.
+    fn put_pack(&mut self, i: usize, next_name: String) -> Result<()> {
+        let pack = &mut self.packs[i];
+        let data = std::mem::take(&mut pack.data);
+        let name = std::mem::replace(&mut pack.name, next_name);
+        let (place, path) = (pack.place.clone(), pack.place.path(&[PACKS, &name]));
+        self.start_put(&place, path, PutPayload::from(data))
+    }
+
     /// Where `dataset`'s objects go.
     fn place(&mut self, dataset: &Key) -> Result<Place> {
         if let Some(i) = self.places.find(|(key, _)| key == dataset) {
@@ -96,26 +173,38 @@ impl S3StoreWriter {
 
 impl StoreWriter for S3StoreWriter {
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation> {
-        let name = unique_object_name(&format!("field/{collocation}/{}/{}", self.writer, self.written));
-        self.written += 1;
+        if self.packing {
+            return self.pack(dataset, collocation, data);
+        }
+        let name = self.new_name("field", collocation);
         let place = self.place(dataset)?;
-        let path = place.path(&["fields", &name]);
+        let path = place.path(&[FIELDS, &name]);
         let uri = format!("s3://{}/{path}", place.client.bucket());
-        self.in_flight.make_room()?;
-        let (store, payload) = (place.client.store().clone(), PutPayload::from(Bytes::copy_from_slice(data)));
-        self.in_flight.push(place.client.spawn(async move { store.put(&path, payload).await })?);
+        self.start_put(&place, path, PutPayload::from(Bytes::copy_from_slice(data)))?;
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
     }
 
-    /// Waits for every PUT in flight; the first failure is the answer, after all of them
-    /// ended.
+    /// Starts the PUT of every pack holding fields, then waits for every PUT in flight; the
+    /// first failure is the answer, after all of them ended.
     fn flush(&mut self) -> Result<()> {
+        let filled: Vec<(usize, Key)> = self
+            .packs
+            .iter()
+            .enumerate()
+            .filter(|(_, pack)| !pack.data.is_empty())
+            .map(|(i, pack)| (i, pack.collocation.clone()))
+            .collect();
+        for (i, collocation) in filled {
+            let name = self.new_name("pack", &collocation);
+            self.put_pack(i, name)?;
+        }
         self.in_flight.wait_all()
     }
 
-    /// Forgets the PUTs in flight (they finish on their own): objects of discarded fields stay
-    /// unreferenced; later names differ anyway.
+    /// Forgets the PUTs in flight (they finish on their own) and the packs' bytes: objects of
+    /// discarded fields stay unreferenced; later names differ anyway.
     fn discard(&mut self) {
+        self.packs.clear();
         self.in_flight.forget();
     }
 }
@@ -127,6 +216,8 @@ impl Store for S3Store {
             writer: unique_suffix(),
             written: 0,
             places: RecentList::default(),
+            packing: self.pack,
+            packs: RecentList::default(),
             in_flight: WriteWindow::new(self.limits.writes),
         }))
     }
@@ -181,16 +272,17 @@ impl Store for S3Store {
 }
 
 impl S3Store {
-    /// Starts a GET of `length` bytes of `uri` at `offset`: of the whole object from its
-    /// start (an object holds one field, which a retrieve reads whole; servers answer a plain
-    /// GET faster than a ranged one: RGW by a tenth for 64 KiB), else a ranged GET.
+    /// Starts a GET of `length` bytes of `uri` at `offset`: of the whole object of a field
+    /// (which a retrieve reads whole; servers answer a plain GET faster than a ranged one: RGW
+    /// by a tenth for 64 KiB), else a ranged GET (of a pack).
     fn start_get(&self, uri: &str, offset: u64, length: usize) -> Result<Pending<Bytes>> {
         let (client, path) = self.parse(uri)?;
         let end = offset
             .checked_add(length as u64)
             .ok_or_else(|| Error::new(ErrorKind::Corrupt, format!("{uri}: offset {offset} + length {length} overflows")))?;
         let store = client.store().clone();
-        if offset == 0 {
+        let own_object = path.parts().nth_back(1).is_some_and(|folder| folder.as_ref() == FIELDS);
+        if offset == 0 && own_object {
             return client.spawn(async move { store.get(&path).await?.bytes().await.map(|whole| whole.slice(..whole.len().min(length))) });
         }
         client.spawn(async move { store.get_range(&path, offset..end).await })
