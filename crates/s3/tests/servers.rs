@@ -81,14 +81,18 @@ fn a_section_without_credentials_names_where_they_may_come_from() {
 }
 
 #[test]
-fn a_catalogue_section_refuses_the_store_s_in_flight_limits() {
-    let yaml = format!("{{type: s3, endpoint: 'http://127.0.0.1:9', bucket: {S3_TEST_BUCKET}, writes_in_flight: 4}}");
-    let config =
-        fieldstore_core::Config::parse("test", &format!("catalogue: {yaml}\nstore: {{type: posix, root: /nonexistent}}\n")).unwrap();
-    let section = Section { name: "catalogue", config: &config.catalogue, source: &config.source };
-    let error = (fieldstore_s3::FACTORY.catalogue.unwrap())(&section).err().expect("refused");
-    assert_eq!(error.kind(), ErrorKind::BadConfig);
-    assert!(error.to_string().contains("catalogue.writes_in_flight (type 's3'): only a store"), "{error}");
+fn a_catalogue_section_refuses_the_store_s_settings() {
+    for (setting, says) in
+        [("writes_in_flight: 4", "catalogue.writes_in_flight (type 's3'): only a store"), ("pack: true", "'pack' packs a store's fields")]
+    {
+        let yaml = format!("{{type: s3, endpoint: 'http://127.0.0.1:9', bucket: {S3_TEST_BUCKET}, {setting}}}");
+        let config =
+            fieldstore_core::Config::parse("test", &format!("catalogue: {yaml}\nstore: {{type: posix, root: /nonexistent}}\n")).unwrap();
+        let section = Section { name: "catalogue", config: &config.catalogue, source: &config.source };
+        let error = (fieldstore_s3::FACTORY.catalogue.unwrap())(&section).err().expect("refused");
+        assert_eq!(error.kind(), ErrorKind::BadConfig);
+        assert!(error.to_string().contains(says), "{error}");
+    }
 }
 
 /// A server that ignores `If-None-Match: *` is refused by the catalogue, by name. The servers
