@@ -75,7 +75,11 @@ fn longest_tiling_run(group: &[(&IndexInfo, &IndexEntries)], clean: &[bool]) -> 
             values.extend(index.axes.get(keyword.as_str()).into_iter().flat_map(|axis| axis.iter()));
         }
         cells = cells.saturating_add(box_cells(index));
-        let product = union.iter().fold(1u128, |product, values| product.saturating_mul(values.len().max(1) as u128));
+        let product = union.iter().fold(1u128, |product, values| product.saturating_mul(values.len() as u128));
+        // The union's product only grows: past this, no longer run is dense enough to tile it.
+        if product > 4 * MAX_ENTRIES as u128 {
+            break;
+        }
         if cells == product {
             longest = length + 1;
         }
@@ -85,9 +89,10 @@ fn longest_tiling_run(group: &[(&IndexInfo, &IndexEntries)], clean: &[bool]) -> 
 
 /// How many combinations of values an index's axes allow.
 fn box_cells(index: &IndexInfo) -> u128 {
-    index.element_keywords.iter().fold(1u128, |product, keyword| {
-        product.saturating_mul(index.axes.get(keyword.as_str()).map_or(1, |axis| axis.len().max(1)) as u128)
-    })
+    index
+        .element_keywords
+        .iter()
+        .fold(1u128, |product, keyword| product.saturating_mul(index.axes.get(keyword.as_str()).map_or(0, |axis| axis.len()) as u128))
 }
 
 /// Whether two indexes' boxes share a combination: their axes share a value on every keyword.

@@ -16,7 +16,7 @@
 //!   retries: 3
 //!   writes_in_flight: 8
 //!   reads_in_flight: 8
-//!   pack: false                         # true: a writer's fields of a data set between two
+//!   pack: false                         # true: a writer's fields of a collocation between two
 //!                                       # flushes in one object (many small fields)
 //! ```
 //!
@@ -97,8 +97,8 @@ pub struct S3Config {
     /// Objects a retrieve keeps in flight (stores only).
     #[serde(default)]
     pub reads_in_flight: Option<NonZeroUsize>,
-    /// A writer's fields of one data set between two flushes go into one object, PUT at the
-    /// flush (or every 16 MiB), instead of an object each (stores only).
+    /// A writer's fields of one collocation between two flushes go into one object, PUT at the
+    /// flush (or before it would pass 16 MiB), instead of an object each (stores only).
     #[serde(default)]
     pub pack: bool,
 }
@@ -286,10 +286,10 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
         config.reads_in_flight.map(NonZeroUsize::get),
     )?;
     if config.pack {
-        return Err(Error::new(
-            ErrorKind::BadConfig,
-            format!("{} (type 's3'): 'pack' packs a store's fields; a catalogue has none (put it in the store section)", section.name),
-        ));
+        return Err(section.error(format!(
+            "{}.pack (type 's3'): 'pack' packs a store's fields; a catalogue has none (put it in the store section)",
+            section.name
+        )));
     }
     let buckets = Buckets::connect(&config, section.name)?;
     buckets.home().check_conditional_put()?;

@@ -2,7 +2,9 @@
 //! (`PREFIX/fields/NAME` in a data set's own bucket), NAME the MD5 of a unique string, so
 //! writers on any number of nodes never collide and no object is ever written twice. Or, with
 //! `pack: true`, one object per writer, collocation and flush, `.../packs/NAME`, holding the
-//! fields one after another (a new one every [`PACK_BYTES`]): one PUT for many small fields.
+//! fields one after another (a new one once the next field would take it past [`PACK_BYTES`]):
+//! one PUT for many small fields. A writer holds up to [`PACK_BYTES`] per collocation it
+//! archives into between two flushes, and its PUTs in flight.
 //!
 //! Writes are PUTs within a bounded window: `archive` starts the field's PUT (a copy of its
 //! bytes goes with it; packed, it adds them to its pack, whose PUT starts at the flush or once
@@ -33,7 +35,7 @@ use crate::layout::{Buckets, Place};
 pub struct S3Store {
     buckets: Arc<Buckets>,
     limits: InFlight,
-    /// Whether writers pack each data set's fields of a flush into one object.
+    /// Whether writers pack each collocation's fields of a flush into one object.
     pack: bool,
 }
 
@@ -53,6 +55,8 @@ struct Pack {
     /// The object's name (unique).
     name: String,
     data: Vec<u8>,
+    /// Fields in `data` (some may be empty: a pack of empty fields is still PUT).
+    fields: usize,
 }
 
 /// One writer: its object names and its PUTs in flight.
@@ -75,7 +79,7 @@ pub struct S3StoreWriter {
 impl S3Store {
     /// A store in a section's buckets, with up to `limits` (each at least 1) requests in
     /// flight.
-    /// `pack`: writers pack each data set's fields of a flush into one object.
+    /// `pack`: writers pack each collocation's fields of a flush into one object.
     pub fn new(buckets: Buckets, limits: InFlight, pack: bool) -> Self {
         S3Store { buckets: Arc::new(buckets), limits: InFlight::new(Some(limits.writes), Some(limits.reads)), pack }
     }
@@ -133,7 +137,14 @@ impl S3StoreWriter {
             Some(i) => i,
             None => {
                 let (place, name) = (self.place(dataset)?, self.new_name("pack", collocation));
-                self.packs.push(Pack { dataset: dataset.clone(), collocation: collocation.clone(), place, name, data: Vec::new() })
+                self.packs.push(Pack {
+                    dataset: dataset.clone(),
+                    collocation: collocation.clone(),
+                    place,
+                    name,
+                    data: Vec::new(),
+                    fields: 0,
+                })
             }
         };
         let filled = self.packs[i].data.len();
@@ -144,14 +155,23 @@ impl S3StoreWriter {
         let pack = &mut self.packs[i];
         let offset = pack.data.len() as u64;
         pack.data.extend_from_slice(data);
+        pack.fields += 1;
         let uri = format!("s3://{}/{}", pack.place.client.bucket(), pack.place.path(&[PACKS, &pack.name]));
-        Ok(FieldLocation { uri: uri.into(), offset, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) })
+        let location =
+            FieldLocation { uri: uri.into(), offset, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) };
+        // A field of PACK_BYTES or more fills a pack alone: its PUT starts now.
+        if self.packs[i].data.len() >= PACK_BYTES {
+            let name = self.new_name("pack", collocation);
+            self.put_pack(i, name)?;
+        }
+        Ok(location)
     }
 
     /// Starts the PUT of pack `i`'s bytes; it goes on empty, as object `next_name`.
     fn put_pack(&mut self, i: usize, next_name: String) -> Result<()> {
         let pack = &mut self.packs[i];
         let data = std::mem::take(&mut pack.data);
+        pack.fields = 0;
         let name = std::mem::replace(&mut pack.name, next_name);
         let (place, path) = (pack.place.clone(), pack.place.path(&[PACKS, &name]));
         self.start_put(&place, path, PutPayload::from(data))
@@ -187,17 +207,15 @@ impl StoreWriter for S3StoreWriter {
     /// Starts the PUT of every pack holding fields, then waits for every PUT in flight; the
     /// first failure is the answer, after all of them ended.
     fn flush(&mut self) -> Result<()> {
-        let filled: Vec<(usize, Key)> = self
-            .packs
-            .iter()
-            .enumerate()
-            .filter(|(_, pack)| !pack.data.is_empty())
-            .map(|(i, pack)| (i, pack.collocation.clone()))
-            .collect();
-        for (i, collocation) in filled {
-            let name = self.new_name("pack", &collocation);
-            self.put_pack(i, name)?;
+        for i in 0..self.packs.len() {
+            if self.packs[i].fields > 0 {
+                let collocation = self.packs[i].collocation.clone();
+                let name = self.new_name("pack", &collocation);
+                self.put_pack(i, name)?;
+            }
         }
+        // Every pack is empty now: a long-lived writer keeps none of the data sets it left.
+        self.packs.clear();
         self.in_flight.wait_all()
     }
 
@@ -223,6 +241,9 @@ impl Store for S3Store {
     }
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
         let bytes = self.start_get(uri, offset, buf.len())?.wait()?;
         check_length(uri, bytes.len(), buf.len())?;
         buf.copy_from_slice(&bytes);
@@ -281,6 +302,10 @@ impl S3Store {
             .checked_add(length as u64)
             .ok_or_else(|| Error::new(ErrorKind::Corrupt, format!("{uri}: offset {offset} + length {length} overflows")))?;
         let store = client.store().clone();
+        if length == 0 {
+            // No request: S3 has no empty range (a pack's empty field, an empty tail of a read).
+            return client.spawn(async { Ok(Bytes::new()) });
+        }
         let own_object = path.parts().nth_back(1).is_some_and(|folder| folder.as_ref() == FIELDS);
         if offset == 0 && own_object {
             return client.spawn(async move { store.get(&path).await?.bytes().await.map(|whole| whole.slice(..whole.len().min(length))) });

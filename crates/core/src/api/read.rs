@@ -185,14 +185,14 @@ impl DataReader {
     pub fn seek(&mut self, position: u64) -> Result<u64> {
         self.stopped()?;
         let position = position.min(self.total_bytes());
-        let (mut first, mut start) = (0, 0);
+        let (mut first, mut start) = (0, 0u64);
         while let Some(field) = self.fields.get(first) {
             // The field holding `position`, or starting there (an empty field at a boundary is
             // handed out next, as a reader going on from there would).
-            if start + field.location.length > position || start == position {
+            if start.saturating_add(field.location.length) > position || start == position {
                 break;
             }
-            start += field.location.length;
+            start = start.saturating_add(field.location.length);
             first += 1;
         }
         let fields = std::mem::take(&mut self.fields);
@@ -607,7 +607,12 @@ fn plan_runs(fields: &[FieldEntry]) -> Vec<ReadRun> {
     for f in fields {
         let loc = &f.location;
         match runs.last_mut() {
-            Some(r) if r.uri == loc.uri && r.offset + r.length == loc.offset && r.length + loc.length <= MAX_READ => {
+            // Locations come from the catalogue: checked arithmetic, damage makes no run.
+            Some(r)
+                if r.uri == loc.uri
+                    && r.offset.checked_add(r.length) == Some(loc.offset)
+                    && r.length.checked_add(loc.length).is_some_and(|length| length <= MAX_READ) =>
+            {
                 r.length += loc.length;
                 r.count += 1;
             }

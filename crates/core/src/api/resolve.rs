@@ -488,7 +488,7 @@ fn matching_entries(
             .all(|(on_axis, kw)| index.axes.get(kw.as_str()).is_some_and(|axis| covers(on_axis, axis)))
     });
     match (on_axes, product) {
-        (Some(lists), Some(n)) if n <= MAX_POINT_LOOKUPS && !asks_all => {
+        (Some(lists), Some(n)) if n <= MAX_POINT_LOOKUPS && (n as u64) <= index.fields && !asks_all => {
             let mut out = Vec::new();
             for combo in cartesian(&lists) {
                 let element = Key::from_pairs(index.element_keywords.iter().map(String::as_str).zip(combo));
@@ -507,7 +507,7 @@ fn matching_entries(
     }
 }
 
-/// Whether `on_axis`, values of `axis` (a request may repeat one), holds every value of it.
+/// Whether `on_axis`, values of `axis`, holds every value of it.
 fn covers(on_axis: &[&str], axis: &crate::axis::AxisValues) -> bool {
     if on_axis.len() < axis.len() {
         return false;
@@ -698,7 +698,7 @@ mod tests {
             if param_axis {
                 axes.insert("param".into(), AxisValues::new(entries.iter().map(|e| e.1)));
             }
-            let entries = entries
+            let entries: Vec<(Key, FieldLocation)> = entries
                 .iter()
                 .enumerate()
                 .map(|(i, (step, param))| {
@@ -711,7 +711,7 @@ mod tests {
                 collocation: Arc::new(Key::new()),
                 element_keywords: vec!["step".to_string(), "param".to_string()].into(),
                 axes,
-                fields: 0,
+                fields: entries.len() as u64,
             };
             OneIndex { index, entries, lookups: 0, scans: 0 }
         }
@@ -756,7 +756,7 @@ mod tests {
         assert_eq!((view.lookups, view.scans), (2, 0));
 
         // Without an axis for a keyword, every asked value of it is tried.
-        let mut view = OneIndex::new(&[("3", "1"), ("3", "2")], false);
+        let mut view = OneIndex::new(&[("3", "1"), ("3", "2"), ("3", "7")], false);
         assert_eq!(found(&mut view, &[asked(0..10), asked([1, 2, 5])]), ["step=3,param=1", "step=3,param=2"]);
         assert_eq!((view.lookups, view.scans), (3, 0));
 
@@ -767,7 +767,18 @@ mod tests {
         assert_eq!(got, ["step=3,param=1", "step=4,param=1"]);
         assert_eq!((view.lookups, view.scans), (2, 0));
 
-        // An unconstrained keyword, or too many combinations on the axes: one scan.
+        // A keyword not asked ranges over the index's values of it (an optional keyword a
+        // request leaves out has one, ""): lookups, not a scan of a large compacted index.
+        let mut view = OneIndex::new(&[("3", "1"), ("3", "2"), ("4", "1")], true);
+        assert_eq!(found(&mut view, &[asked([3]), None]), ["step=3,param=1", "step=3,param=2"]);
+        assert_eq!((view.lookups, view.scans), (2, 0));
+
+        // More combinations than the index has entries: one scan.
+        let mut view = OneIndex::new(&[("3", "1"), ("4", "2"), ("5", "3")], true);
+        assert_eq!(found(&mut view, &[asked([3, 4]), asked([1, 2])]), ["step=3,param=1", "step=4,param=2"]);
+        assert_eq!((view.lookups, view.scans), (0, 1));
+
+        // An unconstrained keyword with many values, or too many combinations on the axes: one scan.
         let steps: Vec<String> = (0..MAX_POINT_LOOKUPS + 1).map(|s| s.to_string()).collect();
         let many: Vec<(&str, &str)> = steps.iter().map(|s| (s.as_str(), "1")).collect();
         for constraints in [vec![None, asked([1])], vec![asked(&steps), asked([1])]] {
