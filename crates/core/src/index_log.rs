@@ -123,28 +123,26 @@ impl LogReplay {
         self.masked.extend(hidden);
     }
 
-    /// Whether any record so far named `id`: an id is never used twice, so a record using one
-    /// again is damage, which takes no effect.
-    fn known(&self, id: &str) -> bool {
-        self.visible.iter().any(|i| i.id == id)
-            || self.masked.contains(id)
-            || self.compacted.contains_key(id)
-            || self.replaced_by.contains_key(id)
-            || self.unused.iter().any(|u| u == id)
-            || self.undone.contains_key(id)
+    /// Every id the records so far named, some more than once: visible, masked, replaced by a
+    /// compaction in effect (a compacted index in effect is visible or masked), unused, undone.
+    fn named(&self) -> impl Iterator<Item = &str> {
+        let stood_for = self.compacted.values().flatten().map(|i| i.id.as_str());
+        let named = self.visible.iter().map(|i| i.id.as_str()).chain(self.masked.iter().map(String::as_str)).chain(stood_for);
+        named.chain(self.unused.iter().map(String::as_str)).chain(self.undone.keys().map(String::as_str))
     }
 
     /// Puts `info` in the place of the indexes `replaced` if they are all visible, of its
     /// collocation and element keywords, and no other index of those comes between them;
     /// else the record takes no effect.
     fn compact(&mut self, info: IndexInfo, replaced: &[String]) {
+        // An id is never used twice: a record using one again is damage, which takes no effect.
+        if self.named().any(|known| known == info.id) {
+            return;
+        }
         let same_kind = |i: &IndexInfo| i.collocation == info.collocation && i.element_keywords == info.element_keywords;
         let members: HashSet<&str> = replaced.iter().map(String::as_str).collect();
         let positions: Vec<usize> = (0..self.visible.len()).filter(|&p| members.contains(self.visible[p].id.as_str())).collect();
         let whole = members.len() == replaced.len() && positions.len() == members.len() && !members.contains(info.id.as_str());
-        if self.known(&info.id) {
-            return;
-        }
         let valid = whole
             && positions.iter().all(|&p| same_kind(&self.visible[p]))
             && positions.first().zip(positions.last()).is_some_and(|(&first, &last)| {
@@ -201,9 +199,7 @@ impl LogReplay {
     /// The ids of every index the log named, masked, compacted or not, once each (their
     /// objects, for a wipe).
     pub fn all_ids(&self) -> BTreeSet<&str> {
-        let stood_for = self.compacted.values().flatten().map(|i| i.id.as_str());
-        let named = self.visible.iter().map(|i| i.id.as_str()).chain(self.masked.iter().map(String::as_str)).chain(stood_for);
-        named.chain(self.unused.iter().map(String::as_str)).chain(self.undone.keys().map(String::as_str)).collect()
+        self.named().collect()
     }
 }
 

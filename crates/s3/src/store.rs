@@ -59,6 +59,13 @@ struct Pack {
     fields: usize,
 }
 
+impl Pack {
+    /// The pack's object.
+    fn path(&self) -> Path {
+        self.place.path(&[PACKS, &self.name])
+    }
+}
+
 /// One writer: its object names and its PUTs in flight.
 pub struct S3StoreWriter {
     buckets: Arc<Buckets>,
@@ -149,31 +156,28 @@ impl S3StoreWriter {
         };
         let filled = self.packs[i].data.len();
         if filled > 0 && filled.saturating_add(data.len()) > PACK_BYTES {
-            let name = self.new_name("pack", collocation);
-            self.put_pack(i, name)?;
+            self.roll_over(i, collocation)?;
         }
         let pack = &mut self.packs[i];
         let offset = pack.data.len() as u64;
         pack.data.extend_from_slice(data);
         pack.fields += 1;
-        let uri = format!("s3://{}/{}", pack.place.client.bucket(), pack.place.path(&[PACKS, &pack.name]));
+        let uri = format!("s3://{}/{}", pack.place.client.bucket(), pack.path());
         let location =
             FieldLocation { uri: uri.into(), offset, length: data.len() as u64, crc32c: fieldstore_core::checksum::crc32c(data) };
         // A field of PACK_BYTES or more fills a pack alone: its PUT starts now.
         if self.packs[i].data.len() >= PACK_BYTES {
-            let name = self.new_name("pack", collocation);
-            self.put_pack(i, name)?;
+            self.roll_over(i, collocation)?;
         }
         Ok(location)
     }
 
-    /// Starts the PUT of pack `i`'s bytes; it goes on empty, as object `next_name`.
-    fn put_pack(&mut self, i: usize, next_name: String) -> Result<()> {
+    /// Starts the PUT of pack `i`'s bytes; it goes on empty, as a new object.
+    fn roll_over(&mut self, i: usize, collocation: &Key) -> Result<()> {
+        let next = self.new_name("pack", collocation);
         let pack = &mut self.packs[i];
-        let data = std::mem::take(&mut pack.data);
-        pack.fields = 0;
-        let name = std::mem::replace(&mut pack.name, next_name);
-        let (place, path) = (pack.place.clone(), pack.place.path(&[PACKS, &name]));
+        let (place, path, data) = (pack.place.clone(), pack.path(), std::mem::take(&mut pack.data));
+        (pack.name, pack.fields) = (next, 0);
         self.start_put(&place, path, PutPayload::from(data))
     }
 
@@ -207,15 +211,12 @@ impl StoreWriter for S3StoreWriter {
     /// Starts the PUT of every pack holding fields, then waits for every PUT in flight; the
     /// first failure is the answer, after all of them ended.
     fn flush(&mut self) -> Result<()> {
-        for i in 0..self.packs.len() {
-            if self.packs[i].fields > 0 {
-                let collocation = self.packs[i].collocation.clone();
-                let name = self.new_name("pack", &collocation);
-                self.put_pack(i, name)?;
-            }
+        // Every pack goes: a long-lived writer keeps none of the data sets it left.
+        let mut packs = std::mem::take(&mut self.packs);
+        for pack in packs.iter_mut().filter(|pack| pack.fields > 0) {
+            let path = pack.path();
+            self.start_put(&pack.place, path, PutPayload::from(std::mem::take(&mut pack.data)))?;
         }
-        // Every pack is empty now: a long-lived writer keeps none of the data sets it left.
-        self.packs.clear();
         self.in_flight.wait_all()
     }
 
