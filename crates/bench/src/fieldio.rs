@@ -53,7 +53,8 @@ pub enum Pattern {
 
 const MAIN: &str = "main";
 
-fn md5_hex(text: &str) -> String {
+/// The MD5 of `text` in hex (names that converge without coordination).
+pub(crate) fn md5_hex(text: &str) -> String {
     Md5::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -214,6 +215,16 @@ impl FieldIoBench {
         })
     }
 
+    /// Removes what a run of `ranks` processes wrote in any mode: the main container and
+    /// every forecast's (a sweep's runs on a server pool would otherwise pile up).
+    pub fn remove(pool: &dyn Pool, ranks: u32) -> Result<()> {
+        let per_process = (0..ranks).map(|r| format!("forecast.{r}"));
+        for forecast in per_process.chain(["forecast".to_string()]) {
+            pool.remove_container(&md5_hex(&forecast))?;
+        }
+        pool.remove_container(MAIN)
+    }
+
     /// Reads the fields rank `owner` wrote, checking each one's stamp.
     pub fn read(&self, pool: &dyn Pool, owner: u32, reader: u32) -> Result<Phase> {
         let io = FieldIo::new(pool, self.mode, reader);
@@ -261,6 +272,21 @@ mod tests {
             let expected: &[&str] = if mode == Mode::NoIndex { &["open", "transfer"] } else { &["index", "open", "transfer"] };
             assert_eq!(ops.into_iter().collect::<Vec<_>>(), expected, "{mode:?}");
             assert_eq!(s.parts.iter().filter(|p| p.0 == "transfer").map(|p| p.1).sum::<u64>(), 5 + 5 + 6 + 6 + 5, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn remove_leaves_nothing_of_a_run_in_any_mode() {
+        for mode in [Mode::Full, Mode::NoContainers, Mode::NoIndex] {
+            let dir = tempfile::tempdir().unwrap();
+            let pool = PosixPool::new(dir.path()).unwrap();
+            for shared_forecast in [false, true] {
+                let bench = FieldIoBench { mode, size: 64, iterations: 2, shared_forecast, first_field: 0 };
+                bench.write(&pool, 0).unwrap();
+                bench.write(&pool, 1).unwrap();
+            }
+            FieldIoBench::remove(&pool, 2).unwrap();
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{mode:?}");
         }
     }
 

@@ -118,6 +118,11 @@ pub struct Phase {
 /// would hide the store's own memory use). Off unless an event log will be written.
 static KEEP_EVENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// The data set hammer writes for `class` and `expver` (what a sweep wipes between runs).
+pub fn dataset(class: &str, expver: &str) -> String {
+    format!("class={class},expver={expver},stream=enfo,date=20231201,time=1200")
+}
+
 /// Makes phases started from now on keep (or drop) their per-I/O events, for `bench analyze`.
 pub fn keep_events(keep: bool) {
     KEEP_EVENTS.store(keep, std::sync::atomic::Ordering::Relaxed);
@@ -267,7 +272,7 @@ impl Hammer {
 
     /// The dataset and collocation part of every identifier (fdb-hammer's ensemble layout).
     fn base(&self) -> String {
-        format!("class={},expver={},stream=enfo,date=20231201,time=1200,domain=g,type=pf,levtype=pl", self.class, self.expver)
+        format!("{},domain=g,type=pf,levtype=pl", dataset(&self.class, &self.expver))
     }
 
     /// The identifier of the field of `member`, `step`, `level` and `param`.

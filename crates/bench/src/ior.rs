@@ -38,6 +38,11 @@ impl Ior {
         })
     }
 
+    /// Removes what every rank wrote.
+    pub fn remove(pool: &dyn Pool) -> Result<()> {
+        pool.remove_container(CONTAINER)
+    }
+
     /// Reads the array of rank `owner` (another rank's, to defeat caches, like IOR's -C).
     pub fn read(&self, pool: &dyn Pool, owner: u32) -> Result<Phase> {
         let mut buf = vec![0u8; self.transfer];
@@ -85,5 +90,7 @@ mod tests {
         assert!(ior.read(&pool, 1).is_err(), "rank 1 wrote nothing");
         let longer = Ior { segments: 9, transfer: 4096 };
         assert!(longer.read(&pool, 0).unwrap_err().to_string().contains("expected"));
+        Ior::remove(&pool).unwrap();
+        assert!(ior.read(&pool, 0).is_err(), "removed");
     }
 }

@@ -14,6 +14,7 @@ pub mod payload;
 pub mod point;
 pub mod report;
 pub mod s3;
+pub mod study;
 pub mod sweep;
 
 pub use hammer::{Hammer, Itt, Payload, Phase};

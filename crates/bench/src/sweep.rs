@@ -1,14 +1,15 @@
-//! `bench sweep`: a benchmark over a grid of process counts, sizes and modes, with
-//! repetitions; each configuration's write and read runs are this program's own benchmark
-//! commands (`--procs P --log`), and their event logs are analysed into one row per phase.
+//! `bench sweep`: a benchmark over a grid of process counts, sizes, field-io modes, access
+//! patterns, index sharing and object classes, with repetitions. Each configuration's runs are
+//! this program's own benchmark commands (`--procs P --log`); their logs stay in the sweep
+//! directory (layout in [`crate::study`]) for `bench analyze` to compare with other sweeps,
+//! and the sweep's own report is written beside them.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::analyze::{self, mean_and_spread, IoEvent};
 use crate::fieldio::Mode;
 use crate::launch::LAUNCHED;
-use crate::report::{sweep_html, SweepRow};
+use crate::report;
+use crate::study::{Manifest, Row, RunConfig, FORMAT};
 
 /// The benchmarks a sweep can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -32,7 +33,36 @@ impl Benchmark {
     }
 }
 
-/// A sweep's grid.
+/// An access pattern (BENCHMARKS.md section 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Pattern {
+    /// A write phase, then a read phase of what another process wrote.
+    #[value(name = "A", alias = "a")]
+    A,
+    /// After a pre-populating write, half the processes write while the other half read.
+    #[value(name = "B", alias = "b")]
+    B,
+}
+
+/// Whose forecast index field-io's processes write to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Index {
+    /// One forecast index per process.
+    PerProcess,
+    /// One forecast index shared by every process (contention on one key-value).
+    Shared,
+}
+
+impl Index {
+    fn name(self) -> &'static str {
+        match self {
+            Index::PerProcess => "per-process",
+            Index::Shared => "shared",
+        }
+    }
+}
+
+/// A sweep's grid and where it runs.
 pub struct Sweep {
     /// The benchmark run at each point of the grid.
     pub benchmark: Benchmark,
@@ -42,138 +72,303 @@ pub struct Sweep {
     pub sizes: Vec<usize>,
     /// field-io's modes (the other benchmarks have none).
     pub modes: Vec<Mode>,
+    /// Access patterns.
+    pub patterns: Vec<Pattern>,
+    /// field-io's index sharing.
+    pub indexes: Vec<Index>,
+    /// DAOS object classes (a `daos:` pool only); empty: the pool's default.
+    pub classes: Vec<String>,
     /// Objects or fields per process.
     pub count: usize,
     /// Repetitions of each configuration.
     pub reps: usize,
-    /// Where the logs, the summaries and the data go.
+    /// The object pool of ior and field-io (default: a directory in each run's directory);
+    /// each run gets a place of its own in it.
+    pub pool: Option<String>,
+    /// hammer's config (default: a POSIX store in each run's directory).
+    pub config: Option<PathBuf>,
+    /// The sweep's name in comparisons (default: benchmark on backend).
+    pub label: Option<String>,
+    /// Server nodes of the storage cluster, for scalability figures.
+    pub servers: u32,
+    /// Where the runs, the summaries and the report go.
     pub out: PathBuf,
 }
 
-impl Sweep {
-    /// Runs the grid with `program` (this one) and writes `summary.md`, `summary.json` and
-    /// `summary.html` under `out`; returns the rows and the Markdown table.
-    pub fn run(&self, program: &Path) -> Result<(Vec<SweepRow>, String), String> {
-        let io = |what: &str, e: std::io::Error| format!("{what}: {e}");
-        std::fs::create_dir_all(&self.out).map_err(|e| io(&self.out.display().to_string(), e))?;
-        let modes: Vec<Option<Mode>> =
-            if self.benchmark == Benchmark::FieldIo { self.modes.iter().copied().map(Some).collect() } else { vec![None] };
-        let mut rows = Vec::new();
-        for &procs in &self.procs {
-            for &size in &self.sizes {
-                for &mode in &modes {
-                    rows.extend(self.configuration(program, procs, size, mode)?);
+/// The grid's configurations: one per combination, in order.
+fn configurations(s: &Sweep) -> Vec<RunConfig> {
+    let modes: Vec<String> =
+        if s.benchmark == Benchmark::FieldIo { s.modes.iter().map(|m| m.name().into()).collect() } else { vec![String::new()] };
+    let indexes: Vec<String> =
+        if s.benchmark == Benchmark::FieldIo { s.indexes.iter().map(|i| i.name().into()).collect() } else { vec![String::new()] };
+    let classes: Vec<String> = if s.classes.is_empty() { vec![String::new()] } else { s.classes.clone() };
+    let mut grid = Vec::new();
+    for &procs in &s.procs {
+        for &size in &s.sizes {
+            for mode in &modes {
+                for pattern in &s.patterns {
+                    for index in &indexes {
+                        for class in &classes {
+                            let pattern = if *pattern == Pattern::B { "B" } else { "A" }.to_string();
+                            let (mode, index, class) = (mode.clone(), index.clone(), class.clone());
+                            grid.push(RunConfig { procs, size, mode, pattern, index, class, rep: 0 });
+                        }
+                    }
                 }
             }
         }
-        let md = markdown(self.benchmark, &rows);
-        let write = |name: &str, text: &str| std::fs::write(self.out.join(name), text).map_err(|e| io(name, e));
+    }
+    grid
+}
+
+impl Sweep {
+    /// Refuses a grid the benchmarks cannot run, naming the part.
+    fn check(&self) -> Result<(), String> {
+        let b = self.benchmark.name();
+        if self.procs.is_empty() || self.sizes.is_empty() || self.patterns.is_empty() {
+            return Err("a sweep needs at least one process count, size and pattern".into());
+        }
+        if let Some(p) = self.procs.iter().find(|&&p| p == 0) {
+            return Err(format!("--procs {p}: a run needs at least one process"));
+        }
+        if self.patterns.contains(&Pattern::B) {
+            if self.benchmark == Benchmark::Ior {
+                return Err("--patterns B: ior has no write+read contention pattern (use field-io or hammer)".into());
+            }
+            if let Some(p) = self.procs.iter().find(|&&p| p < 2 || !p.is_multiple_of(2)) {
+                return Err(format!("--procs {p} with --patterns B: half the processes write and half read, so counts must be even"));
+            }
+        }
+        if self.benchmark != Benchmark::FieldIo && self.indexes.contains(&Index::Shared) {
+            return Err(format!("--index shared is field-io's (its forecast index); {b} has none"));
+        }
+        if !self.classes.is_empty() && !self.pool.as_deref().is_some_and(|p| p.starts_with("daos:")) {
+            return Err("--classes needs a daos: --pool (object classes are DAOS's)".into());
+        }
+        if self.benchmark == Benchmark::Hammer && self.pool.is_some() {
+            return Err("--pool is ior's and field-io's; hammer runs on the store of --config".into());
+        }
+        if self.benchmark != Benchmark::Hammer && self.config.is_some() {
+            return Err(format!("--config is hammer's; {b} runs on --pool"));
+        }
+        Ok(())
+    }
+
+    /// The backend the runs use, for the report.
+    fn backend(&self) -> Result<String, String> {
+        if let Some(pool) = &self.pool {
+            return Ok(["rados", "daos", "s3"].iter().find(|k| pool.starts_with(&format!("{k}:"))).unwrap_or(&"posix").to_string());
+        }
+        match &self.config {
+            None => Ok("posix".into()),
+            Some(path) => {
+                let config = fieldstore::Config::from_file(path).map_err(|e| e.to_string())?;
+                Ok(if config.catalogue.kind == config.store.kind {
+                    config.store.kind
+                } else {
+                    format!("{}+{}", config.catalogue.kind, config.store.kind)
+                })
+            }
+        }
+    }
+
+    fn manifest(&self) -> Result<Manifest, String> {
+        let backend = self.backend()?;
+        Ok(Manifest {
+            format: FORMAT,
+            label: self.label.clone().unwrap_or_else(|| format!("{} on {backend}", self.benchmark.name())),
+            benchmark: self.benchmark.name().into(),
+            backend,
+            servers: self.servers,
+            count: self.count,
+            reps: self.reps.max(1),
+            version: version(),
+            started_us: crate::clock::micros_since_epoch(),
+        })
+    }
+
+    /// Runs the grid with `program` (this one), writes `sweep.json`, the runs, `summary.md`,
+    /// `summary.json` and `summary.html` under `out`; returns the rows and the Markdown table.
+    pub fn run(&self, program: &Path) -> Result<(Vec<Row>, String), String> {
+        self.check()?;
+        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
+        let runs = self.out.join("runs");
+        // A sweep directory holds one sweep: runs of an earlier one would mix into this one's.
+        let _ = std::fs::remove_dir_all(&runs);
+        std::fs::create_dir_all(&runs).map_err(|e| io(&runs, e))?;
+        let manifest = self.manifest()?;
+        let manifest = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
+        std::fs::write(self.out.join("sweep.json"), manifest).map_err(|e| io(&self.out, e))?;
+        for config in configurations(self) {
+            for rep in 0..self.reps.max(1) {
+                self.repetition(program, &RunConfig { rep, ..config.clone() })?;
+            }
+        }
+        let (_, rows, page) = report::study_report(std::slice::from_ref(&self.out))?;
+        let md = report::markdown(&rows);
+        let write = |name: &str, text: &str| std::fs::write(self.out.join(name), text).map_err(|e| io(&self.out.join(name), e));
         write("summary.md", &md)?;
         write("summary.json", &serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?)?;
-        write("summary.html", &sweep_html(&format!("fieldstore bench sweep: {}", self.benchmark.name()), &rows))?;
+        write("summary.html", &report::html(&page)?)?;
         Ok((rows, md))
     }
 
-    /// The repetitions of one configuration: a row per phase.
-    fn configuration(&self, program: &Path, procs: u32, size: usize, mode: Option<Mode>) -> Result<Vec<SweepRow>, String> {
-        let mode_name = mode.map_or("", Mode::name);
-        // phase -> (global timing, synchronous) per repetition
-        let mut per_phase: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        for rep in 0..self.reps.max(1) {
-            let run_dir = self.out.join(format!("p{procs}-s{size}{}{mode_name}-r{rep}", if mode.is_some() { "-" } else { "" }));
-            let _ = std::fs::remove_dir_all(&run_dir);
-            std::fs::create_dir_all(&run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
-            let log = run_dir.join("events.jsonl");
-            for read in [false, true] {
-                let mut command = self.command(program, &run_dir, procs, size, mode, &log);
-                if read {
-                    command.arg("--read");
-                }
-                let out = command.output().map_err(|e| format!("{}: {e}", program.display()))?;
-                if !out.status.success() {
-                    return Err(format!(
-                        "{} failed for {procs} processes, {size} bytes {mode_name}: {}",
-                        self.benchmark.name(),
-                        String::from_utf8_lossy(&out.stderr)
-                    ));
-                }
+    /// One repetition of one configuration, in `runs/NAME/`.
+    fn repetition(&self, program: &Path, config: &RunConfig) -> Result<(), String> {
+        let name = config.name();
+        let dir = self.out.join("runs").join(&name);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(config).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let place = Place { dir: &dir, name: &name, config };
+        let steps: Vec<Step> = match config.pattern.as_str() {
+            "B" => vec![Step::Prewrite, Step::Contention],
+            _ => vec![Step::Write, Step::Read],
+        };
+        for step in steps {
+            let out = self.command(program, &place, step).output().map_err(|e| format!("{}: {e}", program.display()))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "{} failed in {} ({step:?}): {}",
+                    self.benchmark.name(),
+                    dir.display(),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
             }
-            for p in analyze::phases(&read_run_logs(&run_dir)?) {
-                per_phase.entry(p.phase.clone()).or_default().push((p.global_timing_bandwidth, p.synchronous_bandwidth));
-            }
-            // The data of a repetition is not needed once analysed.
-            let _ = std::fs::remove_dir_all(run_dir.join("store"));
-            let _ = std::fs::remove_dir_all(run_dir.join("pool"));
         }
-        Ok(per_phase
-            .into_iter()
-            .map(|(phase, values)| {
-                let (bandwidth_mean, bandwidth_spread) = mean_and_spread(&values.iter().map(|v| v.0).collect::<Vec<_>>());
-                let (synchronous_mean, _) = mean_and_spread(&values.iter().map(|v| v.1).collect::<Vec<_>>());
-                SweepRow {
-                    procs,
-                    size,
-                    mode: mode_name.into(),
-                    phase,
-                    reps: values.len(),
-                    bandwidth_mean,
-                    bandwidth_spread,
-                    synchronous_mean,
-                }
-            })
-            .collect())
+        self.remove_data(&place).map_err(|e| format!("removing the data of {}: {e}", dir.display()))
     }
 
-    /// One run of the benchmark as a command of `program`.
-    fn command(&self, program: &Path, run_dir: &Path, procs: u32, size: usize, mode: Option<Mode>, log: &Path) -> std::process::Command {
+    /// Removes what a repetition wrote: its data are not needed once logged, and on a server
+    /// (Ceph's memory stores, an S3 bucket) a sweep's runs would pile up.
+    fn remove_data(&self, place: &Place) -> Result<(), String> {
+        let _ = std::fs::remove_dir_all(place.dir.join("store"));
+        let _ = std::fs::remove_dir_all(place.dir.join("pool"));
+        if let Some(config) = &self.config {
+            let fs = fieldstore::open(&fieldstore::Config::from_file(config).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+            let dataset = fieldstore::Request::parse(&crate::hammer::dataset("od", "0001")).map_err(|e| e.to_string())?;
+            fs.wipe(&dataset, true).map_err(|e| e.to_string())?;
+        }
+        if self.benchmark != Benchmark::Hammer && self.pool.is_some() {
+            let pool = fieldstore::open_object_pool(&self.run_pool(place), &fieldstore::ObjectPoolOptions::default())
+                .map_err(|e| e.to_string())?;
+            match self.benchmark {
+                Benchmark::Ior => crate::ior::Ior::remove(&*pool),
+                _ => crate::fieldio::FieldIoBench::remove(&*pool, place.config.procs),
+            }
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// The pool of one run: a place of its own in `--pool`, or a directory in the run's.
+    fn run_pool(&self, place: &Place) -> String {
+        let name = place.name;
+        match self.pool.as_deref() {
+            None => place.dir.join("pool").display().to_string(),
+            Some(spec) => match spec.split_once(':') {
+                Some((kind @ ("rados" | "daos" | "s3"), rest)) => {
+                    let (pool, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                    // DAOS labels take at most 48 letters, digits, '.', '_' and ':'.
+                    let (prefix, separator, name) = match kind {
+                        "daos" => {
+                            (if prefix.is_empty() { "fieldio" } else { prefix }, "_", crate::fieldio::md5_hex(name)[..16].to_string())
+                        }
+                        "s3" => (prefix, "/", name.to_string()),
+                        _ => (prefix, "-", name.to_string()),
+                    };
+                    let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix}{separator}") };
+                    format!("{kind}:{pool}/{prefix}{name}")
+                }
+                _ => Path::new(spec).join(name).display().to_string(),
+            },
+        }
+    }
+
+    /// One step of a run as a command of `program`.
+    fn command(&self, program: &Path, place: &Place, step: Step) -> std::process::Command {
+        let config = place.config;
         let mut c = std::process::Command::new(program);
-        c.env("FIELDSTORE_ROOT", run_dir.join("store")).env_remove(LAUNCHED).args(["bench", self.benchmark.name()]);
-        let (count, size) = (self.count.to_string(), size.to_string());
-        let pool = run_dir.join("pool").display().to_string();
+        c.env("FIELDSTORE_ROOT", place.dir.join("store")).env_remove(LAUNCHED);
+        match &self.config {
+            Some(path) => c.arg("--config").arg(path),
+            None => c.env_remove("FIELDSTORE_CONFIG"),
+        };
+        c.args(["bench", self.benchmark.name()]);
+        let (count, size) = (self.count.to_string(), config.size.to_string());
         match self.benchmark {
-            Benchmark::Ior => c.args(["--pool", &pool, "-s", &count, "-t", &size]),
+            Benchmark::Ior => c.args(["--pool", &self.run_pool(place), "-s", &count, "-t", &size]),
             Benchmark::FieldIo => {
-                c.args(["--pool", &pool, "--mode", mode.map_or("full", Mode::name), "--iterations", &count, "--size", &size])
+                c.args(["--pool", &self.run_pool(place), "--mode", &config.mode, "--iterations", &count, "--size", &size]);
+                if config.index == "shared" {
+                    c.arg("--shared");
+                }
+                &mut c
             }
             Benchmark::Hammer => {
                 c.args(["--nsteps", &(self.count / 10).max(1).to_string(), "--nlevels", "1", "--nparams", "10", "--field-size", &size])
             }
         };
-        c.args(["--procs", &procs.to_string(), "--log", &log.display().to_string(), "--json"]);
+        if !config.class.is_empty() {
+            c.args(["--daos-class", &config.class]);
+        }
+        let mut procs = config.procs;
+        let mut log = "events.jsonl";
+        match step {
+            Step::Write => {}
+            Step::Read if self.benchmark == Benchmark::Hammer => {
+                c.arg("--read");
+            }
+            Step::Read => {
+                // Each process reads another's data (IOR's -C), to defeat caches.
+                c.arg("--read");
+                if procs > 1 {
+                    c.arg("--reorder");
+                }
+            }
+            Step::Prewrite => {
+                log = "prewrite.jsonl";
+                // hammer's readers read the members its writers' first half wrote.
+                if self.benchmark == Benchmark::Hammer {
+                    procs /= 2;
+                }
+            }
+            Step::Contention => {
+                c.args(["--pattern", "B"]);
+            }
+        }
+        c.args(["--procs", &procs.to_string(), "--log", &place.dir.join(log).display().to_string(), "--json"]);
         c
     }
 }
 
-/// The events of every process of one run (`events.jsonl*` in its directory).
-fn read_run_logs(run_dir: &Path) -> Result<Vec<IoEvent>, String> {
-    let mut logs = Vec::new();
-    for entry in std::fs::read_dir(run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("events.jsonl")) {
-            logs.push(path);
-        }
-    }
-    analyze::read_logs(&logs)
+/// Where one run happens.
+struct Place<'a> {
+    dir: &'a Path,
+    name: &'a str,
+    config: &'a RunConfig,
 }
 
-/// The sweep's rows as a Markdown table.
-pub fn markdown(benchmark: Benchmark, rows: &[SweepRow]) -> String {
-    let mut md = String::from(
-        "| benchmark | procs | size | mode | phase | reps | global timing MiB/s | ± (sd) | synchronous MiB/s |\n|---|---|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} |\n",
-            benchmark.name(),
-            r.procs,
-            r.size,
-            r.mode,
-            r.phase,
-            r.reps,
-            r.bandwidth_mean / 1048576.0,
-            r.bandwidth_spread / 1048576.0,
-            r.synchronous_mean / 1048576.0
-        ));
+/// The steps of a run: A writes then reads; B pre-populates, then writes and reads at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Write,
+    Read,
+    Prewrite,
+    Contention,
+}
+
+/// fieldstore's version, and the commit when run from a git checkout.
+fn version() -> String {
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match commit {
+        Some(c) if !c.is_empty() => format!("{} {c}", env!("CARGO_PKG_VERSION")),
+        _ => env!("CARGO_PKG_VERSION").into(),
     }
-    md
 }

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use fieldstore_bench::compare::{self, Comparison, Workload};
 use fieldstore_bench::fieldio::{Mode, Pattern};
 use fieldstore_bench::launch::{Barrier, Place, LAUNCHED};
-use fieldstore_bench::sweep::{Benchmark, Sweep};
+use fieldstore_bench::sweep::{Benchmark, Index, Pattern as SweepPattern, Sweep};
 use fieldstore_bench::{Check, Hammer, Payload, Phase};
 
 #[derive(Subcommand)]
@@ -135,6 +135,11 @@ pub struct HammerArgs {
     /// Operational mode: seconds per step window
     #[arg(long, default_value_t = 1.0)]
     step_seconds: f64,
+    /// Pattern B (write+read contention), after a write run of half the processes: the first
+    /// half of the ranks write the steps after those while the second half read them back,
+    /// each following the writer of the first half it pairs with
+    #[arg(long, value_enum, default_value = "A")]
+    pattern: Pattern,
     /// Operational mode: longest a reader waits for one step
     #[arg(long, default_value_t = 120.0)]
     poll_timeout: f64,
@@ -175,12 +180,33 @@ pub struct SweepArgs {
     /// field-io modes, comma-separated
     #[arg(long, value_enum, default_value = "full", value_delimiter = ',')]
     modes: Vec<Mode>,
+    /// Access patterns, comma-separated: A (write, then read another's) and B (pre-populate,
+    /// then half write while half read)
+    #[arg(long, value_enum, default_value = "A", value_delimiter = ',')]
+    patterns: Vec<SweepPattern>,
+    /// field-io's forecast index, comma-separated: per-process and/or shared (contention)
+    #[arg(long, value_enum, default_value = "per-process", value_delimiter = ',')]
+    index: Vec<Index>,
+    /// DAOS object classes, comma-separated (a daos: --pool only), e.g. OC_S1,OC_RP_2G1,OC_EC_2P1G1
+    #[arg(long, value_delimiter = ',')]
+    classes: Vec<String>,
     /// Objects or fields per process
     #[arg(long, default_value_t = 64)]
     count: usize,
     #[arg(long, default_value_t = 3)]
     reps: usize,
-    /// Where the logs, the summary (summary.md, summary.json, summary.html) and the data go
+    /// ior's and field-io's pool, as for those benchmarks (each run gets a place of its own
+    /// in it); default: a directory in each run's
+    #[arg(long)]
+    pool: Option<String>,
+    /// The sweep's name in reports comparing sweeps (default: BENCHMARK on BACKEND)
+    #[arg(long)]
+    label: Option<String>,
+    /// Server nodes of the storage system measured, for scalability figures across sweeps
+    #[arg(long, default_value_t = 1)]
+    servers: u32,
+    /// Where the runs' logs, the summary (summary.md, summary.json, summary.html) and the
+    /// data go; `bench analyze` reads it
     #[arg(long)]
     out: PathBuf,
 }
@@ -260,14 +286,18 @@ pub struct IorArgs {
 
 #[derive(Args)]
 pub struct AnalyzeArgs {
-    /// Event logs written by `bench hammer --log` (any number of processes and runs)
+    /// Event logs written by a benchmark's --log (any number of processes of one run), or
+    /// sweep directories written by `bench sweep` (several are compared in one report)
     #[arg(required = true)]
-    logs: Vec<PathBuf>,
+    paths: Vec<PathBuf>,
     #[arg(long)]
     json: bool,
-    /// Also write an HTML report with plots (bandwidth per phase, per-process timelines)
+    /// Also write an HTML report with the figures (offline: one file)
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Also write each figure as DIR/ID.png, for papers
+    #[arg(long, value_name = "DIR")]
+    png: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -319,7 +349,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
         BenchCommand::Analyze(a) => analyze(a),
         BenchCommand::Ior(a) => ior(a),
         BenchCommand::FieldIo(a) => field_io(a),
-        BenchCommand::Sweep(a) => sweep(a),
+        BenchCommand::Sweep(a) => sweep(a, config),
     }
 }
 
@@ -386,14 +416,21 @@ fn line_up(run: &RunArgs, place: &Place) -> anyhow::Result<()> {
 }
 
 /// Runs the grid (fieldstore_bench::sweep) with this program and prints its summary.
-fn sweep(a: &SweepArgs) -> anyhow::Result<()> {
+fn sweep(a: &SweepArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
     let sweep = Sweep {
         benchmark: a.benchmark,
         procs: a.procs.clone(),
         sizes: a.sizes.clone(),
         modes: a.modes.clone(),
+        patterns: a.patterns.clone(),
+        indexes: a.index.clone(),
+        classes: a.classes.clone(),
         count: a.count,
         reps: a.reps,
+        pool: a.pool.clone(),
+        config: config.map(std::path::Path::to_path_buf),
+        label: a.label.clone(),
+        servers: a.servers,
         out: a.out.clone(),
     };
     let (_, md) = sweep.run(&std::env::current_exe()?).map_err(anyhow::Error::msg)?;
@@ -445,10 +482,16 @@ fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()
     run_phase(&a.run, |place| hammer_phase(a, config, place))
 }
 
-/// The rank whose members a process handles: its own, or in an operational-mode run with
-/// several processes, readers (the second half) take the writer of the first half they follow.
+/// Whether this process reads while the first half of the ranks write: in an operational-mode
+/// or pattern-B run with several processes, the second half of the ranks.
+fn reads_beside_writers(a: &HammerArgs, place: &Place) -> bool {
+    (a.itt || a.pattern == Pattern::B) && place.size > 1 && place.rank >= place.size / 2
+}
+
+/// The rank whose members a process handles: its own, or for a reader beside writers, the
+/// writer of the first half it follows.
 fn role_rank(a: &HammerArgs, place: &Place) -> u32 {
-    if a.itt && place.size > 1 && place.rank >= place.size / 2 {
+    if reads_beside_writers(a, place) {
         place.rank - place.size / 2
     } else {
         place.rank
@@ -488,9 +531,14 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
         check,
         itt: a.itt.then_some(fieldstore_bench::Itt { step_seconds: a.step_seconds, timeout_seconds: a.poll_timeout }),
     };
+    if a.pattern == Pattern::B && (place.size < 2 || !place.size.is_multiple_of(2)) {
+        bail!("--pattern B needs an even number of processes (--procs): half write, half read");
+    }
+    // Pattern B's writers write new steps after those its readers read.
+    let h = if a.pattern == Pattern::B && !reads_beside_writers(a, place) { Hammer { step: a.step + a.nsteps, ..h } } else { h };
     let fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
     line_up(&a.run, place)?;
-    let reads = a.read || (a.itt && place.size > 1 && place.rank >= place.size / 2);
+    let reads = a.read || reads_beside_writers(a, place);
     Ok(if reads {
         h.read(&fs)?
     } else if a.list {
@@ -500,22 +548,56 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
     })
 }
 
-/// Reads event logs and prints each phase's metrics.
+/// Analyses event logs (one run) or sweep directories (a study) and prints or writes the
+/// report.
 fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
+    let directories = a.paths.iter().filter(|p| p.is_dir()).count();
+    if directories == 0 {
+        return analyze_logs(a);
+    }
+    if let Some(file) = a.paths.iter().find(|p| !p.is_dir()) {
+        bail!("{}: not a sweep directory; give either event logs or sweep directories, not both", file.display());
+    }
+    let (_, rows, page) = fieldstore_bench::report::study_report(&a.paths).map_err(anyhow::Error::msg)?;
+    write_report(a, &page)?;
+    if a.json {
+        let figures = fieldstore_bench::report::page_figures(&page);
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"rows": rows, "figures": figures}))?);
+    } else {
+        out!("{}", fieldstore_bench::report::markdown(&rows));
+    }
+    Ok(())
+}
+
+/// The report of one run's event logs.
+fn analyze_logs(a: &AnalyzeArgs) -> anyhow::Result<()> {
     use fieldstore_bench::analyze;
-    let events = analyze::read_logs(&a.logs).map_err(anyhow::Error::msg)?;
+    let events = analyze::read_logs(&a.paths).map_err(anyhow::Error::msg)?;
     let phases = analyze::phases(&events);
     let overlap = analyze::overlap(&events, "write", "read");
-    if let Some(path) = &a.html {
-        let names: Vec<String> = a.logs.iter().map(|p| p.display().to_string()).collect();
+    if a.html.is_some() || a.png.is_some() {
+        let names: Vec<String> = a.paths.iter().map(|p| p.display().to_string()).collect();
         let title = format!("fieldstore benchmark: {}", names.join(", "));
-        std::fs::write(path, fieldstore_bench::report::html(&title, &phases, &events, overlap.as_ref()))
-            .with_context(|| format!("writing {}", path.display()))?;
+        write_report(a, &fieldstore_bench::report::log_page(&title, &phases, &events, overlap.as_ref()))?;
     }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"phases": phases, "overlap": overlap}))?);
     } else {
         out!("{}", analyze::markdown(&phases, overlap.as_ref()));
+    }
+    Ok(())
+}
+
+/// Writes the page as HTML (`--html`) and its figures as PNG (`--png`).
+fn write_report(a: &AnalyzeArgs, page: &fieldstore_bench::report::Page) -> anyhow::Result<()> {
+    use fieldstore_bench::report;
+    if let Some(path) = &a.html {
+        let html = report::html(page).map_err(anyhow::Error::msg)?;
+        std::fs::write(path, html).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(dir) = &a.png {
+        let files = report::write_pngs(page, dir).map_err(anyhow::Error::msg)?;
+        note!("{} figure(s) written to {}", files.len(), dir.display());
     }
     Ok(())
 }

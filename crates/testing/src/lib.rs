@@ -83,6 +83,31 @@ pub fn chromium() -> Option<PathBuf> {
     }
 }
 
+/// Renders a page in headless Chromium and returns the DOM after its scripts ran, and what
+/// Chromium logged (console errors show as `Uncaught ...`); `None` (said) without Chromium.
+pub fn render_in_chromium(page: &Path, profile: &Path) -> Option<(String, String)> {
+    let chromium = chromium()?;
+    let out = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()))
+}
+
 /// The directory of this build's artifacts (`target/debug`): test binaries run from its
 /// `deps/`.
 fn build_dir() -> PathBuf {

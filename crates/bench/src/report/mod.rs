@@ -1,0 +1,184 @@
+//! The reports of `bench analyze` and `bench sweep`: offline HTML pages of tables and figures
+//! (drawn by `fieldstore-figures`), and the same figures as PNG files for papers.
+//!
+//! Two kinds: the report of some event logs (one run: its phases' metrics, bandwidths, time
+//! per operation and timeline), and the report of a study (one or more sweep directories: the
+//! studies' figures over their configurations, and a timeline of one run of each sweep).
+
+pub mod figures;
+pub mod timeline;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+pub use fieldstore_figures::page::Page;
+use fieldstore_figures::page::{Section, Table};
+use fieldstore_figures::{Axis, Bars, Figure, Panel, Plot, Value};
+
+use crate::analyze::{IoEvent, Overlap, PhaseMetrics};
+use crate::study::{self, Row, Run, Study, Sweep};
+
+const MIB: f64 = 1048576.0;
+
+/// The report of one run's event logs.
+pub fn log_page(title: &str, phases: &[PhaseMetrics], events: &[IoEvent], overlap: Option<&Overlap>) -> Page {
+    let mut columns: Vec<String> = PhaseMetrics::COLUMNS.iter().map(|c| c.to_string()).collect();
+    columns.push("mean s per process".into());
+    let rows = phases
+        .iter()
+        .map(|p| {
+            let ops: Vec<String> = p.breakdown.iter().map(|(op, s)| format!("{op} {s:.3}")).collect();
+            let mut cells = p.cells().to_vec();
+            cells.push(ops.join(", "));
+            cells
+        })
+        .collect();
+    let mut text = Vec::new();
+    if let Some(o) = overlap {
+        text.push(format!("Write and read at once: po_0 {:.2} %, po_f {:.2} %.", o.po_0, o.po_f));
+    }
+    let figures = vec![phase_bandwidths(phases), phase_breakdown(phases), timeline::timeline("timeline", "I/O timeline", events)];
+    Page {
+        title: title.into(),
+        intro: Vec::new(),
+        sections: vec![Section { heading: "Metrics per phase".into(), text, table: Some(Table { columns, rows }), figures }],
+    }
+}
+
+/// Global timing and synchronous bandwidth of each phase, as bars.
+fn phase_bandwidths(phases: &[PhaseMetrics]) -> Figure {
+    let categories: Vec<String> = phases.iter().map(|p| p.phase.clone()).collect();
+    let bars = |name: &str, f: fn(&PhaseMetrics) -> f64| Bars {
+        name: name.into(),
+        values: phases.iter().map(|p| Some(Value { value: f(p) / MIB, error: 0.0 })).collect(),
+    };
+    Figure {
+        id: "bandwidth".into(),
+        title: "Bandwidth per phase".into(),
+        note: "Global timing: all bytes over the phase's first-to-last I/O time. Synchronous: the mean over iterations of each iteration's bytes over its parallel wall-clock time.".into(),
+        panels: vec![Panel {
+            title: "bandwidth".into(),
+            x: Axis::linear("phase"),
+            y: Axis::linear("bandwidth (MiB/s)"),
+            plot: Plot::Bars {
+                categories,
+                series: vec![bars("global timing", |p| p.global_timing_bandwidth), bars("synchronous", |p| p.synchronous_bandwidth)],
+            },
+        }],
+    }
+}
+
+/// Mean time per process in each operation, a stacked bar per phase.
+fn phase_breakdown(phases: &[PhaseMetrics]) -> Figure {
+    let ops: BTreeSet<&String> = phases.iter().flat_map(|p| p.breakdown.keys()).collect();
+    let layers = ops
+        .into_iter()
+        .map(|op| Bars {
+            name: op.clone(),
+            values: phases.iter().map(|p| p.breakdown.get(op).map(|&value| Value { value, error: 0.0 })).collect(),
+        })
+        .collect();
+    Figure {
+        id: "breakdown".into(),
+        title: "Time per operation".into(),
+        note: "Mean seconds each process spent in each operation.".into(),
+        panels: vec![Panel {
+            title: "time per operation".into(),
+            x: Axis::linear("phase"),
+            y: Axis::linear("mean time per process (s)"),
+            plot: Plot::Stacked { categories: phases.iter().map(|p| p.phase.clone()).collect(), layers },
+        }],
+    }
+}
+
+/// The run of a sweep whose timeline the report shows: a contention run if there is one,
+/// else one with the most processes; the largest size; the first repetition.
+pub fn representative_run(sweep: &Sweep) -> Option<&Run> {
+    sweep.runs.iter().max_by_key(|r| (r.config.pattern == "B", r.config.procs, r.config.size, std::cmp::Reverse(r.config.rep)))
+}
+
+/// What a sweep was, in a sentence.
+fn describe(sweep: &Sweep) -> String {
+    let m = &sweep.manifest;
+    let daos = if m.backend == "daos" {
+        " DAOS runs here use fieldstore's libdaos emulation unless run on a DAOS system: they show that the benchmark works, not how fast DAOS is."
+    } else {
+        ""
+    };
+    format!(
+        "{}: {} on {}, {} server node(s), {} objects or fields per process, {} repetition(s) per configuration, fieldstore {} ({}).{daos}",
+        m.label,
+        m.benchmark,
+        m.backend,
+        m.servers,
+        m.count,
+        m.reps,
+        m.version,
+        sweep.dir.display()
+    )
+}
+
+/// The report of a study: its sweeps, the table of rows, the figures, the timelines.
+pub fn study_page(title: &str, study: &Study, rows: &[Row]) -> Result<Page, String> {
+    let mut timelines = Vec::new();
+    for (i, sweep) in study.sweeps.iter().enumerate() {
+        if let Some(run) = representative_run(sweep) {
+            let title = format!("{}: {}", sweep.manifest.label, run.config.name());
+            timelines.push(timeline::timeline(&format!("timeline-{i}"), &title, &run.events()?));
+        }
+    }
+    Ok(Page {
+        title: title.into(),
+        intro: study.sweeps.iter().map(describe).collect(),
+        sections: vec![
+            Section { heading: "Figures".into(), figures: figures::study_figures(rows), ..Section::default() },
+            Section {
+                heading: "Timelines".into(),
+                text: vec!["One run of each sweep: a write+read contention run if it had one, else one with the most processes.".into()],
+                figures: timelines,
+                ..Section::default()
+            },
+            Section { heading: "All configurations".into(), table: Some(rows_table(rows)), ..Section::default() },
+        ],
+    })
+}
+
+fn rows_table(rows: &[Row]) -> Table {
+    Table { columns: Row::COLUMNS.iter().map(|c| c.to_string()).collect(), rows: rows.iter().map(Row::cells).collect() }
+}
+
+/// Every figure of a page, in order.
+pub fn page_figures(page: &Page) -> Vec<&Figure> {
+    page.sections.iter().flat_map(|s| &s.figures).collect()
+}
+
+/// Writes each figure of the page as `DIR/ID.png`; returns the files.
+pub fn write_pngs(page: &Page, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    for figure in page_figures(page) {
+        let path = dir.join(format!("{}.png", figure.id));
+        fieldstore_figures::draw::png(figure, &path).map_err(|e| e.to_string())?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+/// The page as HTML.
+pub fn html(page: &Page) -> Result<String, String> {
+    fieldstore_figures::page::html(page).map_err(|e| e.to_string())
+}
+
+/// Loads the sweep directories and builds their report.
+pub fn study_report(dirs: &[PathBuf]) -> Result<(Study, Vec<Row>, Page), String> {
+    let study = Study::load(dirs)?;
+    let rows = study.rows();
+    let labels: Vec<&str> = study.sweeps.iter().map(|s| s.manifest.label.as_str()).collect();
+    let page = study_page(&format!("fieldstore benchmark study: {}", labels.join(", ")), &study, &rows)?;
+    Ok((study, rows, page))
+}
+
+/// The rows' table as Markdown (also written as `summary.md`).
+pub fn markdown(rows: &[Row]) -> String {
+    study::markdown(rows)
+}

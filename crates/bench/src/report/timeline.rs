@@ -1,0 +1,156 @@
+//! The timeline of one run: a row per process, a span per I/O (I/Os too short to see merge
+//! into spans, so a row never has more marks than the plot can show), and the offsets of
+//! BENCHMARKS.md section 3 marked as shaded bands: off_0 (from the first start to the last
+//! process's first start) and off_f (from the first process's last end to the last end) per
+//! phase, and po_0 / po_f between the write and read phases of a contention run.
+
+use std::collections::BTreeMap;
+
+use fieldstore_figures::{Axis, Band, Figure, Panel, Plot, Span};
+
+use crate::analyze::{self, IoEvent};
+use crate::study::phase_order;
+
+/// Most spans drawn per process; shorter I/Os merge.
+pub const MAX_SPANS_PER_PROCESS: usize = 2000;
+
+/// The timeline figure of `events` (one run, any phases).
+pub fn timeline(id: &str, title: &str, events: &[IoEvent]) -> Figure {
+    let start = events.iter().map(|e| e.io_start).min().unwrap_or(0);
+    let end = events.iter().map(|e| e.io_end).max().unwrap_or(start).max(start + 1);
+    let (unit, scale) = super::figures::time_unit((end - start) as f64 / 1e6);
+    let seconds = |us: u64| us.saturating_sub(start) as f64 / 1e6 * scale;
+    let mut rows: BTreeMap<(&str, u32), Vec<&IoEvent>> = BTreeMap::new();
+    for e in events {
+        rows.entry((&e.node, e.process)).or_default().push(e);
+    }
+    let resolution = (end - start) / MAX_SPANS_PER_PROCESS as u64;
+    let mut spans = Vec::new();
+    for (row, events) in rows.values_mut().enumerate() {
+        events.sort_by_key(|e| e.io_start);
+        spans.extend(merged(events, resolution).into_iter().map(|m| Span {
+            row,
+            kind: m.kind,
+            start: seconds(m.start),
+            end: seconds(m.end),
+            count: m.count,
+        }));
+    }
+    let bands = offsets(events).into_iter().map(|(label, s, e)| Band { label, start: seconds(s), end: seconds(e) }).collect();
+    let names = rows.keys().map(|(node, process)| format!("{node}:{process}")).collect();
+    Figure {
+        id: id.into(),
+        title: title.into(),
+        note: "Each I/O of each process along the run's wall-clock time (I/Os closer than the plot can show are merged into one span); shaded: the offsets, as % of the phase's wall-clock time. off_0 and po_0 should stay small (the studies saw 0-2 %) or the processes did not really run in parallel.".into(),
+        panels: vec![Panel {
+            title: title.into(),
+            x: Axis::linear(&format!("time since the first I/O ({unit})")),
+            y: Axis::linear("process (node:rank)"),
+            plot: Plot::Timeline { rows: names, spans, bands },
+        }],
+    }
+}
+
+/// A span of consecutive I/Os of one operation of one process.
+struct Merged {
+    kind: String,
+    start: u64,
+    end: u64,
+    count: usize,
+}
+
+/// Consecutive I/Os of one phase and operation, merged while the gaps between them are below
+/// `resolution` microseconds and the span stays short.
+fn merged(events: &[&IoEvent], resolution: u64) -> Vec<Merged> {
+    let mut out: Vec<Merged> = Vec::new();
+    for e in events {
+        let kind = format!("{} {}", e.phase, e.op);
+        match out.last_mut() {
+            Some(m) if m.kind == kind && e.io_start <= m.end + resolution && e.io_end.saturating_sub(m.start) <= resolution.max(1) * 4 => {
+                m.end = m.end.max(e.io_end);
+                m.count += 1;
+            }
+            _ => out.push(Merged { kind, start: e.io_start, end: e.io_end, count: 1 }),
+        }
+    }
+    out
+}
+
+/// The offsets as labelled intervals (microseconds): off_0 and off_f per phase, po_0 and po_f
+/// when the run wrote and read at once (its write and read phases overlap in time).
+fn offsets(events: &[IoEvent]) -> Vec<(String, u64, u64)> {
+    let mut by_phase: BTreeMap<(usize, String), Vec<&IoEvent>> = BTreeMap::new();
+    for e in events {
+        by_phase.entry(phase_order(&e.phase)).or_default().push(e);
+    }
+    let mut bands = Vec::new();
+    for ((_, phase), events) in &by_phase {
+        let metrics = &analyze::phases(&events.iter().map(|e| (*e).clone()).collect::<Vec<_>>())[0];
+        let (first, last) = span_of(events);
+        let mut processes: BTreeMap<(&str, u32), (u64, u64)> = BTreeMap::new();
+        for e in events {
+            let p = processes.entry((&e.node, e.process)).or_insert((u64::MAX, 0));
+            *p = (p.0.min(e.io_start), p.1.max(e.io_end));
+        }
+        let last_first_start = processes.values().map(|p| p.0).max().unwrap_or(first);
+        let first_last_end = processes.values().map(|p| p.1).min().unwrap_or(last);
+        bands.push((format!("{phase} off_0 {:.1} %", metrics.off_0), first, last_first_start));
+        bands.push((format!("{phase} off_f {:.1} %", metrics.off_f), first_last_end, last));
+    }
+    let write: Vec<&IoEvent> = events.iter().filter(|e| e.phase == "write").collect();
+    let read: Vec<&IoEvent> = events.iter().filter(|e| e.phase == "read").collect();
+    let (w, r) = (span_of(&write), span_of(&read));
+    let at_once = !write.is_empty() && !read.is_empty() && w.0 < r.1 && r.0 < w.1;
+    if let Some(o) = analyze::overlap(events, "write", "read").filter(|_| at_once) {
+        bands.push((format!("po_0 {:.1} %", o.po_0), w.0.min(r.0), w.0.max(r.0)));
+        bands.push((format!("po_f {:.1} %", o.po_f), w.1.min(r.1), w.1.max(r.1)));
+    }
+    bands
+}
+
+/// The first start and last end of some events.
+fn span_of(events: &[&IoEvent]) -> (u64, u64) {
+    let first = events.iter().map(|e| e.io_start).min().unwrap_or(0);
+    (first, events.iter().map(|e| e.io_end).max().unwrap_or(first))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(process: u32, phase: &str, start: u64, end: u64) -> IoEvent {
+        IoEvent { node: "n".into(), process, phase: phase.into(), op: "io".into(), iteration: 0, bytes: 1, io_start: start, io_end: end }
+    }
+
+    #[test]
+    fn offsets_mark_where_processes_start_and_end_apart() {
+        // write: p0 [1.0 s, 2.0 s], p1 [1.1 s, 2.3 s]; read: p2 [1.2 s, 2.0 s].
+        let events =
+            [event(0, "write", 1_000_000, 2_000_000), event(1, "write", 1_100_000, 2_300_000), event(2, "read", 1_200_000, 2_000_000)];
+        let f = timeline("t", "run", &events);
+        let Plot::Timeline { rows, spans, bands } = &f.panels[0].plot else { panic!() };
+        assert_eq!(rows, &["n:0", "n:1", "n:2"]);
+        assert_eq!(spans.len(), 3);
+        let band = |prefix: &str| bands.iter().find(|b| b.label.starts_with(prefix)).map(|b| (b.start, b.end)).unwrap();
+        let close = |(a, b): (f64, f64), (c, d): (f64, f64)| (a - c).abs() < 1e-9 && (b - d).abs() < 1e-9;
+        // Seconds since the first I/O (at 1.0 s): the run is longer than a second.
+        assert!(close(band("write off_0"), (0.0, 0.1)));
+        assert!(close(band("write off_f"), (1.0, 1.3)));
+        assert!(close(band("po_0"), (0.0, 0.2)) && close(band("po_f"), (1.0, 1.3)));
+        assert_eq!(f.panels[0].x.label, "time since the first I/O (s)");
+        assert!(bands.iter().any(|b| b.label == "write off_0 7.7 %"), "{bands:?}");
+        let short = [event(0, "write", 0, 500), event(1, "write", 100, 400)];
+        assert_eq!(timeline("t", "run", &short).panels[0].x.label, "time since the first I/O (ms)");
+        let one_after_another = [event(0, "write", 0, 1_000_000), event(1, "read", 2_000_000, 3_000_000)];
+        let Plot::Timeline { bands, .. } = &timeline("t", "run", &one_after_another).panels[0].plot else { panic!() };
+        assert!(!bands.iter().any(|b| b.label.starts_with("po_")), "no overlap offsets for phases one after another");
+    }
+
+    #[test]
+    fn a_long_run_merges_into_a_bounded_number_of_spans() {
+        let events: Vec<IoEvent> = (0..50_000).map(|i| event(i % 2, "write", 1_000 + i as u64 * 10, 1_005 + i as u64 * 10)).collect();
+        let f = timeline("t", "run", &events);
+        let marks = f.panels[0].plot.marks();
+        assert!((2..=2 * MAX_SPANS_PER_PROCESS).contains(&marks), "{marks} spans for 50,000 I/Os");
+    }
+}

@@ -1,0 +1,322 @@
+//! `bench analyze` and `bench sweep` reports end to end: figures computed from hand-made
+//! sweep directories whose answers are known, every report type rendered in headless
+//! Chromium (the page's own check: each panel has its title, axis labels, ticks and marks),
+//! PNG export, and clear errors for what is not a sweep.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fieldstore");
+const MIB: u64 = 1048576;
+/// Where the hand-made runs start, microseconds since the epoch.
+const T0: u64 = 1_700_000_000_000_000;
+
+fn run(root: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).args(args).env("FIELDSTORE_ROOT", root).env_remove("FIELDSTORE_CONFIG").output().unwrap()
+}
+
+fn ok(root: &Path, args: &[&str]) -> String {
+    let out = run(root, args);
+    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fails(root: &Path, args: &[&str]) -> String {
+    let out = run(root, args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn event(process: u32, phase: &str, op: &str, iteration: u32, start_s: f64, end_s: f64) -> Value {
+    let us = |s: f64| T0 + (s * 1e6).round() as u64;
+    json!({"node": "n1", "process": process, "phase": phase, "op": op, "iteration": iteration, "bytes": MIB,
+           "io_start": us(start_s), "io_end": us(end_s)})
+}
+
+/// Pattern A: every process writes two 1 MiB fields in `seconds` (half each), in lockstep,
+/// then reads them back twice as fast, 10 s later.
+fn pattern_a(procs: u32, seconds: f64) -> Vec<Value> {
+    let mut events = Vec::new();
+    for p in 0..procs {
+        for i in 0..2 {
+            let at = i as f64 * seconds / 2.0;
+            events.push(event(p, "write", "array write", i, at, at + seconds / 2.0));
+            events.push(event(p, "read", "array read", i, 10.0 + at / 2.0, 10.0 + (at + seconds / 2.0) / 2.0));
+        }
+    }
+    events
+}
+
+/// Pattern B: process 0 writes two fields in [0, 1] s while process 1 reads two in [0.1, 1.1].
+fn pattern_b() -> Vec<Value> {
+    vec![
+        event(0, "write", "array write", 0, 0.0, 0.5),
+        event(0, "write", "array write", 1, 0.5, 1.0),
+        event(1, "read", "array read", 0, 0.1, 0.6),
+        event(1, "read", "array read", 1, 0.6, 1.1),
+    ]
+}
+
+/// Writes a sweep directory as `bench sweep` does: sweep.json, and per run its run.json and
+/// one event log per process.
+fn write_sweep(dir: &Path, label: &str, servers: u32, runs: &[(u32, &str, usize, Vec<Value>)]) {
+    let manifest = json!({"format": 1, "label": label, "benchmark": "field-io", "backend": "rados", "servers": servers,
+                          "count": 2, "reps": 2, "version": "test", "started_us": T0});
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("sweep.json"), manifest.to_string()).unwrap();
+    for (procs, pattern, rep, events) in runs {
+        let config =
+            json!({"procs": procs, "size": MIB, "mode": "full", "pattern": pattern, "index": "per-process", "class": "", "rep": rep});
+        let run = dir.join("runs").join(format!("p{procs}-{pattern}-r{rep}"));
+        std::fs::create_dir_all(&run).unwrap();
+        std::fs::write(run.join("run.json"), config.to_string()).unwrap();
+        for p in 0..*procs {
+            let lines: Vec<String> = events.iter().filter(|e| e["process"] == p).map(Value::to_string).collect();
+            std::fs::write(run.join(format!("events.jsonl.{p}")), lines.join("\n")).unwrap();
+        }
+    }
+}
+
+/// Two sweeps: one server node (pattern A at 1 and 2 processes, two repetitions of 1 s and
+/// 2 s; pattern B at 2 processes), and two server nodes (pattern A, twice as fast).
+fn hand_made_study(dir: &Path) -> (String, String) {
+    let one = dir.join("one");
+    let two = dir.join("two");
+    let mut runs = Vec::new();
+    for procs in [1, 2] {
+        runs.push((procs, "A", 0, pattern_a(procs, 1.0)));
+        runs.push((procs, "A", 1, pattern_a(procs, 2.0)));
+    }
+    runs.push((2, "B", 0, pattern_b()));
+    write_sweep(&one, "one node", 1, &runs);
+    let mut runs = Vec::new();
+    for procs in [1, 2] {
+        runs.push((procs, "A", 0, pattern_a(procs, 0.5)));
+        runs.push((procs, "A", 1, pattern_a(procs, 1.0)));
+    }
+    write_sweep(&two, "two nodes", 2, &runs);
+    (one.display().to_string(), two.display().to_string())
+}
+
+fn figure<'a>(figures: &'a Value, id: &str) -> &'a Value {
+    figures.as_array().unwrap().iter().find(|f| f["id"] == id).unwrap_or_else(|| panic!("no figure {id}"))
+}
+
+fn panel<'a>(figure: &'a Value, title: &str) -> &'a Value {
+    let panels = figure["panels"].as_array().unwrap();
+    panels.iter().find(|p| p["title"] == title).unwrap_or_else(|| panic!("no panel {title} in {}", figure["id"]))
+}
+
+/// Checks the (x, y, error) of each point of a line, to 1e-9.
+#[track_caller]
+fn assert_line(panel: &Value, name: &str, expected: &[(f64, f64, f64)]) {
+    let series = panel["plot"]["series"].as_array().unwrap();
+    let s = series.iter().find(|s| s["name"] == name).unwrap_or_else(|| panic!("no line {name} in {series:?}"));
+    let f = |v: &Value| v.as_f64().unwrap();
+    let points: Vec<(f64, f64, f64)> = s["points"].as_array().unwrap().iter().map(|p| (f(&p["x"]), f(&p["y"]), f(&p["error"]))).collect();
+    let close = |a: &(f64, f64, f64), b: &(f64, f64, f64)| (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9 && (a.2 - b.2).abs() < 1e-9;
+    assert!(
+        points.len() == expected.len() && points.iter().zip(expected).all(|(a, b)| close(a, b)),
+        "{name}: {points:?}, not {expected:?}"
+    );
+}
+
+/// One standard deviation of two repetitions at x and 2x: x / sqrt(2).
+const SD: f64 = std::f64::consts::FRAC_1_SQRT_2;
+
+#[test]
+fn figures_of_hand_made_sweeps_have_their_known_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = hand_made_study(dir.path());
+    let report: Value = serde_json::from_str(&ok(dir.path(), &["bench", "analyze", &one, &two, "--json"])).unwrap();
+    let figures = &report["figures"];
+    let ids: Vec<&str> = figures.as_array().unwrap().iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["bandwidth-processes", "global-synchronous", "breakdown", "scalability", "timeline-0", "timeline-1"]);
+
+    // 2 MiB per process in 1 s and 2 s: 2P and P MiB/s, mean 1.5P, sd P/sqrt(2).
+    let write = panel(figure(figures, "bandwidth-processes"), "write, 1 MiB");
+    assert_line(write, "1 server node, write then read (A)", &[(1.0, 1.5, SD), (2.0, 3.0, 2.0 * SD)]);
+    assert_line(write, "2 server nodes, write then read (A)", &[(1.0, 3.0, 2.0 * SD), (2.0, 6.0, 4.0 * SD)]);
+    assert_line(write, "1 server node, write+read at once (B)", &[(2.0, 2.0, 0.0)]);
+    let read = panel(figure(figures, "bandwidth-processes"), "read, 1 MiB");
+    assert_line(read, "1 server node, write then read (A)", &[(1.0, 3.0, 2.0 * SD), (2.0, 6.0, 4.0 * SD)]);
+    // Pattern B's write+read: 2 MiB/s written plus 2 MiB/s read.
+    let sum = panel(figure(figures, "bandwidth-processes"), "write+read, 1 MiB");
+    assert_line(sum, "1 server node, write+read at once (B)", &[(2.0, 4.0, 0.0)]);
+
+    // Lockstep iterations: synchronous bandwidth equals global timing, dashed, same colour.
+    let sync = panel(figure(figures, "global-synchronous"), "write, 1 MiB");
+    let name = "1 server node, write then read (A): synchronous";
+    assert_line(sync, name, &[(1.0, 1.5, SD), (2.0, 3.0, 2.0 * SD)]);
+    let series = sync["plot"]["series"].as_array().unwrap();
+    let s = series.iter().find(|s| s["name"] == name).unwrap();
+    assert_eq!((s["dashed"].as_bool(), s["group"].as_str()), (Some(true), Some("1 server node, write then read (A)")));
+
+    // Each process spent 1 s and 2 s writing: 1.5 s on average.
+    let breakdown = panel(figure(figures, "breakdown"), "write, 1 MiB");
+    let categories = breakdown["plot"]["categories"].as_array().unwrap();
+    let at = categories.iter().position(|c| c == "1 server node, write then read (A), 1 process").expect("a bar per configuration");
+    assert_eq!(breakdown["plot"]["layers"][0]["name"], "array write");
+    assert_eq!(breakdown["plot"]["layers"][0]["values"][at]["value"], 1.5);
+    assert_eq!(breakdown["y"]["label"], "mean time per process (s)");
+
+    // The best over process counts at each cluster size, and the ideal from one node's best.
+    let scale = panel(figure(figures, "scalability"), "write, 1 MiB");
+    assert_line(scale, "write then read (A)", &[(1.0, 3.0, 2.0 * SD), (2.0, 6.0, 4.0 * SD)]);
+    assert_line(scale, "ideal", &[(1.0, 3.0, 0.0), (2.0, 6.0, 0.0)]);
+
+    // The first sweep's timeline is its contention run, offsets marked: po_0 = 0.1 s of 1.1 s.
+    let timeline = &figure(figures, "timeline-0")["panels"][0]["plot"];
+    let bands: Vec<&str> = timeline["bands"].as_array().unwrap().iter().map(|b| b["label"].as_str().unwrap()).collect();
+    assert!(bands.contains(&"po_0 9.1 %") && bands.contains(&"po_f 9.1 %"), "{bands:?}");
+    let b_row = report["rows"].as_array().unwrap().iter().find(|r| r["pattern"] == "B" && r["phase"] == "write").unwrap();
+    assert!((b_row["po_0"].as_f64().unwrap() - 100.0 / 11.0).abs() < 1e-6);
+}
+
+/// Renders `page` in Chromium; checks the page's own check passed for `panels` panels and
+/// nothing was logged as an error. False without Chromium (said).
+fn renders(page: &Path, panels: usize, profile: &Path) -> bool {
+    let Some((dom, log)) = fieldstore_testing::render_in_chromium(page, profile) else { return false };
+    assert!(!log.contains("Uncaught"), "console error rendering {}:\n{log}", page.display());
+    assert!(dom.contains(&format!("data-rendered=\"{panels}\"")), "the page's check did not pass for {panels} panels:\n{log}");
+    true
+}
+
+fn panel_count(figures: &Value) -> usize {
+    figures.as_array().unwrap().iter().map(|f| f["panels"].as_array().unwrap().len()).sum()
+}
+
+#[test]
+fn a_study_report_renders_every_figure_and_exports_pngs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = hand_made_study(dir.path());
+    let html = dir.path().join("study.html");
+    let png = dir.path().join("png");
+    let out = ok(dir.path(), &["bench", "analyze", &one, &two, "--json", "--html", html.to_str().unwrap(), "--png", png.to_str().unwrap()]);
+    let figures = serde_json::from_str::<Value>(&out).unwrap()["figures"].clone();
+    for f in figures.as_array().unwrap() {
+        let file = png.join(format!("{}.png", f["id"].as_str().unwrap()));
+        assert_eq!(&std::fs::read(&file).unwrap()[1..4], b"PNG", "{}", file.display());
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("<script src") && !page.contains("<link"), "the report opens offline");
+    renders(&html, panel_count(&figures), &dir.path().join("chromium"));
+}
+
+#[test]
+fn the_report_of_a_runs_logs_renders_in_a_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("r.jsonl").display().to_string();
+    for extra in [&[][..], &["--read"][..]] {
+        let mut args = vec![
+            "bench",
+            "hammer",
+            "--procs",
+            "2",
+            "--nsteps",
+            "3",
+            "--nlevels",
+            "2",
+            "--nparams",
+            "3",
+            "--field-size",
+            "2048",
+            "--log",
+            &log,
+        ];
+        args.extend_from_slice(extra);
+        ok(dir.path(), &args);
+    }
+    let html = dir.path().join("report.html");
+    ok(dir.path(), &["bench", "analyze", &format!("{log}.0"), &format!("{log}.1"), "--html", html.to_str().unwrap()]);
+    // Bandwidth per phase, time per operation, and the timeline: a panel each.
+    if renders(&html, 3, &dir.path().join("chromium")) {
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("id=\"timeline-0\"") && page.contains("data-title=\"I/O timeline\""));
+    }
+}
+
+#[test]
+fn sweeps_run_each_pattern_and_index_and_their_summaries_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep").display().to_string();
+    let args = [
+        "bench",
+        "sweep",
+        "--benchmark",
+        "field-io",
+        "--procs",
+        "2",
+        "--sizes",
+        "4096",
+        "--modes",
+        "full,no-index",
+        "--patterns",
+        "A,B",
+        "--index",
+        "per-process,shared",
+        "--count",
+        "4",
+        "--reps",
+        "2",
+        "--out",
+        &out,
+    ];
+    let table = ok(dir.path(), &args);
+    // 2 modes x 2 indexes x (A: write, read; B: write, read, write+read).
+    assert_eq!(table.lines().filter(|l| l.starts_with("| field-io on posix")).count(), 20, "{table}");
+    let rows: Value = serde_json::from_str(&std::fs::read_to_string(format!("{out}/summary.json")).unwrap()).unwrap();
+    assert!(rows.as_array().unwrap().iter().all(|r| r["reps"] == 2 && r["bandwidth_mean"].as_f64().unwrap() > 0.0));
+    let figures = serde_json::from_str::<Value>(&ok(dir.path(), &["bench", "analyze", &out, "--json"])).unwrap()["figures"].clone();
+    renders(&Path::new(&out).join("summary.html"), panel_count(&figures), &dir.path().join("chromium"));
+
+    let hammer = dir.path().join("hammer").display().to_string();
+    let args = [
+        "bench",
+        "sweep",
+        "--benchmark",
+        "hammer",
+        "--procs",
+        "2",
+        "--sizes",
+        "2048",
+        "--patterns",
+        "B",
+        "--count",
+        "20",
+        "--reps",
+        "1",
+        "--out",
+        &hammer,
+    ];
+    let table = ok(dir.path(), &args);
+    let phases: Vec<&str> = table.lines().skip(2).map(|l| l.split(" | ").nth(10).unwrap()).collect();
+    assert_eq!(phases, ["write", "read", "write+read"], "{table}");
+}
+
+#[test]
+fn what_is_not_a_sweep_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, _) = hand_made_study(dir.path());
+    let log = Path::new(&one).join("runs/p1-A-r0/events.jsonl.0").display().to_string();
+    assert!(fails(dir.path(), &["bench", "analyze", &one, &log]).contains("events.jsonl.0: not a sweep directory"));
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let e = fails(dir.path(), &["bench", "analyze", empty.to_str().unwrap()]);
+    assert!(e.contains("empty/sweep.json") && e.contains("written by bench sweep"), "{e}");
+    let copy = dir.path().join("copy");
+    assert!(Command::new("cp").arg("-r").arg(&one).arg(&copy).status().unwrap().success());
+    let e = fails(dir.path(), &["bench", "analyze", &one, copy.to_str().unwrap()]);
+    assert!(e.contains("both labelled \"one node\"") && e.contains("--label"), "{e}");
+    let out = dir.path().join("s").display().to_string();
+    let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "ior", "--patterns", "B", "--out", &out]);
+    assert!(e.contains("ior has no write+read contention pattern"), "{e}");
+    let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "field-io", "--procs", "3", "--patterns", "B", "--out", &out]);
+    assert!(e.contains("--procs 3 with --patterns B"), "{e}");
+    let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "hammer", "--index", "shared", "--out", &out]);
+    assert!(e.contains("--index shared is field-io's"), "{e}");
+    let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "ior", "--classes", "OC_S1", "--out", &out]);
+    assert!(e.contains("--classes needs a daos: --pool"), "{e}");
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The published studies' findings, reproduced on this machine's backends (docs/study.md):
+# sweeps of ior, field-io and hammer on POSIX, the local Ceph cluster (its replicated,
+# 2-way replicated and erasure-coded pools), the S3 servers (Ceph's RADOS gateway, SeaweedFS)
+# and the emulated DAOS, then one report comparing them all.
+#
+#   scripts/study.sh OUT [BACKEND ...]      BACKEND: posix ceph ceph-pools s3 s3-seaweed daos
+#
+# Needs the services of scripts/test-services.sh in the environment (start_test_services, or
+# scripts/test.sh's), and a built binary ($FIELDSTORE_BIN, default target/release/fieldstore).
+# COUNT objects or fields per process (default 32) and REPS repetitions (default 3) size the
+# runs. Writes OUT/BACKEND-BENCHMARK/ (sweep directories), OUT/study.html, OUT/figures/*.png
+# and OUT/study.md (the table).
+set -euo pipefail
+
+out=${1:?usage: scripts/study.sh OUT [posix ceph ceph-pools s3 s3-seaweed daos]}
+shift
+backends=("$@")
+[[ ${#backends[@]} -gt 0 ]] || backends=(posix ceph ceph-pools s3 s3-seaweed daos)
+bin=${FIELDSTORE_BIN:-target/release/fieldstore}
+count=${COUNT:-32}
+reps=${REPS:-3}
+mkdir -p "$out/configs"
+out=$(cd "$out" && pwd)
+run_id=$(date +%s)
+
+# One sweep into OUT/NAME: the grid's options follow.
+sweep() {
+  local name=$1
+  shift
+  echo "study: $name" >&2
+  "$bin" bench sweep --count "$count" --reps "$reps" --label "$name" --out "$out/$name" "$@" > /dev/null
+}
+
+# ior, field-io (modes, patterns, index sharing) and hammer (patterns) on one backend: a pool
+# for the object API and a config for hammer.
+three_benchmarks() {
+  local backend=$1 pool=$2 config=$3
+  sweep "$backend-ior" --benchmark ior --procs 2,4 --sizes 1024,1048576 --pool "$pool"
+  sweep "$backend-field-io" --benchmark field-io --procs 2,4 --sizes 1024,1048576 --modes full,no-containers,no-index \
+    --patterns A,B --index per-process,shared --pool "$pool"
+  "$bin" --config "$config" bench sweep --benchmark hammer --procs 2,4 --sizes 1024,1048576 --patterns A,B \
+    --count "$count" --reps "$reps" --label "$backend-hammer" --out "$out/$backend-hammer" > /dev/null
+}
+
+# A config whose catalogue and store are both SECTION (YAML flow mapping).
+config() {
+  printf 'catalogue: %s\nstore: %s\n' "$2" "$2" > "$out/configs/$1.yaml"
+  echo "$out/configs/$1.yaml"
+}
+
+s3_environment() {
+  export AWS_ENDPOINT_URL=$1 AWS_ACCESS_KEY_ID=$2 AWS_SECRET_ACCESS_KEY=$3 AWS_REGION=us-east-1
+}
+
+for backend in "${backends[@]}"; do
+  case $backend in
+    posix)
+      mkdir -p "$out/pool" "$out/store"
+      three_benchmarks posix "$out/pool" "$(config posix "{type: posix, root: $out/store}")"
+      ;;
+    ceph)
+      pool=${FIELDSTORE_TEST_RADOS_POOL:?the Ceph cluster of scripts/test-services.sh}
+      three_benchmarks ceph "rados:$pool/study$run_id" \
+        "$(config ceph "{type: rados, pool: $pool, ceph_conf: $CEPH_CONF, namespace_prefix: study$run_id-}")"
+      ;;
+    ceph-pools)
+      # One object per field (field-io no-index) against one object per process (ior), on
+      # the single-copy pool, 2-way replication and erasure coding 2+1.
+      for pool in "$FIELDSTORE_TEST_RADOS_POOL" "$FIELDSTORE_TEST_RADOS_POOL_REP2" "$FIELDSTORE_TEST_RADOS_POOL_EC"; do
+        sweep "ceph-$pool-ior" --benchmark ior --procs 2,4 --sizes 65536,1048576 --pool "rados:$pool/pools$run_id"
+        sweep "ceph-$pool-no-index" --benchmark field-io --modes no-index --procs 2,4 --sizes 65536,1048576 \
+          --pool "rados:$pool/pools$run_id"
+      done
+      ;;
+    s3 | s3-seaweed)
+      if [[ $backend == s3 ]]; then
+        endpoint=$FIELDSTORE_TEST_S3_ENDPOINT key=$FIELDSTORE_TEST_S3_ACCESS_KEY secret=$FIELDSTORE_TEST_S3_SECRET_KEY
+      else
+        endpoint=$FIELDSTORE_TEST_S3_SEAWEED_ENDPOINT key=$FIELDSTORE_TEST_S3_SEAWEED_ACCESS_KEY secret=$FIELDSTORE_TEST_S3_SEAWEED_SECRET_KEY
+      fi
+      s3_environment "$endpoint" "$key" "$secret"
+      three_benchmarks "$backend" "s3:fieldstore-test/study$run_id" \
+        "$(config "$backend" "{type: s3, endpoint: \"$endpoint\", region: us-east-1, bucket: fieldstore-test, prefix: study$run_id-$backend/}")"
+      ;;
+    daos)
+      # The project's libdaos emulation (DAOS cannot be installed here): the benchmarks run
+      # on the DAOS API, their figures are not DAOS's.
+      export FIELDSTORE_DAOS_LIBRARY=${FIELDSTORE_TEST_DAOS_LIBRARY:?the libdaos emulation of scripts/test-services.sh}
+      mkdir -p "$DAOS_EMULATION_ROOT/study"
+      three_benchmarks daos "daos:study/ior$run_id" "$(config daos "{type: daos, pool: study, root_container: study$run_id}")"
+      sweep daos-classes --benchmark field-io --modes no-index --procs 2 --sizes 1048576 --pool "daos:study/cls$run_id" \
+        --classes OC_S1,OC_SX,OC_RP_2G1,OC_EC_2P1G1
+      ;;
+    *) echo "study: unknown backend $backend (posix ceph ceph-pools s3 s3-seaweed daos)" >&2; exit 2 ;;
+  esac
+done
+
+sweeps=()
+for dir in "$out"/*/; do
+  [[ -f $dir/sweep.json ]] && sweeps+=("$dir")
+done
+"$bin" bench analyze "${sweeps[@]}" --html "$out/study.html" --png "$out/figures" > "$out/study.md"
+echo "study: $out/study.html, $out/figures/, $out/study.md" >&2
