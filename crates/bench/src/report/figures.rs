@@ -305,10 +305,12 @@ pub fn time_unit(longest: f64) -> (&'static str, f64) {
 
 /// Grouped bars of object classes at the largest process count.
 fn object_classes(rows: &[&Row]) -> Option<Figure> {
-    if distinct(rows, Dim::Class) < 2 {
+    // Only sweeps that set classes answer this; others in the study ran with the pool's own.
+    let rows: Vec<&Row> = rows.iter().copied().filter(|r| !r.class.is_empty()).collect();
+    if distinct(&rows, Dim::Class) < 2 {
         return None;
     }
-    let rows = at_most_processes(rows);
+    let rows = at_most_processes(&rows);
     let variants = Variants::new(&rows, &[Dim::Class, Dim::Size, Dim::Procs]);
     let panels = panels(&rows, &[Dim::Size, Dim::Procs])
         .into_iter()
@@ -446,6 +448,19 @@ mod tests {
         let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["full", "no-index"]);
         assert_eq!(series[0].points, [Point { x: 1.0, y: 10.0, error: 1.0 }, Point { x: 2.0, y: 20.0, error: 2.0 }]);
+    }
+
+    #[test]
+    fn object_classes_compare_only_the_rows_that_set_one() {
+        let mut rows = vec![row("plain", 2, 1048576, "full", "write", 5.0)];
+        for (class, mean) in [("OC_S1", 10.0), ("OC_RP_2G1", 6.0)] {
+            rows.push(Row { class: class.into(), ..row("classes", 2, 1048576, "no-index", "write", mean) });
+        }
+        let f = study_figures(&rows).into_iter().find(|f| f.id == "object-classes").expect("two classes");
+        let Plot::Bars { categories, series } = &f.panels[0].plot else { panic!() };
+        assert_eq!(categories, &["OC_S1", "OC_RP_2G1"]);
+        assert_eq!(series.len(), 1, "{series:?}");
+        assert_eq!(series[0].values.iter().map(|v| v.unwrap().value).collect::<Vec<_>>(), [10.0, 6.0]);
     }
 
     #[test]
