@@ -9,8 +9,9 @@
 # Needs the services of scripts/test-services.sh in the environment (start_test_services, or
 # scripts/test.sh's), and a built binary ($FIELDSTORE_BIN, default target/release/fieldstore).
 # COUNT objects or fields per process (default 32) and REPS repetitions (default 3) size the
-# runs. Writes OUT/BACKEND-BENCHMARK/ (sweep directories), OUT/study.html, OUT/figures/*.png
-# and OUT/study.md (the table).
+# runs. Writes OUT/BACKEND-BENCHMARK/ (sweep directories), then a report per finding of
+# docs/study.md over the sweeps that answer it: OUT/N-FINDING/report.html, its figures as
+# PNG and its table. FIELDSTORE_TEST_RADOS_POOL names the Ceph pool of finding 3.
 set -euo pipefail
 
 out=${1:?usage: scripts/study.sh OUT [posix ceph ceph-pools s3 s3-seaweed daos]}
@@ -96,9 +97,37 @@ for backend in "${backends[@]}"; do
   esac
 done
 
-sweeps=()
-for dir in "$out"/*/; do
-  [[ -f $dir/sweep.json ]] && sweeps+=("$dir")
-done
-"$bin" bench analyze "${sweeps[@]}" --html "$out/study.html" --png "$out/figures" > "$out/study.md"
-echo "study: $out/study.html, $out/figures/, $out/study.md" >&2
+# The sweep directories of OUT matching a glob (none: nothing).
+sweeps_like() {
+  local dir
+  for dir in "$out"/$1/; do
+    [[ -f $dir/sweep.json ]] && echo "${dir%/}"
+  done
+  return 0
+}
+
+# One report per finding (docs/study.md), over the sweeps that answer it: FINDING TITLE GLOB
+# SELECTION [GLOB ...].
+report() {
+  local finding=$1 title=$2 selection=$3
+  shift 3
+  local dirs=() glob
+  for glob in "$@"; do
+    mapfile -t -O "${#dirs[@]}" dirs < <(sweeps_like "$glob")
+  done
+  [[ ${#dirs[@]} -gt 0 ]] || return 0
+  echo "study: report $finding" >&2
+  mkdir -p "$out/$finding"
+  "$bin" bench analyze "${dirs[@]}" --select "$selection" --title "$title" --html "$out/$finding/report.html" \
+    --png "$out/$finding/figures" 2> /dev/null > "$out/$finding/table.md"
+}
+
+report 1-index-cost "Field I/O's index cost: full, no-containers, no-index" "pattern=A,index=per-process" '*-field-io'
+report 2-shared-index "One forecast index per process or one shared" "pattern=A,mode=full" '*-field-io'
+report 3-object-per-field "RADOS: one object per field or one per process" "pattern=A" "ceph-$FIELDSTORE_TEST_RADOS_POOL-ior" "ceph-$FIELDSTORE_TEST_RADOS_POOL-no-index"
+report 4-hammer-contention "fdb-hammer without and with write+read contention" "" '*-hammer'
+report 5-what-indexing-costs "IOR, Field I/O and hammer on one backend" "pattern=A,mode=full/-,index=per-process/-" '*-ior' '*-field-io' '*-hammer'
+report 6-small-fields "Small (1 KiB) and 1 MiB fields" "pattern=A" '*-hammer'
+report 7-replication "Replication and erasure coding" "" 'ceph-*-ior' 'ceph-*-no-index'
+report 8-object-classes "DAOS object classes (emulated: function only)" "" 'daos-classes'
+echo "study: reports under $out/*/report.html" >&2

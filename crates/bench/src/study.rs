@@ -315,6 +315,67 @@ pub fn phase_order(phase: &str) -> (usize, String) {
 pub struct Study {
     /// The sweeps, in the order given.
     pub sweeps: Vec<Sweep>,
+    /// The configurations and phases kept.
+    pub selection: Selection,
+}
+
+/// What a report keeps: `KEY=VALUE[/VALUE...]` pairs, comma-separated, as in a MARS request
+/// (`pattern=A,index=per-process,procs=2/4`); a configuration and phase is kept when every
+/// pair holds. `-` stands for no value (`mode=full/-`: field-io's full mode, and the
+/// benchmarks without modes). Empty: everything.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection(Vec<(String, Vec<String>)>);
+
+impl Selection {
+    /// The keys a selection can name: a row's columns.
+    pub const KEYS: [&'static str; 11] =
+        ["sweep", "benchmark", "backend", "servers", "procs", "size", "mode", "pattern", "index", "class", "phase"];
+
+    /// Parses `--select`; an error names the pair that is not `KEY=VALUE[/VALUE...]` or the
+    /// key that is not one of [`Selection::KEYS`].
+    pub fn parse(text: &str) -> Result<Selection, String> {
+        let mut pairs = Vec::new();
+        for pair in text.split(',').filter(|p| !p.trim().is_empty()) {
+            let Some((key, values)) = pair.split_once('=') else {
+                return Err(format!("--select: {pair:?} is not KEY=VALUE[/VALUE...]"));
+            };
+            let key = key.trim();
+            if !Selection::KEYS.contains(&key) {
+                return Err(format!("--select: unknown key {key:?} (one of {})", Selection::KEYS.join(", ")));
+            }
+            let values: Vec<&str> = values.split('/').map(str::trim).collect();
+            if values.iter().any(|v| v.is_empty()) {
+                return Err(format!("--select: {pair:?} has an empty value (- stands for none)"));
+            }
+            let values = values.into_iter().map(|v| if v == "-" { String::new() } else { v.to_string() }).collect();
+            pairs.push((key.to_string(), values));
+        }
+        Ok(Selection(pairs))
+    }
+
+    /// Whether `row` is kept; `phase` false ignores the phase (for a whole run).
+    pub fn keeps(&self, row: &Row, phase: bool) -> bool {
+        self.0.iter().filter(|(key, _)| phase || key != "phase").all(|(key, values)| values.contains(&row.value(key)))
+    }
+}
+
+impl Row {
+    /// The value of one of [`Selection::KEYS`], as written in a selection.
+    pub fn value(&self, key: &str) -> String {
+        match key {
+            "sweep" => self.sweep.clone(),
+            "benchmark" => self.benchmark.clone(),
+            "backend" => self.backend.clone(),
+            "servers" => self.servers.to_string(),
+            "procs" => self.procs.to_string(),
+            "size" => self.size.to_string(),
+            "mode" => self.mode.clone(),
+            "pattern" => self.pattern.clone(),
+            "index" => self.index.clone(),
+            "class" => self.class.clone(),
+            _ => self.phase.clone(),
+        }
+    }
 }
 
 impl Study {
@@ -331,12 +392,27 @@ impl Study {
                 ));
             }
         }
-        Ok(Study { sweeps })
+        Ok(Study { sweeps, selection: Selection::default() })
     }
 
-    /// Every sweep's rows.
+    /// The study with only the runs `selection` keeps (and, in its rows, only the phases it
+    /// keeps); sweeps left without runs are dropped. An error when nothing is left.
+    pub fn select(mut self, selection: Selection) -> Result<Study, String> {
+        for sweep in &mut self.sweeps {
+            let runs = std::mem::take(&mut sweep.runs);
+            sweep.runs = runs.into_iter().filter(|r| selection.keeps(&sweep.row(&r.config, ""), false)).collect();
+        }
+        self.sweeps.retain(|s| !s.runs.is_empty());
+        self.selection = selection;
+        if self.sweeps.is_empty() || self.rows().is_empty() {
+            return Err("--select: no configuration of these sweeps matches".into());
+        }
+        Ok(self)
+    }
+
+    /// Every sweep's rows the selection keeps.
     pub fn rows(&self) -> Vec<Row> {
-        self.sweeps.iter().flat_map(Sweep::rows).collect()
+        self.sweeps.iter().flat_map(Sweep::rows).filter(|r| self.selection.keeps(r, true)).collect()
     }
 }
 

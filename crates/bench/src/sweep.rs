@@ -204,7 +204,7 @@ impl Sweep {
                 self.repetition(program, &RunConfig { rep, ..config.clone() })?;
             }
         }
-        let (_, rows, page) = report::study_report(std::slice::from_ref(&self.out))?;
+        let (_, rows, page) = report::study_report(std::slice::from_ref(&self.out), report::Selection::default())?;
         let md = report::markdown(&rows);
         let write = |name: &str, text: &str| std::fs::write(self.out.join(name), text).map_err(|e| io(&self.out.join(name), e));
         write("summary.md", &md)?;

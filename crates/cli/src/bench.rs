@@ -298,6 +298,15 @@ pub struct AnalyzeArgs {
     /// Also write each figure as DIR/ID.png, for papers
     #[arg(long, value_name = "DIR")]
     png: Option<PathBuf>,
+    /// Of sweep directories, only the configurations and phases with these values, as in a
+    /// request: KEY=VALUE[/VALUE...],... over sweep, benchmark, backend, servers, procs, size,
+    /// mode, pattern, index, class, phase (e.g. pattern=A,index=per-process; - for none:
+    /// mode=full/- keeps field-io's full mode and the benchmarks without modes)
+    #[arg(long, value_name = "REQUEST")]
+    select: Option<String>,
+    /// The report's title (default: the sweeps' labels)
+    #[arg(long)]
+    title: Option<String>,
 }
 
 #[derive(Args)]
@@ -553,12 +562,19 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
 fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
     let directories = a.paths.iter().filter(|p| p.is_dir()).count();
     if directories == 0 {
+        if a.select.is_some() {
+            bail!("--select chooses among the configurations of sweep directories, not event logs");
+        }
         return analyze_logs(a);
     }
     if let Some(file) = a.paths.iter().find(|p| !p.is_dir()) {
         bail!("{}: not a sweep directory; give either event logs or sweep directories, not both", file.display());
     }
-    let (_, rows, page) = fieldstore_bench::report::study_report(&a.paths).map_err(anyhow::Error::msg)?;
+    let selection = fieldstore_bench::report::Selection::parse(a.select.as_deref().unwrap_or("")).map_err(anyhow::Error::msg)?;
+    let (_, rows, mut page) = fieldstore_bench::report::study_report(&a.paths, selection).map_err(anyhow::Error::msg)?;
+    if let Some(title) = &a.title {
+        page.title = title.clone();
+    }
     write_report(a, &page)?;
     if a.json {
         let figures = fieldstore_bench::report::page_figures(&page);

@@ -189,6 +189,23 @@ fn panel_count(figures: &Value) -> usize {
 }
 
 #[test]
+fn a_selection_keeps_only_the_configurations_and_phases_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = hand_made_study(dir.path());
+    let args = ["bench", "analyze", &one, &two, "--json", "--select", "pattern=A,phase=write,procs=1/2,class=-", "--title", "A only"];
+    let report: Value = serde_json::from_str(&ok(dir.path(), &args)).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "two sweeps x two process counts, write only");
+    assert!(rows.iter().all(|r| r["pattern"] == "A" && r["phase"] == "write"));
+    let write = panel(figure(&report["figures"], "bandwidth-processes"), "write, 1 MiB");
+    assert_line(write, "1 server node", &[(1.0, 1.5, SD), (2.0, 3.0, 2.0 * SD)]);
+    let e = fails(dir.path(), &["bench", "analyze", &one, "--select", "colour=red"]);
+    assert!(e.contains("unknown key \"colour\""), "{e}");
+    let e = fails(dir.path(), &["bench", "analyze", &one, "--select", "procs=64"]);
+    assert!(e.contains("no configuration of these sweeps matches"), "{e}");
+}
+
+#[test]
 fn a_study_report_renders_every_figure_and_exports_pngs() {
     let dir = tempfile::tempdir().unwrap();
     let (one, two) = hand_made_study(dir.path());

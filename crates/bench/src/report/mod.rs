@@ -16,6 +16,7 @@ use fieldstore_figures::page::{Section, Table};
 use fieldstore_figures::{Axis, Bars, Figure, Panel, Plot, Value};
 
 use crate::analyze::{IoEvent, Overlap, PhaseMetrics};
+pub use crate::study::Selection;
 use crate::study::{self, Row, Run, Study, Sweep};
 
 const MIB: f64 = 1048576.0;
@@ -169,9 +170,9 @@ pub fn html(page: &Page) -> Result<String, String> {
     fieldstore_figures::page::html(page).map_err(|e| e.to_string())
 }
 
-/// Loads the sweep directories and builds their report.
-pub fn study_report(dirs: &[PathBuf]) -> Result<(Study, Vec<Row>, Page), String> {
-    let study = Study::load(dirs)?;
+/// Loads the sweep directories, keeps what `selection` selects, and builds their report.
+pub fn study_report(dirs: &[PathBuf], selection: Selection) -> Result<(Study, Vec<Row>, Page), String> {
+    let study = Study::load(dirs)?.select(selection)?;
     let rows = study.rows();
     let labels: Vec<&str> = study.sweeps.iter().map(|s| s.manifest.label.as_str()).collect();
     let page = study_page(&format!("fieldstore benchmark study: {}", labels.join(", ")), &study, &rows)?;
