@@ -8,7 +8,8 @@
 #
 # Needs the services of scripts/test-services.sh in the environment (start_test_services, or
 # scripts/test.sh's), and a built binary ($FIELDSTORE_BIN, default target/release/fieldstore).
-# COUNT objects or fields per process (default 32) and REPS repetitions (default 3) size the
+# COUNT objects or fields per process at 1 KiB and 64 KiB / 1 MiB (default "512,64"; small
+# sizes need more to run long enough to measure) and REPS repetitions (default 3) size the
 # runs. Writes OUT/BACKEND-BENCHMARK/ (sweep directories), then a report per finding of
 # docs/study.md over the sweeps that answer it: OUT/N-FINDING/report.html, its figures as
 # PNG and its table. FIELDSTORE_TEST_RADOS_POOL names the Ceph pool of finding 3.
@@ -19,7 +20,7 @@ shift
 backends=("$@")
 [[ ${#backends[@]} -gt 0 ]] || backends=(posix ceph ceph-pools s3 s3-seaweed daos)
 bin=${FIELDSTORE_BIN:-target/release/fieldstore}
-count=${COUNT:-32}
+count=${COUNT:-512,64}
 reps=${REPS:-3}
 mkdir -p "$out/configs"
 out=$(cd "$out" && pwd)
@@ -30,7 +31,8 @@ sweep() {
   local name=$1
   shift
   echo "study: $name" >&2
-  "$bin" bench sweep --count "$count" --reps "$reps" --label "$name" --out "$out/$name" "$@" > /dev/null
+  # One size only: the large size's count.
+  "$bin" bench sweep --count "${one_size:-$count}" --reps "$reps" --label "$name" --out "$out/$name" "$@" > /dev/null
 }
 
 # ior, field-io (modes, patterns, index sharing) and hammer (patterns) on one backend: a pool
@@ -90,7 +92,7 @@ for backend in "${backends[@]}"; do
       export FIELDSTORE_DAOS_LIBRARY=${FIELDSTORE_TEST_DAOS_LIBRARY:?the libdaos emulation of scripts/test-services.sh}
       mkdir -p "$DAOS_EMULATION_ROOT/study"
       three_benchmarks daos "daos:study/ior$run_id" "$(config daos "{type: daos, pool: study, root_container: study$run_id}")"
-      sweep daos-classes --benchmark field-io --modes no-index --procs 2 --sizes 1048576 --pool "daos:study/cls$run_id" \
+      one_size=${count##*,} sweep daos-classes --benchmark field-io --modes no-index --procs 2 --sizes 1048576 --pool "daos:study/cls$run_id" \
         --classes OC_S1,OC_SX,OC_RP_2G1,OC_EC_2P1G1
       ;;
     *) echo "study: unknown backend $backend (posix ceph ceph-pools s3 s3-seaweed daos)" >&2; exit 2 ;;

@@ -33,8 +33,8 @@ pub struct Manifest {
     pub backend: String,
     /// Server nodes of the storage cluster (`--servers`), for scalability figures.
     pub servers: u32,
-    /// Objects or fields per process.
-    pub count: usize,
+    /// Objects or fields per process: one for every size, or one per size.
+    pub counts: Vec<usize>,
     /// Repetitions per configuration.
     pub reps: usize,
     /// fieldstore's version and, when run from a git checkout, its commit.
@@ -50,6 +50,8 @@ pub struct RunConfig {
     pub procs: u32,
     /// Object or field size, bytes.
     pub size: usize,
+    /// Objects or fields per process.
+    pub count: usize,
     /// field-io's mode; empty for the other benchmarks.
     pub mode: String,
     /// `A` (write, then read) or `B` (write and read at once).

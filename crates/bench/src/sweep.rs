@@ -78,8 +78,9 @@ pub struct Sweep {
     pub indexes: Vec<Index>,
     /// DAOS object classes (a `daos:` pool only); empty: the pool's default.
     pub classes: Vec<String>,
-    /// Objects or fields per process.
-    pub count: usize,
+    /// Objects or fields per process: one for every size, or one per size (in `sizes`' order),
+    /// so that small and large sizes both run long enough to measure.
+    pub counts: Vec<usize>,
     /// Repetitions of each configuration.
     pub reps: usize,
     /// The object pool of ior and field-io (default: a directory in each run's directory);
@@ -104,14 +105,15 @@ fn configurations(s: &Sweep) -> Vec<RunConfig> {
     let classes: Vec<String> = if s.classes.is_empty() { vec![String::new()] } else { s.classes.clone() };
     let mut grid = Vec::new();
     for &procs in &s.procs {
-        for &size in &s.sizes {
+        for (i, &size) in s.sizes.iter().enumerate() {
+            let count = if s.counts.len() == s.sizes.len() { s.counts[i] } else { s.counts[0] };
             for mode in &modes {
                 for pattern in &s.patterns {
                     for index in &indexes {
                         for class in &classes {
                             let pattern = if *pattern == Pattern::B { "B" } else { "A" }.to_string();
                             let (mode, index, class) = (mode.clone(), index.clone(), class.clone());
-                            grid.push(RunConfig { procs, size, mode, pattern, index, class, rep: 0 });
+                            grid.push(RunConfig { procs, size, count, mode, pattern, index, class, rep: 0 });
                         }
                     }
                 }
@@ -127,6 +129,13 @@ impl Sweep {
         let b = self.benchmark.name();
         if self.procs.is_empty() || self.sizes.is_empty() || self.patterns.is_empty() {
             return Err("a sweep needs at least one process count, size and pattern".into());
+        }
+        if self.counts.is_empty() || (self.counts.len() != 1 && self.counts.len() != self.sizes.len()) || self.counts.contains(&0) {
+            return Err(format!(
+                "--count {:?}: one count (at least 1) for every size, or one per size ({} sizes)",
+                self.counts,
+                self.sizes.len()
+            ));
         }
         if let Some(p) = self.procs.iter().find(|&&p| p == 0) {
             return Err(format!("--procs {p}: a run needs at least one process"));
@@ -180,7 +189,7 @@ impl Sweep {
             benchmark: self.benchmark.name().into(),
             backend,
             servers: self.servers,
-            count: self.count,
+            counts: self.counts.clone(),
             reps: self.reps.max(1),
             version: version(),
             started_us: crate::clock::micros_since_epoch(),
@@ -295,7 +304,7 @@ impl Sweep {
             None => c.env_remove("FIELDSTORE_CONFIG"),
         };
         c.args(["bench", self.benchmark.name()]);
-        let (count, size) = (self.count.to_string(), config.size.to_string());
+        let (count, size) = (config.count.to_string(), config.size.to_string());
         match self.benchmark {
             Benchmark::Ior => c.args(["--pool", &self.run_pool(place), "-s", &count, "-t", &size]),
             Benchmark::FieldIo => {
@@ -306,7 +315,7 @@ impl Sweep {
                 &mut c
             }
             Benchmark::Hammer => {
-                c.args(["--nsteps", &(self.count / 10).max(1).to_string(), "--nlevels", "1", "--nparams", "10", "--field-size", &size])
+                c.args(["--nsteps", &(config.count / 10).max(1).to_string(), "--nlevels", "1", "--nparams", "10", "--field-size", &size])
             }
         };
         if !config.class.is_empty() {

@@ -190,9 +190,10 @@ pub struct SweepArgs {
     /// DAOS object classes, comma-separated (a daos: --pool only), e.g. OC_S1,OC_RP_2G1,OC_EC_2P1G1
     #[arg(long, value_delimiter = ',')]
     classes: Vec<String>,
-    /// Objects or fields per process
-    #[arg(long, default_value_t = 64)]
-    count: usize,
+    /// Objects or fields per process: one for every size, or one per size, comma-separated in
+    /// --sizes' order (small sizes need more to run long enough to measure)
+    #[arg(long, default_value = "64", value_delimiter = ',')]
+    count: Vec<usize>,
     #[arg(long, default_value_t = 3)]
     reps: usize,
     /// ior's and field-io's pool, as for those benchmarks (each run gets a place of its own
@@ -434,7 +435,7 @@ fn sweep(a: &SweepArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> 
         patterns: a.patterns.clone(),
         indexes: a.index.clone(),
         classes: a.classes.clone(),
-        count: a.count,
+        counts: a.count.clone(),
         reps: a.reps,
         pool: a.pool.clone(),
         config: config.map(std::path::Path::to_path_buf),

@@ -63,12 +63,11 @@ fn pattern_b() -> Vec<Value> {
 /// one event log per process.
 fn write_sweep(dir: &Path, label: &str, servers: u32, runs: &[(u32, &str, usize, Vec<Value>)]) {
     let manifest = json!({"format": 1, "label": label, "benchmark": "field-io", "backend": "rados", "servers": servers,
-                          "count": 2, "reps": 2, "version": "test", "started_us": T0});
+                          "counts": [2], "reps": 2, "version": "test", "started_us": T0});
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("sweep.json"), manifest.to_string()).unwrap();
     for (procs, pattern, rep, events) in runs {
-        let config =
-            json!({"procs": procs, "size": MIB, "mode": "full", "pattern": pattern, "index": "per-process", "class": "", "rep": rep});
+        let config = json!({"procs": procs, "size": MIB, "count": 2, "mode": "full", "pattern": pattern, "index": "per-process", "class": "", "rep": rep});
         let run = dir.join("runs").join(format!("p{procs}-{pattern}-r{rep}"));
         std::fs::create_dir_all(&run).unwrap();
         std::fs::write(run.join("run.json"), config.to_string()).unwrap();
@@ -298,11 +297,11 @@ fn sweeps_run_each_pattern_and_index_and_their_summaries_render() {
         "--procs",
         "2",
         "--sizes",
-        "2048",
+        "2048,4096",
         "--patterns",
         "B",
         "--count",
-        "20",
+        "20,10",
         "--reps",
         "1",
         "--out",
@@ -310,7 +309,13 @@ fn sweeps_run_each_pattern_and_index_and_their_summaries_render() {
     ];
     let table = ok(dir.path(), &args);
     let phases: Vec<&str> = table.lines().skip(2).map(|l| l.split(" | ").nth(10).unwrap()).collect();
-    assert_eq!(phases, ["write", "read", "write+read"], "{table}");
+    assert_eq!(phases, ["write", "read", "write+read", "write", "read", "write+read"], "{table}");
+    // A count per size: 20 fields (2 steps) at 2 KiB, 10 (1 step) at 4 KiB, per process.
+    let runs = Path::new(&hammer).join("runs");
+    let count = |name: &str| {
+        serde_json::from_str::<Value>(&std::fs::read_to_string(runs.join(name).join("run.json")).unwrap()).unwrap()["count"].clone()
+    };
+    assert_eq!((count("p2-s2048-B-r0"), count("p2-s4096-B-r0")), (json!(20), json!(10)));
 }
 
 #[test]
@@ -334,6 +339,8 @@ fn what_is_not_a_sweep_is_refused_by_name() {
     assert!(e.contains("--procs 3 with --patterns B"), "{e}");
     let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "hammer", "--index", "shared", "--out", &out]);
     assert!(e.contains("--index shared is field-io's"), "{e}");
+    let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "ior", "--sizes", "1024,4096", "--count", "8,4,2", "--out", &out]);
+    assert!(e.contains("one per size (2 sizes)"), "{e}");
     let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "ior", "--classes", "OC_S1", "--out", &out]);
     assert!(e.contains("--classes needs a daos: --pool"), "{e}");
 }

@@ -112,7 +112,7 @@ fn describe(sweep: &Sweep) -> String {
         m.benchmark,
         m.backend,
         m.servers,
-        m.count,
+        m.counts.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" / "),
         m.reps,
         m.version,
         sweep.dir.display()
