@@ -4,7 +4,7 @@
 # 2-way replicated and erasure-coded pools), the S3 servers (Ceph's RADOS gateway, SeaweedFS)
 # and the emulated DAOS, then one report comparing them all.
 #
-#   scripts/study.sh OUT [BACKEND ...]      BACKEND: posix ceph ceph-pools s3 s3-seaweed daos
+#   scripts/study.sh OUT [BACKEND ...]      BACKEND: posix ceph ceph-pools ceph-scaling s3 s3-seaweed daos
 #
 # Needs the services of scripts/test-services.sh in the environment (start_test_services, or
 # scripts/test.sh's), and a built binary ($FIELDSTORE_BIN, default target/release/fieldstore).
@@ -14,11 +14,12 @@
 # docs/study.md over the sweeps that answer it: OUT/N-FINDING/report.html, its figures as
 # PNG and its table. FIELDSTORE_TEST_RADOS_POOL names the Ceph pool of finding 3.
 set -euo pipefail
+source "$(dirname "$0")/test-services.sh"   # free_port
 
-out=${1:?usage: scripts/study.sh OUT [posix ceph ceph-pools s3 s3-seaweed daos]}
+out=${1:?usage: scripts/study.sh OUT [posix ceph ceph-pools ceph-scaling s3 s3-seaweed daos]}
 shift
 backends=("$@")
-[[ ${#backends[@]} -gt 0 ]] || backends=(posix ceph ceph-pools s3 s3-seaweed daos)
+[[ ${#backends[@]} -gt 0 ]] || backends=(posix ceph ceph-pools ceph-scaling s3 s3-seaweed daos)
 bin=${FIELDSTORE_BIN:-target/release/fieldstore}
 count=${COUNT:-512,64}
 reps=${REPS:-3}
@@ -71,9 +72,22 @@ for backend in "${backends[@]}"; do
       # One object per field (field-io no-index) against one object per process (ior), on
       # the single-copy pool, 2-way replication and erasure coding 2+1.
       for pool in "$FIELDSTORE_TEST_RADOS_POOL" "$FIELDSTORE_TEST_RADOS_POOL_REP2" "$FIELDSTORE_TEST_RADOS_POOL_EC"; do
-        sweep "ceph-$pool-ior" --benchmark ior --procs 2,4 --sizes 65536,1048576 --pool "rados:$pool/pools$run_id"
-        sweep "ceph-$pool-no-index" --benchmark field-io --modes no-index --procs 2,4 --sizes 65536,1048576 \
+        sweep "ceph-pool-$pool-ior" --benchmark ior --procs 2,4 --sizes 65536,1048576 --pool "rados:$pool/pools$run_id"
+        sweep "ceph-pool-$pool-no-index" --benchmark field-io --modes no-index --procs 2,4 --sizes 65536,1048576 \
           --pool "rados:$pool/pools$run_id"
+      done
+      ;;
+    ceph-scaling)
+      # Clusters of 1, 2 and 3 OSDs (here all on this host's 2 cores), each its own sweep
+      # with --servers, for the scalability figure.
+      for osds in 1 2 3; do
+        cluster=$out/cluster-$osds
+        bash scripts/ceph-cluster.sh start "$cluster" --osds "$osds" --port "$(free_port)" > /dev/null
+        for benchmark in ior field-io; do
+          CEPH_CONF=$cluster/ceph.conf sweep "ceph-$osds-osd-$benchmark" --benchmark "$benchmark" --modes no-index --procs 2,4 \
+            --sizes 65536,1048576 --pool "rados:fieldstore/scale" --servers "$osds"
+        done
+        bash scripts/ceph-cluster.sh stop "$cluster" > /dev/null
       done
       ;;
     s3 | s3-seaweed)
@@ -95,7 +109,7 @@ for backend in "${backends[@]}"; do
       one_size=${count##*,} sweep daos-classes --benchmark field-io --modes no-index --procs 2 --sizes 1048576 --pool "daos:study/cls$run_id" \
         --classes OC_S1,OC_SX,OC_RP_2G1,OC_EC_2P1G1
       ;;
-    *) echo "study: unknown backend $backend (posix ceph ceph-pools s3 s3-seaweed daos)" >&2; exit 2 ;;
+    *) echo "study: unknown backend $backend (posix ceph ceph-pools ceph-scaling s3 s3-seaweed daos)" >&2; exit 2 ;;
   esac
 done
 
@@ -126,10 +140,11 @@ report() {
 
 report 1-index-cost "Field I/O's index cost: full, no-containers, no-index" "pattern=A,index=per-process" '*-field-io'
 report 2-shared-index "One forecast index per process or one shared" "pattern=A,mode=full" '*-field-io'
-report 3-object-per-field "RADOS: one object per field or one per process" "pattern=A" "ceph-$FIELDSTORE_TEST_RADOS_POOL-ior" "ceph-$FIELDSTORE_TEST_RADOS_POOL-no-index"
+report 3-object-per-field "RADOS: one object per field or one per process" "pattern=A" "ceph-pool-$FIELDSTORE_TEST_RADOS_POOL-ior" "ceph-pool-$FIELDSTORE_TEST_RADOS_POOL-no-index"
 report 4-hammer-contention "fdb-hammer without and with write+read contention" "" '*-hammer'
 report 5-what-indexing-costs "IOR, Field I/O and hammer on one backend" "pattern=A,mode=full/-,index=per-process/-" '*-ior' '*-field-io' '*-hammer'
 report 6-small-fields "Small (1 KiB) and 1 MiB fields" "pattern=A" '*-hammer'
-report 7-replication "Replication and erasure coding" "" 'ceph-*-ior' 'ceph-*-no-index'
+report 7-replication "Replication and erasure coding" "" 'ceph-pool-*'
 report 8-object-classes "DAOS object classes (emulated: function only)" "" 'daos-classes'
+report 9-scalability "Scalability against Ceph OSDs (one host)" "" 'ceph-*-osd-*'
 echo "study: reports under $out/*/report.html" >&2
