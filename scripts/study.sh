@@ -5,6 +5,7 @@
 # and the emulated DAOS, then one report comparing them all.
 #
 #   scripts/study.sh OUT [BACKEND ...]      BACKEND: posix ceph ceph-pools ceph-scaling s3 s3-seaweed daos
+#                                           (or reports: no sweep, only the reports of what OUT holds)
 #
 # Needs the services of scripts/test-services.sh in the environment (start_test_services, or
 # scripts/test.sh's), and a built binary ($FIELDSTORE_BIN, default target/release/fieldstore).
@@ -32,7 +33,7 @@ sweep() {
   local name=$1
   shift
   echo "study: $name" >&2
-  # One size only: the large size's count.
+  # one_size: the count of a sweep of the large size only.
   "$bin" bench sweep --count "${one_size:-$count}" --reps "$reps" --label "$name" --out "$out/$name" "$@" > /dev/null
 }
 
@@ -109,42 +110,53 @@ for backend in "${backends[@]}"; do
       one_size=${count##*,} sweep daos-classes --benchmark field-io --modes no-index --procs 2 --sizes 1048576 --pool "daos:study/cls$run_id" \
         --classes OC_S1,OC_SX,OC_RP_2G1,OC_EC_2P1G1
       ;;
+    reports) ;;
     *) echo "study: unknown backend $backend (posix ceph ceph-pools ceph-scaling s3 s3-seaweed daos)" >&2; exit 2 ;;
   esac
 done
 
-# The sweep directories of OUT matching a glob (none: nothing).
-sweeps_like() {
-  local dir
-  for dir in "$out"/$1/; do
-    [[ -f $dir/sweep.json ]] && echo "${dir%/}"
+# The sweep directories of OUT among NAME... (missing ones are left out).
+sweeps_named() {
+  local name
+  for name in "$@"; do
+    [[ -f $out/$name/sweep.json ]] && echo "$out/$name"
   done
   return 0
 }
 
-# One report per finding (docs/study.md), over the sweeps that answer it: FINDING TITLE GLOB
-# SELECTION [GLOB ...].
+# The backends' own sweeps of BENCHMARK (not the pool or scaling comparisons).
+of_backends() {
+  local backend
+  for backend in posix ceph s3 s3-seaweed daos; do
+    echo "$backend-$1"
+  done
+}
+
+# One report per finding (docs/study.md), over the sweeps that answer it: FINDING TITLE
+# SELECTION NAME... (sweeps not run are left out; a finding with none is skipped).
 report() {
   local finding=$1 title=$2 selection=$3
   shift 3
-  local dirs=() glob
-  for glob in "$@"; do
-    mapfile -t -O "${#dirs[@]}" dirs < <(sweeps_like "$glob")
-  done
+  local dirs=()
+  mapfile -t dirs < <(sweeps_named "$@")
   [[ ${#dirs[@]} -gt 0 ]] || return 0
   echo "study: report $finding" >&2
   mkdir -p "$out/$finding"
-  "$bin" bench analyze "${dirs[@]}" --select "$selection" --title "$title" --html "$out/$finding/report.html" \
-    --png "$out/$finding/figures" 2> /dev/null > "$out/$finding/table.md"
+  "$bin" --quiet bench analyze "${dirs[@]}" --select "$selection" --title "$title" --html "$out/$finding/report.html" \
+    --png "$out/$finding/figures" > "$out/$finding/table.md"
 }
 
-report 1-index-cost "Field I/O's index cost: full, no-containers, no-index" "pattern=A,index=per-process" '*-field-io'
-report 2-shared-index "One forecast index per process or one shared" "pattern=A,mode=full" '*-field-io'
-report 3-object-per-field "RADOS: one object per field or one per process" "pattern=A" "ceph-pool-$FIELDSTORE_TEST_RADOS_POOL-ior" "ceph-pool-$FIELDSTORE_TEST_RADOS_POOL-no-index"
-report 4-hammer-contention "fdb-hammer without and with write+read contention" "" '*-hammer'
-report 5-what-indexing-costs "IOR, Field I/O and hammer on one backend" "pattern=A,mode=full/-,index=per-process/-" '*-ior' '*-field-io' '*-hammer'
-report 6-small-fields "Small (1 KiB) and 1 MiB fields" "pattern=A" '*-hammer'
-report 7-replication "Replication and erasure coding" "" 'ceph-pool-*'
-report 8-object-classes "DAOS object classes (emulated: function only)" "" 'daos-classes'
-report 9-scalability "Scalability against Ceph OSDs (one host)" "" 'ceph-*-osd-*'
+rados_pool=${FIELDSTORE_TEST_RADOS_POOL:-fieldstore}
+report 1-index-cost "Field I/O's index cost: full, no-containers, no-index" "pattern=A,index=per-process" $(of_backends field-io)
+report 2-shared-index "One forecast index per process or one shared" "pattern=A,mode=full" $(of_backends field-io)
+report 3-object-per-field "RADOS: one object per field or one per process" "pattern=A" "ceph-pool-$rados_pool-ior" "ceph-pool-$rados_pool-no-index"
+report 4-hammer-contention "fdb-hammer without and with write+read contention" "" $(of_backends hammer)
+for backend in posix ceph s3 s3-seaweed daos; do
+  report "5-what-indexing-costs-$backend" "IOR, Field I/O and hammer on $backend" "pattern=A,mode=full/-,index=per-process/-" \
+    "$backend-ior" "$backend-field-io" "$backend-hammer"
+done
+report 6-small-fields "Small (1 KiB) and 1 MiB fields" "pattern=A" $(of_backends hammer)
+report 7-replication "Replication and erasure coding" "" $(for pool in "$rados_pool" "${FIELDSTORE_TEST_RADOS_POOL_REP2:-}" "${FIELDSTORE_TEST_RADOS_POOL_EC:-}"; do echo "ceph-pool-$pool-ior ceph-pool-$pool-no-index"; done)
+report 8-object-classes "DAOS object classes (emulated: function only)" "" daos-classes
+report 9-scalability "Scalability against Ceph OSDs (one host)" "" ceph-{1,2,3}-osd-{ior,field-io}
 echo "study: reports under $out/*/report.html" >&2

@@ -6,6 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+/// Bytes in a MiB: bandwidths are reported in MiB/s.
+pub const MIB: f64 = 1048576.0;
+
 /// One I/O of one process, as logged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IoEvent {
@@ -50,6 +53,14 @@ pub struct PhaseMetrics {
     pub off_f: f64,
     /// Mean seconds per operation kind, per process.
     pub breakdown: BTreeMap<String, f64>,
+    /// The first I/O's start, microseconds since the epoch.
+    pub start_us: u64,
+    /// The last I/O's end.
+    pub end_us: u64,
+    /// The last process's first start (off_0 spans from `start_us` to it).
+    pub last_first_start_us: u64,
+    /// The first process's last end (off_f spans from it to `end_us`).
+    pub first_last_end_us: u64,
 }
 
 impl PhaseMetrics {
@@ -59,7 +70,7 @@ impl PhaseMetrics {
 
     /// The metrics as table cells, formatted once for every report.
     pub fn cells(&self) -> [String; 9] {
-        let mib = |b: f64| format!("{:.1}", b / 1048576.0);
+        let mib = |b: f64| format!("{:.1}", b / MIB);
         [
             self.phase.clone(),
             self.processes.to_string(),
@@ -105,13 +116,13 @@ fn phase_metrics(phase: &str, events: &[&IoEvent]) -> PhaseMetrics {
     let start = events.iter().map(|e| e.io_start).min().unwrap_or(0);
     let end = events.iter().map(|e| e.io_end).max().unwrap_or(0);
     let wall = end.saturating_sub(start);
-    let bytes: u64 = events.iter().map(|e| e.bytes).sum();
+    let bytes = events.iter().fold(0u64, |sum, e| sum.saturating_add(e.bytes));
 
     // Per iteration: its bytes and its parallel wall-clock time.
     let mut iterations: BTreeMap<u32, (u64, u64, u64)> = BTreeMap::new();
     for e in events {
         let it = iterations.entry(e.iteration).or_insert((0, u64::MAX, 0));
-        it.0 += e.bytes;
+        it.0 = it.0.saturating_add(e.bytes);
         it.1 = it.1.min(e.io_start);
         it.2 = it.2.max(e.io_end);
     }
@@ -130,7 +141,7 @@ fn phase_metrics(phase: &str, events: &[&IoEvent]) -> PhaseMetrics {
 
     let mut breakdown: BTreeMap<String, f64> = BTreeMap::new();
     for e in events {
-        *breakdown.entry(e.op.clone()).or_default() += (e.io_end - e.io_start) as f64 / 1e6;
+        *breakdown.entry(e.op.clone()).or_default() += e.io_end.saturating_sub(e.io_start) as f64 / 1e6;
     }
     for v in breakdown.values_mut() {
         *v /= processes.len().max(1) as f64;
@@ -144,9 +155,13 @@ fn phase_metrics(phase: &str, events: &[&IoEvent]) -> PhaseMetrics {
         wall_seconds: wall as f64 / 1e6,
         global_timing_bandwidth: if wall == 0 { 0.0 } else { bytes as f64 / (wall as f64 / 1e6) },
         synchronous_bandwidth,
-        off_0: percent(last_first_start - start, wall),
-        off_f: percent(end - first_last_end, wall),
+        off_0: percent(last_first_start.saturating_sub(start), wall),
+        off_f: percent(end.saturating_sub(first_last_end), wall),
         breakdown,
+        start_us: start,
+        end_us: end,
+        last_first_start_us: last_first_start,
+        first_last_end_us: first_last_end,
     }
 }
 
@@ -158,7 +173,7 @@ pub fn overlap(events: &[IoEvent], write: &str, read: &str) -> Option<Overlap> {
         Some(it.fold((first.io_start, first.io_end), |(s, e), x| (s.min(x.io_start), e.max(x.io_end))))
     };
     let (w, r) = (span(write)?, span(read)?);
-    let wall = w.1.max(r.1) - w.0.min(r.0);
+    let wall = w.1.max(r.1).saturating_sub(w.0.min(r.0));
     Some(Overlap { po_0: percent(w.0.abs_diff(r.0), wall), po_f: percent(w.1.abs_diff(r.1), wall) })
 }
 
@@ -182,7 +197,17 @@ pub fn read_logs(paths: &[std::path::PathBuf]) -> Result<Vec<IoEvent>, String> {
     for path in paths {
         let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
         for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            events.push(serde_json::from_str(line).map_err(|e| format!("{}:{}: not an event: {e}", path.display(), n + 1))?);
+            let event: IoEvent = serde_json::from_str(line).map_err(|e| format!("{}:{}: not an event: {e}", path.display(), n + 1))?;
+            if event.io_end < event.io_start {
+                return Err(format!(
+                    "{}:{}: the event ends ({}) before it starts ({})",
+                    path.display(),
+                    n + 1,
+                    event.io_end,
+                    event.io_start
+                ));
+            }
+            events.push(event);
         }
     }
     Ok(events)

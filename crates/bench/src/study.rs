@@ -383,9 +383,17 @@ impl Row {
 impl Study {
     /// Loads every sweep directory; their labels must differ (they name the sweeps in figures).
     pub fn load(dirs: &[PathBuf]) -> Result<Study, String> {
+        let mut unique: Vec<PathBuf> = Vec::new();
+        for dir in dirs {
+            let canonical = dir.canonicalize().map_err(|e| io_error(dir, e))?;
+            if unique.contains(&canonical) {
+                return Err(format!("{}: given twice", dir.display()));
+            }
+            unique.push(canonical);
+        }
         let sweeps = dirs.iter().map(|d| Sweep::load(d)).collect::<Result<Vec<_>, _>>()?;
         for (i, s) in sweeps.iter().enumerate() {
-            if let Some(other) = sweeps[..i].iter().find(|o| o.manifest.label == s.manifest.label && o.dir != s.dir) {
+            if let Some(other) = sweeps[..i].iter().find(|o| o.manifest.label == s.manifest.label) {
                 return Err(format!(
                     "{} and {} are both labelled {:?}: give each sweep its own --label",
                     other.dir.display(),
@@ -445,7 +453,7 @@ impl Row {
     /// The row as table cells (bandwidths in MiB/s, `-` where a value does not apply),
     /// formatted once for every report.
     pub fn cells(&self) -> Vec<String> {
-        let mib = |b: f64| if b.is_finite() { format!("{:.1}", b / 1048576.0) } else { "-".into() };
+        let mib = |b: f64| if b.is_finite() { format!("{:.1}", b / analyze::MIB) } else { "-".into() };
         let percent = |p: Option<f64>| p.filter(|p| p.is_finite()).map_or("-".into(), |p| format!("{p:.2}"));
         vec![
             self.sweep.clone(),

@@ -11,6 +11,14 @@ use crate::launch::LAUNCHED;
 use crate::report;
 use crate::study::{Manifest, Row, RunConfig, FORMAT};
 
+/// The data set a sweep's hammer runs write (and wipe after each run) in `--config`'s store,
+/// apart from anything else there.
+pub const HAMMER_CLASS: &str = "rd";
+/// Its experiment version.
+pub const HAMMER_EXPVER: &str = "swp1";
+/// Parameters per step of a sweep's hammer runs: a count of N fields is N / 10 steps.
+const HAMMER_PARAMS: usize = 10;
+
 /// The benchmarks a sweep can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Benchmark {
@@ -107,6 +115,8 @@ fn configurations(s: &Sweep) -> Vec<RunConfig> {
     for &procs in &s.procs {
         for (i, &size) in s.sizes.iter().enumerate() {
             let count = if s.counts.len() == s.sizes.len() { s.counts[i] } else { s.counts[0] };
+            // hammer writes whole steps: the count it really runs.
+            let count = if s.benchmark == Benchmark::Hammer { (count / HAMMER_PARAMS).max(1) * HAMMER_PARAMS } else { count };
             for mode in &modes {
                 for pattern in &s.patterns {
                     for index in &indexes {
@@ -126,6 +136,11 @@ fn configurations(s: &Sweep) -> Vec<RunConfig> {
 impl Sweep {
     /// Refuses a grid the benchmarks cannot run, naming the part.
     fn check(&self) -> Result<(), String> {
+        self.check_grid()?;
+        self.check_places()
+    }
+
+    fn check_grid(&self) -> Result<(), String> {
         let b = self.benchmark.name();
         if self.procs.is_empty() || self.sizes.is_empty() || self.patterns.is_empty() {
             return Err("a sweep needs at least one process count, size and pattern".into());
@@ -140,6 +155,21 @@ impl Sweep {
         if let Some(p) = self.procs.iter().find(|&&p| p == 0) {
             return Err(format!("--procs {p}: a run needs at least one process"));
         }
+        // A value twice would run one configuration twice into one run directory.
+        for (option, values) in [("--procs", strings(&self.procs)), ("--sizes", strings(&self.sizes)), ("--classes", self.classes.clone())]
+        {
+            if let Some(twice) = values.iter().enumerate().find(|(i, v)| values[..*i].contains(v)).map(|(_, v)| v) {
+                return Err(format!("{option}: {twice} is given twice"));
+            }
+        }
+        if let Some(class) =
+            self.classes.iter().find(|c| c.is_empty() || !c.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        {
+            return Err(format!("--classes: {class:?} is not a DAOS object class name (such as OC_S1, OC_RP_2G1)"));
+        }
+        if self.servers == 0 {
+            return Err("--servers 0: the storage measured has at least one server node".into());
+        }
         if self.patterns.contains(&Pattern::B) {
             if self.benchmark == Benchmark::Ior {
                 return Err("--patterns B: ior has no write+read contention pattern (use field-io or hammer)".into());
@@ -151,8 +181,24 @@ impl Sweep {
         if self.benchmark != Benchmark::FieldIo && self.indexes.contains(&Index::Shared) {
             return Err(format!("--index shared is field-io's (its forecast index); {b} has none"));
         }
+        Ok(())
+    }
+
+    fn check_places(&self) -> Result<(), String> {
+        let b = self.benchmark.name();
+        if let Some(label) = self.label.as_deref().filter(|l| l.is_empty() || l.contains([',', '/', '='])) {
+            return Err(format!(
+                "--label {label:?}: a label is selected by value (--select sweep=LABEL), so it needs a character and none of , / ="
+            ));
+        }
         if !self.classes.is_empty() && !self.pool.as_deref().is_some_and(|p| p.starts_with("daos:")) {
             return Err("--classes needs a daos: --pool (object classes are DAOS's)".into());
+        }
+        if let Some(prefix) = self.pool.as_deref().and_then(|p| p.strip_prefix("daos:")).and_then(|p| p.split_once('/')).map(|p| p.1) {
+            // A run's label is PREFIX_ and 16 hex digits, at most 48 characters of DAOS's set.
+            if prefix.len() > 31 || !prefix.chars().all(|c| c.is_ascii_alphanumeric() || ".:_".contains(c)) {
+                return Err(format!("--pool daos:POOL/{prefix}: the prefix must be at most 31 letters, digits, '.', '_' or ':'"));
+            }
         }
         if self.benchmark == Benchmark::Hammer && self.pool.is_some() {
             return Err("--pool is ior's and field-io's; hammer runs on the store of --config".into());
@@ -203,7 +249,13 @@ impl Sweep {
         let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
         let runs = self.out.join("runs");
         // A sweep directory holds one sweep: runs of an earlier one would mix into this one's.
-        let _ = std::fs::remove_dir_all(&runs);
+        // Only an earlier sweep's runs are removed, never a directory of something else.
+        if runs.exists() {
+            if !self.out.join("sweep.json").is_file() {
+                return Err(format!("{}: not a sweep directory (no sweep.json): choose a new --out", self.out.display()));
+            }
+            std::fs::remove_dir_all(&runs).map_err(|e| io(&runs, e))?;
+        }
         std::fs::create_dir_all(&runs).map_err(|e| io(&runs, e))?;
         let manifest = self.manifest()?;
         let manifest = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
@@ -226,7 +278,8 @@ impl Sweep {
     fn repetition(&self, program: &Path, config: &RunConfig) -> Result<(), String> {
         let name = config.name();
         let dir = self.out.join("runs").join(&name);
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        // New, so that no earlier run's events (logs are appended to) mix into this one's.
+        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(config).map_err(|e| e.to_string())?)
             .map_err(|e| format!("{}: {e}", dir.display()))?;
         let place = Place { dir: &dir, name: &name, config };
@@ -255,7 +308,7 @@ impl Sweep {
         let _ = std::fs::remove_dir_all(place.dir.join("pool"));
         if let Some(config) = &self.config {
             let fs = fieldstore::open(&fieldstore::Config::from_file(config).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-            let dataset = fieldstore::Request::parse(&crate::hammer::dataset("od", "0001")).map_err(|e| e.to_string())?;
+            let dataset = fieldstore::Request::parse(&crate::hammer::dataset(HAMMER_CLASS, HAMMER_EXPVER)).map_err(|e| e.to_string())?;
             fs.wipe(&dataset, true).map_err(|e| e.to_string())?;
         }
         if self.benchmark != Benchmark::Hammer && self.pool.is_some() {
@@ -315,7 +368,9 @@ impl Sweep {
                 &mut c
             }
             Benchmark::Hammer => {
-                c.args(["--nsteps", &(config.count / 10).max(1).to_string(), "--nlevels", "1", "--nparams", "10", "--field-size", &size])
+                let steps = (config.count / HAMMER_PARAMS).max(1).to_string();
+                let dataset = ["--class", HAMMER_CLASS, "--expver", HAMMER_EXPVER];
+                c.args(["--nsteps", &steps, "--nlevels", "1", "--nparams", &HAMMER_PARAMS.to_string(), "--field-size", &size]).args(dataset)
             }
         };
         if !config.class.is_empty() {
@@ -365,6 +420,10 @@ enum Step {
     Read,
     Prewrite,
     Contention,
+}
+
+fn strings<T: ToString>(values: &[T]) -> Vec<String> {
+    values.iter().map(T::to_string).collect()
 }
 
 /// fieldstore's version, and the commit when run from a git checkout.

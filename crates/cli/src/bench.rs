@@ -305,7 +305,7 @@ pub struct AnalyzeArgs {
     /// mode=full/- keeps field-io's full mode and the benchmarks without modes)
     #[arg(long, value_name = "REQUEST")]
     select: Option<String>,
-    /// The report's title (default: the sweeps' labels)
+    /// The report's title (default: the sweeps' labels, or the logs' names)
     #[arg(long)]
     title: Option<String>,
 }
@@ -545,7 +545,12 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
         bail!("--pattern B needs an even number of processes (--procs): half write, half read");
     }
     // Pattern B's writers write new steps after those its readers read.
-    let h = if a.pattern == Pattern::B && !reads_beside_writers(a, place) { Hammer { step: a.step + a.nsteps, ..h } } else { h };
+    let h = if a.pattern == Pattern::B && !reads_beside_writers(a, place) {
+        let step = a.step.checked_add(a.nsteps).context("--step plus --nsteps is too large")?;
+        Hammer { step, ..h }
+    } else {
+        h
+    };
     let fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
     line_up(&a.run, place)?;
     let reads = a.read || reads_beside_writers(a, place);
@@ -594,7 +599,7 @@ fn analyze_logs(a: &AnalyzeArgs) -> anyhow::Result<()> {
     let overlap = analyze::overlap(&events, "write", "read");
     if a.html.is_some() || a.png.is_some() {
         let names: Vec<String> = a.paths.iter().map(|p| p.display().to_string()).collect();
-        let title = format!("fieldstore benchmark: {}", names.join(", "));
+        let title = a.title.clone().unwrap_or_else(|| format!("fieldstore benchmark: {}", names.join(", ")));
         write_report(a, &fieldstore_bench::report::log_page(&title, &phases, &events, overlap.as_ref()))?;
     }
     if a.json {

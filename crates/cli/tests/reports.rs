@@ -187,6 +187,57 @@ fn panel_count(figures: &Value) -> usize {
     figures.as_array().unwrap().iter().map(|f| f["panels"].as_array().unwrap().len()).sum()
 }
 
+/// A DAOS sweep over two sizes and two object classes at 2 processes, one repetition: each
+/// process moves two objects of SIZE in 1 s (OC_S1) or 2 s (OC_RP_2G1).
+fn classes_and_sizes(dir: &Path) -> String {
+    let sweep = dir.join("classes");
+    let manifest = json!({"format": 1, "label": "classes", "benchmark": "field-io", "backend": "daos", "servers": 1,
+                          "counts": [2], "reps": 1, "version": "test", "started_us": T0});
+    std::fs::create_dir_all(&sweep).unwrap();
+    std::fs::write(sweep.join("sweep.json"), manifest.to_string()).unwrap();
+    for size in [65536u64, MIB] {
+        for (class, seconds) in [("OC_S1", 1.0), ("OC_RP_2G1", 2.0)] {
+            let config = json!({"procs": 2, "size": size, "count": 2, "mode": "no-index", "pattern": "A", "index": "per-process", "class": class, "rep": 0});
+            let run = sweep.join("runs").join(format!("s{size}-{class}"));
+            std::fs::create_dir_all(&run).unwrap();
+            std::fs::write(run.join("run.json"), config.to_string()).unwrap();
+            for p in 0..2 {
+                let lines: Vec<String> = pattern_a(2, seconds)
+                    .into_iter()
+                    .filter(|e| e["process"] == p)
+                    .map(|mut e| {
+                        e["bytes"] = json!(size);
+                        e.to_string()
+                    })
+                    .collect();
+                std::fs::write(run.join(format!("events.jsonl.{p}")), lines.join("\n")).unwrap();
+            }
+        }
+    }
+    sweep.display().to_string()
+}
+
+#[test]
+fn size_and_class_figures_have_their_known_values_and_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = classes_and_sizes(dir.path());
+    let html = dir.path().join("classes.html");
+    let report: Value =
+        serde_json::from_str(&ok(dir.path(), &["bench", "analyze", &sweep, "--json", "--html", html.to_str().unwrap()])).unwrap();
+    let figures = &report["figures"];
+    // Two processes, two objects each, in 1 s: 4 objects a second (halved for OC_RP_2G1).
+    let by_size = panel(figure(figures, "bandwidth-size"), "write, 2 processes");
+    assert_eq!(by_size["x"]["scale"], "Log2");
+    assert_line(by_size, "OC_S1", &[(65536.0, 0.25, 0.0), (1048576.0, 4.0, 0.0)]);
+    assert_line(by_size, "OC_RP_2G1", &[(65536.0, 0.125, 0.0), (1048576.0, 2.0, 0.0)]);
+    let classes = panel(figure(figures, "object-classes"), "write, 1 MiB, 2 processes");
+    assert_eq!(classes["plot"]["categories"], json!(["OC_RP_2G1", "OC_S1"]), "in the order of the rows");
+    assert_eq!(classes["plot"]["series"][0]["values"], json!([{"value": 2.0, "error": 0.0}, {"value": 4.0, "error": 0.0}]));
+    renders(&html, panel_count(figures), &dir.path().join("chromium"));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("libdaos emulation"), "DAOS results say they come from the emulation");
+}
+
 #[test]
 fn a_selection_keeps_only_the_configurations_and_phases_it_names() {
     let dir = tempfile::tempdir().unwrap();
@@ -341,6 +392,24 @@ fn what_is_not_a_sweep_is_refused_by_name() {
     assert!(e.contains("--index shared is field-io's"), "{e}");
     let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "ior", "--sizes", "1024,4096", "--count", "8,4,2", "--out", &out]);
     assert!(e.contains("one per size (2 sizes)"), "{e}");
+    for (args, error) in [
+        (&["--procs", "2,2"][..], "--procs: 2 is given twice"),
+        (&["--label", "a,b"][..], "--label \"a,b\""),
+        (&["--servers", "0"][..], "--servers 0"),
+        (&["--pool", "daos:p/a-b", "--classes", "OC_S1"][..], "--pool daos:POOL/a-b"),
+        (&["--pool", "daos:p", "--classes", "../x"][..], "\"../x\" is not a DAOS object class"),
+    ] {
+        let mut all = vec!["bench", "sweep", "--benchmark", "ior", "--out", &out];
+        all.extend_from_slice(args);
+        let e = fails(dir.path(), &all);
+        assert!(e.contains(error), "{args:?}: {e}");
+    }
+    let not_a_sweep = dir.path().join("not-a-sweep");
+    std::fs::create_dir_all(not_a_sweep.join("runs/keep")).unwrap();
+    let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "ior", "--out", not_a_sweep.to_str().unwrap()]);
+    assert!(e.contains("not a sweep directory (no sweep.json)") && not_a_sweep.join("runs/keep").exists(), "{e}");
+    let e = fails(dir.path(), &["bench", "analyze", &one, &format!("{one}/")]);
+    assert!(e.contains("given twice"), "{e}");
     let e = fails(dir.path(), &["bench", "sweep", "--benchmark", "ior", "--classes", "OC_S1", "--out", &out]);
     assert!(e.contains("--classes needs a daos: --pool"), "{e}");
 }

@@ -554,7 +554,7 @@ mod tests {
         };
         let rects = |i| panel_svg(&figure, i).unwrap().matches("<rect").count();
         // A background, then a box per value (3), per layer value (3), per span and band (2).
-        assert!(rects(0) >= 4 && rects(1) >= 4 && rects(2) >= 3, "{} {} {}", rects(0), rects(1), rects(2));
+        assert_eq!((rects(0), rects(1), rects(2)), (4, 4, 3));
         assert!(panel_svg(&figure, 0).unwrap().contains(">\nA\n<"), "categories label the x axis");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mixed.png");

@@ -177,6 +177,21 @@ impl Plot {
         }
     }
 
+    /// How many tick labels the x and y axes show at least: two, or fewer where the data have
+    /// fewer distinct values (a line at one process count, a timeline of one process).
+    pub fn least_ticks(&self) -> (usize, usize) {
+        match self {
+            Plot::Lines { series } => {
+                let mut xs: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.x)).collect();
+                xs.sort_by(f64::total_cmp);
+                xs.dedup();
+                (xs.len().min(2), 2)
+            }
+            Plot::Bars { categories, .. } | Plot::Stacked { categories, .. } => (categories.len().min(2), 2),
+            Plot::Timeline { rows, .. } => (2, rows.len().min(2)),
+        }
+    }
+
     /// The names the figure's legend shows for this panel, in order.
     fn legend_entries(&self) -> Vec<LegendEntry> {
         match self {

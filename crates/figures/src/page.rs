@@ -1,7 +1,7 @@
 //! An offline HTML report: sections of text, tables and figures, in one file with nothing
 //! loaded from elsewhere. Each panel is an inline SVG drawn by [`crate::draw`]; the page's
-//! script checks on load that every panel shows its title, both axis labels, tick labels and
-//! at least the marks its data has, throws (a console error) if one does not, and records the
+//! script checks on load that every panel shows its title, both axis labels, tick labels on
+//! each axis (two, or as many as the data have values) and at least the marks its data has, throws (a console error) if one does not, and records the
 //! panels checked in `data-rendered` on the body (the browser tests read it).
 
 use std::fmt::Write;
@@ -60,7 +60,11 @@ panels.forEach(p => {\n\
   for (const want of [p.dataset.title, p.dataset.x, p.dataset.y]) {\n\
     if (!texts.includes(want)) failures.push(p.id + ': no label ' + want);\n\
   }\n\
-  if (texts.length < 3 + 4) failures.push(p.id + ': fewer than two ticks per axis');\n\
+  // plotters anchors y tick labels at their end, x tick labels (and titles) at their middle.\n\
+  const anchored = a => Array.from(svg.querySelectorAll('text[text-anchor=' + a + ']')).map(t => t.textContent.trim());\n\
+  const yTicks = anchored('end').length;\n\
+  const xTicks = anchored('middle').filter(t => t !== p.dataset.title && t !== p.dataset.x && t !== p.dataset.y).length;\n\
+  if (xTicks < Number(p.dataset.xTicks) || yTicks < Number(p.dataset.yTicks)) failures.push(p.id + ': ' + xTicks + ' x and ' + yTicks + ' y tick labels');\n\
   const marks = svg.querySelectorAll(p.dataset.marks).length - (p.dataset.marks === 'rect' ? 1 : 0);\n\
   if (marks < Number(p.dataset.minMarks) || Number(p.dataset.minMarks) === 0) failures.push(p.id + ': ' + marks + ' marks');\n\
   if (svg.getBoundingClientRect().width === 0) failures.push(p.id + ': not laid out');\n\
@@ -138,12 +142,15 @@ fn figure_html(figure: &Figure) -> Result<String, DrawError> {
     for (i, panel) in figure.panels.iter().enumerate() {
         let _ = writeln!(
             f,
-            "<div class=\"panel\" id=\"{id}-{i}\" data-title=\"{}\" data-x=\"{}\" data-y=\"{}\" data-marks=\"{}\" data-min-marks=\"{}\">{}</div>",
+            "<div class=\"panel\" id=\"{id}-{i}\" data-title=\"{}\" data-x=\"{}\" data-y=\"{}\" data-marks=\"{}\" data-min-marks=\"{}\" \
+             data-x-ticks=\"{}\" data-y-ticks=\"{}\">{}</div>",
             escape(&panel.title),
             escape(&panel.x.label),
             escape(&panel.y.label),
             mark_element(&panel.plot),
             panel.plot.marks(),
+            panel.plot.least_ticks().0,
+            panel.plot.least_ticks().1,
             draw::panel_svg(figure, i)?
         );
     }

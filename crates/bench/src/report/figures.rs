@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fieldstore_figures::{Axis, Bars, Figure, Format, Panel, Plot, Point, Series, Value};
 
+use crate::analyze::MIB;
 use crate::study::{phase_order, Row, SUM_PHASE};
 
-const MIB: f64 = 1048576.0;
 /// Most categories of a breakdown before it keeps only the largest process count.
 const MOST_CATEGORIES: usize = 12;
 
@@ -232,7 +232,7 @@ fn global_and_synchronous(rows: &[&Row]) -> Option<Figure> {
     Some(Figure {
         id: "global-synchronous".into(),
         title: "Global timing against synchronous bandwidth".into(),
-        note: format!("Solid: global timing bandwidth; dashed: synchronous bandwidth (the mean over iterations of each iteration's bytes over its parallel wall-clock time, what IOR reports). Runs without synchronisation between iterations score higher synchronously. {SPREAD_NOTE}"),
+        note: format!("Solid: global timing bandwidth; dashed: synchronous bandwidth (the mean over iterations of each iteration's bytes over its parallel wall-clock time, what IOR reports). When processes drift apart, each iteration's span stretches from the first process's start to the last one's end, so runs without synchronisation between iterations score lower synchronously. {SPREAD_NOTE}"),
         panels,
     })
 }
@@ -342,17 +342,30 @@ fn scalability(rows: &[&Row]) -> Option<Figure> {
     if distinct(rows, Dim::Servers) < 2 {
         return None;
     }
-    // Each cluster size is a sweep of its own: sweeps of one variant make one line.
-    let variants = Variants::new(rows, &[Dim::Sweep, Dim::Servers, Dim::Procs, Dim::Size]);
+    // Each cluster size is a sweep of its own: sweeps of one variant make one line, unless
+    // two sweeps of one variant measured one cluster size (then the sweeps name the lines).
+    let mut variants = Variants::new(rows, &[Dim::Sweep, Dim::Servers, Dim::Procs, Dim::Size]);
+    let mut sweeps: BTreeMap<(String, u32), BTreeSet<&str>> = BTreeMap::new();
+    for r in rows {
+        sweeps.entry((variants.name(r), r.servers)).or_default().insert(&r.sweep);
+    }
+    if sweeps.values().any(|s| s.len() > 1) {
+        variants = Variants::new(rows, &[Dim::Servers, Dim::Procs, Dim::Size]);
+    }
     let mut notes = BTreeSet::new();
     let panels = panels(rows, &[Dim::Size])
         .into_iter()
         .map(|(title, rows)| {
             let best = best_over_processes(&rows, &variants);
             let mut series = lines(&best, Dim::Servers, |r| variants.name_or(r, "best over processes"), global);
-            if let Some((ideal, note)) = ideal_line(&rows) {
-                series.push(ideal);
-                notes.insert(note);
+            let backends: BTreeSet<&str> = rows.iter().map(|r| r.backend.as_str()).collect();
+            for backend in &backends {
+                let of_backend: Vec<&Row> = rows.iter().copied().filter(|r| r.backend == *backend).collect();
+                let name = if backends.len() == 1 { "ideal".to_string() } else { format!("ideal, {backend}") };
+                if let Some((ideal, note)) = ideal_line(&of_backend, name) {
+                    series.push(ideal);
+                    notes.insert(note);
+                }
             }
             Panel { title, x: Axis::count("server nodes"), y: bandwidth_axis(), plot: Plot::Lines { series } }
         })
@@ -380,22 +393,23 @@ fn best_over_processes<'r>(rows: &[&'r Row], variants: &Variants) -> Vec<&'r Row
     best.into_values().collect()
 }
 
-/// The ideal: server nodes times the measured limit of one, taken from IOR's best per node at
-/// the smallest cluster when IOR ran, else from the best of any benchmark there.
-fn ideal_line(rows: &[&Row]) -> Option<(Series, String)> {
+/// The ideal of one backend's rows: server nodes times the measured limit of one, taken from
+/// IOR's best per node at the smallest cluster when IOR ran, else from the best of any
+/// benchmark there.
+fn ideal_line(rows: &[&Row], name: String) -> Option<(Series, String)> {
     let ior: Vec<&Row> = rows.iter().copied().filter(|r| r.benchmark == "ior").collect();
     let (basis, source) = if ior.is_empty() { (rows.to_vec(), "the best run") } else { (ior, "IOR (the bulk limit)") };
-    let smallest = basis.iter().map(|r| r.servers).min()?;
+    let smallest = basis.iter().map(|r| r.servers).min().filter(|&n| n > 0)?;
     let per_node = basis.iter().filter(|r| r.servers == smallest).map(|r| r.bandwidth_mean).fold(f64::NAN, f64::max) / smallest as f64;
-    if !per_node.is_finite() || smallest == 0 {
+    if !per_node.is_finite() {
         return None;
     }
     let servers: BTreeSet<u32> = rows.iter().map(|r| r.servers).collect();
     let points = servers.iter().map(|&n| Point { x: n as f64, y: per_node * n as f64 / MIB, error: 0.0 }).collect();
     let note = format!(
-        "Ideal (dashed): server nodes times the bandwidth of one, measured as {source} at {smallest} server node(s) divided by {smallest}."
+        "Ideal (dashed, per backend): server nodes times the bandwidth of one, measured as {source} at {smallest} server node(s) divided by {smallest}."
     );
-    Some((Series { name: "ideal".into(), group: None, dashed: true, points }, note))
+    Some((Series { name, group: None, dashed: true, points }, note))
 }
 
 #[cfg(test)]

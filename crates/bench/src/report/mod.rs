@@ -15,11 +15,9 @@ pub use fieldstore_figures::page::Page;
 use fieldstore_figures::page::{Section, Table};
 use fieldstore_figures::{Axis, Bars, Figure, Panel, Plot, Value};
 
-use crate::analyze::{IoEvent, Overlap, PhaseMetrics};
+use crate::analyze::{IoEvent, Overlap, PhaseMetrics, MIB};
 pub use crate::study::Selection;
 use crate::study::{self, Row, Run, Study, Sweep};
-
-const MIB: f64 = 1048576.0;
 
 /// The report of one run's event logs.
 pub fn log_page(title: &str, phases: &[PhaseMetrics], events: &[IoEvent], overlap: Option<&Overlap>) -> Page {
