@@ -139,6 +139,8 @@ pub struct Row {
     pub synchronous_spread: f64,
     /// Mean seconds per process in each operation.
     pub breakdown: BTreeMap<String, f64>,
+    /// Standard deviation over repetitions of the seconds per process in all operations.
+    pub breakdown_spread: f64,
     /// Mean off_0, % of the phase's wall-clock time.
     pub off_0: f64,
     /// Mean off_f, %.
@@ -257,6 +259,7 @@ impl Sweep {
             synchronous_mean: f64::NAN,
             synchronous_spread: f64::NAN,
             breakdown: BTreeMap::new(),
+            breakdown_spread: f64::NAN,
             off_0: f64::NAN,
             off_f: f64::NAN,
             po_0: None,
@@ -286,6 +289,7 @@ impl Sweep {
             synchronous_mean,
             synchronous_spread,
             breakdown,
+            breakdown_spread: mean_and_spread(&of(|m| m.breakdown.values().sum())).1,
             off_0: mean_and_spread(&of(|m| m.off_0)).0,
             off_f: mean_and_spread(&of(|m| m.off_f)).0,
             po_0: overlap_mean(|o| o.po_0),

@@ -159,6 +159,7 @@ fn figures_of_hand_made_sweeps_have_their_known_values() {
     let at = categories.iter().position(|c| c == "1 server node, write then read (A), 1 process").expect("a bar per configuration");
     assert_eq!(breakdown["plot"]["layers"][0]["name"], "array write");
     assert_eq!(breakdown["plot"]["layers"][0]["values"][at]["value"], 1.5);
+    assert!((breakdown["plot"]["total_errors"][at].as_f64().unwrap() - SD).abs() < 1e-9, "1 s and 2 s: sd 1/sqrt(2)");
     assert_eq!(breakdown["y"]["label"], "mean time per process (s)");
 
     // The best over process counts at each cluster size, and the ideal from one node's best.

@@ -179,7 +179,7 @@ where
     match &panel.plot {
         Plot::Lines { series } => draw_lines(area, panel, series, colours),
         Plot::Bars { categories, series } => draw_bars(area, panel, categories, series, colours),
-        Plot::Stacked { categories, layers } => draw_stacked(area, panel, categories, layers, colours),
+        Plot::Stacked { categories, layers, total_errors } => draw_stacked(area, panel, (categories, total_errors), layers, colours),
         Plot::Timeline { rows, spans, bands } => draw_timeline(area, panel, rows, spans, bands, colours),
     }
 }
@@ -394,10 +394,13 @@ where
     Ok(())
 }
 
+/// Categories, and the error of each one's total.
+type StackedCategories<'a> = (&'a [String], &'a [f64]);
+
 fn draw_stacked<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
-    categories: &[String],
+    (categories, errors): StackedCategories<'_>,
     layers: &[Bars],
     colours: &Colours,
 ) -> Drawn
@@ -406,7 +409,8 @@ where
 {
     let totals: Vec<f64> =
         (0..categories.len()).map(|i| layers.iter().filter_map(|l| l.values.get(i).copied().flatten()).map(|v| v.value).sum()).collect();
-    let top = y_top(totals.iter().copied().fold(0.0, f64::max));
+    let error = |i: usize| errors.get(i).copied().filter(|e| *e > 0.0 && e.is_finite());
+    let top = y_top(totals.iter().enumerate().map(|(i, t)| t + error(i).unwrap_or(0.0)).fold(0.0, f64::max));
     let x = Ticked::new(0.0..categories.len() as f64, category_ticks(categories.len()));
     let mut chart = chart(area, panel, x, Ticked::round(0.0..top))?;
     let yf = panel.y.format;
@@ -423,6 +427,8 @@ where
         }
         chart.draw_series(boxes)?;
     }
+    let bars = totals.iter().enumerate().filter_map(|(i, &t)| error(i).map(|e| (i as f64 + 0.5, t, e)));
+    chart.draw_series(bars.map(|(x, t, e)| ErrorBar::new_vertical(x, t - e, t, t + e, BLACK.stroke_width(1), 8)))?;
     Ok(())
 }
 
@@ -544,7 +550,7 @@ mod tests {
             note: String::new(),
             panels: vec![
                 panel(Plot::Bars { categories: categories.clone(), series: bars.clone() }),
-                panel(Plot::Stacked { categories, layers: bars }),
+                panel(Plot::Stacked { categories, layers: bars, total_errors: vec![0.5, 0.0] }),
                 panel(Plot::Timeline {
                     rows: vec!["n:0".into(), "n:1".into()],
                     spans: vec![Span { row: 0, kind: "archive".into(), start: 0.0, end: 1.0, count: 1 }],
@@ -553,6 +559,7 @@ mod tests {
             ],
         };
         let rects = |i| panel_svg(&figure, i).unwrap().matches("<rect").count();
+        assert_eq!(panel_svg(&figure, 1).unwrap().matches("<circle").count(), 1, "an error bar on the first total only");
         // A background, then a box per value (3), per layer value (3), per span and band (2).
         assert_eq!((rects(0), rects(1), rects(2)), (4, 4, 3));
         assert!(panel_svg(&figure, 0).unwrap().contains(">\nA\n<"), "categories label the x axis");

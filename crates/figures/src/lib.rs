@@ -150,8 +150,11 @@ pub enum Plot {
     Stacked {
         /// The categories along x.
         categories: Vec<String>,
-        /// The layers, bottom first; their error bars are not drawn.
+        /// The layers, bottom first; their own error bars are not drawn.
         layers: Vec<Bars>,
+        /// Half the height of an error bar on each category's total (a standard deviation of
+        /// the total); 0, or none given, draws none.
+        total_errors: Vec<f64>,
     },
     /// Rows of spans along time, with shaded bands across all rows.
     Timeline {

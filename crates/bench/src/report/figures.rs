@@ -265,7 +265,7 @@ fn breakdown(rows: &[&Row]) -> Option<Figure> {
         return None;
     }
     let per_panel = panels(&rows, &[Dim::Size]).iter().map(|(_, r)| r.len()).max().unwrap_or(0);
-    let mut note = String::from("Mean seconds each process spent in each operation (the phase's I/O time split by operation), one bar per configuration; contention shows as longer bars of the same operations.");
+    let mut note = String::from("Mean time each process spent in each operation (the phase's I/O time split by operation), one bar per configuration; contention shows as longer bars of the same operations. Error bars: one standard deviation of the total over the repetitions.");
     if per_panel > MOST_CATEGORIES {
         rows = at_most_processes(&rows);
         note.push_str(" Only the largest process count is shown.");
@@ -287,8 +287,12 @@ fn breakdown(rows: &[&Row]) -> Option<Figure> {
                     Bars { name: op.clone(), values }
                 })
                 .collect();
+            let mut total_errors = vec![0.0; categories.len()];
+            for (r, &c) in rows.iter().zip(&of_row) {
+                total_errors[c] = r.breakdown_spread * scale;
+            }
             let y = Axis::linear(&format!("mean time per process ({unit})"));
-            Panel { title, x: Axis::linear("configuration"), y, plot: Plot::Stacked { categories, layers } }
+            Panel { title, x: Axis::linear("configuration"), y, plot: Plot::Stacked { categories, layers, total_errors } }
         })
         .collect();
     Some(Figure { id: "breakdown".into(), title: "Time per operation (profiling)".into(), note, panels })
@@ -435,6 +439,7 @@ mod tests {
             synchronous_mean: 2.0 * mean * MIB,
             synchronous_spread: 0.0,
             breakdown: [("array write".to_string(), 1.0), ("kv put".to_string(), 0.5)].into(),
+            breakdown_spread: 0.0,
             off_0: 1.0,
             off_f: 2.0,
             po_0: None,

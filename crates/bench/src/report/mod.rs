@@ -85,7 +85,7 @@ fn phase_breakdown(phases: &[PhaseMetrics]) -> Figure {
             title: "time per operation".into(),
             x: Axis::linear("phase"),
             y: Axis::linear("mean time per process (s)"),
-            plot: Plot::Stacked { categories: phases.iter().map(|p| p.phase.clone()).collect(), layers },
+            plot: Plot::Stacked { categories: phases.iter().map(|p| p.phase.clone()).collect(), layers, total_errors: Vec::new() },
         }],
     }
 }
