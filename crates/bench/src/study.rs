@@ -332,13 +332,17 @@ pub struct Study {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Selection(Vec<(String, Vec<String>)>);
 
-impl Selection {
-    /// The keys a selection can name: a row's columns.
-    pub const KEYS: [&'static str; 11] =
-        ["sweep", "benchmark", "backend", "servers", "procs", "size", "mode", "pattern", "index", "class", "phase"];
+/// What tells rows apart, in table order: the keys a selection names, the first columns of
+/// every table, the values of [`Row::value`].
+pub const DIMENSIONS: [&str; 11] =
+    ["sweep", "benchmark", "backend", "servers", "procs", "size", "mode", "pattern", "index", "class", "phase"];
 
+/// The measured columns of every table, after the [`DIMENSIONS`].
+const MEASURES: [&str; 8] = ["reps", "global timing MiB/s", "± (sd)", "synchronous MiB/s", "off_0 %", "off_f %", "po_0 %", "po_f %"];
+
+impl Selection {
     /// Parses `--select`; an error names the pair that is not `KEY=VALUE[/VALUE...]` or the
-    /// key that is not one of [`Selection::KEYS`].
+    /// key that is not one of the [`DIMENSIONS`].
     pub fn parse(text: &str) -> Result<Selection, String> {
         let mut pairs = Vec::new();
         for pair in text.split(',').filter(|p| !p.trim().is_empty()) {
@@ -346,8 +350,8 @@ impl Selection {
                 return Err(format!("--select: {pair:?} is not KEY=VALUE[/VALUE...]"));
             };
             let key = key.trim();
-            if !Selection::KEYS.contains(&key) {
-                return Err(format!("--select: unknown key {key:?} (one of {})", Selection::KEYS.join(", ")));
+            if !DIMENSIONS.contains(&key) {
+                return Err(format!("--select: unknown key {key:?} (one of {})", DIMENSIONS.join(", ")));
             }
             let values: Vec<&str> = values.split('/').map(str::trim).collect();
             if values.iter().any(|v| v.is_empty()) {
@@ -366,7 +370,8 @@ impl Selection {
 }
 
 impl Row {
-    /// The value of one of [`Selection::KEYS`], as written in a selection.
+    /// The value of one of the [`DIMENSIONS`], as written in a selection and a table (empty
+    /// for any other key).
     pub fn value(&self, key: &str) -> String {
         match key {
             "sweep" => self.sweep.clone(),
@@ -379,7 +384,8 @@ impl Row {
             "pattern" => self.pattern.clone(),
             "index" => self.index.clone(),
             "class" => self.class.clone(),
-            _ => self.phase.clone(),
+            "phase" => self.phase.clone(),
+            _ => String::new(),
         }
     }
 }
@@ -431,46 +437,18 @@ impl Study {
 }
 
 impl Row {
-    /// Column names of [`Row::cells`].
-    pub const COLUMNS: [&'static str; 19] = [
-        "sweep",
-        "benchmark",
-        "backend",
-        "servers",
-        "procs",
-        "size",
-        "mode",
-        "pattern",
-        "index",
-        "class",
-        "phase",
-        "reps",
-        "global timing MiB/s",
-        "± (sd)",
-        "synchronous MiB/s",
-        "off_0 %",
-        "off_f %",
-        "po_0 %",
-        "po_f %",
-    ];
+    /// Column names of [`Row::cells`]: the dimensions, then what was measured.
+    pub fn columns() -> Vec<&'static str> {
+        DIMENSIONS.iter().chain(MEASURES.iter()).copied().collect()
+    }
 
     /// The row as table cells (bandwidths in MiB/s, `-` where a value does not apply),
     /// formatted once for every report.
     pub fn cells(&self) -> Vec<String> {
         let mib = |b: f64| if b.is_finite() { format!("{:.1}", b / analyze::MIB) } else { "-".into() };
         let percent = |p: Option<f64>| p.filter(|p| p.is_finite()).map_or("-".into(), |p| format!("{p:.2}"));
-        vec![
-            self.sweep.clone(),
-            self.benchmark.clone(),
-            self.backend.clone(),
-            self.servers.to_string(),
-            self.procs.to_string(),
-            self.size.to_string(),
-            self.mode.clone(),
-            self.pattern.clone(),
-            self.index.clone(),
-            self.class.clone(),
-            self.phase.clone(),
+        let mut cells: Vec<String> = DIMENSIONS.iter().map(|d| self.value(d)).collect();
+        cells.extend([
             self.reps.to_string(),
             mib(self.bandwidth_mean),
             mib(self.bandwidth_spread),
@@ -479,13 +457,15 @@ impl Row {
             percent(Some(self.off_f)),
             percent(self.po_0),
             percent(self.po_f),
-        ]
+        ]);
+        cells
     }
 }
 
 /// The rows as a Markdown table.
 pub fn markdown(rows: &[Row]) -> String {
-    let mut md = format!("| {} |\n|{}\n", Row::COLUMNS.join(" | "), "---|".repeat(Row::COLUMNS.len()));
+    let columns = Row::columns();
+    let mut md = format!("| {} |\n|{}\n", columns.join(" | "), "---|".repeat(columns.len()));
     for r in rows {
         md.push_str(&format!("| {} |\n", r.cells().join(" | ")));
     }

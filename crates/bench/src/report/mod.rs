@@ -143,7 +143,7 @@ pub fn study_page(title: &str, study: &Study, rows: &[Row]) -> Result<Page, Stri
 }
 
 fn rows_table(rows: &[Row]) -> Table {
-    Table { columns: Row::COLUMNS.iter().map(|c| c.to_string()).collect(), rows: rows.iter().map(Row::cells).collect() }
+    Table { columns: Row::columns().iter().map(|c| c.to_string()).collect(), rows: rows.iter().map(Row::cells).collect() }
 }
 
 /// Every figure of a page, in order.
