@@ -266,7 +266,7 @@ impl Sweep {
             }
         }
         let (_, rows, page) = report::study_report(std::slice::from_ref(&self.out), report::Selection::default())?;
-        let md = report::markdown(&rows);
+        let md = crate::study::markdown(&rows);
         let write = |name: &str, text: &str| std::fs::write(self.out.join(name), text).map_err(|e| io(&self.out.join(name), e));
         write("summary.md", &md)?;
         write("summary.json", &serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?)?;

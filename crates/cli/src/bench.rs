@@ -586,7 +586,7 @@ fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
         let figures = fieldstore_bench::report::page_figures(&page);
         outln!("{}", serde_json::to_string_pretty(&serde_json::json!({"rows": rows, "figures": figures}))?);
     } else {
-        out!("{}", fieldstore_bench::report::markdown(&rows));
+        out!("{}", fieldstore_bench::study::markdown(&rows));
     }
     Ok(())
 }

@@ -17,7 +17,7 @@ use fieldstore_figures::{Axis, Bars, Figure, Panel, Plot, Value};
 
 use crate::analyze::{IoEvent, Overlap, PhaseMetrics, MIB};
 pub use crate::study::Selection;
-use crate::study::{self, Row, Run, Study, Sweep};
+use crate::study::{Row, Run, Study, Sweep};
 
 /// The report of one run's event logs.
 pub fn log_page(title: &str, phases: &[PhaseMetrics], events: &[IoEvent], overlap: Option<&Overlap>) -> Page {
@@ -36,7 +36,8 @@ pub fn log_page(title: &str, phases: &[PhaseMetrics], events: &[IoEvent], overla
     if let Some(o) = overlap {
         text.push(format!("Write and read at once: po_0 {:.2} %, po_f {:.2} %.", o.po_0, o.po_f));
     }
-    let figures = vec![phase_bandwidths(phases), phase_breakdown(phases), timeline::timeline("timeline", "I/O timeline", events)];
+    let figures =
+        vec![phase_bandwidths(phases), phase_breakdown(phases), timeline::timeline("timeline", "I/O timeline", events, phases, overlap)];
     Page {
         title: title.into(),
         intro: Vec::new(),
@@ -123,7 +124,7 @@ pub fn study_page(title: &str, study: &Study, rows: &[Row]) -> Result<Page, Stri
     for (i, sweep) in study.sweeps.iter().enumerate() {
         if let Some(run) = representative_run(sweep) {
             let title = format!("{}: {}", sweep.manifest.label, run.config.name());
-            timelines.push(timeline::timeline(&format!("timeline-{i}"), &title, &run.events()?));
+            timelines.push(timeline::timeline(&format!("timeline-{i}"), &title, &run.events()?, &run.phases, run.overlap.as_ref()));
         }
     }
     Ok(Page {
@@ -175,9 +176,4 @@ pub fn study_report(dirs: &[PathBuf], selection: Selection) -> Result<(Study, Ve
     let labels: Vec<&str> = study.sweeps.iter().map(|s| s.manifest.label.as_str()).collect();
     let page = study_page(&format!("fieldstore benchmark study: {}", labels.join(", ")), &study, &rows)?;
     Ok((study, rows, page))
-}
-
-/// The rows' table as Markdown (also written as `summary.md`).
-pub fn markdown(rows: &[Row]) -> String {
-    study::markdown(rows)
 }

@@ -8,14 +8,15 @@ use std::collections::BTreeMap;
 
 use fieldstore_figures::{Axis, Band, Figure, Panel, Plot, Span};
 
-use crate::analyze::{self, IoEvent};
+use crate::analyze::{IoEvent, Overlap, PhaseMetrics};
 use crate::study::phase_order;
 
 /// Most spans drawn per process; shorter I/Os merge.
 pub const MAX_SPANS_PER_PROCESS: usize = 2000;
 
-/// The timeline figure of `events` (one run, any phases).
-pub fn timeline(id: &str, title: &str, events: &[IoEvent]) -> Figure {
+/// The timeline figure of `events` (one run, any phases), with the offsets of its `phases`
+/// and `overlap` as already analysed.
+pub fn timeline(id: &str, title: &str, events: &[IoEvent], phases: &[PhaseMetrics], overlap: Option<&Overlap>) -> Figure {
     let start = events.iter().map(|e| e.io_start).min().unwrap_or(0);
     let end = events.iter().map(|e| e.io_end).max().unwrap_or(start).max(start.saturating_add(1));
     let (unit, scale) = super::figures::time_unit((end - start) as f64 / 1e6);
@@ -36,7 +37,7 @@ pub fn timeline(id: &str, title: &str, events: &[IoEvent]) -> Figure {
             count: m.count,
         }));
     }
-    let bands = offsets(events).into_iter().map(|(label, s, e)| Band { label, start: seconds(s), end: seconds(e) }).collect();
+    let bands = offsets(phases, overlap).into_iter().map(|(label, s, e)| Band { label, start: seconds(s), end: seconds(e) }).collect();
     let names = rows.keys().map(|(node, process)| format!("{node}:{process}")).collect();
     Figure {
         id: id.into(),
@@ -88,18 +89,18 @@ fn merged(events: &[&IoEvent], resolution: u64) -> Vec<Merged> {
 
 /// The offsets as labelled intervals (microseconds): off_0 and off_f per phase, po_0 and po_f
 /// when the run wrote and read at once (its write and read phases overlap in time).
-fn offsets(events: &[IoEvent]) -> Vec<(String, u64, u64)> {
-    let mut phases = analyze::phases(events);
+fn offsets(phases: &[PhaseMetrics], overlap: Option<&Overlap>) -> Vec<(String, u64, u64)> {
+    let mut phases: Vec<&PhaseMetrics> = phases.iter().collect();
     phases.sort_by_key(|p| phase_order(&p.phase));
     let mut bands = Vec::new();
-    for p in &phases {
+    for p in phases.iter().copied() {
         bands.push((format!("{} off_0 {:.1} %", p.phase, p.off_0), p.start_us, p.last_first_start_us));
         bands.push((format!("{} off_f {:.1} %", p.phase, p.off_f), p.first_last_end_us, p.end_us));
     }
     let phase = |name: &str| phases.iter().find(|p| p.phase == name);
     if let (Some(w), Some(r)) = (phase("write"), phase("read")) {
         let at_once = w.start_us < r.end_us && r.start_us < w.end_us;
-        if let Some(o) = analyze::overlap(events, "write", "read").filter(|_| at_once) {
+        if let Some(o) = overlap.filter(|_| at_once) {
             bands.push((format!("po_0 {:.1} %", o.po_0), w.start_us.min(r.start_us), w.start_us.max(r.start_us)));
             bands.push((format!("po_f {:.1} %", o.po_f), w.end_us.min(r.end_us), w.end_us.max(r.end_us)));
         }
@@ -110,6 +111,12 @@ fn offsets(events: &[IoEvent]) -> Vec<(String, u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analyze;
+
+    /// The timeline of `events`, analysed here.
+    fn timeline_of(events: &[IoEvent]) -> Figure {
+        timeline("t", "run", events, &analyze::phases(events), analyze::overlap(events, "write", "read").as_ref())
+    }
 
     fn event(process: u32, phase: &str, start: u64, end: u64) -> IoEvent {
         IoEvent { node: "n".into(), process, phase: phase.into(), op: "io".into(), iteration: 0, bytes: 1, io_start: start, io_end: end }
@@ -120,7 +127,7 @@ mod tests {
         // write: p0 [1.0 s, 2.0 s], p1 [1.1 s, 2.3 s]; read: p2 [1.2 s, 2.0 s].
         let events =
             [event(0, "write", 1_000_000, 2_000_000), event(1, "write", 1_100_000, 2_300_000), event(2, "read", 1_200_000, 2_000_000)];
-        let f = timeline("t", "run", &events);
+        let f = timeline_of(&events);
         let Plot::Timeline { rows, spans, bands } = &f.panels[0].plot else { panic!() };
         assert_eq!(rows, &["n:0", "n:1", "n:2"]);
         assert_eq!(spans.len(), 3);
@@ -133,9 +140,9 @@ mod tests {
         assert_eq!(f.panels[0].x.label, "time since the first I/O (s)");
         assert!(bands.iter().any(|b| b.label == "write off_0 7.7 %"), "{bands:?}");
         let short = [event(0, "write", 0, 500), event(1, "write", 100, 400)];
-        assert_eq!(timeline("t", "run", &short).panels[0].x.label, "time since the first I/O (ms)");
+        assert_eq!(timeline_of(&short).panels[0].x.label, "time since the first I/O (ms)");
         let one_after_another = [event(0, "write", 0, 1_000_000), event(1, "read", 2_000_000, 3_000_000)];
-        let Plot::Timeline { bands, .. } = &timeline("t", "run", &one_after_another).panels[0].plot else { panic!() };
+        let Plot::Timeline { bands, .. } = &timeline_of(&one_after_another).panels[0].plot else { panic!() };
         assert!(!bands.iter().any(|b| b.label.starts_with("po_")), "no overlap offsets for phases one after another");
     }
 
@@ -149,7 +156,7 @@ mod tests {
                 ..event((i % 2) as u32, "write", 1_000 + i * 10, 1_005 + i * 10)
             })
             .collect();
-        let f = timeline("t", "run", &events);
+        let f = timeline_of(&events);
         let marks = f.panels[0].plot.marks();
         assert!((6..=2 * 3 * MAX_SPANS_PER_PROCESS).contains(&marks), "{marks} spans for 50,000 I/Os");
     }
