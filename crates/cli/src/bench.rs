@@ -38,10 +38,10 @@ pub enum BenchCommand {
 #[derive(Args)]
 pub struct S3RawArgs {
     /// Objects to PUT, then GET
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, value_parser = count, default_value_t = 1000)]
     objects: usize,
     /// Bytes per object
-    #[arg(long, default_value_t = 1048576)]
+    #[arg(long, value_parser = field_bytes, default_value_t = 1048576)]
     size: usize,
     /// Requests in flight
     #[arg(long, default_value_t = 1)]
@@ -59,7 +59,7 @@ pub struct PointArgs {
     /// The request, e.g. class=od,...,step=500,levelist=3,param=7
     request: String,
     /// Warm repetitions
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, value_parser = count, default_value_t = 20)]
     reps: usize,
     #[arg(long)]
     json: bool,
@@ -67,13 +67,13 @@ pub struct PointArgs {
 
 #[derive(Args)]
 pub struct ExplicitKeysArgs {
-    #[arg(long)]
+    #[arg(long, value_parser = count)]
     nsteps: usize,
-    #[arg(long)]
+    #[arg(long, value_parser = count)]
     nlevels: usize,
-    #[arg(long)]
+    #[arg(long, value_parser = count)]
     nparams: usize,
-    #[arg(long)]
+    #[arg(long, value_parser = field_bytes)]
     field_size: usize,
     #[arg(long, default_value_t = 1)]
     member: usize,
@@ -84,14 +84,14 @@ pub struct ExplicitKeysArgs {
 
 #[derive(Args)]
 pub struct HammerArgs {
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, value_parser = count, default_value_t = 10)]
     nsteps: usize,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, value_parser = count, default_value_t = 10)]
     nparams: usize,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, value_parser = count, default_value_t = 10)]
     nlevels: usize,
     /// Ensemble members written by this process
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_parser = count, default_value_t = 1)]
     nensembles: usize,
     /// First ensemble member
     #[arg(long, default_value_t = 1)]
@@ -110,7 +110,7 @@ pub struct HammerArgs {
     #[arg(long, default_value = "0001")]
     expver: String,
     /// Synthetic payload size in bytes (without --template)
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, value_parser = field_bytes, default_value_t = 1 << 20)]
     field_size: usize,
     /// A GRIB file whose first message is the template (keys set per field with ecCodes)
     #[arg(long)]
@@ -194,7 +194,7 @@ pub struct SweepArgs {
     /// --sizes' order (small sizes need more to run long enough to measure)
     #[arg(long, default_value = "64", value_delimiter = ',')]
     count: Vec<usize>,
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, value_parser = count, default_value_t = 3)]
     reps: usize,
     /// ior's and field-io's pool, as for those benchmarks (each run gets a place of its own
     /// in it); default: a directory in each run's
@@ -217,10 +217,10 @@ pub struct FieldIoArgs {
     #[arg(long, value_enum, default_value = "full")]
     mode: Mode,
     /// Object size in bytes
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, value_parser = field_bytes, default_value_t = 1 << 20)]
     size: usize,
     /// Fields per process
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, value_parser = count, default_value_t = 100)]
     iterations: usize,
     /// One forecast index shared by all processes (contention) instead of one each
     #[arg(long)]
@@ -276,10 +276,10 @@ impl ObjectRunArgs {
 #[derive(Args)]
 pub struct IorArgs {
     /// Segments per process (IOR's -s)
-    #[arg(long, short = 's', default_value_t = 100)]
+    #[arg(long, value_parser = count, short = 's', default_value_t = 100)]
     segments: usize,
     /// Bytes per transfer and per block (IOR's -t and -b)
-    #[arg(long, short = 't', default_value_t = 1 << 20)]
+    #[arg(long, value_parser = field_bytes, short = 't', default_value_t = 1 << 20)]
     transfer: usize,
     #[command(flatten)]
     objects: ObjectRunArgs,
@@ -318,16 +318,16 @@ pub struct CompareArgs {
     /// The FDB5 peer script
     #[arg(long, default_value = "../shared/peer/fdb5-peer.sh")]
     peer: PathBuf,
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, value_parser = count, default_value_t = 100)]
     nsteps: usize,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, value_parser = count, default_value_t = 10)]
     nlevels: usize,
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, value_parser = count, default_value_t = 10)]
     nparams: usize,
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, value_parser = field_bytes, default_value_t = 4096)]
     field_size: usize,
     /// Repetitions (the best of each is reported, with the spread)
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, value_parser = count, default_value_t = 3)]
     reps: usize,
     /// Processes of each system running at once (ensemble members 1..=N, one dataset)
     #[arg(long, default_value_t = 1)]
@@ -347,6 +347,41 @@ pub struct CompareArgs {
     c_harness: Option<PathBuf>,
     #[arg(long)]
     json: bool,
+}
+
+/// The largest field or object a benchmark makes (each is held in memory at once).
+const MAX_FIELD_BYTES: usize = 1 << 30;
+/// The largest count a benchmark argument takes.
+const MAX_COUNT: usize = 1_000_000;
+
+/// A byte size argument, bounded before it sizes an allocation.
+fn field_bytes(text: &str) -> Result<usize, String> {
+    let bytes: usize = text.parse().map_err(|e| format!("{text:?} is not a number of bytes ({e})"))?;
+    match bytes <= MAX_FIELD_BYTES {
+        true => Ok(bytes),
+        false => Err(format!("{bytes} bytes is more than the {MAX_FIELD_BYTES} (1 GiB) a benchmark's field may hold")),
+    }
+}
+
+/// A count argument, bounded before it sizes a loop or an allocation.
+fn count(text: &str) -> Result<usize, String> {
+    let n: usize = text.parse().map_err(|e| format!("{text:?} is not a count ({e})"))?;
+    match n <= MAX_COUNT {
+        true => Ok(n),
+        false => Err(format!("{n} is more than the {MAX_COUNT} a benchmark counts to")),
+    }
+}
+
+/// The bytes of `counts` multiplied, fields of `field_size` bytes each, or an error where they
+/// would not fit in 64 bits.
+fn workload_bytes(counts: &[usize], field_size: usize) -> anyhow::Result<u64> {
+    let total = counts.iter().chain([&field_size]).try_fold(1u64, |acc, &n| acc.checked_mul(n as u64));
+    total.with_context(|| {
+        format!(
+            "a workload of {} fields of {field_size} bytes is more than 2^64 bytes",
+            counts.iter().map(usize::to_string).collect::<Vec<_>>().join(" x ")
+        )
+    })
 }
 
 pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::Result<()> {
@@ -516,6 +551,7 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
     } else {
         Check::None
     };
+    workload_bytes(&[a.nsteps, a.nlevels, a.nparams, a.nensembles], a.field_size)?;
     let payload = match &a.template {
         Some(_) if check != Check::None => {
             bail!("--md-check and --full-check need a synthetic payload (--field-size), not a GRIB template")
@@ -702,6 +738,7 @@ fn s3_raw(a: &S3RawArgs, config: Option<&std::path::Path>) -> anyhow::Result<()>
 }
 
 fn explicit_keys(a: &ExplicitKeysArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    workload_bytes(&[a.nsteps, a.nlevels, a.nparams], a.field_size)?;
     let w = Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: a.member };
     let config = config.context("bench explicit-keys needs --config (see bench compare)")?;
     let mode = if a.read { compare::Mode::Read } else { compare::Mode::Write };
@@ -715,6 +752,7 @@ fn explicit_keys(a: &ExplicitKeysArgs, config: Option<&std::path::Path>) -> anyh
 }
 
 fn compare(a: &CompareArgs) -> anyhow::Result<()> {
+    workload_bytes(&[a.nsteps, a.nlevels, a.nparams, a.procs], a.field_size)?;
     let comparison = Comparison {
         root: a.root.clone(),
         peer: a.peer.clone(),

@@ -238,7 +238,7 @@ pub fn print_status(states: &[(Key, BTreeSet<ControlAction>)], json: bool) -> an
 
 pub fn print_info(config: &Config, datasets: usize, json: bool) -> anyhow::Result<()> {
     let schema = config.schema.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "fieldstore default schema".into());
-    let option_text = |b: &fieldstore::config::BackendConfig| serde_json::to_value(&b.options).unwrap_or_default();
+    let option_text = |b: &fieldstore::config::BackendConfig| serde_json::to_value(b.shown_options()).unwrap_or_default();
     let info = serde_json::json!({
         "version": env!("CARGO_PKG_VERSION"),
         "config": config.source,

@@ -498,7 +498,7 @@ fn parameter_names_case_and_explanations_as_fdb5_users_write_them() {
         assert!(!stderr.contains("ECCODES"), "{request}: {stderr}");
     }
     let why = String::from_utf8_lossy(&env.run(&["list", "class=od,expver=0001,stream=xxxx"]).stderr).into_owned();
-    assert!(why.contains("no data set has stream=xxxx") && !why.contains("no data set has class=od"), "{why}");
+    assert!(why.contains("no data set of class=od,expver=0001 has stream=xxxx") && !why.contains("no data set has class=od"), "{why}");
 }
 
 /// A typo never widens a command, odd inputs are read or refused by name, and a closed or
@@ -631,4 +631,55 @@ fn bench_explicit_keys_writes_then_reads_in_a_new_process() {
     assert_eq!(phases(&written), ["archive 24 2400", "list 24 2400", "retrieve 24 2400"]);
     let read = env.ok(&[&["--config", config, "bench", "explicit-keys"], &workload[..], &["--read"]].concat());
     assert_eq!(phases(&read), ["list 24 2400", "retrieve 24 2400"]);
+}
+
+/// `info` shows an S3 section's keys but never its secret key (checked against the tests' S3
+/// server, as `info` reaches the store; tokens: `BackendConfig::shown_options`'s test).
+#[test]
+fn info_never_prints_a_credential() {
+    let Some(server) = fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_") else { return };
+    let env = Env::new();
+    let config = env.path("s3.yaml");
+    let store = format!(
+        "{{type: s3, endpoint: '{}', bucket: {}, prefix: info-test/, access_key_id: {}, secret_access_key: '{}'}}",
+        server.endpoint,
+        fieldstore_testing::S3_TEST_BUCKET,
+        server.access_key,
+        server.secret_key
+    );
+    std::fs::write(&config, format!("catalogue: {{type: posix, root: {}}}\nstore: {store}\n", env.root.display())).unwrap();
+    env.ok(&["--config", &config, "archive", &env.sample("one.grib", &["--steps", "0"])]);
+    for args in [&["--config", &config, "info"][..], &["--config", &config, "info", "--json"]] {
+        let shown = env.ok(args);
+        assert!(shown.contains(&server.access_key) && shown.contains("(secret)"), "{shown}");
+        assert!(!shown.contains(&server.secret_key), "{shown}");
+    }
+}
+
+/// What an attacker tried on the command line: names outside ecCodes' alphabet (which crashed
+/// it), numbers that size allocations, a combination never stored whose every value is.
+#[test]
+fn hostile_arguments_are_refused_by_name() {
+    let env = Env::new();
+    let file = env.sample("ens.grib", &["--steps", "0"]);
+    for (modifier, named) in [("é=1", "\"é\""), ("shortNamé=t", "\"shortNamé\""), ("paramId=é", "paramId=\"é\"")] {
+        let err = env.fails(&["archive", "--modifiers", modifier, &file]);
+        assert!(err.contains(named), "{modifier}: {err}");
+    }
+    for size in ["18446744073709551615", "1000000000000"] {
+        let err = env.fails(&["bench", "hammer", "--field-size", size]);
+        assert!(err.contains("--field-size") && err.contains("1 GiB"), "{size}: {err}");
+    }
+    let err = env.fails(&["bench", "hammer", "--nsteps", "99999999999"]);
+    assert!(err.contains("--nsteps") && err.contains("1000000"), "{err}");
+    // One flush of member 1 at step 0 and member 2 at step 6: member 2 at step 0 is not stored.
+    let one = env.sample("one.grib", &["--stream", "enfo", "--type", "pf", "--numbers", "1", "--steps", "0"]);
+    let two = env.sample("two.grib", &["--stream", "enfo", "--type", "pf", "--numbers", "2", "--steps", "6"]);
+    let mixed = env.path("mixed.grib");
+    std::fs::write(&mixed, [std::fs::read(one).unwrap(), std::fs::read(two).unwrap()].concat()).unwrap();
+    env.ok(&["archive", &mixed]);
+    let out = env.path("none.grib");
+    let err = env.fails(&["retrieve", "class=od,expver=0001,number=2,step=0", "-o", &out]);
+    assert!(err.contains("no field of") && err.contains("number=2") && err.contains("not together"), "{err}");
+    assert!(!Path::new(&out).exists(), "nothing is written for nothing matched");
 }

@@ -239,15 +239,14 @@ fn child_power_cut_check() {
     }
 }
 
-/// Runs the workload under the recorder; returns its log.
-fn record_workload(dir: &Path, commit: &str) -> Vec<Change> {
+/// Runs the workload under the recorder; returns its log, or `None` (said) where the fault
+/// library is not built.
+fn record_workload(dir: &Path, commit: &str) -> Option<Vec<Change>> {
     let (root, log) = (dir.join("root"), dir.join("log"));
     std::fs::create_dir_all(&log).unwrap();
     std::fs::write(log.join("ops"), "").unwrap();
     // Beside this test's directory (target/PROFILE/deps): built with the workspace.
-    let exe = std::env::current_exe().unwrap();
-    let injector = exe.parent().and_then(Path::parent).unwrap().join("libfieldstore_faults.so");
-    assert!(injector.exists(), "{} is missing: build the workspace first (cargo build --workspace)", injector.display());
+    let injector = fieldstore_testing::workspace_library("libfieldstore_faults.so", "fieldstore-faults")?;
     let status = Command::new(std::env::current_exe().unwrap())
         .args(["child_power_loss_workload", "--exact", "--nocapture", "--test-threads=1", "--quiet"])
         .env(CHILD_ENV, format!("power-loss:{commit}:{}:{}", root.display(), log.display()))
@@ -257,7 +256,7 @@ fn record_workload(dir: &Path, commit: &str) -> Vec<Change> {
         .status()
         .unwrap();
     assert!(status.success(), "the workload failed");
-    read_log(&log, &root)
+    Some(read_log(&log, &root))
 }
 
 /// Checks one crash state, `done` steps having returned before the crash.
@@ -308,13 +307,17 @@ fn states_per_point() -> usize {
     std::env::var("FIELDSTORE_POWER_LOSS_STATES").map_or(2, |n| n.parse().expect("FIELDSTORE_POWER_LOSS_STATES is a number"))
 }
 
-/// The log of the workload in a layout, recorded once per test process.
-fn recorded(layout: &str) -> Arc<Vec<Change>> {
+/// The log of the workload in a layout, recorded once per test process; `None` (said) where
+/// it cannot be recorded.
+fn recorded(layout: &str) -> Option<Arc<Vec<Change>>> {
     static LOGS: Mutex<BTreeMap<String, Arc<Vec<Change>>>> = Mutex::new(BTreeMap::new());
     let mut logs = LOGS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let log = logs.entry(layout.to_string()).or_insert_with(|| {
+    if let Some(log) = logs.get(layout) {
+        return Some(log.clone());
+    }
+    let log = {
         let dir = tempfile::tempdir().unwrap();
-        let changes = record_workload(dir.path(), layout);
+        let changes = record_workload(dir.path(), layout)?;
         let marks = changes.iter().filter(|c| matches!(c, Change::Mark)).count();
         assert_eq!(marks, steps().len(), "every step marked");
         if std::env::var("FIELDSTORE_POWER_LOSS_DUMP").is_ok() {
@@ -324,8 +327,9 @@ fn recorded(layout: &str) -> Arc<Vec<Change>> {
             }
         }
         Arc::new(changes)
-    });
-    log.clone()
+    };
+    logs.insert(layout.to_string(), log.clone());
+    Some(log)
 }
 
 /// The states to check at one point of a log, each with its name.
@@ -333,7 +337,7 @@ type Draw<'a> = &'a mut dyn FnMut() -> Vec<(String, Box<dyn Fates>)>;
 
 /// Checks the states `draw` gives at every point of the log of one layout; returns how many.
 fn explore(layout: &str, draw: Draw) -> usize {
-    let changes = recorded(layout);
+    let Some(changes) = recorded(layout) else { return 0 };
     let dir = tempfile::tempdir().unwrap();
     let mut simulation = Simulation::new();
     let (mut checked, mut failures, mut done) = (0, Vec::new(), 0);

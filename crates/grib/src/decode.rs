@@ -263,6 +263,10 @@ fn point_coordinates(h: &Handle<'_>) -> Result<(Vec<f64>, Vec<f64>)> {
 /// The text values of `keys` in `message`, `None` for those it has not.
 pub fn text_keys(message: &[u8], keys: &[String]) -> Result<Vec<Option<String>>> {
     let h = handle(message)?;
+    // A name ecCodes cannot take is the caller's error, not a key the message lacks.
+    for key in keys {
+        crate::handle::c_key(key)?;
+    }
     let values = keys.iter().map(|k| h.get_string(k).ok()).collect();
     // Keys it has not are answers here, not errors to report later.
     crate::take_errors();
@@ -272,6 +276,7 @@ pub fn text_keys(message: &[u8], keys: &[String]) -> Result<Vec<Option<String>>>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fieldstore_core::error::ErrorKind;
 
     /// How many values `message` decodes to, by ecCodes.
     fn value_count(message: &[u8]) -> usize {
@@ -281,6 +286,18 @@ mod tests {
     /// `message`'s values through ecCodes alone: what [`decode_values`] is checked against.
     fn decode_values_with_ecodes(message: &[u8], out: &mut [f64]) -> Result<()> {
         handle(message)?.get_double_array("values", out)
+    }
+
+    #[test]
+    fn key_names_outside_ecodes_alphabet_are_refused_by_name() {
+        let message = crate::sample_message("regular_ll_sfc_grib2", &[]).unwrap();
+        let got = text_keys(&message, &["shortName".into(), "noSuchKey".into()]).unwrap();
+        assert_eq!(got, [Some("t".to_string()), None]);
+        for bad in ["é", "shortNamé", "a\0b", ""] {
+            let err = text_keys(&message, &["shortName".into(), bad.into()]).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::BadRequest, "{err}");
+            assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::os::raw::c_long;
 use std::ptr;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 
 use crate::ffi;
 
@@ -56,8 +56,29 @@ fn failure(context: String, code: i32) -> Error {
     Error::Grib { context, message }
 }
 
-fn c_key(key: &str) -> CString {
-    CString::new(key).expect("ecCodes key names have no NUL")
+/// Longest key name passed to ecCodes (its own names are far shorter).
+const MAX_KEY_NAME: usize = 255;
+
+/// `key` as ecCodes takes it, or an error naming it: ecCodes reads past or crashes on names
+/// outside ASCII (`shortNamé`), so only its own alphabet is passed (letters, digits, `_`, `.`,
+/// `:` and `-`, as in `mars.param` or `shortName:s`).
+pub(crate) fn c_key(key: &str) -> Result<CString> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
+    if key.is_empty() || key.len() > MAX_KEY_NAME || !key.chars().all(allowed) {
+        return Err(Error::new(
+            ErrorKind::BadRequest,
+            format!("ecCodes key {key:?}: not a key name (1 to {MAX_KEY_NAME} ASCII letters, digits, '_', '.', ':' or '-')"),
+        ));
+    }
+    Ok(CString::new(key).expect("checked: ASCII without NUL"))
+}
+
+/// `value` as ecCodes takes a text value, or an error naming `key`: printable ASCII only.
+fn c_text(key: &str, value: &str) -> Result<CString> {
+    if !value.chars().all(|c| c.is_ascii_graphic() || c == ' ') {
+        return Err(Error::new(ErrorKind::BadRequest, format!("setting {key}={value:?}: a GRIB text value is printable ASCII")));
+    }
+    Ok(CString::new(value).expect("checked: ASCII without NUL"))
 }
 
 impl<'a> Handle<'a> {
@@ -73,7 +94,7 @@ impl<'a> Handle<'a> {
     pub fn get_long(&self, key: &str) -> Result<i64> {
         let mut v: c_long = 0;
         // SAFETY: valid handle and NUL-terminated key.
-        let rc = unsafe { ffi::codes_get_long(self.ptr, c_key(key).as_ptr(), &mut v) };
+        let rc = unsafe { ffi::codes_get_long(self.ptr, c_key(key)?.as_ptr(), &mut v) };
         if rc != 0 {
             return Err(failure(format!("key '{key}'"), rc));
         }
@@ -84,7 +105,7 @@ impl<'a> Handle<'a> {
     pub fn get_double(&self, key: &str) -> Result<f64> {
         let mut v = 0.0;
         // SAFETY: valid handle and NUL-terminated key.
-        let rc = unsafe { ffi::codes_get_double(self.ptr, c_key(key).as_ptr(), &mut v) };
+        let rc = unsafe { ffi::codes_get_double(self.ptr, c_key(key)?.as_ptr(), &mut v) };
         if rc != 0 {
             return Err(failure(format!("key '{key}'"), rc));
         }
@@ -95,7 +116,7 @@ impl<'a> Handle<'a> {
     pub fn get_size(&self, key: &str) -> Result<usize> {
         let mut n = 0usize;
         // SAFETY: valid handle and NUL-terminated key.
-        let rc = unsafe { ffi::codes_get_size(self.ptr, c_key(key).as_ptr(), &mut n) };
+        let rc = unsafe { ffi::codes_get_size(self.ptr, c_key(key)?.as_ptr(), &mut n) };
         if rc != 0 {
             return Err(failure(format!("key '{key}'"), rc));
         }
@@ -107,7 +128,7 @@ impl<'a> Handle<'a> {
     pub fn get_double_array(&self, key: &str, out: &mut [f64]) -> Result<()> {
         let mut len = out.len();
         // SAFETY: out is writable for len values; ecCodes writes at most len and says how many.
-        let rc = unsafe { ffi::codes_get_double_array(self.ptr, c_key(key).as_ptr(), out.as_mut_ptr(), &mut len) };
+        let rc = unsafe { ffi::codes_get_double_array(self.ptr, c_key(key)?.as_ptr(), out.as_mut_ptr(), &mut len) };
         if rc != 0 {
             return Err(failure(format!("key '{key}' ({} values)", out.len()), rc));
         }
@@ -122,7 +143,7 @@ impl<'a> Handle<'a> {
         let mut buf = vec![0u8; 1024];
         let mut len = buf.len();
         // SAFETY: buf is writable for len bytes; ecCodes writes a NUL-terminated string.
-        let rc = unsafe { ffi::codes_get_string(self.ptr, c_key(key).as_ptr(), buf.as_mut_ptr().cast(), &mut len) };
+        let rc = unsafe { ffi::codes_get_string(self.ptr, c_key(key)?.as_ptr(), buf.as_mut_ptr().cast(), &mut len) };
         if rc != 0 {
             return Err(failure(format!("key '{key}'"), rc));
         }
@@ -133,7 +154,7 @@ impl<'a> Handle<'a> {
     /// Sets `key` to an integer.
     pub fn set_long(&mut self, key: &str, value: i64) -> Result<()> {
         // SAFETY: valid handle and key.
-        let rc = unsafe { ffi::codes_set_long(self.ptr, c_key(key).as_ptr(), value as c_long) };
+        let rc = unsafe { ffi::codes_set_long(self.ptr, c_key(key)?.as_ptr(), value as c_long) };
         if rc != 0 {
             return Err(failure(format!("setting {key}={value}"), rc));
         }
@@ -142,10 +163,10 @@ impl<'a> Handle<'a> {
 
     /// Sets `key` to a text value.
     pub fn set_string(&mut self, key: &str, value: &str) -> Result<()> {
-        let v = CString::new(value).map_err(|_| Error::Grib { context: format!("setting {key}"), message: "value contains NUL".into() })?;
+        let v = c_text(key, value)?;
         let mut len = value.len();
         // SAFETY: valid handle, key and value.
-        let rc = unsafe { ffi::codes_set_string(self.ptr, c_key(key).as_ptr(), v.as_ptr(), &mut len) };
+        let rc = unsafe { ffi::codes_set_string(self.ptr, c_key(key)?.as_ptr(), v.as_ptr(), &mut len) };
         if rc != 0 {
             return Err(failure(format!("setting {key}={value}"), rc));
         }
@@ -155,7 +176,7 @@ impl<'a> Handle<'a> {
     /// Sets the array key `key` (e.g. `values`) to a copy of `values`.
     pub fn set_double_array(&mut self, key: &str, values: &[f64]) -> Result<()> {
         // SAFETY: valid handle; values is readable for its length; ecCodes copies them.
-        let rc = unsafe { ffi::codes_set_double_array(self.ptr, c_key(key).as_ptr(), values.as_ptr(), values.len()) };
+        let rc = unsafe { ffi::codes_set_double_array(self.ptr, c_key(key)?.as_ptr(), values.as_ptr(), values.len()) };
         if rc != 0 {
             return Err(failure(format!("setting {key} ({} values)", values.len()), rc));
         }
@@ -164,7 +185,7 @@ impl<'a> Handle<'a> {
 
     /// The names of the keys in an ecCodes namespace (e.g. `mars`).
     pub fn namespace_keys(&self, namespace: &str) -> Vec<String> {
-        let ns = c_key(namespace);
+        let Ok(ns) = c_key(namespace) else { return Vec::new() };
         // SAFETY: valid handle; the iterator is deleted below.
         let it = unsafe { ffi::codes_keys_iterator_new(self.ptr, ffi::KEYS_ITERATOR_ALL_KEYS, ns.as_ptr()) };
         if it.is_null() {
@@ -210,7 +231,7 @@ impl Handle<'static> {
     /// A new handle from one of ecCodes' GRIB samples (e.g. `GRIB2`, `reduced_gg_pl_32_grib1`).
     pub fn from_sample(name: &str) -> Result<Handle<'static>> {
         quiet();
-        let n = c_key(name);
+        let n = c_key(name)?;
         // SAFETY: NUL-terminated sample name; ecCodes owns the new handle's memory.
         let ptr = unsafe { ffi::codes_grib_handle_new_from_samples(ptr::null_mut(), n.as_ptr()) };
         if ptr.is_null() {

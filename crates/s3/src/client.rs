@@ -59,17 +59,38 @@ struct Settings {
     retry: RetryConfig,
 }
 
+/// `endpoint` if it is an `http://` or `https://` URL of a host and nothing else, else an
+/// error naming what is wrong, before any client thread starts (`object_store` panics on some
+/// URLs it cannot parse). A URL holding a user name or password is refused without echoing
+/// it: credentials belong in their own keys, which are never printed.
+fn checked_endpoint(endpoint: &str, section: &str) -> Result<String> {
+    let bad = |what: String| Err(Error::new(ErrorKind::BadConfig, format!("{section} (type 's3'): endpoint {what}")));
+    if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+        return bad(format!("{:?} is not an http:// or https:// URL", endpoint.split('@').next_back().unwrap_or_default()));
+    }
+    let url = match url::Url::parse(endpoint) {
+        Ok(url) => url,
+        // The URL's text is echoed only where it cannot hold a password.
+        Err(e) if endpoint.contains('@') => return bad(format!("is not a URL ({e})")),
+        Err(e) => return bad(format!("{endpoint:?} is not a URL ({e})")),
+    };
+    if !url.username().is_empty() || url.password().is_some() {
+        return bad("holds a user name or password: give access_key_id and secret_access_key instead".into());
+    }
+    if url.host_str().is_none_or(str::is_empty) || url.query().is_some() || url.fragment().is_some() {
+        return bad(format!("{endpoint:?} must name a host and nothing else (scheme://host[:port][/path])"));
+    }
+    Ok(endpoint.to_string())
+}
+
 impl S3Client {
     /// A client of `bucket` at the section's endpoint, not checked (see [`S3Client::connect`]).
     pub fn unchecked(config: &S3Config, bucket: &str, section: &str) -> Result<S3Client> {
         let credentials = config.credentials(section)?;
-        let endpoint = config.endpoint.clone().unwrap_or_else(|| format!("https://s3.{}.amazonaws.com", config.region));
-        if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
-            return Err(Error::new(
-                ErrorKind::BadConfig,
-                format!("{section} (type 's3'): endpoint {endpoint:?} is not an http:// or https:// URL"),
-            ));
-        }
+        let endpoint = match &config.endpoint {
+            Some(endpoint) => checked_endpoint(endpoint, section)?,
+            None => format!("https://s3.{}.amazonaws.com", config.region),
+        };
         let timeout = Duration::from_secs(config.timeout_seconds.get().into());
         let options = ClientOptions::new()
             .with_allow_http(endpoint.starts_with("http://"))

@@ -74,6 +74,39 @@ pub fn daos_emulation() -> Option<(String, PathBuf)> {
     Some((library, root))
 }
 
+/// A library the workspace builds beside the binaries under test (`target/PROFILE/NAME`, such
+/// as the fault injector `libfieldstore_faults.so`), or `None` after saying that the running
+/// test skips what needs it: `cargo test -p ...` alone does not build another package's
+/// library.
+pub fn workspace_library(file: &str, package: &str) -> Option<PathBuf> {
+    let built = build_dir().join(file);
+    match built.exists() {
+        true => Some(built),
+        false => skip(&format!("{} (not built)", built.display()), &format!("cargo build -p {package} (or cargo build --workspace)")),
+    }
+}
+
+/// Whether Ceph's client library `librados.so.2` can be loaded, else `false` (said): a
+/// machine without Ceph still runs the tests that need no cluster.
+pub fn librados() -> bool {
+    let name = std::ffi::CString::new("librados.so.2").expect("no NUL");
+    // SAFETY: dlopen with a valid C string; the handle is closed at once.
+    let handle = unsafe { dlopen(name.as_ptr(), RTLD_NOW) };
+    if handle.is_null() {
+        return skip::<()>("Ceph's client library librados.so.2", "Debian: apt-get install librados2 (scripts/test.sh does)").is_some();
+    }
+    // SAFETY: a handle dlopen returned, closed once.
+    unsafe { dlclose(handle) };
+    true
+}
+
+const RTLD_NOW: std::ffi::c_int = 2;
+
+extern "C" {
+    fn dlopen(filename: *const std::ffi::c_char, flags: std::ffi::c_int) -> *mut std::ffi::c_void;
+    fn dlclose(handle: *mut std::ffi::c_void) -> std::ffi::c_int;
+}
+
 /// Whether a browser for the report tests is installed (`chromium`), else `None` (said).
 pub fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();

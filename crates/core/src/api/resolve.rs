@@ -219,7 +219,9 @@ impl FieldStore {
         }
         let mut matches = r.matches;
         sort_fields(&mut matches.fields, &r.groups, r.field_order);
-        if matches.datasets.is_empty() {
+        // A list of fields (and a retrieve) that found none says why, even where data sets
+        // and indexes matched: every value asked may be stored, but never together.
+        if matches.datasets.is_empty() || (options.depth >= 3 && matches.fields.is_empty()) {
             matches.explanation = Some(r.why.explain());
         }
         Ok(matches)
@@ -244,6 +246,8 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
         r.why.add(1, format!("data set {dataset} matches no rule of its own schema"));
         return Ok(());
     };
+    let matching = r.asked.matching_keywords(dataset, schema, &first.levels[..1])?;
+    r.why.dataset_met(dataset, matching);
     if let Some(m) = r.asked.first_mismatch(dataset, schema, &first.levels[..1])? {
         r.why.dataset_mismatch(m);
         return Ok(());
@@ -299,6 +303,9 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
     for (index, Plan { constraints, types, order }) in chosen {
         let group = r.group(dataset, &index.collocation, &types)?;
         let entries = matching_entries(view, &index, &constraints)?;
+        if entries.is_empty() {
+            r.why.note(4, || describe_no_combination(dataset, &index, &constraints));
+        }
         let element_types = &types[dataset.len() + index.collocation.len()..];
         let g = &mut r.groups[group];
         if g.seen.is_none() && g.may_overlap(&index) {
@@ -550,6 +557,18 @@ fn describe_off_axis(kw: &str, asked: &str, place: &str, stored: &BTreeSet<Strin
     format!("{kw}={asked} is not on the axis (stored: {shown}{more}) in {place}")
 }
 
+/// Why an index whose axes hold each asked value has no entry of their combinations.
+fn describe_no_combination(dataset: &Key, index: &IndexInfo, constraints: &[Option<Vec<String>>]) -> String {
+    let asked: Vec<String> = index
+        .element_keywords
+        .iter()
+        .zip(constraints)
+        .filter_map(|(kw, c)| c.as_ref().map(|values| format!("{kw}={}", values.join("/"))))
+        .collect();
+    let place = format!("{{{dataset}}}{{{}}}", index.collocation.display_non_empty());
+    format!("no field of {place} has {} (each value is stored, but not together)", asked.join(","))
+}
+
 /// A request's canonical values per keyword and type, computed once.
 struct Asked<'r> {
     request: &'r Request,
@@ -562,6 +581,8 @@ struct Mismatch {
     keyword: String,
     stored: String,
     asked: Vec<String>,
+    /// The keywords before it whose stored values the request asks for, with those values.
+    matched: Key,
 }
 
 impl Asked<'_> {
@@ -586,14 +607,27 @@ impl Asked<'_> {
 
     /// The first keyword of a stored key whose value the request does not ask for.
     fn first_mismatch(&mut self, key: &Key, schema: &Schema, rules: &[&Rule]) -> Result<Option<Mismatch>> {
+        let mut matched = Key::new();
         for (k, v) in key.iter() {
             if let Some(asked) = self.values(k, schema.type_of(rules, k))? {
                 if !asked.iter().any(|a| a == v) {
-                    return Ok(Some(Mismatch { keyword: k.to_string(), stored: v.to_string(), asked: asked.to_vec() }));
+                    return Ok(Some(Mismatch { keyword: k.to_string(), stored: v.to_string(), asked: asked.to_vec(), matched }));
                 }
+                matched.push(k, v);
             }
         }
         Ok(None)
+    }
+
+    /// The keywords of a stored key whose values the request asks for.
+    fn matching_keywords(&mut self, key: &Key, schema: &Schema, rules: &[&Rule]) -> Result<BTreeSet<String>> {
+        let mut matching = BTreeSet::new();
+        for (k, v) in key.iter() {
+            if self.values(k, schema.type_of(rules, k))?.is_some_and(|asked| asked.iter().any(|a| a == v)) {
+                matching.insert(k.to_string());
+            }
+        }
+        Ok(matching)
     }
 
     /// Per element keyword, the asked values (`None` = any).
@@ -609,8 +643,12 @@ struct Why {
     /// Asked values off an index's axis, by keyword, asked values and collocation, with the
     /// values stored: one reason per collocation, however many indexes it has.
     off_axis: BTreeMap<(String, String, String), (KeywordType, BTreeSet<String>)>,
-    /// Dataset-level mismatches: keyword -> (asked values, stored values seen).
-    dataset: BTreeMap<String, (Vec<String>, BTreeSet<String>)>,
+    /// Dataset-level mismatches: (the asked values matched before the keyword, keyword) ->
+    /// (asked values, stored values seen).
+    dataset: BTreeMap<(Key, String), (Vec<String>, BTreeSet<String>)>,
+    /// Every data set met, with the keywords whose values the request asks for: a mismatch
+    /// of one data set says nothing of the store where another data set holds the value.
+    datasets_met: Vec<(Key, BTreeSet<String>)>,
 }
 
 impl Why {
@@ -651,14 +689,36 @@ impl Why {
         if m.asked.is_empty() {
             return; // a value the data set's type cannot read: said as such
         }
-        let entry = self.dataset.entry(m.keyword).or_insert_with(|| (m.asked, BTreeSet::new()));
+        let entry = self.dataset.entry((m.matched, m.keyword)).or_insert_with(|| (m.asked, BTreeSet::new()));
         entry.1.insert(m.stored);
     }
 
+    /// Notes a data set met, with the keywords of its key whose values the request asks for.
+    fn dataset_met(&mut self, dataset: &Key, matching: BTreeSet<String>) {
+        self.datasets_met.push((dataset.clone(), matching));
+    }
+
+    /// Whether some data set met has the values of `matched` and an asked value of `keyword`.
+    fn some_dataset_has(&self, matched: &Key, keyword: &str) -> bool {
+        self.datasets_met.iter().any(|(key, matching)| matching.contains(keyword) && matched.iter().all(|(k, v)| key.get(k) == Some(v)))
+    }
+
     fn explain(mut self) -> String {
-        for (kw, (asked, stored)) in std::mem::take(&mut self.dataset) {
+        for ((matched, kw), (asked, stored)) in std::mem::take(&mut self.dataset) {
+            // Each data set names its first keyword off the request; only where no data set
+            // at all holds the asked value (after the same matched values) is that the reason.
+            if self.some_dataset_has(&matched, &kw) {
+                continue;
+            }
             let stored: Vec<&str> = stored.iter().take(12).map(String::as_str).collect();
-            self.add(1, format!("no data set has {kw}={} (stored data sets have {kw}={})", asked.join("/"), stored.join("/")));
+            let (asked, stored) = (asked.join("/"), stored.join("/"));
+            self.add(
+                1,
+                match matched.is_empty() {
+                    true => format!("no data set has {kw}={asked} (stored data sets have {kw}={stored})"),
+                    false => format!("no data set of {matched} has {kw}={asked} (they have {kw}={stored})"),
+                },
+            );
         }
         for ((kw, asked, place), (ty, stored)) in std::mem::take(&mut self.off_axis) {
             self.add(4, describe_off_axis(&kw, &asked, &place, &stored, ty));

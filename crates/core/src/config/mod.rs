@@ -67,6 +67,41 @@ impl BackendConfig {
         options.insert("root".into(), root.display().to_string().into());
         BackendConfig { kind: "posix".into(), options }
     }
+
+    /// The section's keys as they may be shown (`fieldstore info`): the value of a key named
+    /// like a credential (`secret`, `token`, `password`) and the user part of a URL
+    /// (`http://user:password@host`) are replaced by `(secret)`.
+    pub fn shown_options(&self) -> serde_yaml::Mapping {
+        self.options.iter().map(|(k, v)| (k.clone(), shown_value(k.as_str().unwrap_or_default(), v))).collect()
+    }
+}
+
+/// Names of keys whose values are never shown, as parts of the key's name.
+const SECRET_KEY_PARTS: [&str; 4] = ["secret", "token", "password", "passwd"];
+
+fn shown_value(key: &str, value: &serde_yaml::Value) -> serde_yaml::Value {
+    let key = key.to_ascii_lowercase();
+    if SECRET_KEY_PARTS.iter().any(|part| key.contains(part)) {
+        return "(secret)".into();
+    }
+    match value {
+        serde_yaml::Value::String(text) => without_url_user(text).into(),
+        serde_yaml::Value::Mapping(map) => {
+            serde_yaml::Value::Mapping(map.iter().map(|(k, v)| (k.clone(), shown_value(k.as_str().unwrap_or_default(), v))).collect())
+        }
+        serde_yaml::Value::Sequence(items) => items.iter().map(|v| shown_value("", v)).collect(),
+        other => other.clone(),
+    }
+}
+
+/// `text` with the user part of a URL in it (`scheme://user:password@`) replaced.
+fn without_url_user(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else { return text.to_string() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://(secret){}", &rest[at..]),
+        None => text.to_string(),
+    }
 }
 
 impl Config {
@@ -187,6 +222,23 @@ fn read_bounded(path: &std::path::Path, limit: u64) -> std::result::Result<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_options_hide_credentials() {
+        let c = Config::parse(
+            "t",
+            "catalogue: {type: posix, root: /a}\nstore: {type: s3, endpoint: 'http://u:pw1@h:1/p', access_key_id: id, \
+             secret_access_key: sk1, session_token: tk1, nested: {password: pw2}, list: ['https://x@h']}\n",
+        )
+        .unwrap();
+        let shown = serde_json::to_string(&c.store.shown_options()).unwrap();
+        for secret in ["pw1", "sk1", "tk1", "pw2", "x@"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        for kept in ["http://(secret)@h:1/p", "\"access_key_id\":\"id\"", "https://(secret)@h"] {
+            assert!(shown.contains(kept), "{shown}");
+        }
+    }
 
     #[test]
     fn parses_sections_and_backend_keys() {
