@@ -120,6 +120,7 @@ macro_rules! pairing_tests {
                 results_come_in_numeric_order_and_requests_canonicalise,
                 empty_results_say_why,
                 archive_errors_name_the_culprit_and_keep_values_in_their_place,
+                every_value_archive_accepts_round_trips,
                 locks_wipe_and_where,
                 datasets_keep_the_schema_they_were_created_with,
                 a_long_lived_reader_follows_wipes_and_recreation,

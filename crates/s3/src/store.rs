@@ -99,15 +99,19 @@ impl S3Store {
         let (bucket, key) = rest.split_once('/').ok_or_else(|| refuse("no object name"))?;
         let client = self.buckets.bucket(bucket)?.ok_or_else(|| refuse(&format!("bucket '{bucket}' is not one of this store's")))?;
         let path = Path::parse(key).map_err(|e| refuse(&e.to_string()))?;
-        let parts: Vec<_> = path.parts().collect();
+        // Each segment as its text: `object_store` escapes some characters of a data set's
+        // key (`~` as `%7E`), and `client.path` escapes what it is given.
+        let parts = path
+            .parts()
+            .map(|part| percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map(String::from))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|_| refuse("an object name segment is not UTF-8"))?;
         let expected = match parts.as_slice() {
             // Only this instance's objects: under its prefix, in a data set's place.
-            [.., dataset, folder, name] if self.buckets.shares_buckets() && is_store_object(folder.as_ref(), name.as_ref()) => {
-                client.path(&[dataset.as_ref(), folder.as_ref(), name.as_ref()])
+            [.., dataset, folder, name] if self.buckets.shares_buckets() && is_store_object(folder, name) => {
+                client.path(&[dataset, folder, name])
             }
-            [.., folder, name] if !self.buckets.shares_buckets() && is_store_object(folder.as_ref(), name.as_ref()) => {
-                client.path(&[folder.as_ref(), name.as_ref()])
-            }
+            [.., folder, name] if !self.buckets.shares_buckets() && is_store_object(folder, name) => client.path(&[folder, name]),
             _ => return Err(refuse("not an object name this store makes")),
         };
         if expected != path {
