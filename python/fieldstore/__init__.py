@@ -78,6 +78,9 @@ def _text(value: Any, keyword: str, slashes: bool = False) -> str:
     for itself in a request: printable ASCII, no space, none of `_SPECIAL`, `/` only between
     values of a text value (`0/to/12`), and not `off` (which unsets a keyword)."""
     text = str(value)
+    if text == "" and keyword != "":
+        # The absence of an optional keyword, as listings give it (`timespan=`).
+        return text
     bad = next((c for c in text if not (c.isascii() and c.isprintable()) or c.isspace() or c in _SPECIAL), None)
     if bad is not None:
         raise BadRequest(f"value {text!r} of keyword {keyword!r} holds {bad!r}, which a request would not read as part of it")
@@ -102,6 +105,8 @@ def _request_text(request: Request) -> str:
             values = [_text(value, keyword, slashes=isinstance(value, str))]
         else:
             values = [_text(v, keyword) for v in value]
+            if len(values) > 1 and "" in values:
+                raise BadRequest(f"keyword {keyword!r}: an empty value names its absence, alone, not in a list of values")
         items.append(f"{keyword}={'/'.join(values)}")
     return ",".join(items)
 

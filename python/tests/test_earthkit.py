@@ -5,11 +5,17 @@ the test command runs this file on that build only.)"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import earthkit.data
 import numpy as np
+import pytest
 
 import fieldstore
-from eccodes_fields import eccodes_values  # noqa: E402 - on the path through conftest
+import fieldstore.pyfdb
+from conftest import posix_config
+from eccodes_fields import eccodes_values, sample_field  # noqa: E402 - on the path through conftest
 from test_arrays_corpus import ENSEMBLE, MODEL_LEVELS, ensemble, model_levels  # noqa: F401 - fixtures shared
 from test_xarray import MISSING, REQUEST, stored, values  # noqa: F401 - the store fixture is shared
 
@@ -67,3 +73,44 @@ def test_the_corpus_through_earthkit_an_ensemble_on_a_reduced_grid_and_model_lev
             fields = earthkit.data.from_source("fieldstore", request, config=config, **options).to_fieldlist()
             got = [expected.get(f.to_numpy().ravel().tobytes()) for f in fields]
             assert sorted(got, key=str) == sorted(messages, key=str), options
+
+
+# earthkit-data's own FDB source (`from_source("fdb", ...)`), with fieldstore.pyfdb as the
+# `pyfdb` it imports: FDB5's schema, whose rules carry the optional `timespan`, so listed keys
+# hold `timespan=` (its absence), which the lazy mode sends back as a request.
+FDB5_SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "fdb5" / "schema"
+FDB_DATASET = {"class": "od", "expver": "0001", "stream": "oper", "date": "20240101", "time": "0000", "domain": "g", "type": "fc", "levtype": "pl"}
+FDB_STEPS = (0, 6)
+
+
+@pytest.fixture(scope="module")
+def fdb_stored(tmp_path_factory) -> tuple:
+    root = tmp_path_factory.mktemp("fdb-source")
+    config = {"schema": str(FDB5_SCHEMA), **posix_config(root)}
+    messages = {}
+    with fieldstore.FieldStore(config) as fs:
+        for step in FDB_STEPS:
+            messages[step] = sample_field("regular_ll_pl_grib2", 250 + step, dataDate=20240101, dataTime=0, step=step, level=500, paramId=130)
+            fs.archive(messages[step], {**FDB_DATASET, "step": step, "levelist": 500, "param": 130})
+    return config, messages
+
+
+@pytest.fixture
+def fieldstore_as_pyfdb(monkeypatch):
+    """earthkit's fdb source imported with fieldstore.pyfdb as `pyfdb` (a fresh import)."""
+    monkeypatch.setitem(sys.modules, "pyfdb", fieldstore.pyfdb)
+    monkeypatch.delitem(sys.modules, "earthkit.data.sources.fdb", raising=False)
+    yield
+    sys.modules.pop("earthkit.data.sources.fdb", None)
+
+
+@pytest.mark.parametrize("mode", [{"stream": True}, {"stream": False}, {"lazy": True}], ids=["stream", "file", "lazy"])
+def test_earthkits_own_fdb_source_reads_through_fieldstore_pyfdb(fdb_stored, fieldstore_as_pyfdb, mode, tmp_path, monkeypatch):
+    config, messages = fdb_stored
+    monkeypatch.setenv("EARTHKIT_DATA_CACHE_POLICY", "temporary")
+    request = {**FDB_DATASET, "step": list(FDB_STEPS), "levelist": 500, "param": 130}
+    fields = list(iter(earthkit.data.from_source("fdb", request, config=config, **mode).to_fieldlist()))
+    assert len(fields) == len(FDB_STEPS)
+    for field, step in zip(fields, FDB_STEPS):
+        got = field.to_numpy()
+        assert np.array_equal(got, values(messages[step]).reshape(got.shape))

@@ -279,3 +279,81 @@ def test_a_closed_reader_refuses_reads(store):
         with pytest.raises(ValueError, match="closed reader"):
             call()
     reader.close()
+
+
+def test_hostile_text_and_key_names_are_refused_by_name(store):
+    """A NUL in a text key or request is refused naming it, as the dict form is; key names
+    ecCodes cannot take (which crashed it) are refused, never passed on."""
+    store.archive(payload(0), key(0))
+    store.flush()
+    with pytest.raises(fieldstore.BadRequest, match="'class'"):
+        store.archive(b"x", "class=o\x00d,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step=0,param=167")
+    with pytest.raises(fieldstore.BadRequest, match="control character"):
+        list(store.list("class=o\x00d,expver=0001"))
+    with pytest.raises(fieldstore.BadRequest, match="control character"):
+        store.retrieve("class=od,expver=0001,step=0\x00")
+    from eccodes_fields import sample_field
+    from fieldstore import _native
+
+    message = sample_field("regular_ll_sfc_grib2", 280.0, step=0)
+    for name in ("é", "short\x00Name", ""):
+        with pytest.raises(fieldstore.BadRequest, match="not a key name"):
+            _native.message_keys(message, ["shortName", name])
+
+
+def test_a_combination_never_stored_raises_nothing_matched_with_why(store):
+    """Every value is on its axis, but not together: the retrieve raises, saying so, instead
+    of returning an empty reader."""
+    store.archive(payload(0, 167), key(0, 167))
+    store.archive(payload(6, 165), key(6, 165))
+    store.flush()
+    with pytest.raises(fieldstore.NothingMatched, match="not together"):
+        store.retrieve({**BASE, "step": 0, "param": 165})
+
+
+def test_ctrl_c_interrupts_a_long_read_between_pieces(store):
+    """A signal during a long read is acted on within a piece of it, not at its end (behind a
+    slow server, Ctrl-C waited for the whole read); the bytes read so far are consumed (tell),
+    as an interrupted file read leaves them."""
+    import os
+    import signal
+    import threading
+
+    class Interrupted(Exception):
+        pass
+
+    raised: list = []
+
+    def handler(signum, frame):  # raises once: a late signal must not escape the test
+        if not raised:
+            raised.append(signum)
+            raise Interrupted
+
+    field = bytes(range(256)) * (4 << 12)  # 4 MiB
+    for step in range(128):
+        store.archive(field, key(step))
+    store.flush()
+    reader = store.retrieve({**BASE, "step": list(range(128))})
+    buffer = bytearray(reader.size())
+    reading, done = threading.Event(), threading.Event()
+
+    def interrupt() -> None:
+        reading.wait(10)
+        for _ in range(1000):  # bounded: a signal every 2 ms until one was acted on
+            if done.wait(0.002) or raised:
+                return
+            os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    sender = threading.Thread(target=interrupt)
+    sender.start()
+    try:
+        with pytest.raises(Interrupted):
+            reading.set()
+            reader.readinto(buffer)
+    finally:
+        done.set()
+        sender.join()
+        signal.signal(signal.SIGINT, previous)
+    assert reader.tell() < reader.size(), "the read was interrupted before its end"
+    assert reader.tell() % (4 << 20) == 0, "whole pieces were read"

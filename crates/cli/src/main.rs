@@ -222,11 +222,20 @@ struct RequestArgs {
     all: bool,
 }
 
-/// The keywords a request must name before a command reads or changes what it names, unless
-/// `--all` is given (FDB5's tools' defaults).
-const MINIMUM_KEYS: &[&str] = &["class", "expver"];
-/// ... before a command removes, hides or locks data sets.
-const MINIMUM_KEYS_TO_CHANGE: &[&str] = &fieldstore::api::MINIMUM_KEYS_TO_CHANGE;
+/// The keywords a request must name before a command acts on what it names, and whether
+/// `--all` may stand for them (FDB5's tools' defaults).
+#[derive(Clone, Copy)]
+struct Minimum {
+    keys: &'static [&'static str],
+    all_accepted: bool,
+}
+
+/// ... before a command reads what a request names.
+const MINIMUM_KEYS: Minimum = Minimum { keys: &["class", "expver"], all_accepted: true };
+/// ... before a command hides or locks data sets.
+const MINIMUM_KEYS_TO_CHANGE: Minimum = Minimum { keys: &fieldstore::api::MINIMUM_KEYS_TO_CHANGE, all_accepted: true };
+/// ... before a wipe, which never acts on the whole store.
+const MINIMUM_KEYS_TO_WIPE: Minimum = Minimum { all_accepted: false, ..MINIMUM_KEYS_TO_CHANGE };
 
 /// A request and the choice of JSON output.
 #[derive(Args)]
@@ -261,7 +270,7 @@ impl RequestArgs {
     /// The requests given, read as MARS reads them for this store (routing keywords set
     /// aside, and said so), each naming the minimum keys (`default_minimum` unless
     /// `--minimum-keys` says otherwise); with `--all`, one request for everything.
-    fn requests(&self, fs: &FieldStore, default_minimum: &[&str]) -> anyhow::Result<Vec<FieldRequest>> {
+    fn requests(&self, fs: &FieldStore, default_minimum: Minimum) -> anyhow::Result<Vec<FieldRequest>> {
         if self.all {
             return Ok(vec![Request::default().for_fields(|_| true)?]);
         }
@@ -279,7 +288,7 @@ impl RequestArgs {
         };
         let minimum: Vec<&str> = match &self.minimum_keys {
             Some(keys) => keys.split(',').map(str::trim).filter(|k| !k.is_empty()).collect(),
-            None => default_minimum.to_vec(),
+            None => default_minimum.keys.to_vec(),
         };
         let keywords = fs.schema().keywords();
         let requests: Vec<FieldRequest> =
@@ -289,16 +298,18 @@ impl RequestArgs {
                 note!("fieldstore: passed over {} in {r} (they select no field)", ignored.join(","));
             }
             let missing: Vec<&str> = minimum.iter().copied().filter(|k| r.get(k).is_none()).collect();
+            if let Some(unknown) = r.keywords().find(|k| !missing.is_empty() && !keywords.contains(k)) {
+                // `clas=od` is a typo before it is a request without a class.
+                bail!("request {r}: unknown keyword '{unknown}': no schema rule uses it");
+            }
             if !missing.is_empty() {
                 let what = if r.is_empty() {
                     "no request was given".to_string()
                 } else {
                     format!("the request {r} names no {}", missing.join(", "))
                 };
-                bail!(
-                    "{what}: name a value for each of {} (the minimum keys; --minimum-keys changes them), or give --all to act on the whole store",
-                    minimum.join(", ")
-                );
+                let or_all = if default_minimum.all_accepted { ", or give --all to act on the whole store" } else { "" };
+                bail!("{what}: name a value for each of {} (the minimum keys; --minimum-keys changes them){or_all}", minimum.join(", "));
             }
         }
         Ok(requests)
@@ -441,9 +452,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Wipe(w) if w.query.request.all => {
             bail!("wipe removes what a request names and takes no --all; to wipe every data set, name class=all,expver=all,stream=all,date=all,time=all")
         }
-        Command::Wipe(w) => for_each_request(config, &w.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
-            output::print_wipe(&fs.wipe(r, w.doit)?, w.query.json)
-        }),
+        Command::Wipe(w) => {
+            for_each_request(config, &w.query.request, MINIMUM_KEYS_TO_WIPE, |fs, r| output::print_wipe(&fs.wipe(r, w.doit)?, w.query.json))
+        }
         Command::Purge(p) => for_each_request(config, &p.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_purge(&fs.purge(r, p.doit)?, p.query.json)
         }),
@@ -485,7 +496,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 fn for_each_request(
     config: Option<&Path>,
     args: &RequestArgs,
-    minimum_keys: &[&str],
+    minimum_keys: Minimum,
     mut each: impl FnMut(&FieldStore, &Request) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let fs = &open_existing(config)?;
@@ -569,6 +580,10 @@ fn archive(fs: &FieldStore, files: &[String], options: &fieldstore::GribOptions)
     let mut prepared = Vec::new();
     for (name, data) in &inputs {
         let source = if name == "-" { "<stdin>" } else { name };
+        if data.is_empty() {
+            // As fdb-write: an empty input is a mistake (a file not yet written, a pipe that failed).
+            bail!("{source} is empty: it holds no GRIB message to archive");
+        }
         prepared.push(fieldstore::prepare_grib(fs, data, source, options, &|n| reading.inc(n as u64))?);
     }
     reading.finish_and_clear();
@@ -695,6 +710,10 @@ fn retrieve_into(fs: &FieldStore, requests: &[&Request], output: &str) -> anyhow
         let (mut reader, why) = fs.retrieve(r)?;
         if let Some(why) = why {
             bail!("nothing matched {r}: {why}");
+        }
+        if !reader.not_found().is_empty() {
+            // Found in part: retrieved, as FDB5 does, with what was not found said.
+            note!("fieldstore: {r}: not found: {}", reader.not_found().join(","));
         }
         let progress = output::progress(reader.total_bytes(), "retrieving");
         fields += reader.fields().len();

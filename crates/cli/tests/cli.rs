@@ -683,3 +683,52 @@ fn hostile_arguments_are_refused_by_name() {
     assert!(err.contains("no field of") && err.contains("number=2") && err.contains("not together"), "{err}");
     assert!(!Path::new(&out).exists(), "nothing is written for nothing matched");
 }
+
+/// A new FDB5 user's day (issue 38, item 6): the bad value named, unreadable values refused
+/// with exit 1 as FDB5 does, typos named, a retrieve found in part says what it did not find,
+/// an empty input is refused, and a wipe says what it would remove and suggests nothing it
+/// refuses.
+#[test]
+fn a_new_fdb5_users_day() {
+    let env = Env::new();
+    env.ok(&["archive", &env.sample("a.grib", &["--stream", "enfo", "--type", "pf", "--numbers", "1", "--steps", "0/6"])]);
+    let run = |args: &[&str]| {
+        let out = env.run(args);
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, why) = run(&["list", "class=od,expver=0001,param=xyz"]);
+    assert_eq!(code, Some(0), "{why}");
+    assert!(why.contains("param=xyz is not on the axis (stored: 130)"), "{why}");
+    assert_eq!(env.ok(&["list", "class=od,expver=0001,param=xyz/130"]).lines().count(), 2, "a known value beside an unknown name");
+    for (request, named) in [
+        ("date=20231301", "bad value \"20231301\" for keyword 'date'"),
+        ("date=01/12/2023", "for keyword 'date'"),
+        ("number=abc", "bad value \"abc\" for keyword 'number'"),
+        ("step=1/to/3/by/0", "'by' must not be zero"),
+    ] {
+        let (code, why) = run(&["list", &format!("class=od,expver=0001,{request}")]);
+        assert_eq!(code, Some(1), "{request}: {why}");
+        assert!(why.contains(named), "{request}: {why}");
+    }
+    let (code, why) = run(&["list", "clas=od,expver=0001"]);
+    assert_eq!(code, Some(1));
+    assert!(why.contains("unknown keyword 'clas'"), "{why}");
+
+    let out = env.path("part.grib");
+    let (code, why) = run(&["retrieve", "class=od,expver=0001,step=6/48", "-o", &out]);
+    assert_eq!(code, Some(0), "{why}");
+    assert!(why.contains("not found: step=48") && why.contains("retrieved 1 fields"), "{why}");
+
+    let empty = env.path("empty.grib");
+    std::fs::write(&empty, b"").unwrap();
+    let (code, why) = run(&["archive", &empty]);
+    assert_eq!(code, Some(1));
+    assert!(why.contains("empty.grib is empty"), "{why}");
+
+    let why = env.fails(&["wipe", "class=od,expver=0001"]);
+    assert!(why.contains("names no stream") && !why.contains("--all"), "{why}");
+    let dry = env.ok(&["wipe", "class=od,expver=0001,stream=enfo,date=20231201,time=1200"]);
+    assert!(dry.contains("would wipe (dry run; add --doit) data set") && dry.contains("would remove") && dry.contains(".data"), "{dry}");
+    let done = env.ok(&["wipe", "class=od,expver=0001,stream=enfo,date=20231201,time=1200", "--doit"]);
+    assert!(done.contains("  removed") && done.contains(".data"), "{done}");
+}

@@ -58,6 +58,11 @@ impl Request {
             if item.is_empty() {
                 continue;
             }
+            // NUL and other control characters end C strings and hide in messages: no request
+            // names them (line ends and tabs only separate).
+            if let Some(c) = item.chars().find(|c| c.is_control() && !matches!(c, '\t' | '\r')) {
+                return Err(syntax(item, format!("control character {c:?} in the request")));
+            }
             match item.split_once('=') {
                 None => {
                     if !item.chars().all(|c| c.is_ascii_alphabetic() || c == '_') {
@@ -97,6 +102,15 @@ impl Request {
     /// What the request gives for `keyword`; `None` when it does not name it.
     pub fn get(&self, keyword: &str) -> Option<&Values> {
         self.entries.iter().find(|(k, _)| k == keyword).map(|(_, v)| v)
+    }
+
+    /// Whether the request asks for `keyword` to be absent, and nothing else (`timespan=`):
+    /// a rule without the keyword matches it too.
+    pub fn asks_only_absence(&self, keyword: &str) -> bool {
+        match self.get(keyword) {
+            Some(Values::List(items)) => items.iter().all(|i| matches!(i, ValueItem::Single(v) if v.trim().is_empty())),
+            _ => false,
+        }
     }
 
     /// The keywords the request names, in the order written.
@@ -142,7 +156,7 @@ impl Request {
         let mut out = Vec::new();
         for item in items {
             match item {
-                ValueItem::Single(v) => out.push(ty.canonical(keyword, v)?),
+                ValueItem::Single(v) => out.push(ty.canonical_asked(keyword, v)?),
                 ValueItem::Range { from, to, by } => out.extend(ty.expand_range(keyword, from, to, by.as_deref())?),
             }
             // The whole list is bounded, not each range: 150 ranges of 100,000 values each
@@ -234,24 +248,28 @@ impl Request {
     }
 }
 
+impl std::fmt::Display for Values {
+    /// As a request writes them: `all`, or `a/b/1/to/9/by/2`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Values::List(items) = self else { return f.write_str("all") };
+        for (n, item) in items.iter().enumerate() {
+            if n > 0 {
+                f.write_str("/")?;
+            }
+            match item {
+                ValueItem::Single(s) => f.write_str(s)?,
+                ValueItem::Range { from, to, by: None } => write!(f, "{from}/to/{to}")?,
+                ValueItem::Range { from, to, by: Some(b) } => write!(f, "{from}/to/{to}/by/{b}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
 impl std::fmt::Display for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut parts: Vec<String> = self.verb.iter().cloned().collect();
-        for (k, v) in &self.entries {
-            let text = match v {
-                Values::All => "all".to_string(),
-                Values::List(items) => items
-                    .iter()
-                    .map(|i| match i {
-                        ValueItem::Single(s) => s.clone(),
-                        ValueItem::Range { from, to, by: None } => format!("{from}/to/{to}"),
-                        ValueItem::Range { from, to, by: Some(b) } => format!("{from}/to/{to}/by/{b}"),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("/"),
-            };
-            parts.push(format!("{k}={text}"));
-        }
+        parts.extend(self.entries.iter().map(|(k, v)| format!("{k}={v}")));
         f.write_str(&parts.join(","))
     }
 }
@@ -296,6 +314,10 @@ fn split_items(text: &str) -> Vec<String> {
 fn parse_values(keyword: &str, text: &str) -> Result<Values> {
     if text.eq_ignore_ascii_case("all") {
         return Ok(Values::All);
+    }
+    if text.trim().is_empty() {
+        // `timespan=`: the absence of an optional keyword, as listings write it (FDB5's too).
+        return Ok(Values::List(vec![ValueItem::Single(String::new())]));
     }
     let tokens: Vec<&str> = text.split('/').map(str::trim).collect();
     if tokens.iter().any(|t| t.is_empty()) {
@@ -394,6 +416,14 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_value_asks_for_the_absence_of_a_keyword() {
+        let r = Request::parse("class=od,timespan=,step=6").unwrap();
+        assert!(r.asks_only_absence("timespan") && !r.asks_only_absence("step") && !r.asks_only_absence("number"));
+        assert_eq!(r.values("timespan", Default).unwrap().unwrap(), [""]);
+        assert_eq!(r.to_string(), "class=od,timespan=,step=6");
+    }
+
+    #[test]
     fn off_unsets_a_keyword_and_repeated_values_count_once() {
         let r = Request::parse("levtype=sfc,levelist=500,levelist=OFF,step=6/0/6/12/0").unwrap();
         assert_eq!(r.get("levelist"), None);
@@ -405,6 +435,8 @@ mod tests {
         for (text, needle) in [
             ("class=od,step=0/to", "'to' needs a value after it"),
             ("step=/6", "empty value"),
+            ("class=o\0d", "control character '\\0'"),
+            ("cla\u{1b}ss=od", "control character '\\u{1b}'"),
             ("cla ss=od", "not a keyword"),
             ("class=od,class=rd", "twice"),
             ("step=to/6", "needs a value before"),

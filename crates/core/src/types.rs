@@ -89,6 +89,19 @@ impl KeywordType {
          YearMonth, MonthOfDate, ClimateDaily, ClimateMonthly, First3, Lowercase"
     }
 
+    /// A value as a request asks for it: its [`canonical`](Self::canonical) spelling, but a
+    /// parameter name ecCodes does not know asks for itself in lower case, which no field has
+    /// (fields are stored by parameter id): `param=xyz/130` asks for 130, and `param=xyz` is
+    /// said to be off the axis by name, as FDB5 lists nothing for it.
+    pub fn canonical_asked(self, keyword: &str, value: &str) -> Result<String> {
+        match self.canonical(keyword, value) {
+            Err(Error::BadValue { .. }) if matches!(self, KeywordType::Param | KeywordType::ParamId) && PARAM_RESOLVER.get().is_some() => {
+                Ok(value.trim().to_ascii_lowercase())
+            }
+            canonical => canonical,
+        }
+    }
+
     /// The canonical spelling of `value` for `keyword`. Empty values (absent optional
     /// keywords) stay empty.
     pub fn canonical(self, keyword: &str, value: &str) -> Result<String> {

@@ -72,9 +72,8 @@ impl Reader {
         let length = usize::try_from(wanted).map_err(|_| crate::errors::Error::new_err(format!("{wanted} bytes do not fit in memory")))?;
         let state = &mut *state;
         let reader = open(&mut state.reader)?;
-        let bytes = PyBytes::new_with(py, length, |buffer| py.detach(|| reader.read_exact(buffer)).map_err(io_to_py))?;
-        state.position += wanted;
-        Ok(bytes)
+        let position = &mut state.position;
+        PyBytes::new_with(py, length, |buffer| read_interruptibly(py, reader, buffer, position))
     }
 
     /// All the bytes that are left.
@@ -101,8 +100,7 @@ impl Reader {
         let left = usize::try_from(self.total - state.position).unwrap_or(usize::MAX);
         let target = &mut target[..left.min(view.len_bytes())];
         let reader = open(&mut state.reader)?;
-        py.detach(|| reader.read_exact(target)).map_err(io_to_py)?;
-        state.position += target.len() as u64;
+        read_interruptibly(py, reader, target, &mut state.position)?;
         Ok(target.len())
     }
 
@@ -212,6 +210,22 @@ impl Reader {
     fn closed(&self, py: Python<'_>) -> PyResult<bool> {
         Ok(self.state(py)?.reader.is_none())
     }
+}
+
+/// The bytes read with the GIL released at a time: between them, a signal (Ctrl-C) is acted
+/// on, so a long read behind a slow server is interrupted within one piece, not at its end.
+const INTERRUPTIBLE_PIECE: usize = 4 << 20;
+
+/// Fills `target` from `reader`, a piece at a time, advancing `position` by each piece read:
+/// a signal handler that raises (`KeyboardInterrupt`) ends the read there, the bytes read
+/// so far consumed, as an interrupted file read leaves them.
+fn read_interruptibly(py: Python<'_>, reader: &mut DataReader, target: &mut [u8], position: &mut u64) -> PyResult<()> {
+    for piece in target.chunks_mut(INTERRUPTIBLE_PIECE) {
+        py.check_signals()?;
+        py.detach(|| reader.read_exact(piece)).map_err(io_to_py)?;
+        *position += piece.len() as u64;
+    }
+    Ok(())
 }
 
 /// `buffer`'s bytes, writable and C-contiguous: through a byte view (`memoryview.cast("B")`)

@@ -200,14 +200,19 @@ impl FieldStore {
             let dataset_keywords: HashSet<&str> = dataset.keywords().collect();
             let below: Vec<&str> = request.keywords().filter(|k| !dataset_keywords.contains(k)).collect();
             if below.is_empty() {
+                // What the data set's indexes name now: a data set archived again after the
+                // wipe takes effect has other files, which must stay.
+                let uris = self.dataset_uris(&dataset)?;
                 if doit {
-                    // What the data set's indexes name now: a data set archived again after
-                    // the wipe takes effect has other files, which must stay.
-                    let uris = self.dataset_uris(&dataset)?;
                     // Catalogue first: the dataset disappears for readers at once, then its bytes go.
                     self.catalogue().wipe_dataset(&dataset)?;
-                    report.in_use.extend(self.remove_from_store(uris)?.1);
+                    let (removed, in_use) = self.remove_from_store(uris)?;
+                    report.removed.extend(removed);
+                    report.in_use.extend(in_use);
                     self.store().wipe_dataset(&dataset)?;
+                } else {
+                    // A dry run lists what it would remove, as fdb-wipe does.
+                    report.removed.extend(uris);
                 }
                 report.datasets.push(dataset);
                 continue;

@@ -95,6 +95,8 @@ pub struct DataReader {
     out_seen: u64,
     /// The error the reader stopped at (kind and message), returned by every later call.
     failed: Option<(ErrorKind, String)>,
+    /// Values the request named that no field read has (`Matches::not_found`).
+    not_found: Vec<String>,
 }
 
 impl FieldStore {
@@ -103,7 +105,9 @@ impl FieldStore {
     pub fn retrieve(&self, request: &Request) -> Result<(DataReader, Option<String>)> {
         let options = ListOptions { in_request_order: true, ..ListOptions::default() };
         let matches = self.resolve(request, options, Some(ControlAction::Retrieve))?;
-        Ok((DataReader::new(self.shared.store.clone(), matches.fields), matches.explanation))
+        let mut reader = DataReader::new(self.shared.store.clone(), matches.fields);
+        reader.not_found = matches.not_found;
+        Ok((reader, matches.explanation))
     }
 
     /// A location's URI as other programs open it ([`Store::absolute_uri`]).
@@ -158,7 +162,15 @@ impl DataReader {
             out_field: first,
             out_seen: 0,
             failed: None,
+            not_found: Vec::new(),
         }
+    }
+
+    /// Values the request named that none of the fields read has, as `keyword=v1/v2` (a
+    /// retrieve of `step=6/48` with no step 48 stored: `step=48`); empty for a reader of a
+    /// listing's fields.
+    pub fn not_found(&self) -> &[String] {
+        &self.not_found
     }
 
     /// The reader staging in `buffer` (its contents ignored) instead of a buffer of its own:

@@ -107,6 +107,9 @@ pub struct Matches {
     pub(crate) indexes: Vec<(Key, Arc<IndexInfo>, Arc<Constraints>)>,
     /// Why nothing matched, when nothing did.
     pub explanation: Option<String>,
+    /// Values the request names that no matched field has, as `keyword=v1/v2` (depth 3, when
+    /// some fields matched): a retrieve that found part of what it names says what it did not.
+    pub not_found: Vec<String>,
 }
 
 /// A listing's fields, owned, in order (datasets and collocations stay in `Matches`):
@@ -172,7 +175,7 @@ impl FieldStore {
             request,
             options,
             action,
-            asked: Asked { request, cache: HashMap::new(), unreadable: BTreeSet::new() },
+            asked: Asked { request, cache: HashMap::new(), unreadable: BTreeMap::new(), readable: HashSet::new() },
             why: Why::default(),
             matches: Matches::default(),
             groups: Vec::new(),
@@ -212,7 +215,10 @@ impl FieldStore {
                 message: format!("unknown keyword '{unknown}': no schema rule uses it"),
             });
         }
-        for reason in std::mem::take(&mut r.asked.unreadable) {
+        if let Some(error) = r.asked.unreadable_by_every_type() {
+            return Err(error);
+        }
+        for reason in r.asked.unreadable_reasons().collect::<Vec<_>>() {
             // Below a lock (5) or a value off an axis (4): where a data set could read the value,
             // why it did not match says more.
             r.why.add(3, reason);
@@ -221,6 +227,9 @@ impl FieldStore {
         sort_fields(&mut matches.fields, &r.groups, r.field_order);
         // A list of fields (and a retrieve) that found none says why, even where data sets
         // and indexes matched: every value asked may be stored, but never together.
+        if options.depth >= 3 && !matches.fields.is_empty() {
+            matches.not_found = r.asked.not_found_in(&matches.fields);
+        }
         if matches.datasets.is_empty() || (options.depth >= 3 && matches.fields.is_empty()) {
             matches.explanation = Some(r.why.explain());
         }
@@ -279,9 +288,14 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
         let Some(plan) = plan else { continue };
         if let Some(i) = off_axis(&index, &plan.constraints) {
             let kw = &index.element_keywords[i];
+            // Values no type could read (an unknown parameter name) are named as written.
+            let asked = match plan.constraints[i].as_deref().unwrap_or_default() {
+                [] => vec![r.asked.written(kw)],
+                asked => asked.to_vec(),
+            };
             r.why.off_axis(
                 kw,
-                plan.constraints[i].as_deref().unwrap_or_default(),
+                &asked,
                 || format!("{{{dataset}}}{{{}}}", index.collocation.display_non_empty()),
                 &index.axes[kw.as_str()],
                 plan.types[dataset.len() + index.collocation.len() + i],
@@ -373,7 +387,8 @@ fn plan_collocation(
     else {
         return Ok(None);
     };
-    if let Some(kw) = r.request.keywords().find(|k| !path.levels.iter().any(|rule| rule.names(k))) {
+    let unused = |k: &&str| !path.levels.iter().any(|rule| rule.names(k)) && !r.request.asks_only_absence(k);
+    if let Some(kw) = r.request.keywords().find(unused) {
         r.why.note(3, || {
             format!(
                 "keyword '{kw}' is not used by the schema rule (line {}) of {{{dataset}}}{{{}}}",
@@ -573,8 +588,11 @@ fn describe_no_combination(dataset: &Key, index: &IndexInfo, constraints: &[Opti
 struct Asked<'r> {
     request: &'r Request,
     cache: HashMap<(String, KeywordType), Option<Arc<Vec<String>>>>,
-    /// Why values could not be read with some data set's type (those data sets are left out).
-    unreadable: BTreeSet<String>,
+    /// Per keyword, the first value some data set's type could not read (those data sets are
+    /// left out), and why.
+    unreadable: BTreeMap<String, (String, String)>,
+    /// The keywords some data set's type read.
+    readable: HashSet<String>,
 }
 
 struct Mismatch {
@@ -592,17 +610,68 @@ impl Asked<'_> {
             return Ok(v.clone());
         }
         let v = match self.request.values(keyword, ty) {
-            Ok(values) => values.map(Arc::new),
+            Ok(values) => {
+                self.readable.insert(keyword.to_string());
+                values.map(Arc::new)
+            }
             // A value one data set's type cannot read asks for nothing there, not for an
             // error: another data set's type may read it (`date=nov` names a climate month).
-            Err(e @ Error::BadValue { .. }) => {
-                self.unreadable.insert(e.to_string());
+            Err(Error::BadValue { value, reason, .. }) => {
+                self.unreadable.entry(keyword.to_string()).or_insert((value, reason));
                 Some(Arc::new(Vec::new()))
             }
             Err(e) => return Err(e),
         };
         self.cache.insert(cache_key, v.clone());
         Ok(v)
+    }
+
+    /// The error of a value that no data set's type could read (`date=20231301`,
+    /// `number=1/to/3/by/0`), as FDB5 refuses it: a request that cannot be read is no request
+    /// that matched nothing.
+    fn unreadable_by_every_type(&self) -> Option<Error> {
+        self.unreadable
+            .iter()
+            .find(|(kw, _)| !self.readable.contains(*kw))
+            .map(|(kw, (value, reason))| Error::bad_value(kw, value, reason.clone()))
+    }
+
+    /// The reasons some data sets were left out: values their types could not read.
+    fn unreadable_reasons(&self) -> impl Iterator<Item = String> + '_ {
+        self.unreadable.iter().map(|(kw, (value, reason))| Error::bad_value(kw, value, reason.clone()).to_string())
+    }
+
+    /// Per keyword the request names values of, those no field of `fields` has, as
+    /// `keyword=v1/v2`, in the request's order.
+    fn not_found_in(&self, fields: &[FieldEntry]) -> Vec<String> {
+        let mut out = Vec::new();
+        for keyword in self.request.keywords() {
+            // The values asked under each type the keyword was read with, once each.
+            let mut asked: Vec<&str> = Vec::new();
+            for ((k, _), values) in &self.cache {
+                for value in values.iter().filter(|_| k == keyword).flat_map(|v| v.iter()) {
+                    if !asked.contains(&value.as_str()) {
+                        asked.push(value);
+                    }
+                }
+            }
+            let value_of = |f: &'_ FieldEntry| {
+                let field_value = f.element.get(keyword).or_else(|| f.collocation.get(keyword)).or_else(|| f.dataset.get(keyword));
+                field_value.map(str::to_string)
+            };
+            let found: HashSet<String> = fields.iter().filter_map(value_of).collect();
+            let missing: Vec<&str> = asked.into_iter().filter(|v| !found.contains(*v)).collect();
+            if !missing.is_empty() {
+                out.push(format!("{keyword}={}", missing.join("/")));
+            }
+        }
+        out
+    }
+
+    /// The values asked for `keyword` as the request writes them (for a reason whose values
+    /// could not be read).
+    fn written(&self, keyword: &str) -> String {
+        self.request.get(keyword).map(ToString::to_string).unwrap_or_default()
     }
 
     /// The first keyword of a stored key whose value the request does not ask for.
