@@ -4,6 +4,8 @@ missing combinations, dask chunks of one field."""
 
 from __future__ import annotations
 
+import sys
+
 import eccodes
 import numpy as np
 import pytest
@@ -55,11 +57,12 @@ def test_dimensions_coordinates_and_attributes_are_cfgribs(stored):
     assert ds["t"].dims == ("step", "isobaricInhPa", "latitude", "longitude")
     assert ds["t"].dtype == np.float32
     assert list(ds["step"].values) == [np.timedelta64(s, "h") for s in STEPS]
-    assert list(ds["isobaricInhPa"].values) == [500.0, 850.0] and ds["isobaricInhPa"].attrs["units"] == "hPa"
+    # Pressure decreasing (from the ground up), as cfgrib orders it.
+    assert list(ds["isobaricInhPa"].values) == [850.0, 500.0] and ds["isobaricInhPa"].attrs["units"] == "hPa"
     assert ds["time"].values == np.datetime64("2024-01-01T00:00")
     assert list(ds["valid_time"].values) == [np.datetime64("2024-01-01T00:00") + np.timedelta64(s, "h") for s in STEPS]
     assert ds["latitude"].values[0] == 60 and ds["latitude"].values[-1] == 0 and ds["longitude"].values[1] == 2
-    assert ds["t"].attrs["units"] == "K" and ds["t"].attrs["GRIB_paramId"] == "130" and ds["t"].attrs["standard_name"] == "air_temperature"
+    assert ds["t"].attrs["units"] == "K" and ds["t"].attrs["GRIB_paramId"] == 130 and ds["t"].attrs["standard_name"] == "air_temperature"
 
 
 def test_values_are_ecodes_values_and_missing_fields_are_nan(stored):
@@ -72,7 +75,7 @@ def test_values_are_ecodes_values_and_missing_fields_are_nan(stored):
     missing = ds["u"].sel(step=np.timedelta64(12, "h"), isobaricInhPa=850).values
     assert np.isnan(missing).all()
     # A slice of the grid reads the same fields and cuts them.
-    corner = ds["t"].isel(step=1, isobaricInhPa=0, latitude=slice(0, 3), longitude=slice(2, 5)).values
+    corner = ds["t"].sel(step=np.timedelta64(6, "h"), isobaricInhPa=500).isel(latitude=slice(0, 3), longitude=slice(2, 5)).values
     assert np.array_equal(corner, values(messages[6, 500, 130])[0:3, 2:5])
 
 
@@ -179,3 +182,207 @@ def test_without_a_config_the_store_is_the_one_the_environment_names_now(tmp_pat
     for name, base in (("a", 100), ("b", 200), ("a", 100)):
         monkeypatch.setenv("FIELDSTORE_ROOT", str(tmp_path / name))
         assert np.min(Cube(None, request).read("130", ())) == base, name
+
+
+# cfgrib as the oracle: the same messages opened from a file with `engine="cfgrib"` and from the
+# store with `engine="fieldstore"` give the same layout, names, attributes and values; the
+# differences docs/python.md names are checked as such.
+
+
+def _ensemble_field(base: float, number: int, **keys: object) -> bytes:
+    """A perturbed member (GRIB2's ensemble product template), as `type=pf` fields are."""
+    return sample_field("regular_ll_pl_grib2", base, productDefinitionTemplateNumber=1, typeOfEnsembleForecast=3, number=number, **keys)
+
+
+def _pressure_levels() -> list:
+    """Two parameters at three pressure levels (archived in no particular order) and three
+    steps, one combination missing."""
+    fields = []
+    for level in (850, 1000, 500):
+        for step in (12, 0, 6):
+            for param in (131, 130):
+                if (step, level, param) != (12, 850, 131):
+                    data = sample_field("regular_ll_pl_grib2", 200 + param + level / 10 + step, dataDate=20240101, dataTime=0, step=step, level=level, paramId=param)
+                    fields.append((data, {**DATASET, "step": step, "levelist": level, "param": param}))
+    return fields
+
+
+def _ensemble() -> list:
+    """Three members at two forecast start times, one pressure level (a scalar coordinate)."""
+    fields = []
+    for date in (20240102, 20240101):
+        for number in (3, 1, 2):
+            for step in (0, 6):
+                data = _ensemble_field(250 + number + step, number, dataDate=date, dataTime=1200, step=step, level=500, paramId=130)
+                key = {**DATASET, "stream": "enfo", "type": "pf", "date": str(date), "time": "1200", "number": number, "step": step, "levelist": 500, "param": 130}
+                fields.append((data, key))
+    return fields
+
+
+def _surface() -> list:
+    """GRIB1 surface fields on a reduced Gaussian grid (the `values` layout): 2 m temperature
+    (2 m above ground) and mean sea level pressure, whose levels are scalar coordinates."""
+    fields = []
+    # In paramId order: cfgrib orders variables as the file first has them, fieldstore by paramId.
+    for param, base in ((151, 101000.0), (167, 280.0)):
+        for step in (0, 6):
+            data = sample_field("reduced_gg_sfc_grib1", base + step, dataDate=20240101, dataTime=0, step=step, paramId=param)
+            fields.append((data, {**DATASET, "levtype": "sfc", "step": step, "param": param}))
+    return fields
+
+
+def _one_surface_parameter(sample: str) -> list:
+    """2 m temperature at two steps on the grid of ecCodes' `sample`."""
+    fields = []
+    for step in (0, 6):
+        data = sample_field(sample, 280.0 + step, dataDate=20240101, dataTime=0, step=step, paramId=167)
+        fields.append((data, {**DATASET, "levtype": "sfc", "step": step, "param": 167}))
+    return fields
+
+
+CFGRIB_CASES = {
+    "pressure levels": _pressure_levels,
+    "ensemble": _ensemble,
+    "surface, GRIB1, reduced Gaussian": _surface,
+    # Rows and columns of a projected grid (`y`, `x`) with each point's latitude and longitude.
+    "rotated grid": lambda: _one_surface_parameter("rotated_ll_sfc_grib2"),
+    "polar stereographic": lambda: _one_surface_parameter("polar_stereographic_sfc_grib2"),
+    # Spherical harmonics: `values`, and no latitude or longitude.
+    "spectral": lambda: _one_surface_parameter("sh_sfc_grib2"),
+}
+
+
+def _both(tmp_path, fields: list) -> tuple:
+    """The fields opened by cfgrib from a file of them and by fieldstore from a store of them."""
+    path, config, request = _file_and_store(tmp_path, fields)
+    # cfgrib writes an index file next to the data unless told not to.
+    by_cfgrib = xarray.open_dataset(path, engine="cfgrib", backend_kwargs={"indexpath": ""})
+    return by_cfgrib, xarray.open_dataset(request, engine="fieldstore", config=config)
+
+
+def _file_and_store(tmp_path, fields: list) -> tuple:
+    """A file of the fields, a store of them, and the request that names them all."""
+    path = tmp_path / "fields.grib"
+    path.write_bytes(b"".join(data for data, _ in fields))
+    config = posix_config(tmp_path / "store")
+    with fieldstore.FieldStore(config) as fs:
+        for data, key in fields:
+            fs.archive(data, key)
+    request: dict = {}
+    for _, key in fields:
+        for k, v in key.items():
+            request.setdefault(k, [])
+            if v not in request[k]:
+                request[k].append(v)
+    return path, config, request
+
+
+def _same_attributes(got: dict, expected: dict, what: str) -> None:
+    """Attributes equal in value and type (arrays element by element)."""
+    assert sorted(got) == sorted(expected), what
+    for name, value in expected.items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(got[name], value), (what, name)
+        else:
+            assert (got[name], type(got[name])) == (value, type(value)), (what, name)
+
+
+@pytest.mark.parametrize("case", CFGRIB_CASES)
+def test_the_layout_is_cfgribs_for_the_same_messages(tmp_path, case):
+    by_cfgrib, by_fieldstore = _both(tmp_path, CFGRIB_CASES[case]())
+    assert list(by_fieldstore.data_vars) == list(by_cfgrib.data_vars)  # t2m for 2t: cfgrib's names
+    assert dict(by_fieldstore.sizes) == dict(by_cfgrib.sizes)
+    assert list(by_fieldstore.coords) == list(by_cfgrib.coords)
+    for name, expected in by_cfgrib.variables.items():
+        got = by_fieldstore[name].variable
+        assert got.dims == expected.dims, name
+        assert got.dtype == expected.dtype, name
+        if name not in by_cfgrib.data_vars:
+            # Coordinates in cfgrib's order: pressure decreasing, the rest increasing.
+            if name in ("latitude", "longitude") and got.dims != (name,):
+                # Each point's, computed by ecCodes: cfgrib's (ecCodes' Python wheel) switches to
+                # eckit's geometry once earthkit-data is imported (it sets ECCODES_ECKIT_GEO),
+                # which places rotated points a few millionths of a degree apart.
+                assert np.allclose(got.values, expected.values, rtol=0, atol=1e-5), name
+            else:
+                assert np.array_equal(got.values, expected.values), name
+            _same_attributes(got.attrs, expected.attrs, name)
+
+
+@pytest.mark.parametrize("case", CFGRIB_CASES)
+def test_variables_attributes_are_cfgribs_but_no_standard_name_unknown(tmp_path, case):
+    by_cfgrib, by_fieldstore = _both(tmp_path, CFGRIB_CASES[case]())
+    for name, variable in by_cfgrib.data_vars.items():
+        expected = dict(variable.attrs)
+        # cfgrib copies a parameter's cfName into standard_name even when ecCodes has none for
+        # it ("unknown", which is no CF standard name): fieldstore leaves it out (documented).
+        if expected.get("standard_name") == "unknown":
+            del expected["standard_name"]
+        _same_attributes(by_fieldstore[name].attrs, expected, name)
+    if case == "surface, GRIB1, reduced Gaussian":
+        # GRIB1's 2t has no CF name in ecCodes: the one difference, seen.
+        assert by_cfgrib["t2m"].attrs["standard_name"] == "unknown" and by_fieldstore["t2m"].attrs["GRIB_cfName"] == "unknown"
+        assert "standard_name" not in by_fieldstore["t2m"].attrs
+
+
+@pytest.mark.parametrize("case", CFGRIB_CASES)
+def test_dataset_attributes_are_cfgribs_with_the_request_for_history(tmp_path, case):
+    by_cfgrib, by_fieldstore = _both(tmp_path, CFGRIB_CASES[case]())
+    expected = {k: v for k, v in by_cfgrib.attrs.items() if k != "history"}
+    got = {k: v for k, v in by_fieldstore.attrs.items() if k not in ("history", "fieldstore_request")}
+    _same_attributes(got, expected, "dataset")
+    assert by_fieldstore.attrs["institution"] == "European Centre for Medium-Range Weather Forecasts"
+    # cfgrib's history says what read which file; fieldstore's, what read which request.
+    assert "GRIB to CDM+CF via fieldstore-" in by_fieldstore.attrs["history"]
+    assert by_fieldstore.attrs["fieldstore_request"] in by_fieldstore.attrs["history"]
+
+
+@pytest.mark.parametrize("case", CFGRIB_CASES)
+def test_values_are_cfgribs_missing_fields_nan_in_both(tmp_path, case):
+    by_cfgrib, by_fieldstore = _both(tmp_path, CFGRIB_CASES[case]())
+    for name in by_cfgrib.data_vars:
+        expected = by_cfgrib[name].values
+        assert np.array_equal(by_fieldstore[name].values, expected, equal_nan=True), name
+    if case == "pressure levels":
+        # The combination never stored is NaN in both.
+        assert np.isnan(by_cfgrib["u"].sel(step=np.timedelta64(12, "h"), isobaricInhPa=850).values).all()
+
+
+
+def test_without_eccodes_python_bindings_attributes_are_ecodes_text_of_each_key(tmp_path, monkeypatch):
+    """fieldstore needs no ecCodes Python bindings (cfgrib does): without them, the `GRIB_*`
+    attributes come from ecCodes' text of each key, as docs/python.md says: numbers to six
+    significant digits, `stepUnits` as its text."""
+    path, config, request = _file_and_store(tmp_path, _pressure_levels())
+    by_cfgrib = xarray.open_dataset(path, engine="cfgrib", backend_kwargs={"indexpath": ""})
+    monkeypatch.setitem(sys.modules, "eccodes", None)  # `import eccodes` raises ImportError
+    with pytest.raises(ImportError):
+        import eccodes  # noqa: F401
+    by_fieldstore = xarray.open_dataset(request, engine="fieldstore", config=config)
+    for name in by_cfgrib.data_vars:
+        got, expected = by_fieldstore[name].attrs, by_cfgrib[name].attrs
+        assert sorted(got) == sorted(expected), name
+        for key, value in expected.items():
+            if key == "GRIB_stepUnits":
+                assert (value, got[key]) == (1, "h")
+            elif isinstance(value, float):
+                assert got[key] == pytest.approx(value, rel=1e-5), key
+            else:
+                assert (got[key], type(got[key])) == (value, type(value)), key
+    assert by_fieldstore.attrs["institution"] == by_cfgrib.attrs["institution"]
+
+
+def test_parameters_at_different_levels_of_one_type_both_open_without_that_level(tmp_path):
+    """10 m wind and 2 m temperature are both `heightAboveGround`, at 10 and 2: cfgrib keeps
+    the first and drops the other (logging the clash); fieldstore keeps both and leaves out
+    the one scalar coordinate they cannot share (docs/python.md)."""
+    fields = []
+    for param, height in ((165, 10), (167, 2)):
+        for step in (0, 6):
+            data = sample_field("reduced_gg_sfc_grib1", 280.0 + step, dataDate=20240101, dataTime=0, step=step, paramId=param, typeOfLevel="heightAboveGround", level=height)
+            fields.append((data, {**DATASET, "levtype": "sfc", "step": step, "param": param}))
+    by_cfgrib, by_fieldstore = _both(tmp_path, fields)
+    assert list(by_cfgrib.data_vars) == ["u10"] and float(by_cfgrib["heightAboveGround"]) == 10
+    assert list(by_fieldstore.data_vars) == ["u10", "t2m"] and "heightAboveGround" not in by_fieldstore.coords
+    assert np.array_equal(by_fieldstore["u10"].values, by_cfgrib["u10"].values)
+    assert by_fieldstore["t2m"].attrs["GRIB_typeOfLevel"] == "heightAboveGround"

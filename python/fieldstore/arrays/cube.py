@@ -11,7 +11,9 @@ Dimensions follow cfgrib's conventions, which notebooks expect: `number` (ensemb
 `time` (date and time of the forecast's start), `step`, the level named by its level type
 (`isobaricInhPa` for `levtype=pl`, `hybrid` for `ml`, ...), then the grid (`latitude` and
 `longitude` for grids of rows and columns, else `values`); any other keyword whose value varies
-is a dimension of its own name. A keyword with one value is a scalar coordinate.
+is a dimension of its own name. A keyword with one value is a scalar coordinate. Labels increase,
+but pressure levels decrease where `decreasing_pressure` asks for cfgrib's order (the xarray
+backend does; the Zarr view keeps them increasing).
 """
 
 from __future__ import annotations
@@ -30,11 +32,15 @@ from fieldstore import _native
 #: The level dimension's name for each level type (cfgrib's).
 LEVEL_NAMES = {"pl": "isobaricInhPa", "ml": "hybrid", "pt": "theta", "pv": "potentialVorticity", "sol": "soilLayer", "hl": "heightAboveGround"}
 
+#: Level dimensions cfgrib lays out from the largest value down (its `stored_direction:
+#: decreasing`): pressure, so that the first level is the one nearest the ground.
+DECREASING = {"isobaricInhPa", "isobaricInPa"}
+
 #: Keywords that are not dimensions: the parameter (a variable each) and those folded into `time`.
 _FOLDED = {"param", "date", "time"}
 
 #: Keys of the first field of each parameter, for its variable's name and attributes.
-NAME_KEYS = ["shortName", "name", "units", "cfName", "typeOfLevel", "gridType"]
+NAME_KEYS = ["shortName", "cfVarName", "name", "units", "cfName", "typeOfLevel", "gridType"]
 
 
 @dataclass
@@ -87,23 +93,34 @@ class Cube:
     lists (reads no field's bytes) and reads the first field of each parameter, for its grid
     and names; values are read only by `read`, and only the fields it needs."""
 
-    def __init__(self, config: Any, request: Any, dtype: str = "float32", described: Optional[Tuple[Grid, Dict[str, Dict[str, Optional[str]]]]] = None) -> None:
+    def __init__(
+        self,
+        config: Any,
+        request: Any,
+        dtype: str = "float32",
+        described: Optional[Tuple[Grid, Dict[str, Dict[str, Optional[str]]]]] = None,
+        decreasing_pressure: bool = False,
+    ) -> None:
         if dtype not in ("float32", "float64"):
             raise ValueError(f"dtype '{dtype}': the arrays are float32 or float64")
         self.config = config
         self.request = request
         self.dtype = np.dtype(dtype)
+        self.decreasing_pressure = decreasing_pressure
         entries = list(handle_for(config).list(request))
         if not entries:
             raise fieldstore.NothingMatched(f"nothing to open: {fieldstore._request_text(request)} names no field")
         keys = [entry.key() for entry in entries]
-        self.scalars, self.dimensions = _dimensions(keys)
+        self.scalars, self.dimensions = _dimensions(keys, decreasing_pressure)
         self.params: List[str] = sorted({k["param"] for k in keys}, key=_number_or_text)
         self.fields: Dict[Tuple[str, Tuple[int, ...]], fieldstore.ListEntry] = {}
         for entry, key in zip(entries, keys):
             at = tuple(d.index[tuple(key.get(k, "") for k in d.keywords)] for d in self.dimensions)
             # The listing is newest first within a key: the first one seen is the visible one.
             self.fields.setdefault((key["param"], at), entry)
+        #: The first stored field of each parameter, as read to describe the cube (none when a
+        #: pickled cube brings its description): the xarray backend's attributes come from them.
+        self.first_messages: Dict[str, bytes] = {}
         # The grid and names, unless a pickled cube brings them (ecCodes' definitions cost a new
         # process about 0.2 s to parse).
         self.grid, self.attributes = described or self._describe()
@@ -112,7 +129,7 @@ class Cube:
         # Dask sends arrays to its workers pickled: a cube travels as what opens it again
         # (listing once more in the worker's process, with a handle of its own), with its layout
         # to check that the listing there gives the same indexes, and its grid and names.
-        return (_reopen, (self.config, self.request, self.dtype.name, self.layout(), (self.grid, self.attributes)))
+        return (_reopen, (self.config, self.request, self.dtype.name, self.layout(), (self.grid, self.attributes), self.decreasing_pressure))
 
     def layout(self) -> Tuple[Any, ...]:
         """What the cube's indexes mean: its dimensions' labels, parameters and stored fields."""
@@ -132,6 +149,7 @@ class Cube:
         stored field of each."""
         firsts = [next(entry for (param, _), entry in sorted(self.fields.items(), key=lambda f: f[0][1]) if param == p) for p in self.params]
         messages = [data for _, data in handle_for(self.config).read_entries(firsts)]
+        self.first_messages = dict(zip(self.params, messages))
         grids = [_native.grid(m) for m in messages]
         identities = {g["identity"] for g in grids}
         if len(identities) > 1:
@@ -165,20 +183,24 @@ class Cube:
 
 
 def variable_names(cube: "Cube") -> Dict[str, str]:
-    """Each parameter's variable name: its `shortName`, else `paramN`; a name two parameters
-    share gets their ids appended, so none hides another."""
+    """Each parameter's variable name as cfgrib names it: its `cfVarName` (`t2m` for `2t`),
+    else its `shortName`; else `paramN`, and a name two parameters share gets their ids
+    appended, so none hides another (cfgrib drops all but one)."""
     names = {}
     for param in cube.params:
-        short = cube.attributes[param].get("shortName")
-        names[param] = short if short and short not in ("unknown", "~") else f"param{param}"
+        attributes = cube.attributes[param]
+        known = [n for n in (attributes.get("cfVarName"), attributes.get("shortName")) if n and n not in ("unknown", "undef", "~")]
+        names[param] = known[0] if known else f"param{param}"
     counts = {n: list(names.values()).count(n) for n in names.values()}
     return {param: f"{name}_{param}" if counts[name] > 1 else name for param, name in names.items()}
 
 
-def _reopen(config: Any, request: Any, dtype: str, layout: Tuple[Any, ...], described: Tuple[Grid, Dict[str, Dict[str, Optional[str]]]]) -> "Cube":
+def _reopen(
+    config: Any, request: Any, dtype: str, layout: Tuple[Any, ...], described: Tuple[Grid, Dict[str, Dict[str, Optional[str]]]], decreasing_pressure: bool = False
+) -> "Cube":
     """A pickled cube opened again, refused if the store's listing has changed meanwhile (its
     indexes would name other fields)."""
-    cube = Cube(config, request, dtype=dtype, described=described)
+    cube = Cube(config, request, dtype=dtype, described=described, decreasing_pressure=decreasing_pressure)
     if cube.layout() != layout:
         raise fieldstore.Conflict(f"the fields {fieldstore._request_text(request)} names changed since the array was opened: open it again")
     return cube
@@ -195,8 +217,9 @@ def _decode_rows(handle: fieldstore.FieldStore, entries: List[fieldstore.ListEnt
     result[rows] = decoded.reshape(len(rows), result.shape[1])
 
 
-def _dimensions(keys: Sequence[Mapping[str, str]]) -> Tuple[Dict[str, str], List[Dimension]]:
-    """The keywords of one value (scalars) and the cube's dimensions, in cfgrib's order."""
+def _dimensions(keys: Sequence[Mapping[str, str]], decreasing_pressure: bool = False) -> Tuple[Dict[str, str], List[Dimension]]:
+    """The keywords of one value (scalars) and the cube's dimensions, in cfgrib's order (and
+    pressure levels in its decreasing order if `decreasing_pressure`)."""
     # Every keyword of every field (fields of several schema rules hold different ones), in
     # the order first met.
     keywords = list(dict.fromkeys(k for key in keys for k in key if k not in _FOLDED))
@@ -221,7 +244,8 @@ def _dimensions(keys: Sequence[Mapping[str, str]]) -> Tuple[Dict[str, str], List
         dims.append(Dimension("step", ("step",), [(v,) for v in values["step"]]))
     if len(values.get("levelist", [])) > 1:
         name = LEVEL_NAMES.get(levtype or "", "level")
-        dims.append(Dimension(name, ("levelist",), [(v,) for v in values["levelist"]]))
+        levels = values["levelist"][::-1] if decreasing_pressure and name in DECREASING else values["levelist"]
+        dims.append(Dimension(name, ("levelist",), [(v,) for v in levels]))
     ordered = {"number", "step", "levelist"}
     for k, v in values.items():
         if len(v) > 1 and k not in ordered:
