@@ -14,7 +14,9 @@ from .pyfdb_type import URI, ControlIdentifier, DataHandle, MarsSelection, selec
 
 
 def _sorted(pairs: Optional[Dict[str, str]]) -> Dict[str, str]:
-    return dict(sorted((pairs or {}).items()))
+    """A key's keywords in order, without the absent optional ones (an empty value), as pyfdb
+    lists them."""
+    return dict(sorted((k, v) for k, v in (pairs or {}).items() if v != ""))
 
 
 class ListElement:
@@ -76,6 +78,34 @@ class ListElement:
         return [level for level in (self._entry.dataset, self._entry.collocation, self._entry.element) if level is not None]
 
 
+class _WipeElementType(IntEnum):
+    """The kinds of a wipe's report as fieldstore's native layer gives it: each is a list of
+    its report (`report_field`), or, for CATALOGUE_INFO, the data sets wiped."""
+
+    ERROR = 0
+    CATALOGUE_INFO = auto()
+    CATALOGUE = auto()
+    CATALOGUE_INDEX = auto()
+    CATALOGUE_SAFE = auto()
+    CATALOGUE_CONTROL = auto()
+    STORE = auto()
+    STORE_AUX = auto()
+    STORE_SAFE = auto()
+    UNKNOWN = auto()
+
+    @property
+    def report_field(self) -> Optional[str]:
+        return _REPORT_FIELDS.get(self)
+
+
+_REPORT_FIELDS = {
+    _WipeElementType.CATALOGUE_INFO: "datasets",
+    _WipeElementType.CATALOGUE_INDEX: "catalogue_removed",
+    _WipeElementType.STORE: "removed",
+    _WipeElementType.STORE_SAFE: "in_use",
+}
+
+
 class WipeElementType(IntEnum):
     """What a wipe element reports."""
 
@@ -89,6 +119,10 @@ class WipeElementType(IntEnum):
     STORE_AUX = auto()
     STORE_SAFE = auto()
     UNKNOWN = auto()
+
+    @classmethod
+    def _from_raw(cls, raw: _WipeElementType) -> "WipeElementType":
+        return cls[raw.name]
 
 
 class WipeElement:
@@ -124,7 +158,8 @@ class _DatasetControls:
         self._location = URI(location)
 
     def __eq__(self, other: object, /) -> bool:
-        return isinstance(other, type(self)) and (self._key, self._identifiers) == (other._key, other._identifiers)
+        # A status and a control element of the same data set and identifiers are equal, as in pyfdb.
+        return isinstance(other, _DatasetControls) and (self._key, self._identifiers, self._location) == (other._key, other._identifiers, other._location)
 
     def __ne__(self, other: object, /) -> bool:
         return not self.__eq__(other)
@@ -182,7 +217,7 @@ class StatsElement:
         return self._index
 
     def __repr__(self) -> str:
-        return f"{self._index}\n{self._db}"
+        return f"Index Statistics:\n{self._index}\nDB Statistics:\n{self._db}"
 
 
 class IndexAxis(Mapping):
@@ -194,7 +229,10 @@ class IndexAxis(Mapping):
         self._axes: Dict[str, List[str]] = selection_values(index_axis)
 
     def __getitem__(self, key: str) -> Collection:
-        return self._axes[key]
+        try:
+            return self._axes[key]
+        except KeyError:
+            raise KeyError(f"Couldn't find key: {key!r} (the axes are of {', '.join(self._axes) or 'no keyword'})") from None
 
     def __setitem__(self, key: str, value: object) -> None:
         raise TypeError("This mapping is read-only")

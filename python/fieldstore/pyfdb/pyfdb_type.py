@@ -11,6 +11,9 @@ from urllib import parse
 
 import fieldstore
 
+from ._internal import _ControlAction, _ControlIdentifier
+from ._internal.pyfdb_internal import FDBToolRequest
+
 MarsSelection = Mapping[str, Union[str, int, float, Collection]]
 """A MARS selection: keyword -> a value, a list of values, or MARS text (`0/to/12/by/6`)."""
 
@@ -18,25 +21,62 @@ MarsIdentifier = Union[List[Tuple[str, str]], Dict[str, str]]
 """A field's identifier: keyword -> one value, as a dict or a list of pairs."""
 
 
+class UserInputMapper:
+    """A selection between its user form (keyword -> a value, MARS text such as `0/to/12/by/6`,
+    or a collection of values) and pyfdb's internal one (keyword -> a list of values as text)."""
+
+    @classmethod
+    def map_selection_to_internal(cls, selection: MarsSelection) -> Dict[str, List[str]]:
+        """Each keyword's values as a list of text: `a/b` text split at `/`, a number as its
+        text, a collection's items each as text. A mapping or another type is a ValueError
+        naming the keyword."""
+        result: Dict[str, List[str]] = {}
+        for keyword, values in selection.items():
+            if isinstance(values, Mapping) or not isinstance(values, (int, float, str, Collection)):
+                raise ValueError(
+                    f"the value of key '{keyword}' is not valid: a selection maps a key to a value or a collection of values, "
+                    f"not {type(values).__name__}"
+                )
+            if isinstance(values, str):
+                result[keyword] = values.split("/")
+            elif isinstance(values, (int, float)):
+                result[keyword] = [str(values)]
+            else:
+                result[keyword] = [str(v) for v in values]
+        return result
+
+    @classmethod
+    def map_selection_to_external(cls, selection: Mapping[str, Union[str, int, float, Collection]]) -> Dict[str, Union[str, List[str]]]:
+        """The user form of an internal selection: a collection as a list of text, one value as text."""
+        result: Dict[str, Union[str, List[str]]] = {}
+        for keyword, values in selection.items():
+            if isinstance(values, (str, int, float)):
+                result[keyword] = str(values)
+            elif isinstance(values, Collection) and not isinstance(values, Mapping):
+                result[keyword] = [str(v) for v in values]
+            else:
+                raise ValueError(f"the value of key '{keyword}' is not valid: a value or a collection of values, not {type(values).__name__}")
+        return result
+
+
 def selection_values(selection: MarsSelection) -> Dict[str, List[str]]:
-    """A selection's values as lists of text, with pyfdb's checks (ValueError on a mapping or an
-    unknown type; `a/b` text split into values)."""
-    result: Dict[str, List[str]] = {}
-    for keyword, values in selection.items():
-        if isinstance(values, Mapping) or not isinstance(values, (int, float, str, Collection)):
-            raise ValueError(f"the value of key '{keyword}' is not valid: a selection maps a key to a value or a collection of values")
-        if isinstance(values, str):
-            result[keyword] = values.split("/")
-        elif isinstance(values, (int, float)):
-            result[keyword] = [str(values)]
-        else:
-            result[keyword] = [str(v) for v in values]
-    return result
+    """A selection's values as lists of text (`UserInputMapper.map_selection_to_internal`)."""
+    return UserInputMapper.map_selection_to_internal(selection)
+
+
+def tool_request(selection: MarsSelection) -> FDBToolRequest:
+    """The request a selection names; an empty one names all of the store."""
+    return FDBToolRequest.from_internal_mars_selection(selection_values(selection))
 
 
 def selection_request(selection: MarsSelection) -> str:
-    """The MARS text of a selection (fieldstore refuses values holding `,` or `=`)."""
-    return fieldstore._request_text(selection_values(selection))
+    """The MARS text of a selection (empty for all of the store). A value fieldstore cannot
+    read is a BadRequest (a RuntimeError), named as FDB5 names it (`UserError: Bad value`)."""
+    request = tool_request(selection)
+    try:
+        return request.text()
+    except fieldstore.BadRequest as e:
+        raise fieldstore.BadRequest(f"UserError: Bad value in {request!r}: {e}") from None
 
 
 def identifier_key(identifier: MarsIdentifier) -> str:
@@ -143,6 +183,18 @@ class ControlIdentifier(IntFlag):
     WIPE = auto()
     UNIQUEROOT = auto()
 
+    @classmethod
+    def _from_raw(cls, raw: _ControlIdentifier) -> "ControlIdentifier":
+        """The identifier of its raw (native) form."""
+        return cls[raw.name]
+
+    def _to_raw(self) -> _ControlIdentifier:
+        """The raw (native) form of one identifier (a combination has none: ValueError)."""
+        names = [flag.name for flag in ControlIdentifier if flag.value and self.value & flag.value] or ["NONE"]
+        if len(names) > 1:
+            raise ValueError(f"{self!r} combines identifiers; each has its own raw form")
+        return _ControlIdentifier[names[0]]
+
     def __repr__(self) -> str:
         names = "|".join(flag.name for flag in ControlIdentifier if flag.value and self.value & flag.value)
         return names or "NONE"
@@ -157,6 +209,15 @@ class ControlAction(IntEnum):
     NONE = 0
     DISABLE = auto()
     ENABLE = auto()
+
+    @classmethod
+    def _from_raw(cls, raw: _ControlAction) -> "ControlAction":
+        """The action of its raw (native) form."""
+        return cls[raw.name]
+
+    def _to_raw(self) -> _ControlAction:
+        """The raw (native) form: its `lock` is what fieldstore's control takes."""
+        return _ControlAction[self.name]
 
     def __repr__(self) -> str:
         return self.name
