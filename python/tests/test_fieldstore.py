@@ -143,6 +143,10 @@ def test_errors_are_exceptions_of_their_kind(store, root, tmp_path: Path):
     with pytest.raises(fieldstore.Error):
         store.archive(b"not GRIB at all")
     assert issubclass(fieldstore.NotFound, fieldstore.Error) and issubclass(fieldstore.Error, Exception)
+    # A bad argument is a ValueError too, as Python's own functions raise.
+    assert issubclass(fieldstore.BadRequest, fieldstore.Error) and issubclass(fieldstore.BadRequest, ValueError)
+    with pytest.raises(ValueError, match="setp"):
+        list(store.list("class=od,expver=0001,setp=6"))
 
 
 def test_configs_as_yaml_text_and_files(root, tmp_path: Path):

@@ -2,8 +2,10 @@
 //! catch what they can act on (`except fieldstore.NotFound`) and the rest at once.
 
 use fieldstore::error::ErrorKind;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use pyo3::{create_exception, PyErr};
 
 create_exception!(
@@ -12,7 +14,6 @@ create_exception!(
     PyRuntimeError,
     "Any fieldstore error (a `RuntimeError`, as pyfdb raises); each kind below is a subclass."
 );
-create_exception!(fieldstore, BadRequest, Error, "A request, key or value is malformed or names an unknown keyword.");
 create_exception!(fieldstore, BadConfig, Error, "A configuration is malformed or names an unknown backend or option.");
 create_exception!(fieldstore, NotFound, Error, "Nothing matched, or a store, data set, file or object is not there.");
 create_exception!(fieldstore, NothingMatched, NotFound, "A request matched no field; the message says why, index by index.");
@@ -25,11 +26,37 @@ create_exception!(fieldstore, Unavailable, Error, "A backend cannot be reached o
 create_exception!(fieldstore, Unsupported, Error, "The operation or format is not supported by this backend or version.");
 create_exception!(fieldstore, Conflict, Error, "A concurrent change got in the way (e.g. a wipe during a flush).");
 
+/// `BadRequest`: a request, key or value is malformed or names an unknown keyword. A
+/// `fieldstore.Error` and a `ValueError` (a bad argument, as Python's own functions raise), so
+/// made at import as `class BadRequest(Error, ValueError)`: `create_exception!` takes one base.
+static BAD_REQUEST: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+fn bad_request_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    let class = BAD_REQUEST.get_or_try_init(py, || {
+        let bases = PyTuple::new(py, [py.get_type::<Error>(), py.get_type::<PyValueError>()])?;
+        let namespace = PyDict::new(py);
+        namespace.set_item("__module__", "fieldstore")?;
+        namespace.set_item("__doc__", "A request, key or value is malformed or names an unknown keyword (also a ValueError).")?;
+        let class = py.get_type::<PyType>().call1(("BadRequest", bases, namespace))?;
+        Ok::<_, PyErr>(class.cast_into::<PyType>()?.unbind())
+    })?;
+    Ok(class.bind(py))
+}
+
+/// A `BadRequest` with `message`.
+pub fn bad_request(message: impl Into<String>) -> PyErr {
+    let message = message.into();
+    Python::attach(|py| match bad_request_type(py) {
+        Ok(class) => PyErr::from_type(class.clone(), message),
+        Err(e) => e,
+    })
+}
+
 /// The Python exception of a fieldstore error, with its message.
 pub fn to_py(error: fieldstore::Error) -> PyErr {
     let message = error.to_string();
     match error.kind() {
-        ErrorKind::BadRequest => BadRequest::new_err(message),
+        ErrorKind::BadRequest => bad_request(message),
         ErrorKind::BadConfig => BadConfig::new_err(message),
         ErrorKind::NotFound => NotFound::new_err(message),
         ErrorKind::AlreadyExists => AlreadyExists::new_err(message),
@@ -56,7 +83,7 @@ pub fn io_to_py(error: std::io::Error) -> PyErr {
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     module.add("Error", py.get_type::<Error>())?;
-    module.add("BadRequest", py.get_type::<BadRequest>())?;
+    module.add("BadRequest", bad_request_type(py)?)?;
     module.add("BadConfig", py.get_type::<BadConfig>())?;
     module.add("NotFound", py.get_type::<NotFound>())?;
     module.add("NothingMatched", py.get_type::<NothingMatched>())?;

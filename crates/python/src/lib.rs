@@ -95,7 +95,7 @@ impl Handle {
     fn list<'py>(&self, py: Python<'py>, request: &str, depth: u8, include_superseded: bool) -> PyResult<Bound<'py, PyList>> {
         let request = self.request(request)?;
         if !(1..=3).contains(&depth) {
-            return Err(errors::BadRequest::new_err(format!("depth {depth}: list takes 1, 2 or 3")));
+            return Err(errors::bad_request(format!("depth {depth}: list takes 1, 2 or 3")));
         }
         let options = ListOptions { depth, include_superseded, ..ListOptions::default() };
         let matches = py.detach(|| self.store.list(&request, options)).map_err(to_py)?;
@@ -191,7 +191,7 @@ impl Handle {
             .iter()
             .map(|a| {
                 ControlAction::from_name(a)
-                    .ok_or_else(|| errors::BadRequest::new_err(format!("unknown action '{a}' (use archive, retrieve, list or wipe)")))
+                    .ok_or_else(|| errors::bad_request(format!("unknown action '{a}' (use archive, retrieve, list or wipe)")))
             })
             .collect::<PyResult<Vec<_>>>()?;
         let actions = if actions.is_empty() { ControlAction::ALL.to_vec() } else { actions };
@@ -241,9 +241,7 @@ pub struct ListEntry {
 fn field_entries(entries: &[Bound<'_, ListEntry>]) -> PyResult<Vec<FieldEntry>> {
     entries
         .iter()
-        .map(|entry| {
-            entry.get().field.clone().ok_or_else(|| errors::BadRequest::new_err("only a field (a listing of depth 3) has bytes to read"))
-        })
+        .map(|entry| entry.get().field.clone().ok_or_else(|| errors::bad_request("only a field (a listing of depth 3) has bytes to read")))
         .collect()
 }
 
