@@ -44,7 +44,7 @@ pub struct S3RawArgs {
     #[arg(long, value_parser = field_bytes, default_value_t = 1048576)]
     size: usize,
     /// Requests in flight
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_parser = count, default_value_t = 1)]
     in_flight: usize,
     /// Instead: list this data set's field objects (its key, e.g. class=od,expver=0001,...)
     /// and HEAD each
@@ -159,7 +159,7 @@ pub struct RunArgs {
     log: Option<PathBuf>,
     /// Start this many processes on this machine (ranks 0..N-1); under srun or mpirun leave
     /// it out: ranks come from the launcher
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_parser = processes, default_value_t = 1)]
     procs: u32,
     /// How processes line up before the phase: file:DIR, tcp:HOST:PORT or
     /// deadline:MICROSECONDS (default with --procs: a file barrier in a temporary directory)
@@ -172,10 +172,10 @@ pub struct SweepArgs {
     #[arg(long, value_enum, default_value = "ior")]
     benchmark: Benchmark,
     /// Process counts, comma-separated
-    #[arg(long, default_value = "1,2,4", value_delimiter = ',')]
+    #[arg(long, value_parser = processes, default_value = "1,2,4", value_delimiter = ',')]
     procs: Vec<u32>,
     /// Object / field sizes in bytes, comma-separated
-    #[arg(long, default_value = "65536,1048576", value_delimiter = ',')]
+    #[arg(long, value_parser = field_bytes, default_value = "65536,1048576", value_delimiter = ',')]
     sizes: Vec<usize>,
     /// field-io modes, comma-separated
     #[arg(long, value_enum, default_value = "full", value_delimiter = ',')]
@@ -192,7 +192,7 @@ pub struct SweepArgs {
     classes: Vec<String>,
     /// Objects or fields per process: one for every size, or one per size, comma-separated in
     /// --sizes' order (small sizes need more to run long enough to measure)
-    #[arg(long, default_value = "64", value_delimiter = ',')]
+    #[arg(long, value_parser = count, default_value = "64", value_delimiter = ',')]
     count: Vec<usize>,
     #[arg(long, value_parser = count, default_value_t = 3)]
     reps: usize,
@@ -330,7 +330,7 @@ pub struct CompareArgs {
     #[arg(long, value_parser = count, default_value_t = 3)]
     reps: usize,
     /// Processes of each system running at once (ensemble members 1..=N, one dataset)
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_parser = count, default_value_t = 1)]
     procs: usize,
     /// Compare archiving a GRIB file (keys decoded by ecCodes) with FDB5's fdb-write instead
     #[arg(long)]
@@ -360,6 +360,18 @@ fn field_bytes(text: &str) -> Result<usize, String> {
     match bytes <= MAX_FIELD_BYTES {
         true => Ok(bytes),
         false => Err(format!("{bytes} bytes is more than the {MAX_FIELD_BYTES} (1 GiB) a benchmark's field may hold")),
+    }
+}
+
+/// The most processes a benchmark starts on one machine.
+const MAX_PROCESSES: u32 = 4096;
+
+/// A number of processes, at least 1 and bounded before any is started.
+fn processes(text: &str) -> Result<u32, String> {
+    let n: u32 = text.parse().map_err(|e| format!("{text:?} is not a number of processes ({e})"))?;
+    match n {
+        1..=MAX_PROCESSES => Ok(n),
+        _ => Err(format!("{n} processes: a benchmark starts 1 to {MAX_PROCESSES} on one machine")),
     }
 }
 

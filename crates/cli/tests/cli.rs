@@ -672,6 +672,10 @@ fn hostile_arguments_are_refused_by_name() {
     }
     let err = env.fails(&["bench", "hammer", "--nsteps", "99999999999"]);
     assert!(err.contains("--nsteps") && err.contains("1000000"), "{err}");
+    let err = env.fails(&["bench", "hammer", "--procs", "100000"]);
+    assert!(err.contains("--procs") && err.contains("1 to 4096"), "{err}");
+    let err = env.fails(&["bench", "sweep", "--sizes", "1024,99999999999999", "--out", &env.path("sweep")]);
+    assert!(err.contains("--sizes") && err.contains("1 GiB"), "{err}");
     // One flush of member 1 at step 0 and member 2 at step 6: member 2 at step 0 is not stored.
     let one = env.sample("one.grib", &["--stream", "enfo", "--type", "pf", "--numbers", "1", "--steps", "0"]);
     let two = env.sample("two.grib", &["--stream", "enfo", "--type", "pf", "--numbers", "2", "--steps", "6"]);
