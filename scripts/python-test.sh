@@ -2,8 +2,8 @@
 # Installs the Python package from the repository (`pip install .`, maturin builds the native
 # module) into a virtual environment, then runs its tests with pytest. The environment is
 # $FIELDSTORE_PYTHON_VENV (default ~/.cache/fieldstore-python), made if missing. The pyfdb
-# compatibility tests (python/tests_pyfdb) run twice: against fieldstore.pyfdb, and against
-# pyfdb 5.25 itself in FDB5's environment (scripts/fdb5-install.sh), the oracle.
+# compatibility tests (python/tests_pyfdb) run twice: against fieldstore.pyfdb behind the `pyfdb`
+# shim, and against pyfdb 5.25 itself in FDB5's environment (scripts/fdb5-install.sh), the oracle.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/scripts/install-deps.sh"
@@ -37,8 +37,11 @@ else
   echo "python-test: no Python 3.9 here; only $("$venv/bin/python" -V)'s build is tested" >&2
 fi
 cd "$here/python/tests_pyfdb"
-echo "pyfdb compatibility: fieldstore.pyfdb" >&2
-"$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+# Through the `pyfdb` shim (python/pyfdb_shim), as a script written for pyfdb imports it. PyYAML
+# reads YAML configurations, in pyfdb and in fieldstore.pyfdb alike.
+"$venv/bin/python" -c 'import yaml' 2>/dev/null || "$venv/bin/pip" install -q pyyaml >&2
+echo "pyfdb compatibility: fieldstore.pyfdb behind the pyfdb shim" >&2
+FIELDSTORE_PYFDB=shim "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
 echo "pyfdb compatibility: pyfdb 5.25 itself (the oracle)" >&2
 bash "$here/scripts/fdb5-install.sh" >/dev/null
 fdb5_venv=${FDB5_PEER_VENV:-$HOME/.cache/fdb5-peer}

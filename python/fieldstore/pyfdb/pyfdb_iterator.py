@@ -13,10 +13,11 @@ import fieldstore
 from .pyfdb_type import URI, ControlIdentifier, DataHandle, MarsSelection, selection_values
 
 
-def _sorted(pairs: Optional[Dict[str, str]]) -> Dict[str, str]:
-    """A key's keywords in order, without the absent optional ones (an empty value), as pyfdb
-    lists them."""
-    return dict(sorted((k, v) for k, v in (pairs or {}).items() if v != ""))
+def _sorted(pairs: Optional[Dict[str, str]], drop_absent: bool = False) -> Dict[str, str]:
+    """A key's keywords in order; without the absent optional ones (an empty value) when
+    `drop_absent`, as pyfdb lists a field's own keywords (its data set's and collocation's
+    keep them: `timespan=`)."""
+    return dict(sorted((k, v) for k, v in (pairs or {}).items() if not (drop_absent and v == "")))
 
 
 class ListElement:
@@ -45,8 +46,8 @@ class ListElement:
 
     def keys(self) -> List[Dict[str, str]]:
         """The keys of the schema's three levels, each sorted by keyword; levels below the one
-        listed are empty."""
-        return [_sorted(self._entry.dataset), _sorted(self._entry.collocation), _sorted(self._entry.element)]
+        listed are empty. A field's own key leaves out the optional keywords it lacks."""
+        return [_sorted(self._entry.dataset), _sorted(self._entry.collocation), _sorted(self._entry.element, drop_absent=True)]
 
     def combined_key(self) -> Dict[str, str]:
         """The keys of every level listed, in one dict sorted by keyword."""
