@@ -105,8 +105,12 @@ MISSING_VALUE = float(np.finfo(np.float32).max)
 #: ecCodes' keys of several values, which its text of a key does not hold: left out without its
 #: Python bindings.
 _ARRAY_KEYS = {"pl"}
-#: ecCodes' keys that are text, for reading without ecCodes' Python bindings.
+#: ecCodes' keys whose values are text, or names from its concept tables (`paramId` among them,
+#: whose text is the whole number). fieldstore's own ecCodes reads them, exactly (its text is
+#: their value), and has parsed the concept tables already for the variables' names: through
+#: ecCodes' Python bindings, a second ecCodes would parse them again (0.4 s in a new process).
 _TEXT_KEYS = {"dataType", "typeOfLevel", "stepType", "gridType", "shortName", "units", "name", "cfName", "cfVarName", "gridDefinitionDescription", "centre", "centreDescription"}
+_CONCEPT_NUMBERS = {"paramId"}
 
 #: cfgrib's coordinate attributes (cfgrib.dataset's COORD_ATTRS) as xarray shows them once
 #: decoded: the times' `units`, `calendar` and `dtype` are their encoding, not attributes.
@@ -163,17 +167,21 @@ def dataset(cube: Cube, drop: set) -> xarray.Dataset:
 
 def message_values(message: bytes, keys: Sequence[str]) -> Dict[str, Any]:
     """`keys` of `message` as cfgrib reads them: each in ecCodes' own type (int, float, text, an
-    array where it has several values); keys the message has not are left out. Read through
-    ecCodes' Python bindings, cfgrib's own; without them, from ecCodes' text of each key (numbers
-    then have its text's precision, six significant digits; docs/python.md names the rest)."""
+    array where it has several values); keys the message has not are left out. Names and other
+    text (and `paramId`) from fieldstore's own ecCodes; numbers through ecCodes' Python bindings,
+    as cfgrib reads them (floats to the last bit, arrays, codes); without the bindings, from
+    ecCodes' text of each key (docs/python.md says what that loses)."""
+    named = [k for k in keys if k in _TEXT_KEYS or k in _CONCEPT_NUMBERS]
+    values = _from_text(message, named)
+    numbers = [k for k in keys if k not in named]
     try:
         import eccodes  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except (ImportError, RuntimeError, OSError):
-        return _from_text(message, keys)
+        values.update(_from_text(message, numbers))
+        return values
     handle = eccodes.codes_new_from_message(message)
-    values: Dict[str, Any] = {}
     try:
-        for key in keys:
+        for key in numbers:
             try:
                 if eccodes.codes_get_size(handle, key) > 1:
                     values[key] = eccodes.codes_get_array(handle, key)
@@ -187,6 +195,8 @@ def message_values(message: bytes, keys: Sequence[str]) -> Dict[str, Any]:
 
 
 def _from_text(message: bytes, keys: Sequence[str]) -> Dict[str, Any]:
+    """`keys` as fieldstore's ecCodes gives their text: text keys as they are, others as
+    numbers where the text is one (an array's text is not its values: left out)."""
     values: Dict[str, Any] = {}
     for key, text in _native.message_keys(message, [k for k in keys if k not in _ARRAY_KEYS]).items():
         if text is None:
