@@ -220,13 +220,15 @@ def _ensemble() -> list:
 
 
 def _surface() -> list:
-    """GRIB1 surface fields on a reduced Gaussian grid (the `values` layout): 2 m temperature
-    (2 m above ground) and mean sea level pressure, whose levels are scalar coordinates."""
+    """GRIB1 surface fields on a reduced Gaussian grid (the `values` layout): mean sea level
+    pressure (at the surface) and 2 m temperature (2 m above ground), whose levels are scalar
+    coordinates named by their types."""
     fields = []
     # In paramId order: cfgrib orders variables as the file first has them, fieldstore by paramId.
-    for param, base in ((151, 101000.0), (167, 280.0)):
+    for param, base, level in ((151, 101000.0, "typeOfLevel=surface,level=0"), (167, 280.0, "typeOfLevel=heightAboveGround,level=2")):
         for step in (0, 6):
-            data = sample_field("reduced_gg_sfc_grib1", base + step, dataDate=20240101, dataTime=0, step=step, paramId=param)
+            levels = dict(pair.split("=") for pair in level.split(","))
+            data = sample_field("reduced_gg_sfc_grib1", base + step, dataDate=20240101, dataTime=0, step=step, paramId=param, **levels)
             fields.append((data, {**DATASET, "levtype": "sfc", "step": step, "param": param}))
     return fields
 
@@ -307,6 +309,9 @@ def test_the_layout_is_cfgribs_for_the_same_messages(tmp_path, case):
             else:
                 assert np.array_equal(got.values, expected.values), name
             _same_attributes(got.attrs, expected.attrs, name)
+    if case == "surface, GRIB1, reduced Gaussian":
+        # Each surface parameter's level, named by its type.
+        assert float(by_fieldstore["surface"]) == 0 and float(by_fieldstore["heightAboveGround"]) == 2
 
 
 @pytest.mark.parametrize("case", CFGRIB_CASES)
@@ -348,11 +353,10 @@ def test_values_are_cfgribs_missing_fields_nan_in_both(tmp_path, case):
         assert np.isnan(by_cfgrib["u"].sel(step=np.timedelta64(12, "h"), isobaricInhPa=850).values).all()
 
 
-
 def test_without_eccodes_python_bindings_attributes_are_ecodes_text_of_each_key(tmp_path, monkeypatch):
-    """fieldstore needs no ecCodes Python bindings (cfgrib does): without them, the `GRIB_*`
-    attributes come from ecCodes' text of each key, as docs/python.md says: numbers to six
-    significant digits, `stepUnits` as its text."""
+    """fieldstore needs no ecCodes Python bindings (cfgrib does): without them, the numbers
+    among the `GRIB_*` attributes come from ecCodes' text of each key, as docs/python.md says:
+    to six significant digits, `stepUnits` as its text."""
     path, config, request = _file_and_store(tmp_path, _pressure_levels())
     by_cfgrib = xarray.open_dataset(path, engine="cfgrib", backend_kwargs={"indexpath": ""})
     monkeypatch.setitem(sys.modules, "eccodes", None)  # `import eccodes` raises ImportError
