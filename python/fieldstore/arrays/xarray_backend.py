@@ -176,10 +176,11 @@ def message_values(message: bytes, keys: Sequence[str]) -> Dict[str, Any]:
     numbers = [k for k in keys if k not in named]
     try:
         import eccodes  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    except (ImportError, RuntimeError, OSError):
+
+        handle = eccodes.codes_new_from_message(message)
+    except Exception:  # noqa: BLE001 - no bindings, or theirs cannot read what fieldstore's can
         values.update(_from_text(message, numbers))
         return values
-    handle = eccodes.codes_new_from_message(message)
     try:
         for key in numbers:
             try:
