@@ -403,3 +403,18 @@ def test_parameters_at_different_levels_of_one_type_both_open_without_that_level
     assert list(by_fieldstore.data_vars) == ["u10", "t2m"] and "heightAboveGround" not in by_fieldstore.coords
     assert np.array_equal(by_fieldstore["u10"].values, by_cfgrib["u10"].values)
     assert by_fieldstore["t2m"].attrs["GRIB_typeOfLevel"] == "heightAboveGround"
+
+
+def test_a_keyword_cfgrib_does_not_index_is_a_dimension(tmp_path):
+    """Two experiments' fields differ only in `expver`, which cfgrib does not index: it reads
+    the first message of each combination, fieldstore an `expver` dimension (docs/python.md)."""
+    fields = []
+    for expver, base in (("0001", 100.0), ("0002", 200.0)):
+        data = sample_field("regular_ll_pl_grib1", base, dataDate=20240101, dataTime=0, step=0, level=500, paramId=130, experimentVersionNumber=expver)
+        fields.append((data, {**DATASET, "expver": expver, "step": 0, "levelist": 500, "param": 130}))
+    by_cfgrib, by_fieldstore = _both(tmp_path, fields)
+    assert by_cfgrib["t"].dims == ("latitude", "longitude")
+    assert np.array_equal(by_cfgrib["t"].values, values(fields[0][0]).astype(np.float32))
+    assert by_fieldstore["t"].dims == ("expver", "latitude", "longitude") and list(by_fieldstore["expver"].values) == ["0001", "0002"]
+    for expver, (data, _) in zip(("0001", "0002"), fields):
+        assert np.array_equal(by_fieldstore["t"].sel(expver=expver).values, values(data).astype(np.float32)), expver
