@@ -20,6 +20,7 @@ const PAGE: u64 = 4096;
 #[derive(Default)]
 pub struct WriteOp<'a> {
     create_exclusive: bool,
+    assert_exists: bool,
     full: Option<&'a [u8]>,
     append: Option<&'a [u8]>,
     compare: Vec<(&'a str, &'a [u8])>,
@@ -37,7 +38,8 @@ pub enum Outcome {
     Exists,
     /// A guarded omap value differed: nothing was changed.
     ComparisonFailed,
-    /// The object does not exist: it asked to remove it, or guarded the write by a comparison.
+    /// The object does not exist: it asked to remove it, or guarded the write by a comparison
+    /// or by [`WriteOp::assert_exists`].
     Missing,
 }
 
@@ -50,6 +52,12 @@ impl<'a> WriteOp<'a> {
     /// Fails with [`Outcome::Exists`] if the object exists.
     pub fn create_exclusive(mut self) -> Self {
         self.create_exclusive = true;
+        self
+    }
+
+    /// Fails with [`Outcome::Missing`] unless the object exists (an omap write would create it).
+    pub fn assert_exists(mut self) -> Self {
+        self.assert_exists = true;
         self
     }
 
@@ -130,6 +138,7 @@ pub(crate) struct EncodedOp {
 #[derive(Clone, Copy)]
 struct OpKind {
     create_exclusive: bool,
+    /// Compares omap values or asserts that the object exists: `ENOENT` says it does not.
     compares: bool,
     uses_omap: bool,
     remove_object: bool,
@@ -156,6 +165,9 @@ impl EncodedOp {
             if op.create_exclusive {
                 (lib.write_op_create)(handle, CREATE_EXCLUSIVE, std::ptr::null());
             }
+            if op.assert_exists {
+                (lib.write_op_assert_exists)(handle);
+            }
             for ((key, value), result) in op.compare.iter().zip(compare_results.iter_mut()) {
                 let (k, v) = (key.as_ptr().cast(), value.as_ptr().cast());
                 (lib.write_op_omap_cmp2)(handle, k, COMPARE_EQUAL, v, key.len(), value.len(), result);
@@ -179,7 +191,7 @@ impl EncodedOp {
         }
         let kind = OpKind {
             create_exclusive: op.create_exclusive,
-            compares: !op.compare.is_empty(),
+            compares: !op.compare.is_empty() || op.assert_exists,
             uses_omap: !(op.compare.is_empty() && op.set.is_empty() && op.remove.is_empty()),
             remove_object: op.remove_object,
             action: op.action(),

@@ -107,6 +107,18 @@ fn compound_writes_are_all_or_nothing() {
     assert_eq!(io.omap_get("dataset", &["log/1"]).unwrap().unwrap(), vec![]);
     assert_eq!(io.omap_get("no-such-object", &["seq"]).unwrap(), None);
     assert_eq!(io.omap_scan("no-such-object", "", "").unwrap(), None);
+    // A wipe's mark must not make a record where the wipe removed one: an omap write alone
+    // creates its object, one that asserts the object exists does not.
+    let mark = WriteOp::new().assert_exists().set("lock/wiping-x", b"wiping");
+    assert_eq!(io.apply("no-such-object", &mark).unwrap(), Outcome::Missing);
+    assert_eq!(io.omap_get("no-such-object", &["lock/wiping-x"]).unwrap(), None, "nothing created");
+    assert_eq!(io.apply("dataset", &mark).unwrap(), Outcome::Applied);
+    // Removal guarded by two values: the identity and the mark of that identity.
+    let unmarked = WriteOp::new().compare_equal("seq", b"1").compare_equal("lock/wiping-y", b"wiping").remove_object();
+    assert_eq!(io.apply("dataset", &unmarked).unwrap(), Outcome::ComparisonFailed, "another creation's mark");
+    let marked = WriteOp::new().compare_equal("seq", b"1").compare_equal("lock/wiping-x", b"wiping").remove_object();
+    assert_eq!(io.apply("dataset", &marked).unwrap(), Outcome::Applied);
+    assert_eq!(io.omap_get("dataset", &["seq"]).unwrap(), None, "removed");
 }
 
 #[test]
