@@ -236,3 +236,17 @@ def test_the_shim_is_fieldstore_under_pyfdb_names(pyfdb):
     assert importlib.import_module("pyfdb") is pyfdb
     for name in ("pyfdb", "pyfdb_type", "pyfdb_iterator", "_internal", "_internal.pyfdb_internal"):
         assert importlib.import_module(f"pyfdb.{name}") is importlib.import_module(f"fieldstore.pyfdb.{name}")
+
+
+def test_without_pyyaml_yaml_text_still_opens_and_config_says_what_it_needs(pyfdb, config, monkeypatch):
+    if not pyfdb.__name__.startswith("fieldstore."):
+        pytest.skip("pyfdb itself needs PyYAML")
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml now fails
+    assert pyfdb.FDB(yaml_text(config)).config()[0] == config
+    text = "".join(f"{k}: {json.dumps(v)}\n" for k, v in config.items())
+    fdb = pyfdb.FDB(text)
+    assert list(fdb.list({})) == []
+    with pytest.raises(RuntimeError, match="needs PyYAML"):
+        fdb.config()

@@ -23,7 +23,7 @@ from .pyfdb_iterator import (
     WipeElementType,
 )
 from ._internal import _ControlAction, _ControlIdentifier
-from ._internal.pyfdb_internal import ConfigMapper, FDBToolRequest
+from ._internal.pyfdb_internal import ConfigMapper, FDBToolRequest, have_yaml
 from .pyfdb_iterator import _WipeElementType
 from .pyfdb_type import (
     ControlAction,
@@ -66,8 +66,10 @@ class FDB:
             self._config = ConfigMapper.to_dict(config)
             self._config_error: Optional[Exception] = None
         except fieldstore.BadConfig as e:
-            # Unparsed here (no PyYAML, or not YAML): fieldstore reads it below and says what is
-            # wrong with it, or `config()` says why it cannot show it.
+            if have_yaml():
+                raise
+            # Without PyYAML, YAML text is read by fieldstore below, which says what is wrong
+            # with it; `config()` says why it cannot show it.
             self._config, self._config_error = None, e
         self._user_config = ConfigMapper.to_dict(user_config) or {}
         self._disabled = ControlIdentifier.NONE

@@ -17,6 +17,15 @@ InternalMarsSelection = Dict[str, Collection]
 """A selection as pyfdb's internals hold it: keyword -> a collection of values as text."""
 
 
+def have_yaml() -> bool:
+    """Whether PyYAML is there to read YAML text."""
+    try:
+        import yaml  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def yaml_load(text: str, what: str) -> Any:
     """YAML text parsed (with PyYAML, which pyfdb needs too; JSON, a subset of YAML, without it)."""
     try:
@@ -52,7 +61,9 @@ class ConfigMapper:
         if parsed is None:
             return {}
         if not isinstance(parsed, Mapping):
-            raise ValueError(f"a configuration is a mapping of options, not {type(parsed).__name__} ({parsed!r})")
+            raise fieldstore.BadConfig(
+                f"a configuration is a mapping of options, not {type(parsed).__name__} ({parsed!r}; a str is YAML text, a Path a file)"
+            )
         return dict(parsed)
 
     @classmethod
