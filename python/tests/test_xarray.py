@@ -321,7 +321,12 @@ def test_the_layout_is_cfgribs_for_the_same_messages(tmp_path, case):
                 assert np.allclose(got.values, expected.values, rtol=0, atol=1e-5), name
             else:
                 assert np.array_equal(got.values, expected.values), name
-            _same_attributes(got.attrs, expected.attrs, name)
+            expected_attrs = dict(expected.attrs)
+            if name == "step":
+                # cfgrib's hint for decoding its hours (`dtype: timedelta64[ns]`): older xarray
+                # (2024.7, Python 3.9's) leaves it among the attributes, newer takes it away.
+                expected_attrs.pop("dtype", None)
+            _same_attributes(got.attrs, expected_attrs, name)
     if case == "surface, GRIB1, reduced Gaussian":
         # Each surface parameter's level, named by its type.
         assert float(by_fieldstore["surface"]) == 0 and float(by_fieldstore["heightAboveGround"]) == 2
