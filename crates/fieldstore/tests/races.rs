@@ -3,7 +3,9 @@
 //! readable, or they are gone entirely; an archive begun after the wipe returned keeps them;
 //! a purge never changes what is read; nothing is ever listed that cannot be read, and no
 //! reader ever gets other bytes than were archived. On POSIX (catalogue and store on one root,
-//! the default, and on two) and on RADOS.
+//! the default, and on two) and on RADOS. And (issue 38) an archive put exactly inside a wipe
+//! of an object-store catalogue (RADOS, DAOS, S3), after it unlisted the data set and before
+//! it removed it: one that succeeds keeps its fields.
 
 mod common;
 
@@ -232,5 +234,154 @@ fn wipe_purge_archive_and_readers_at_once_never_lose_or_change_what_is_read() {
         }
         let kept: usize = (0..TRIALS).map(|t| usize::from(purge_trial(&storage().expect("there a moment ago").open, t))).sum();
         eprintln!("{name}: the writer's fields kept in {kept} of {TRIALS} trials");
+    }
+}
+
+/// The data set of the archives put inside a wipe: of its own, as the pause holds only wipes
+/// of it (the other tests of this file wipe `DATASET` at the same time).
+const PAUSED: &str = "class=od,expver=0002,stream=oper,date=20231201,time=1200";
+
+fn paused_field(step: usize) -> Key {
+    Key::parse(&format!("{PAUSED},type=fc,levtype=sfc,step={step},param=167")).unwrap()
+}
+
+/// Archives `steps` of `PAUSED` and flushes.
+fn archive_paused(fs: &FieldStore, steps: std::ops::Range<usize>) -> fieldstore::error::Result<()> {
+    for step in steps {
+        fs.archive(&paused_field(step), &payload(&paused_field(step), 3000))?;
+    }
+    fs.flush()
+}
+
+/// The steps of `PAUSED` listed, each read back with its bytes.
+fn paused_steps(fs: &FieldStore, what: &str) -> Vec<usize> {
+    // Nothing listed may also be said as an error naming why.
+    let Ok(listed) = fs.list(&request("class=od,expver=0002"), ListOptions::default()) else { return Vec::new() };
+    let mut steps = Vec::new();
+    for f in &listed.fields {
+        let id = f.identifier();
+        let got = retrieve(fs, &id.to_string()).unwrap_or_else(|e| panic!("{what}: {id} is listed but: {e}"));
+        assert_eq!(got, payload(&id, 3000), "{what}: {id}");
+        steps.push(f.element.get("step").unwrap().parse().unwrap());
+    }
+    steps
+}
+
+/// One order of a wipe and an archive (issue 38): a wipe of `PAUSED` (steps 0-3) held where a
+/// slow wipe is, after it unlisted the data set and before it removed its record and index
+/// objects; then, once a reader sees the data set gone, an archive of steps 4-7 and its flush,
+/// by a new handle or (`existing_writer`) by one that flushed into the data set before the
+/// wipe; then the rest of the wipe. An archive whose flush returned success keeps its fields;
+/// one that failed says the wipe took them, and left nothing.
+#[cfg(feature = "rados")]
+fn archive_inside_a_paused_wipe(open: &Opener, what: &str, existing_writer: bool) {
+    use std::sync::mpsc::channel;
+    use std::sync::Mutex;
+    use std::time::Duration;
+    archive_paused(&open(), 0..4).unwrap_or_else(|e| panic!("{what}: the first archive: {e}"));
+    let writer = open();
+    if existing_writer {
+        archive_paused(&writer, 10..11).unwrap_or_else(|e| panic!("{what}: the writer's archive before the wipe: {e}"));
+    }
+    let (paused, at_pause) = channel();
+    let (resume, resumed) = channel::<()>();
+    let (paused, resumed) = (Mutex::new(paused), Mutex::new(resumed));
+    fieldstore::rados::set_wipe_pause(Some(Arc::new(move |dataset: &Key| {
+        if dataset.get("expver") == Some("0002") {
+            let _ = paused.lock().unwrap().send(());
+            let _ = resumed.lock().unwrap().recv_timeout(Duration::from_secs(60));
+        }
+    })));
+    let wiper = {
+        let open = open.clone();
+        std::thread::spawn(move || open().wipe(&request(PAUSED), true).map(drop))
+    };
+    at_pause.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|_| panic!("{what}: the wipe never unlisted the data set"));
+    assert_eq!(paused_steps(&open(), what), Vec::<usize>::new(), "{what}: a reader still sees the data set the wipe unlisted");
+    let (done, archived) = channel();
+    let archiver = std::thread::spawn(move || {
+        let stored = archive_paused(&writer, 4..8);
+        let _ = done.send(());
+        (stored, writer)
+    });
+    // Today's wipe lets the archive through while it is held; one that holds the archive
+    // until it ended is as good: give it a while either way.
+    let during = archived.recv_timeout(Duration::from_secs(3)).is_ok();
+    resume.send(()).unwrap();
+    let wiped = wiper.join().unwrap();
+    let (stored, writer) = archiver.join().unwrap();
+    fieldstore::rados::set_wipe_pause(None);
+    wiped.unwrap_or_else(|e| panic!("{what}: the wipe failed: {e}"));
+    let steps = paused_steps(&open(), what);
+    let finished = if during { "while the wipe was held" } else { "after the wipe" };
+    match stored {
+        Ok(()) => {
+            assert_eq!(steps, [4, 5, 6, 7], "{what}: the archive returned success ({finished}), yet its fields are gone");
+            eprintln!("{what}: the archive finished {finished} and kept its fields");
+        }
+        Err(e) => {
+            assert!(existing_writer, "{what}: a new handle's archive failed ({finished}): {e}");
+            let by_the_wipe = e.kind() == fieldstore::error::ErrorKind::Conflict && e.to_string().contains("was wiped");
+            assert!(by_the_wipe, "{what}: the flush failed otherwise than by the wipe: {e}");
+            assert_eq!(steps, Vec::<usize>::new(), "{what}: a flush said its fields went with the wipe, yet it left some");
+            eprintln!("{what}: the flush failed {finished}, naming the wipe: {e}");
+            // The handle's next archive creates the data set again.
+            archive_paused(&writer, 4..8).unwrap_or_else(|e| panic!("{what}: the archive after the wipe: {e}"));
+            assert_eq!(paused_steps(&open(), what), [4, 5, 6, 7], "{what}: the archive after the wipe");
+        }
+    }
+}
+
+/// A wipe of `PAUSED` killed after it unlisted the data set (its thread panics there), which
+/// leaves the record marked: a new writer waits for it as for a running wipe, then finishes
+/// it and archives into a new creation; the wiped fields stay gone.
+#[cfg(feature = "rados")]
+fn archive_after_a_killed_wipe(open: &Opener, what: &str) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    archive_paused(&open(), 0..4).unwrap_or_else(|e| panic!("{what}: the first archive: {e}"));
+    let killed = Arc::new(AtomicBool::new(false));
+    let kill = killed.clone();
+    fieldstore::rados::set_wipe_pause(Some(Arc::new(move |dataset: &Key| {
+        if dataset.get("expver") == Some("0002") && !kill.swap(true, Ordering::SeqCst) {
+            panic!("the wipe killed after unlisting the data set");
+        }
+    })));
+    let wiper = {
+        let open = open.clone();
+        std::thread::spawn(move || open().wipe(&request(PAUSED), true).map(drop))
+    };
+    assert!(wiper.join().is_err() && killed.load(Ordering::SeqCst), "{what}: the wipe was not killed at its pause");
+    let began = Instant::now();
+    let stored = archive_paused(&open(), 4..8);
+    fieldstore::rados::set_wipe_pause(None);
+    stored.unwrap_or_else(|e| panic!("{what}: the archive after a killed wipe: {e}"));
+    assert_eq!(paused_steps(&open(), what), [4, 5, 6, 7], "{what}: after the killed wipe");
+    eprintln!("{what}: an archive after a killed wipe finished it and kept its fields in {:?}", began.elapsed());
+}
+
+/// Issue 38: a wipe slowed in its network sends, an archive into the data set once a listing
+/// no longer showed it: that archive returned success and its fields went with the wipe (the
+/// writer took the record the wipe was about to remove, and its flush appended to it). Both
+/// orders, on every object-store catalogue (they share the wipe's protocol). The DAOS
+/// catalogue with the POSIX store: the DAOS store's wipe destroys the data set's container as
+/// a whole, with whatever an archive wrote into it meanwhile, which no catalogue can prevent.
+#[cfg(feature = "rados")]
+#[test]
+fn an_archive_that_succeeds_inside_a_wipe_keeps_its_fields() {
+    for (catalogue, store) in [("rados", "rados"), ("daos", "posix"), ("s3", "s3")] {
+        let Some(site) = pairing(catalogue, store) else { continue };
+        let config = site.config().to_path_buf();
+        let open: Opener = Arc::new(move || open_config(&config));
+        for existing_writer in [false, true] {
+            let what = format!("{catalogue} catalogue, {} writer", if existing_writer { "an existing" } else { "a new" });
+            archive_inside_a_paused_wipe(&open, &what, existing_writer);
+            open().wipe(&request(PAUSED), true).unwrap_or_else(|e| panic!("{what}: the wipe after: {e}"));
+        }
+        // A writer waits a minute for a marked creation; here, longer than this file's other
+        // wipes (of `DATASET`, milliseconds) take, so none is taken for killed.
+        fieldstore::rados::set_wipe_patience(std::time::Duration::from_secs(3));
+        archive_after_a_killed_wipe(&open, &format!("{catalogue} catalogue"));
+        fieldstore::rados::set_wipe_patience(std::time::Duration::from_secs(60));
+        open().wipe(&request(PAUSED), true).unwrap_or_else(|e| panic!("{catalogue} catalogue: the wipe after: {e}"));
     }
 }

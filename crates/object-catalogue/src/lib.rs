@@ -22,6 +22,10 @@
 //!   that is gone fails, and its flush says the fields went with it ([`Error::Wiped`]).
 //! - A wipe unlists the data set, then removes its record before its index objects: a data set
 //!   is whole or absent, never a log naming removed objects.
+//! - Before that, a wipe marks the creation it removes ([`wipe_mark`]), then reads its log: a
+//!   flush counts as kept only if it landed before the mark (so the wipe came after it), and a
+//!   writer never takes a marked creation for the data set but waits for a new one; so a
+//!   flush that succeeded after a listing showed the data set gone keeps its fields.
 //! - A compaction writes a new index object holding the entries of adjacent indexes of one
 //!   collocation (no element in two of them), then appends a record putting it in their place;
 //!   the replay ([`LogReplay`]) gives it effect only where that changes nothing a reader sees.
@@ -36,7 +40,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{compact_record, decode_batch, encode_batch, index_record, mask_record, IndexEntries, LogReplay};
+use fieldstore_core::index_log::{compact_record, decode_batch, encode_batch, index_record, mask_record, IndexEntries, LogReplay, Sealing};
 use fieldstore_core::indexing::{PendingIndex, PendingIndexes};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
@@ -50,13 +54,70 @@ const SCHEMA: &str = "schema";
 const IDENTITY: &str = "identity";
 /// The record value holding the version of the data set's formats ([`FORMAT_VERSION`]).
 const FORMAT: &str = "format";
+/// The record value holding the CRC-32C of its other values (format 3 on: [`record_checksum`]).
+const CHECKSUM: &str = "checksum";
 
 /// The version of the formats of a data set's objects (its record, log batches and index
 /// objects), kept in its record, which new data sets get. A reader or writer refuses a data
 /// set of a version it does not read, by name, rather than misread it. Version 2 added
 /// compaction records to the log, which a reader of version 1 would take for damage: only
-/// data sets of version 2 are compacted.
-pub const FORMAT_VERSION: u32 = 2;
+/// data sets of version 2 on are compacted. Version 3 writes index objects, index entries and
+/// log batches in frames with their CRC-32C ([`Sealing`]) and the record with a checksum of
+/// its values: a changed byte is damage reported by name.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The first format whose catalogue objects carry checksums.
+const CHECKSUMMED_FORMAT: u32 = 3;
+
+/// How a data set of `format` has its catalogue objects written: with checksums from format
+/// 3 on, and plain before, so that the fieldstore versions that read those formats still do.
+fn sealing_of(format: u32) -> Sealing {
+    match format >= CHECKSUMMED_FORMAT {
+        true => Sealing::Checksummed,
+        false => Sealing::Plain,
+    }
+}
+
+/// The CRC-32C of a record's format, key and schema, each with its length, as text: the
+/// values every creator of a data set writes alike (its identity differs per creator, and a
+/// store that sets values one by one, DAOS, keeps the first creator's of each), so a racing or
+/// completing creator writes the same checksum.
+fn record_checksum(format: &[u8], key: &[u8], schema: &[u8]) -> String {
+    let mut e = fieldstore_core::codec::Encoder::new();
+    for value in [format, key, schema] {
+        e.u32(value.len() as u32);
+        e.buf.extend_from_slice(value);
+    }
+    fieldstore_core::checksum::crc32c(&e.buf).to_string()
+}
+
+/// Checks a record's values: it holds `dataset`, and from format 3 on, its checksum matches;
+/// `Ok(None)` for a record whose checksum is not written yet (a store that sets values one by
+/// one, while its creator writes them).
+fn check_record(values: &Values, dataset: &Key, place: &str) -> Result<Option<u32>> {
+    let value = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_slice());
+    let format = check_format(value(FORMAT), dataset, place)?;
+    let key = dataset.to_string();
+    if value(KEY).is_some_and(|k| k != key.as_bytes()) {
+        return Err(Error::corrupt("data set record", place, format!("it does not hold data set {dataset}")));
+    }
+    if sealing_of(format) == Sealing::Checksummed {
+        let Some(checksum) = value(CHECKSUM) else { return Ok(None) };
+        let expected = record_checksum(value(FORMAT).unwrap_or_default(), value(KEY).unwrap_or_default(), value(SCHEMA).unwrap_or_default());
+        if checksum != expected.as_bytes() {
+            return Err(Error::corrupt("data set record", place, "checksum mismatch (damaged)"));
+        }
+    }
+    Ok(Some(format))
+}
+
+/// A creation of a data set as a writer found or made it.
+struct Creation {
+    /// Unique per creation.
+    identity: Vec<u8>,
+    /// Whether its objects carry checksums.
+    sealing: Sealing,
+}
 
 /// The format versions this crate reads and writes.
 const READABLE_FORMATS: std::ops::RangeInclusive<u32> = 1..=FORMAT_VERSION;
@@ -79,6 +140,43 @@ fn check_format(format: Option<&[u8]>, dataset: &Key, record: &str) -> Result<u3
 
 fn lock_name(action: ControlAction) -> String {
     format!("lock/{}", action.name())
+}
+
+/// The name of the record value a wipe sets on the creation `identity` of a data set before it
+/// reads that creation's log and unlists it: from then on no flush into that creation counts
+/// as kept ([`DatasetObjects::append_unless`]), and no writer takes it for the data set
+/// ([`create_dataset`] waits for the wipe to remove it). Under `lock/`: the only values every
+/// store can set after creation (S3's record is immutable); no [`ControlAction`] has this name,
+/// and it names the creation, so a mark a wipe left on an earlier creation marks no later one.
+pub fn wipe_mark(identity: &[u8]) -> String {
+    format!("lock/wiping-{}", String::from_utf8_lossy(identity))
+}
+
+/// The value of a [`wipe_mark`]: not empty, because a RADOS comparison takes a missing value
+/// for the empty one.
+pub const WIPING: &[u8] = b"wiping";
+
+/// How long (ms) a writer waits for a wipe to remove a creation it marked ([`create_dataset`])
+/// before it takes the wipe for one that was killed and finishes it itself: a minute, where a
+/// running wipe needs four operations from its mark to the record's removal.
+static WIPE_PATIENCE_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(60_000);
+
+/// For tests: how long a writer waits for a wipe before it finishes it itself.
+#[doc(hidden)]
+pub fn set_wipe_patience(patience: std::time::Duration) {
+    WIPE_PATIENCE_MS.store(patience.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A test's seam ([`set_wipe_pause`]).
+type WipePause = Arc<dyn Fn(&Key) + Send + Sync>;
+static WIPE_PAUSE: std::sync::RwLock<Option<WipePause>> = std::sync::RwLock::new(None);
+
+/// For tests: `pause` is called by every wipe, with the data set's key, once the wipe has
+/// unlisted the data set and before it removes its record and index objects; the wipe goes
+/// on when it returns. A test thus puts an archive exactly where a slow wipe would let one in.
+#[doc(hidden)]
+pub fn set_wipe_pause(pause: Option<WipePause>) {
+    *WIPE_PAUSE.write().unwrap_or_else(|p| p.into_inner()) = pause;
 }
 
 /// Named values of a data set's record.
@@ -118,13 +216,27 @@ pub trait DatasetObjects: Send + Sync + 'static {
     /// Appends one batch to the log of the record whose identity is `identity`, atomically;
     /// false if there is no such record (wiped, and maybe created again): nothing appended.
     fn append(&self, identity: &[u8], batch: &[u8]) -> Result<bool>;
+    /// Appends as [`DatasetObjects::append`] unless the record holds the value `mark` (a wipe
+    /// of this creation began: [`wipe_mark`]); false if nothing was appended, or if what was
+    /// appended goes with that wipe. Default: the append, then a look at the record: the batch
+    /// is kept only if, after it landed, the record was still this creation and unmarked, so
+    /// the wipe marked later and reads (and removes) the log after it, which makes the flush
+    /// come before the wipe. A store that guards one operation by two values does it at once.
+    fn append_unless(&self, identity: &[u8], mark: &str, batch: &[u8]) -> Result<bool> {
+        if !self.append(identity, batch)? {
+            return Ok(false);
+        }
+        let Some(values) = self.get(&[IDENTITY, mark])? else { return Ok(false) };
+        let same = values.iter().any(|(name, value)| name == IDENTITY && value == identity);
+        Ok(same && !values.iter().any(|(name, _)| name == mark))
+    }
     /// The record's identity and the log's batches after `position` (where an earlier read
     /// ended; 0: the start); `None` if there is no record. A log read in several parts whose
     /// identity changed in between is the new identity with no batches.
     fn read_log(&self, position: u64) -> Result<Option<LogRead>>;
     /// Starts writing a new index object holding `index`'s entries (an exclusive create);
     /// it is invisible until a record names it.
-    fn write_index(&self, index: &PendingIndex) -> Result<Box<dyn IndexWrite>>;
+    fn write_index(&self, index: &PendingIndex, sealing: Sealing) -> Result<Box<dyn IndexWrite>>;
     /// The entries of index object `id`.
     fn read_index(&self, id: &str) -> Result<IndexEntries>;
     /// The entries of index objects `ids`, in that order. Default: one after another; a store
@@ -188,6 +300,8 @@ struct DatasetWriter<D> {
     /// The data set's identity when this writer found or created it: a flush publishes only
     /// into that creation of the data set.
     identity: Vec<u8>,
+    /// Whether that creation's objects carry checksums (its format's).
+    sealing: Sealing,
     pending: PendingIndexes,
     /// The index objects of `pending`, in its order, started by `prepare_flush` while the
     /// store's last writes were in flight; empty if not started (yet).
@@ -197,44 +311,80 @@ struct DatasetWriter<D> {
 }
 
 /// Creates a data set's record (or finds another creator's), lists it, and returns its
-/// objects and identity.
-fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> Result<(Arc<O::Dataset>, Vec<u8>)> {
+/// objects and identity. A record a wipe marked ([`wipe_mark`]) is no data set to write to:
+/// the wipe unlisted it or is about to, and removes it with whatever a flush appends to it, so
+/// a writer that took it would see its flush succeed and its fields go. The writer waits until
+/// the wipe removed it and creates the data set anew; a mark it has seen for longer than
+/// [`WIPE_PATIENCE_MS`] is a wipe that was killed, which the writer finishes itself first.
+fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> Result<(Arc<O::Dataset>, Creation)> {
+    let patience = std::time::Duration::from_millis(WIPE_PATIENCE_MS.load(std::sync::atomic::Ordering::Relaxed));
+    let (since, mut pause) = (std::time::Instant::now(), std::time::Duration::from_millis(5));
+    loop {
+        let (place, creation) = create_record(objects, dataset, schema_text)?;
+        let identity = &creation.identity;
+        match place.get(&[&wipe_mark(identity)])? {
+            Some(marks) if marks.is_empty() => {
+                objects.set_listed(dataset, true)?;
+                return Ok((place, creation));
+            }
+            // Removed just now: create it again.
+            None => continue,
+            Some(_) if since.elapsed() < patience => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(200));
+            }
+            Some(_) => finish_wipe(objects, dataset, Some(place.as_ref()), Some(identity))?,
+        }
+    }
+}
+
+/// Creates a data set's record unless there is one, and returns its objects and identity.
+fn create_record<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> Result<(Arc<O::Dataset>, Creation)> {
     let place = objects
         .dataset(dataset, true)?
         .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: vanished as it was created", objects.describe(dataset))))?;
     let key = dataset.to_string();
     let identity = unique_suffix();
     let format = FORMAT_VERSION.to_string();
-    // The format first: a store that sets values one by one (DAOS) has it whenever it has an identity.
-    let values = [(FORMAT, format.as_bytes()), (KEY, key.as_bytes()), (SCHEMA, schema_text.as_bytes()), (IDENTITY, identity.as_bytes())];
+    let checksum = record_checksum(format.as_bytes(), key.as_bytes(), schema_text.as_bytes());
+    // The format first: a store that sets values one by one (DAOS) has it whenever it has an
+    // identity; the checksum last, so that a record cut short is damage, named.
+    let values = [
+        (FORMAT, format.as_bytes()),
+        (KEY, key.as_bytes()),
+        (SCHEMA, schema_text.as_bytes()),
+        (IDENTITY, identity.as_bytes()),
+        (CHECKSUM, checksum.as_bytes()),
+    ];
     place.create_record(&values)?;
-    let stored = place.get(&[FORMAT, KEY, IDENTITY])?.unwrap_or_default();
-    let value = |name: &str| stored.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    check_format(value(FORMAT).as_deref(), dataset, &place.describe())?;
-    let identity = match (value(KEY), value(IDENTITY)) {
-        (Some(k), Some(identity)) if k == key.as_bytes() => identity,
+    let stored = place.get(&[FORMAT, KEY, SCHEMA, IDENTITY, CHECKSUM])?.unwrap_or_default();
+    // This creator wrote every value unless one was there: the record is whole.
+    let format = check_record(&stored, dataset, &place.describe())?
+        .ok_or_else(|| Error::corrupt("data set record", place.describe(), "no checksum after its creation"))?;
+    let identity = match stored.into_iter().find(|(k, _)| k == IDENTITY) {
+        Some((_, identity)) if !identity.is_empty() => identity,
         _ => return Err(Error::corrupt("data set record", place.describe(), format!("it does not hold data set {dataset}"))),
     };
-    objects.set_listed(dataset, true)?;
-    Ok((place, identity))
+    Ok((place, Creation { identity, sealing: sealing_of(format) }))
 }
 
 impl<O: Objects> ObjectCatalogueWriter<O> {
     fn dataset_writer(&mut self, dataset: &Key, schema_text: &str) -> Result<&mut DatasetWriter<O::Dataset>> {
         let i = match self.writers.find(|w| w.dataset == *dataset) {
             Some(i) if self.writers[i].wiped => {
-                let (objects, identity) = create_dataset(self.objects.as_ref(), dataset, schema_text)?;
+                let (objects, creation) = create_dataset(self.objects.as_ref(), dataset, schema_text)?;
                 let writer = &mut self.writers[i];
-                (writer.objects, writer.identity, writer.wiped) = (objects, identity, false);
+                (writer.objects, writer.identity, writer.sealing, writer.wiped) = (objects, creation.identity, creation.sealing, false);
                 i
             }
             Some(i) => i,
             None => {
-                let (objects, identity) = create_dataset(self.objects.as_ref(), dataset, schema_text)?;
+                let (objects, Creation { identity, sealing }) = create_dataset(self.objects.as_ref(), dataset, schema_text)?;
                 self.writers.push(DatasetWriter {
                     dataset: dataset.clone(),
                     objects,
                     identity,
+                    sealing,
                     pending: PendingIndexes::default(),
                     index_writes: Vec::new(),
                     wiped: false,
@@ -250,7 +400,7 @@ impl<D: DatasetObjects> DatasetWriter<D> {
     fn start_index_writes(&mut self) -> Result<()> {
         self.index_writes.clear();
         for index in self.pending.iter() {
-            self.index_writes.push(self.objects.write_index(index)?);
+            self.index_writes.push(self.objects.write_index(index, self.sealing)?);
         }
         Ok(())
     }
@@ -287,14 +437,18 @@ impl<D: DatasetObjects> DatasetWriter<D> {
         for (write, index) in std::mem::take(&mut self.index_writes).into_iter().zip(self.pending.iter()) {
             records.push(index_record(&write.finish()?, index));
         }
-        self.objects.append(&self.identity, &encode_batch(&records))
+        // Unless a wipe marked the creation: it removes the record with this batch.
+        self.objects.append_unless(&self.identity, &wipe_mark(&self.identity), &encode_batch(&records, self.sealing))
     }
 
-    /// Whether the creation of the data set this writer writes to is still there.
+    /// Whether the creation of the data set this writer writes to is still there, and no wipe
+    /// of it began.
     fn still_there<O: Objects<Dataset = D>>(&self, objects: &O) -> Result<bool> {
         let Some(place) = objects.dataset(&self.dataset, false)? else { return Ok(false) };
-        let identity = place.get(&[IDENTITY])?.and_then(|values| values.into_iter().next()).map(|(_, v)| v);
-        Ok(identity.as_ref() == Some(&self.identity))
+        let mark = wipe_mark(&self.identity);
+        let Some(values) = place.get(&[IDENTITY, &mark])? else { return Ok(false) };
+        let same = values.iter().any(|(name, value)| name == IDENTITY && *value == self.identity);
+        Ok(same && !values.iter().any(|(name, _)| *name == mark))
     }
 }
 
@@ -349,10 +503,10 @@ impl<O: Objects> Catalogue for ObjectCatalogue<O> {
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
         let Some(place) = self.objects.dataset(dataset, false)? else { return Ok(None) };
-        let Some(values) = place.get(&[FORMAT, SCHEMA, IDENTITY])? else { return Ok(None) };
+        let Some(values) = place.get(&[FORMAT, KEY, SCHEMA, IDENTITY, CHECKSUM])? else { return Ok(None) };
         let value = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let (Some(schema), Some(identity)) = (value(SCHEMA), value(IDENTITY)) else { return Ok(None) };
-        let format = check_format(value(FORMAT).as_deref(), dataset, &place.describe())?;
+        let Some(format) = check_record(&values, dataset, &place.describe())? else { return Ok(None) };
         let schema_text =
             String::from_utf8(schema).map_err(|_| Error::corrupt("data set record", place.describe(), "its schema is not UTF-8"))?;
         let view = ObjectView::<O> {
@@ -369,25 +523,14 @@ impl<O: Objects> Catalogue for ObjectCatalogue<O> {
         Ok(Some(Box::new(view)))
     }
 
-    /// Reads the log (for the index objects it names), unlists the data set, then removes
-    /// its record and those index objects ([`Objects::remove`]). Not every object of its
-    /// place: a data set created again while the wipe runs writes others there, which must
-    /// stay. So a wipe cut short, a flush that failed, or a flush published between the log's
-    /// reading and the removal leave index objects no log names, which stay.
+    /// Marks the record's creation as being wiped ([`wipe_mark`]), then [`finish_wipe`]:
+    /// reads the log, unlists the data set, removes its record and index objects. The mark
+    /// comes first so that no flush lands in the creation unnoticed after the wipe read its
+    /// log, and no writer takes the creation for the data set once it is unlisted.
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         let place = self.objects.dataset(dataset, false)?;
-        let mut replay = LogReplay::default();
-        if let Some(read) = place.as_ref().map(|p| p.read_log(0)).transpose()?.flatten() {
-            for (_, batch) in &read.batches {
-                // An undecodable record names no object this wipe could find.
-                for record in decode_batch(batch).unwrap_or_default() {
-                    let _ = replay.apply(record);
-                }
-            }
-        }
-        let ids: Vec<String> = replay.all_ids().into_iter().map(str::to_string).collect();
-        self.objects.set_listed(dataset, false)?;
-        self.objects.remove(dataset, place.as_deref(), &ids)
+        let marked = place.as_deref().map(mark_for_wipe).transpose()?.flatten();
+        finish_wipe(self.objects.as_ref(), dataset, place.as_deref(), marked.as_deref())
     }
 
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
@@ -407,6 +550,65 @@ impl<O: Objects> Catalogue for ObjectCatalogue<O> {
     fn describe(&self, dataset: &Key) -> String {
         self.objects.describe(dataset)
     }
+}
+
+/// Marks the creation in `place` as being wiped; its identity, or `None` if there is no record
+/// (or one without identity, which no writer takes). A record that changed as it was marked
+/// (removed, or another creation: a wipe racing this one) is looked at again.
+fn mark_for_wipe<D: DatasetObjects>(place: &D) -> Result<Option<Vec<u8>>> {
+    let identity_of = || Ok::<_, Error>(place.get(&[IDENTITY])?.and_then(|values| values.into_iter().next()).map(|(_, v)| v));
+    let mut identity = identity_of()?;
+    for _ in 0..3 {
+        let Some(marked) = identity else { return Ok(None) };
+        match place.set(&wipe_mark(&marked), Some(WIPING)) {
+            Ok(()) => return Ok(Some(marked)),
+            Err(e) => {
+                identity = identity_of()?;
+                if identity.as_ref() == Some(&marked) {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Err(Error::new(ErrorKind::Conflict, format!("{}: the data set kept being created again while it was wiped", place.describe())))
+}
+
+/// The rest of a wipe after its mark on the creation `marked` (`None`: there was no record):
+/// reads the log (whole: no flush lands in a marked creation unnoticed) for the index objects
+/// it names, unlists the data set, then removes its record and those index objects
+/// ([`Objects::remove`]). Not every object of its place: a data set created again while the
+/// wipe runs writes others there, which must stay. So a wipe cut short or a flush that failed
+/// leave index objects no log names, which stay. A log of another creation means the marked
+/// one is gone already (a writer finished this wipe) and is left alone; one made after the
+/// unlisting is listed again.
+fn finish_wipe<O: Objects>(objects: &O, dataset: &Key, place: Option<&O::Dataset>, marked: Option<&[u8]>) -> Result<()> {
+    let mut replay = LogReplay::default();
+    if let Some(read) = place.map(|p| p.read_log(0)).transpose()?.flatten() {
+        if marked.is_some_and(|m| m != read.identity.as_slice()) {
+            return Ok(());
+        }
+        for (_, batch) in &read.batches {
+            // An undecodable record names no object this wipe could find.
+            for record in decode_batch(batch).unwrap_or_default() {
+                let _ = replay.apply(record);
+            }
+        }
+    }
+    let ids: Vec<String> = replay.all_ids().into_iter().map(str::to_string).collect();
+    objects.set_listed(dataset, false)?;
+    let pause = WIPE_PAUSE.read().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(pause) = pause {
+        pause(dataset);
+    }
+    objects.remove(dataset, place, &ids)?;
+    // A creation made after the marked one was removed, and listed before this wipe unlisted
+    // the data set (a writer that finished a wipe racing this one): listed again.
+    let Some(now) = objects.dataset(dataset, false)? else { return Ok(()) };
+    let Some(identity) = now.get(&[IDENTITY])?.and_then(|values| values.into_iter().next()).map(|(_, v)| v) else { return Ok(()) };
+    if Some(identity.as_slice()) != marked && now.get(&[&wipe_mark(&identity)])?.is_some_and(|marks| marks.is_empty()) {
+        objects.set_listed(dataset, true)?;
+    }
+    Ok(())
 }
 
 /// A reader's view of one data set: the log read so far, and the index objects loaded.
@@ -448,10 +650,10 @@ impl<O: Objects> ObjectView<O> {
     /// not decode is damage, reported before any of its records is used.
     fn replay(&mut self, read: LogRead) -> Result<()> {
         for (position, batch) in &read.batches {
-            let corrupt = || Error::corrupt("log record", self.place.describe_position(*position), "undecodable");
-            let records = decode_batch(batch).ok_or_else(corrupt)?;
+            let corrupt = |why: &str| Error::corrupt("log record", self.place.describe_position(*position), why);
+            let records = decode_batch(batch).map_err(corrupt)?;
             for record in records {
-                self.replay.apply(record).ok_or_else(corrupt)?;
+                self.replay.apply(record).ok_or_else(|| corrupt("undecodable"))?;
             }
         }
         self.position = read.end;
@@ -555,11 +757,11 @@ impl<O: Objects> DatasetView for ObjectView<O> {
         let mut records = Vec::new();
         for run in self.compactable_runs(&indexes)? {
             let merged = self.merged(&run)?;
-            let id = self.place.write_index(&merged)?.finish()?;
+            let id = self.place.write_index(&merged, sealing_of(self.format))?.finish()?;
             report.entries_written += merged.entries.len() as u64;
             records.push(compact_record(&id, &merged, run.iter().map(|i| i.id.as_str())));
         }
-        if !records.is_empty() && !self.place.append(&self.identity, &encode_batch(&records))? {
+        if !records.is_empty() && !self.place.append(&self.identity, &encode_batch(&records, sealing_of(self.format)))? {
             return Err(Error::new(
                 ErrorKind::Conflict,
                 format!("{}: the data set was wiped meanwhile; nothing compacted", self.place.describe()),
@@ -583,7 +785,7 @@ impl<O: Objects> DatasetView for ObjectView<O> {
         if indexes.is_empty() {
             return Ok(Vec::new());
         }
-        let batch = encode_batch(&[mask_record(indexes.iter().map(|i| i.id.as_str()))]);
+        let batch = encode_batch(&[mask_record(indexes.iter().map(|i| i.id.as_str()))], sealing_of(self.format));
         if !self.place.append(&self.identity, &batch)? {
             return Err(Error::new(
                 ErrorKind::Conflict,

@@ -18,11 +18,11 @@
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{decode_location, encode_location, split_batch, IndexEntries};
+use fieldstore_core::index_log::{decode_entry, encode_entry, split_batch, IndexEntries, Sealing};
 use fieldstore_core::indexing::PendingIndex;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::Key;
-use fieldstore_object_catalogue::{DatasetObjects, IndexWrite, LogRead, ObjectCatalogue, Objects, Values};
+use fieldstore_object_catalogue::{wipe_mark, DatasetObjects, IndexWrite, LogRead, ObjectCatalogue, Objects, Values, WIPING};
 
 use crate::aio::PendingWrite;
 use crate::naming::{check_prefix, dataset_namespace};
@@ -85,7 +85,7 @@ impl Objects for CatalogueNamespaces {
 
     fn remove(&self, _dataset: &Key, objects: Option<&DatasetNamespace>, index_ids: &[String]) -> Result<()> {
         let Some(objects) = objects else { return Ok(()) };
-        objects.io.remove(DATASET)?;
+        objects.remove_marked_record()?;
         for id in index_ids {
             objects.io.remove(id)?;
         }
@@ -108,18 +108,29 @@ impl DatasetObjects for DatasetNamespace {
         self.io.omap_get(DATASET, names)
     }
 
+    /// Only on a record that exists: an omap write alone would make a record of this one value
+    /// where a wipe removed the data set (a wipe's mark, or a lock, set as it was removed).
     fn set(&self, name: &str, value: Option<&[u8]>) -> Result<()> {
         let op = match value {
-            Some(value) => WriteOp::new().set(name, value),
-            None => WriteOp::new().remove(name),
+            Some(value) => WriteOp::new().assert_exists().set(name, value),
+            None => WriteOp::new().assert_exists().remove(name),
         };
-        self.io.apply(DATASET, &op)?;
-        Ok(())
+        match self.io.apply(DATASET, &op)? {
+            Outcome::Missing => Err(Error::new(ErrorKind::NotFound, format!("{}: no data set (wiped?) to set {name} on", self.describe()))),
+            _ => Ok(()),
+        }
     }
 
     fn append(&self, identity: &[u8], batch: &[u8]) -> Result<bool> {
         let append = WriteOp::new().compare_equal("identity", identity).append(batch);
         // Anything but Applied: another identity (created again) or no dataset object.
+        Ok(self.io.apply(DATASET, &append)? == Outcome::Applied)
+    }
+
+    /// One operation guarded by both values (a missing `mark` compares as empty; a wipe's mark
+    /// is not): no batch lands in a creation a wipe marked, and no second round trip.
+    fn append_unless(&self, identity: &[u8], mark: &str, batch: &[u8]) -> Result<bool> {
+        let append = WriteOp::new().compare_equal("identity", identity).compare_equal(mark, b"").append(batch);
         Ok(self.io.apply(DATASET, &append)? == Outcome::Applied)
     }
 
@@ -151,7 +162,7 @@ impl DatasetObjects for DatasetNamespace {
         }
         let (mut batches, mut rest, mut at) = (Vec::new(), &log[..], position);
         while !rest.is_empty() {
-            let (_, after) = split_batch(rest).ok_or_else(|| Error::corrupt("log record", self.describe_position(at), "cut short"))?;
+            let (_, after) = split_batch(rest).map_err(|why| Error::corrupt("log record", self.describe_position(at), why))?;
             let length = rest.len() - after.len();
             batches.push((at, rest[..length].to_vec()));
             (rest, at) = (after, at + length as u64);
@@ -159,9 +170,9 @@ impl DatasetObjects for DatasetNamespace {
         Ok(Some(LogRead { identity: first_identity.unwrap_or_default(), batches, end: at }))
     }
 
-    fn write_index(&self, index: &PendingIndex) -> Result<Box<dyn IndexWrite>> {
+    fn write_index(&self, index: &PendingIndex, sealing: Sealing) -> Result<Box<dyn IndexWrite>> {
         let name = unique_object_name(&format!("index/{}", unique_suffix()));
-        let values: Vec<Vec<u8>> = index.entries.values().map(encode_location).collect();
+        let values: Vec<Vec<u8>> = index.entries.iter().map(|(values, location)| encode_entry(values, location, sealing)).collect();
         let pairs = index.entries.keys().map(String::as_str).zip(values.iter().map(Vec::as_slice));
         let write = self.io.prepare(&name, &WriteOp::new().create_exclusive().set_all(pairs))?.submit()?;
         Ok(Box::new(IndexObjectWrite { io: self.io.clone(), name, write }))
@@ -175,8 +186,7 @@ impl DatasetObjects for DatasetNamespace {
         let entries = pairs
             .into_iter()
             .map(|(k, v)| {
-                let location = decode_location(&v)
-                    .ok_or_else(|| Error::corrupt("index entry", format!("{} {k}", self.io.describe(id)), "undecodable"))?;
+                let location = decode_entry(&k, &v).map_err(|why| Error::corrupt("index entry", format!("{} {k}", self.io.describe(id)), why))?;
                 Ok((k, location))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -189,6 +199,24 @@ impl DatasetObjects for DatasetNamespace {
 
     fn describe_position(&self, position: u64) -> String {
         format!("{} at byte {position}", self.io.describe(DATASET))
+    }
+}
+
+impl DatasetNamespace {
+    /// Removes the record if a wipe marked its creation (or it holds no identity, which no
+    /// writer takes), in one guarded operation: a record created again after the marked one
+    /// was removed (by a writer that finished a wipe it took for killed) stays.
+    fn remove_marked_record(&self) -> Result<()> {
+        let Some(values) = self.io.omap_get(DATASET, &["identity"])? else { return Ok(()) };
+        let identity = values.into_iter().next().map(|(_, v)| v).unwrap_or_default();
+        let mark = wipe_mark(&identity);
+        let mut op = WriteOp::new().compare_equal("identity", &identity);
+        if !identity.is_empty() {
+            op = op.compare_equal(&mark, WIPING);
+        }
+        // Missing: removed meanwhile; ComparisonFailed: another creation, which stays.
+        self.io.apply(DATASET, &op.remove_object())?;
+        Ok(())
     }
 }
 

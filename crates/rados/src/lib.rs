@@ -16,6 +16,10 @@ mod ops;
 pub mod store;
 
 pub use config::FACTORY;
+/// For tests of every object-store catalogue (RADOS, DAOS, S3 share its crate): a pause inside
+/// wipes, where a slow wipe lets an archive in.
+#[doc(hidden)]
+pub use fieldstore_object_catalogue::{set_wipe_patience, set_wipe_pause};
 pub use ops::{Outcome, Pairs, WriteOp};
 
 use std::ffi::CString;
