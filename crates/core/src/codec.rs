@@ -131,6 +131,13 @@ impl<'a> Decoder<'a> {
         Some(out)
     }
 
+    /// The bytes not read yet, all of them (the decoder is then finished).
+    pub fn rest(&mut self) -> &'a [u8] {
+        let rest = &self.data[self.pos..];
+        self.pos = self.data.len();
+        rest
+    }
+
     /// Whether every byte of the input has been read.
     pub fn finished(&self) -> bool {
         self.pos == self.data.len()

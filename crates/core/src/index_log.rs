@@ -14,7 +14,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::codec::{Decoder, Encoder};
+use crate::codec::{frame, parse_frame, Decoder, Encoder, Frame};
 use crate::error::Result;
 use crate::indexing::{decode_summary, encode_summary, Interner, PendingIndex};
 use crate::{FieldLocation, IndexInfo, Key};
@@ -22,6 +22,52 @@ use crate::{FieldLocation, IndexInfo, Key};
 const KIND_INDEX: u8 = 1;
 const KIND_MASK: u8 = 2;
 const KIND_COMPACT: u8 = 3;
+
+/// Whether a data set's catalogue objects (index objects and entries, log batches) are
+/// written in a frame with their CRC-32C, which readers check: a changed byte is damage
+/// reported by name, never a field that vanishes from a listing. Readers tell the two apart
+/// by the frame's magic, which no unframed object starts with (its first four bytes are a
+/// count or a length, which would be hundreds of millions), and a changed byte in the magic
+/// leaves bytes that decode as nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sealing {
+    /// As formats before checksums wrote them (a data set of such a format is written on so,
+    /// for the fieldstore versions that read it).
+    Plain,
+    /// In a frame with a CRC-32C.
+    Checksummed,
+}
+
+/// The magic of a framed index object.
+const INDEX_MAGIC: &[u8; 4] = b"FSIX";
+/// The magic of a framed log batch.
+const BATCH_MAGIC: &[u8; 4] = b"FSLB";
+/// The magic of a framed index entry (a RADOS omap value, whose frame also holds its key).
+const ENTRY_MAGIC: &[u8; 4] = b"FSIE";
+/// The kind of every frame here (the magic says what it holds).
+const FRAMED: u8 = 0;
+
+/// Why a catalogue object cannot be read.
+pub const CHECKSUM_MISMATCH: &str = "checksum mismatch (damaged)";
+/// Why a catalogue object cannot be read.
+pub const UNDECODABLE: &str = "undecodable";
+
+/// `payload` in a frame of `magic` when `sealing` says so.
+fn sealed(magic: &[u8; 4], payload: Vec<u8>, sealing: Sealing) -> Vec<u8> {
+    match sealing {
+        Sealing::Plain => payload,
+        Sealing::Checksummed => frame(magic, FRAMED, &payload),
+    }
+}
+
+/// The payload of the frame of `magic` at the start of `data`, checked, and the frame's size.
+fn unsealed<'a>(magic: &[u8; 4], data: &'a [u8]) -> std::result::Result<(&'a [u8], usize), &'static str> {
+    match parse_frame(magic, data) {
+        Frame::Valid { kind: FRAMED, payload, size } => Ok((payload, size)),
+        Frame::Valid { .. } | Frame::Bad => Err(CHECKSUM_MISMATCH),
+        Frame::Incomplete => Err("cut short"),
+    }
+}
 
 /// A record publishing index object `id` with the summary of `index`.
 pub fn index_record(id: &str, index: &PendingIndex) -> Vec<u8> {
@@ -220,6 +266,35 @@ pub fn decode_location(value: &[u8]) -> Option<FieldLocation> {
     d.finished().then_some(location)
 }
 
+/// An index entry stored apart from its index (a RADOS omap value under the key `values`,
+/// the element values): its location, in a frame that also holds `values`, so that a changed
+/// byte in the key is caught as well as one in the value.
+pub fn encode_entry(values: &str, location: &FieldLocation, sealing: Sealing) -> Vec<u8> {
+    match sealing {
+        Sealing::Plain => encode_location(location),
+        Sealing::Checksummed => {
+            let mut e = Encoder::new();
+            e.str(values);
+            e.buf.extend_from_slice(&encode_location(location));
+            sealed(ENTRY_MAGIC, e.buf, sealing)
+        }
+    }
+}
+
+/// Reads an entry written by [`encode_entry`] under the key `values`, framed or plain.
+pub fn decode_entry(values: &str, value: &[u8]) -> std::result::Result<FieldLocation, &'static str> {
+    if !value.starts_with(ENTRY_MAGIC) {
+        return decode_location(value).ok_or(UNDECODABLE);
+    }
+    let (payload, _) = unsealed(ENTRY_MAGIC, value)?;
+    let mut d = Decoder::new(payload);
+    // The key the frame holds must be the key it is stored under.
+    if d.str().ok_or(UNDECODABLE)? != values {
+        return Err(CHECKSUM_MISMATCH);
+    }
+    decode_location(d.rest()).ok_or(UNDECODABLE)
+}
+
 /// An index object's entries as a reader loaded them: element values (joined by `,`) and
 /// locations, sorted by element values.
 pub struct IndexEntries(Vec<(String, FieldLocation)>);
@@ -259,8 +334,8 @@ impl IndexEntries {
 }
 
 /// A whole index as one value: count, then element values and location per entry, in the
-/// index's (sorted) order.
-pub fn encode_entries(index: &PendingIndex) -> Vec<u8> {
+/// index's (sorted) order; in a frame with its CRC-32C when `sealing` says so.
+pub fn encode_entries(index: &PendingIndex, sealing: Sealing) -> Vec<u8> {
     let mut e = Encoder::new();
     e.u32(index.entries.len() as u32);
     for (values, location) in &index.entries {
@@ -269,11 +344,20 @@ pub fn encode_entries(index: &PendingIndex) -> Vec<u8> {
         e.u32(location.len() as u32);
         e.buf.extend_from_slice(&location);
     }
-    e.buf
+    sealed(INDEX_MAGIC, e.buf, sealing)
 }
 
-/// Reads an index written by [`encode_entries`]; `None` if it is malformed or not sorted.
-pub fn decode_entries(value: &[u8]) -> Option<IndexEntries> {
+/// Reads an index written by [`encode_entries`], framed or plain; why not if it is damaged,
+/// malformed or not sorted.
+pub fn decode_entries(value: &[u8]) -> std::result::Result<IndexEntries, &'static str> {
+    let payload = match value.starts_with(INDEX_MAGIC) {
+        true => unsealed(INDEX_MAGIC, value)?.0,
+        false => value,
+    };
+    decode_plain_entries(payload).ok_or(UNDECODABLE)
+}
+
+fn decode_plain_entries(value: &[u8]) -> Option<IndexEntries> {
     let mut d = Decoder::new(value);
     let count = d.u32()? as usize;
     let mut entries = Vec::with_capacity(count.min(1 << 20));
@@ -288,26 +372,44 @@ pub fn decode_entries(value: &[u8]) -> Option<IndexEntries> {
 }
 
 /// Records that must be published together, as one value (for stores whose atomic unit is a
-/// single value).
-pub fn encode_batch(records: &[Vec<u8>]) -> Vec<u8> {
+/// single value); in a frame with its CRC-32C when `sealing` says so.
+pub fn encode_batch(records: &[Vec<u8>], sealing: Sealing) -> Vec<u8> {
     let mut e = Encoder::new();
     e.u32(records.len() as u32);
     for record in records {
         e.u32(record.len() as u32);
         e.buf.extend_from_slice(record);
     }
-    e.buf
+    sealed(BATCH_MAGIC, e.buf, sealing)
 }
 
-/// The records of a value made by [`encode_batch`]; `None` unless it is exactly one batch.
-pub fn decode_batch(value: &[u8]) -> Option<Vec<&[u8]>> {
+/// The records of a value made by [`encode_batch`], framed or plain; why not unless it is
+/// exactly one whole, undamaged batch.
+pub fn decode_batch(value: &[u8]) -> std::result::Result<Vec<&[u8]>, &'static str> {
     let (records, rest) = split_batch(value)?;
-    rest.is_empty().then_some(records)
+    if rest.is_empty() {
+        Ok(records)
+    } else {
+        Err(UNDECODABLE)
+    }
 }
 
 /// The records of the batch at the start of `data` (batches appended one after another, as
-/// to a log), and what follows it; `None` if `data` does not start with a whole batch.
-pub fn split_batch(data: &[u8]) -> Option<(Vec<&[u8]>, &[u8])> {
+/// to a log), framed or plain, and what follows it; why not if `data` does not start with a
+/// whole, undamaged batch.
+pub fn split_batch(data: &[u8]) -> std::result::Result<(Vec<&[u8]>, &[u8]), &'static str> {
+    if !data.starts_with(BATCH_MAGIC) {
+        return split_plain_batch(data).ok_or("cut short");
+    }
+    let (payload, size) = unsealed(BATCH_MAGIC, data)?;
+    // A frame holds exactly one batch.
+    match split_plain_batch(payload) {
+        Some((records, [])) => Ok((records, &data[size..])),
+        _ => Err(UNDECODABLE),
+    }
+}
+
+fn split_plain_batch(data: &[u8]) -> Option<(Vec<&[u8]>, &[u8])> {
     let (count, mut rest) = data.split_first_chunk::<4>()?;
     let mut records = Vec::new();
     for _ in 0..u32::from_le_bytes(*count) {
@@ -327,31 +429,67 @@ mod tests {
 
     #[test]
     fn replay_shows_published_indexes_newest_first_and_hides_masked_ones() {
-        let mut pending = PendingIndexes::default();
-        let location = FieldLocation { uri: "daos:p/c/1.2".into(), offset: 0, length: 7, crc32c: 9 };
-        pending.insert(&Key::parse("type=fc").unwrap(), &Key::parse("step=1").unwrap(), location.clone());
-        let index = pending.iter().next().unwrap();
-        let batch = encode_batch(&[index_record("a", index), index_record("b", index)]);
-        let mut replay = LogReplay::default();
-        for record in decode_batch(&batch).unwrap() {
-            replay.apply(record).unwrap();
+        for sealing in [Sealing::Plain, Sealing::Checksummed] {
+            let mut pending = PendingIndexes::default();
+            let location = FieldLocation { uri: "daos:p/c/1.2".into(), offset: 0, length: 7, crc32c: 9 };
+            pending.insert(&Key::parse("type=fc").unwrap(), &Key::parse("step=1").unwrap(), location.clone());
+            let index = pending.iter().next().unwrap();
+            let batch = encode_batch(&[index_record("a", index), index_record("b", index)], sealing);
+            let mut replay = LogReplay::default();
+            for record in decode_batch(&batch).unwrap() {
+                replay.apply(record).unwrap();
+            }
+            assert_eq!(replay.indexes().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+            replay.apply(&mask_record(["b"].into_iter())).unwrap();
+            replay.apply(&index_record("b", index)).unwrap();
+            assert_eq!(replay.indexes().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["a"], "a masked index stays hidden");
+            assert!(replay.apply(&[KIND_INDEX, 1]).is_none(), "a truncated record is refused");
+            assert!(decode_batch(&batch[..batch.len() - 1]).is_err());
+            let two = [batch.clone(), batch.clone()].concat();
+            assert!(decode_batch(&two).is_err(), "two batches are not one");
+            let (first, rest) = split_batch(&two).unwrap();
+            assert_eq!((first.len(), rest), (2, &batch[..]));
+            assert!(split_batch(&batch[..batch.len() - 1]).is_err());
+            assert_eq!(decode_location(&encode_location(&location)), Some(location.clone()));
+            assert_eq!(decode_entry("1", &encode_entry("1", &location, sealing)), Ok(location.clone()));
+            let entries = decode_entries(&encode_entries(index, sealing)).unwrap();
+            assert_eq!(entries.lookup(&Key::parse("step=1").unwrap()), Some(location));
+            assert_eq!(entries.lookup(&Key::parse("step=2").unwrap()), None);
+            assert!(decode_entries(&encode_entries(index, sealing)[1..]).is_err());
         }
-        assert_eq!(replay.indexes().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["b", "a"]);
-        replay.apply(&mask_record(["b"].into_iter())).unwrap();
-        replay.apply(&index_record("b", index)).unwrap();
-        assert_eq!(replay.indexes().iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["a"], "a masked index stays hidden");
-        assert!(replay.apply(&[KIND_INDEX, 1]).is_none(), "a truncated record is refused");
-        assert!(decode_batch(&batch[..batch.len() - 1]).is_none());
-        let two = [batch.clone(), batch.clone()].concat();
-        assert!(decode_batch(&two).is_none(), "two batches are not one");
-        let (first, rest) = split_batch(&two).unwrap();
-        assert_eq!((first.len(), rest), (2, &batch[..]));
-        assert!(split_batch(&batch[..batch.len() - 1]).is_none());
-        assert_eq!(decode_location(&encode_location(&location)), Some(location.clone()));
-        let entries = decode_entries(&encode_entries(index)).unwrap();
-        assert_eq!(entries.lookup(&Key::parse("step=1").unwrap()), Some(location));
-        assert_eq!(entries.lookup(&Key::parse("step=2").unwrap()), None);
-        assert!(decode_entries(&encode_entries(index)[1..]).is_none());
+    }
+
+    /// Every catalogue object written with checksums is damage, by name, after any one of its
+    /// bytes changed: never a batch, an index or an entry that reads as another (S3's index
+    /// objects had no checksum: a field vanished from `list`).
+    #[test]
+    fn a_changed_byte_in_a_checksummed_object_is_always_caught() {
+        let index = index("fc", &[0, 6, 12]);
+        let batch = encode_batch(&[index_record("a", &index), mask_record(["b"].into_iter())], Sealing::Checksummed);
+        let entries = encode_entries(&index, Sealing::Checksummed);
+        let (values, location) = index.entries.iter().next().unwrap();
+        let entry = encode_entry(values, location, Sealing::Checksummed);
+        for flip in [0x01u8, 0x04, 0x80, 0xff] {
+            for at in 0..batch.len() {
+                let mut damaged = batch.clone();
+                damaged[at] ^= flip;
+                assert!(decode_batch(&damaged).is_err(), "batch byte {at} ^ {flip:#x}");
+                assert!(split_batch(&[damaged, batch.clone()].concat()).is_err(), "log batch byte {at} ^ {flip:#x}");
+            }
+            for at in 0..entries.len() {
+                let mut damaged = entries.clone();
+                damaged[at] ^= flip;
+                assert!(decode_entries(&damaged).is_err(), "index byte {at} ^ {flip:#x}");
+            }
+            for at in 0..entry.len() {
+                let mut damaged = entry.clone();
+                damaged[at] ^= flip;
+                assert!(decode_entry(values, &damaged).is_err(), "entry byte {at} ^ {flip:#x}");
+            }
+            let mut other_key = values.clone().into_bytes();
+            other_key[0] ^= flip;
+            assert!(decode_entry(std::str::from_utf8(&other_key).unwrap_or("?"), &entry).is_err(), "a changed key ^ {flip:#x}");
+        }
     }
 
     /// An index of collocation `type=TYPE` holding steps `steps`.

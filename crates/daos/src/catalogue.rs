@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{decode_entries, encode_entries, IndexEntries};
+use fieldstore_core::index_log::{decode_entries, encode_entries, IndexEntries, Sealing};
 use fieldstore_core::indexing::PendingIndex;
 use fieldstore_core::Key;
 use fieldstore_daos_sys::daos_oclass_id_t;
@@ -210,11 +210,11 @@ impl DatasetObjects for DatasetContainer {
     }
 
     /// Written at once (DAOS has no asynchronous call here): one value in a KV of its own.
-    fn write_index(&self, index: &PendingIndex) -> Result<Box<dyn IndexWrite>> {
+    fn write_index(&self, index: &PendingIndex, sealing: Sealing) -> Result<Box<dyn IndexWrite>> {
         let lo = self.container.next_oid(self.layout.oid_batch)?;
         let oid = self.container.object_id(lo, 0, ObjectType::KeyValue, self.layout.kv_class)?;
         let kv = self.container.kv(oid)?;
-        if !kv.insert(ENTRIES, &encode_entries(index))? {
+        if !kv.insert(ENTRIES, &encode_entries(index, sealing))? {
             return Err(Error::new(ErrorKind::AlreadyExists, format!("{}: a new index KV already holds entries", kv.describe())));
         }
         Ok(Box::new(IndexWritten(oid_text(oid))))
@@ -226,7 +226,7 @@ impl DatasetObjects for DatasetContainer {
         let value = kv
             .get(ENTRIES)?
             .ok_or_else(|| Error::corrupt("index KV", kv.describe(), "missing (the data set was wiped while it was read?)"))?;
-        decode_entries(&value).ok_or_else(|| Error::corrupt("index KV", kv.describe(), "undecodable"))
+        decode_entries(&value).map_err(|why| Error::corrupt("index KV", kv.describe(), why))
     }
 
     fn describe(&self) -> String {

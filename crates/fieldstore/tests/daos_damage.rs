@@ -39,7 +39,7 @@ fn damaged_arrays_records_and_indexes_are_reported() {
     assert!(err.contains("log record") && err.contains("log/00000000000000000002"), "{err}");
     dataset_kv.remove("log/00000000000000000002").unwrap();
     // A record of another format (a newer fieldstore's) is refused, by name, to readers and writers.
-    dataset_kv.put("format", b"3").unwrap();
+    dataset_kv.put("format", b"4").unwrap();
     assert_refused_as_another_format(&site.open());
     // A data set of format 1 (before compaction records) is read as before, and never compacted.
     dataset_kv.put("format", b"1").unwrap();

@@ -50,7 +50,7 @@ fn damaged_objects_and_records_are_reported() {
     // A record no writer could have made, after the real ones: named with its place in the log.
     let index = cluster.io(pool, namespace).unwrap();
     let end = index.size("dataset").unwrap().unwrap();
-    let frame = fieldstore::index_log::encode_batch(&[b"\x01not a record".to_vec()]);
+    let frame = fieldstore::index_log::encode_batch(&[b"\x01not a record".to_vec()], fieldstore::index_log::Sealing::Checksummed);
     index.apply("dataset", &fieldstore::rados::WriteOp::new().append(&frame)).unwrap();
     let err = fs.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
     assert!(err.contains("log record") && err.contains(&format!("at byte {end}")) && err.contains("undecodable"), "{err}");
@@ -63,7 +63,7 @@ fn damaged_objects_and_records_are_reported() {
         "{err}"
     );
     // A record of another format (a newer fieldstore's) is refused, by name, to readers and writers.
-    index.apply("dataset", &fieldstore::rados::WriteOp::new().set("format", b"3")).unwrap();
+    index.apply("dataset", &fieldstore::rados::WriteOp::new().set("format", b"4")).unwrap();
     assert_refused_as_another_format(&site.open());
 }
 

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::path::PathBuf;
 
-use fieldstore_core::index_log::{decode_entries, decode_location, split_batch, LogReplay};
+use fieldstore_core::index_log::{decode_entries, decode_entry, decode_location, split_batch, LogReplay, Sealing};
 use fieldstore_posix::embedded;
 use fieldstore_posix::toc::{self, Segment, TocReader, INDEX_MAGIC, TOC_MAGIC};
 
@@ -113,19 +113,22 @@ pub fn object_log(data: &[u8]) {
     let Some((framed, rest)) = wants_frames(data) else { return };
     if framed {
         let records: Vec<Vec<u8>> = payloads(rest).into_iter().map(|(kind, p)| [&[kind % 4][..], p].concat()).collect();
-        replay(&fieldstore_core::index_log::encode_batch(&records));
+        for sealing in [Sealing::Plain, Sealing::Checksummed] {
+            replay(&fieldstore_core::index_log::encode_batch(&records, sealing));
+        }
     } else {
         replay(rest);
-        if let Some(entries) = decode_entries(rest) {
+        if let Ok(entries) = decode_entries(rest) {
             let _ = entries.lookup(&fieldstore_core::Key::new());
         }
         let _ = decode_location(rest);
+        let _ = decode_entry("1", rest);
     }
 }
 
 fn replay(mut log: &[u8]) {
     let mut replay = LogReplay::default();
-    while let Some((records, rest)) = split_batch(log) {
+    while let Ok((records, rest)) = split_batch(log) {
         assert!(rest.len() < log.len(), "a batch that consumes nothing would loop");
         for record in records {
             let _ = replay.apply(record);

@@ -27,7 +27,8 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
     let commit = toc::encode_commit("host.1.2.0", &[(record.clone(), segment.clone())]);
     let data_file = [b"GRIB field bytes".to_vec(), embedded::encode("data", 16, 0, &commit)].concat();
     let identity_kind = toc::identity_frame("")[fieldstore_core::codec::HEADER - 1];
-    let log = index_log::encode_batch(&[index_log::index_record("index-1", index), index_log::mask_record(["index-0"].into_iter())]);
+    let records = [index_log::index_record("index-1", index), index_log::mask_record(["index-0"].into_iter())];
+    let (plain, checksummed) = (index_log::Sealing::Plain, index_log::Sealing::Checksummed);
     vec![
         ("schema", vec![fieldstore_core::schema::DEFAULT_SCHEMA.as_bytes().to_vec(), b"[ class, stream\n  [ type\n    [ step, param ]]]\n".to_vec()]),
         (
@@ -50,7 +51,15 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         ("toc", vec![raw(toc_file), [&[1u8, identity_kind, 4, 0][..], b"seed"].concat()]),
         ("index_segment", vec![raw(segment)]),
         ("embedded_commits", vec![raw(data_file), [&[1u8, 1, 6, 0][..], b"commit", &[0, 3, 0], b"abc"].concat()]),
-        ("object_log", vec![raw(log), raw(index_log::encode_entries(index))]),
+        (
+            "object_log",
+            vec![
+                raw(index_log::encode_batch(&records, plain)),
+                raw(index_log::encode_batch(&records, checksummed)),
+                raw(index_log::encode_entries(index, plain)),
+                raw(index_log::encode_entries(index, checksummed)),
+            ],
+        ),
     ]
 }
 

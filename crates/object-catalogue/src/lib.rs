@@ -103,7 +103,8 @@ fn check_record(values: &Values, dataset: &Key, place: &str) -> Result<Option<u3
     }
     if sealing_of(format) == Sealing::Checksummed {
         let Some(checksum) = value(CHECKSUM) else { return Ok(None) };
-        let expected = record_checksum(value(FORMAT).unwrap_or_default(), value(KEY).unwrap_or_default(), value(SCHEMA).unwrap_or_default());
+        let expected =
+            record_checksum(value(FORMAT).unwrap_or_default(), value(KEY).unwrap_or_default(), value(SCHEMA).unwrap_or_default());
         if checksum != expected.as_bytes() {
             return Err(Error::corrupt("data set record", place, "checksum mismatch (damaged)"));
         }

@@ -106,7 +106,7 @@ fn boxes_overlap(a: &IndexInfo, b: &IndexInfo) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fieldstore_core::index_log::{decode_entries, encode_entries};
+    use fieldstore_core::index_log::{decode_entries, encode_entries, Sealing};
     use fieldstore_core::indexing::PendingIndex;
     use fieldstore_core::{FieldLocation, Key};
 
@@ -124,7 +124,7 @@ mod tests {
             axes,
             fields: pending.entries.len() as u64,
         };
-        (info, decode_entries(&encode_entries(&pending)).unwrap())
+        (info, decode_entries(&encode_entries(&pending, Sealing::Checksummed)).unwrap())
     }
 
     fn runs_of(indexes: &[(IndexInfo, IndexEntries)]) -> Vec<Range<usize>> {

@@ -186,7 +186,8 @@ impl DatasetObjects for DatasetNamespace {
         let entries = pairs
             .into_iter()
             .map(|(k, v)| {
-                let location = decode_entry(&k, &v).map_err(|why| Error::corrupt("index entry", format!("{} {k}", self.io.describe(id)), why))?;
+                let location =
+                    decode_entry(&k, &v).map_err(|why| Error::corrupt("index entry", format!("{} {k}", self.io.describe(id)), why))?;
                 Ok((k, location))
             })
             .collect::<Result<Vec<_>>>()?;

@@ -34,7 +34,7 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 
 use fieldstore_core::codec::{frame, parse_frame, Decoder, Encoder, Frame};
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{decode_entries, encode_entries, IndexEntries};
+use fieldstore_core::index_log::{decode_entries, encode_entries, IndexEntries, Sealing};
 use fieldstore_core::indexing::PendingIndex;
 use fieldstore_core::unique::{unique_object_name, unique_suffix};
 use fieldstore_core::Key;
@@ -355,9 +355,9 @@ impl DatasetObjects for DatasetPrefix {
         self.fetch_batches(record.identity, &folder, position, slots).map(Some)
     }
 
-    fn write_index(&self, index: &PendingIndex) -> Result<Box<dyn IndexWrite>> {
+    fn write_index(&self, index: &PendingIndex, sealing: Sealing) -> Result<Box<dyn IndexWrite>> {
         let id = unique_object_name(&format!("index/{}", unique_suffix()));
-        let create = self.start_create(self.path(&["index", &id]), encode_entries(index))?;
+        let create = self.start_create(self.path(&["index", &id]), encode_entries(index, sealing))?;
         Ok(Box::new(IndexObjectWrite { describe: self.path(&["index", &id]).to_string(), id, create }))
     }
 
@@ -375,7 +375,7 @@ impl DatasetObjects for DatasetPrefix {
                 let (data, _) = get.wait()?.ok_or_else(|| {
                     Error::corrupt("index object", path.to_string(), "missing (the data set was wiped while it was read?)")
                 })?;
-                read.push(decode_entries(&data).ok_or_else(|| Error::corrupt("index object", path.to_string(), "undecodable"))?);
+                read.push(decode_entries(&data).map_err(|why| Error::corrupt("index object", path.to_string(), why))?);
             }
         }
         Ok(read)
