@@ -227,9 +227,17 @@ pub trait DatasetObjects: Send + Sync + 'static {
         if !self.append(identity, batch)? {
             return Ok(false);
         }
-        let Some(values) = self.get(&[IDENTITY, mark])? else { return Ok(false) };
-        let same = values.iter().any(|(name, value)| name == IDENTITY && value == identity);
-        Ok(same && !values.iter().any(|(name, _)| name == mark))
+        // The mark first, then the identity: a wipe sets its mark before it reads the log and
+        // removes it last, after the record. No mark, then this creation's record still there,
+        // means the wipe marks after the batch landed (and reads it), or took nothing of this
+        // creation in between. The other order misses a wipe that marked before the batch
+        // landed and ended between the two looks.
+        match self.get(&[mark])? {
+            Some(marks) if marks.is_empty() => {}
+            _ => return Ok(false),
+        }
+        let Some(values) = self.get(&[IDENTITY])? else { return Ok(false) };
+        Ok(values.iter().any(|(name, value)| name == IDENTITY && value == identity))
     }
     /// The record's identity and the log's batches after `position` (where an earlier read
     /// ended; 0: the start); `None` if there is no record. A log read in several parts whose
