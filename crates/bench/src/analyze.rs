@@ -1,4 +1,4 @@
-//! The metrics of BENCHMARKS.md section 3, computed from per-I/O events that every benchmark
+//! The metrics defined in docs/benchmarks.md ("Metrics"), computed from per-I/O events that every benchmark
 //! process logs (one JSON object per line). All times are microseconds since the epoch, so
 //! logs from many processes and nodes can be merged.
 
@@ -47,6 +47,9 @@ pub struct PhaseMetrics {
     pub global_timing_bandwidth: f64,
     /// Mean over iterations of (bytes of the iteration / its parallel wall-clock time).
     pub synchronous_bandwidth: f64,
+    /// Time outside every iteration's span (no iteration under way), % of the wall-clock
+    /// time: counted by global timing, not by synchronous bandwidth.
+    pub idle: f64,
     /// Spread of the first I/O's start across processes, % of the wall-clock time.
     pub off_0: f64,
     /// Spread of the last I/O's end across processes, % of the wall-clock time.
@@ -128,6 +131,7 @@ fn phase_metrics(phase: &str, events: &[&IoEvent]) -> PhaseMetrics {
     }
     let rates: Vec<f64> = iterations.values().filter(|(_, s, e)| e > s).map(|(b, s, e)| *b as f64 / ((e - s) as f64 / 1e6)).collect();
     let synchronous_bandwidth = if rates.is_empty() { 0.0 } else { rates.iter().sum::<f64>() / rates.len() as f64 };
+    let spans: Vec<(u64, u64)> = iterations.values().map(|&(_, s, e)| (s, e)).collect();
 
     // Per process: its first start and its last end.
     let mut processes: BTreeMap<(&str, u32), (u64, u64)> = BTreeMap::new();
@@ -155,6 +159,7 @@ fn phase_metrics(phase: &str, events: &[&IoEvent]) -> PhaseMetrics {
         wall_seconds: wall as f64 / 1e6,
         global_timing_bandwidth: if wall == 0 { 0.0 } else { bytes as f64 / (wall as f64 / 1e6) },
         synchronous_bandwidth,
+        idle: percent(wall.saturating_sub(covered(spans)), wall),
         off_0: percent(last_first_start.saturating_sub(start), wall),
         off_f: percent(end.saturating_sub(first_last_end), wall),
         breakdown,
@@ -165,7 +170,22 @@ fn phase_metrics(phase: &str, events: &[&IoEvent]) -> PhaseMetrics {
     }
 }
 
-/// po_0 and po_f of a write phase and a read phase that ran at the same time.
+/// Microseconds covered by at least one of `spans` (start, end).
+fn covered(mut spans: Vec<(u64, u64)>) -> u64 {
+    spans.sort_unstable();
+    let mut total = 0;
+    let mut reached = 0;
+    for (start, end) in spans {
+        let from = start.max(reached);
+        total += end.saturating_sub(from);
+        reached = reached.max(end);
+    }
+    total
+}
+
+/// po_0 and po_f of a write phase and a read phase that ran at the same time; `None` when
+/// either is missing or they never overlapped (a write run, then a read run: offsets between
+/// them would only measure the pause between the runs).
 pub fn overlap(events: &[IoEvent], write: &str, read: &str) -> Option<Overlap> {
     let span = |phase: &str| {
         let mut it = events.iter().filter(|e| e.phase == phase);
@@ -173,6 +193,9 @@ pub fn overlap(events: &[IoEvent], write: &str, read: &str) -> Option<Overlap> {
         Some(it.fold((first.io_start, first.io_end), |(s, e), x| (s.min(x.io_start), e.max(x.io_end))))
     };
     let (w, r) = (span(write)?, span(read)?);
+    if w.0 >= r.1 || r.0 >= w.1 {
+        return None;
+    }
     let wall = w.1.max(r.1).saturating_sub(w.0.min(r.0));
     Some(Overlap { po_0: percent(w.0.abs_diff(r.0), wall), po_f: percent(w.1.abs_diff(r.1), wall) })
 }
@@ -261,8 +284,20 @@ mod tests {
         assert!((m.off_0 - 100.0 * 0.1 / 2.3).abs() < 1e-9);
         // off_f: last end (2.3 s) - first last end (2.0 s) over 2.3 s.
         assert!((m.off_f - 100.0 * 0.3 / 2.3).abs() < 1e-9);
+        // The iterations' spans [0, 1.1] and [1.0, 2.3] leave no time idle.
+        assert_eq!(m.idle, 0.0);
         // Each process spent 2.0 (p0) and 2.2 (p1) seconds archiving: 2.1 on average.
         assert!((m.breakdown["archive"] - 2.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn time_between_iterations_raises_synchronous_above_global_timing() {
+        // One process, two 1 MB iterations of 1 s each, 2 s apart: 2 MB in 4 s globally,
+        // 1 MB/s in each iteration; half the phase had no iteration under way.
+        let events = [io(0, "write", 0, 1_000_000, 0, 1_000_000), io(0, "write", 1, 1_000_000, 3_000_000, 4_000_000)];
+        let m = &phases(&events)[0];
+        assert!((m.global_timing_bandwidth - 5e5).abs() < 1e-6 && (m.synchronous_bandwidth - 1e6).abs() < 1e-6);
+        assert!((m.idle - 50.0).abs() < 1e-9, "{}", m.idle);
     }
 
     #[test]
@@ -274,7 +309,28 @@ mod tests {
         assert!((o.po_0 - 100.0 * 0.2 / 2.3).abs() < 1e-9);
         assert!((o.po_f - 100.0 * 0.3 / 2.3).abs() < 1e-9);
         assert!(overlap(&events, "write", "list").is_none());
+        let read_after_write = [io(0, "write", 0, 500, 0, 1_000), io(1, "read", 0, 500, 1_000, 2_000)];
+        assert_eq!(overlap(&read_after_write, "write", "read"), None, "phases one after another never overlapped");
         assert_eq!(phases(&events).iter().map(|p| p.phase.as_str()).collect::<Vec<_>>(), ["read", "write"]);
+    }
+
+    #[test]
+    fn the_metrics_are_defined_in_the_repositorys_own_docs() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let docs = std::fs::read_to_string(format!("{root}/docs/benchmarks.md")).unwrap();
+        let section = docs.split("\n## Metrics\n").nth(1).expect("docs/benchmarks.md has a section Metrics");
+        let section = section.split("\n## ").next().unwrap();
+        for metric in ["global timing bandwidth", "synchronous bandwidth", "off_0", "off_f", "po_0", "po_f", "time per operation", "spread"]
+        {
+            assert!(section.contains(&format!("\n| {metric} | ")), "Metrics defines {metric} in its table");
+        }
+        assert!(section.contains("Synchronous above global timing"), "Metrics explains a synchronous bandwidth above global timing");
+        // The definitions used to be in a file outside the repository.
+        for file in ["docs/benchmarks.md", "crates/bench/src/analyze.rs", "crates/bench/src/lib.rs", "crates/bench/src/report/timeline.rs"]
+        {
+            let text = std::fs::read_to_string(format!("{root}/{file}")).unwrap();
+            assert!(!text.contains(&["BENCHMARKS", ".md"].concat()), "{file} refers to a file outside the repository");
+        }
     }
 
     #[test]

@@ -149,7 +149,7 @@ impl<'p> FieldIo<'p> {
 }
 
 /// The timed parts of one Field I/O call: (operation, bytes, start, end), microseconds since
-/// the epoch (the object open, transfer and index work that BENCHMARKS.md section 3 logs).
+/// the epoch (the object open, transfer and index work that docs/benchmarks.md, "Event logs and analyze", logs).
 #[derive(Default)]
 pub struct Steps {
     /// The parts timed so far, in order.

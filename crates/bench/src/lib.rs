@@ -1,4 +1,4 @@
-//! fieldstore's benchmark suite (BENCHMARKS.md): `hammer` (fdb-hammer), the side-by-side
+//! fieldstore's benchmark suite (docs/benchmarks.md): `hammer` (fdb-hammer), the side-by-side
 //! comparison with FDB5, Field I/O and IOR on the object API, sweeps over grids, and the
 //! analysis of their event logs. The command line (`fieldstore bench`) only parses and prints.
 

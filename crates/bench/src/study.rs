@@ -137,6 +137,8 @@ pub struct Row {
     pub synchronous_mean: f64,
     /// Its sample standard deviation.
     pub synchronous_spread: f64,
+    /// Mean time outside every iteration's span, % of the phase's wall-clock time.
+    pub idle: f64,
     /// Mean seconds per process in each operation.
     pub breakdown: BTreeMap<String, f64>,
     /// Standard deviation over repetitions of the seconds per process in all operations.
@@ -258,6 +260,7 @@ impl Sweep {
             bandwidth_spread: f64::NAN,
             synchronous_mean: f64::NAN,
             synchronous_spread: f64::NAN,
+            idle: f64::NAN,
             breakdown: BTreeMap::new(),
             breakdown_spread: f64::NAN,
             off_0: f64::NAN,
@@ -288,6 +291,7 @@ impl Sweep {
             bandwidth_spread,
             synchronous_mean,
             synchronous_spread,
+            idle: mean_and_spread(&of(|m| m.idle)).0,
             breakdown,
             breakdown_spread: mean_and_spread(&of(|m| m.breakdown.values().sum())).1,
             off_0: mean_and_spread(&of(|m| m.off_0)).0,
@@ -337,8 +341,11 @@ pub struct Selection(Vec<(String, Vec<String>)>);
 pub const DIMENSIONS: [&str; 11] =
     ["sweep", "benchmark", "backend", "servers", "procs", "size", "mode", "pattern", "index", "class", "phase"];
 
+/// The column of the global timing bandwidth's spread over repetitions.
+pub const SPREAD_COLUMN: &str = "± sd (% of mean)";
+
 /// The measured columns of every table, after the [`DIMENSIONS`].
-const MEASURES: [&str; 8] = ["reps", "global timing MiB/s", "± (sd)", "synchronous MiB/s", "off_0 %", "off_f %", "po_0 %", "po_f %"];
+const MEASURES: [&str; 8] = ["reps", "global timing MiB/s", SPREAD_COLUMN, "synchronous MiB/s", "off_0 %", "off_f %", "po_0 %", "po_f %"];
 
 impl Selection {
     /// Parses `--select`; an error names the pair that is not `KEY=VALUE[/VALUE...]` or the
@@ -442,16 +449,35 @@ impl Row {
         DIMENSIONS.iter().chain(MEASURES.iter()).copied().collect()
     }
 
+    /// The global timing bandwidth's standard deviation over repetitions, % of its mean;
+    /// `None` where there was one repetition or nothing was measured.
+    pub fn spread_percent(&self) -> Option<f64> {
+        let percent = 100.0 * self.bandwidth_spread / self.bandwidth_mean;
+        (self.reps > 1 && percent.is_finite()).then_some(percent)
+    }
+
+    /// The row's configuration and phase in words, its dimensions' values that it has.
+    pub fn name(&self) -> String {
+        let size = fieldstore_figures::Format::Bytes.label(self.size as f64);
+        let procs = format!("{} processes", self.procs);
+        let parts = [&self.sweep, &procs, &size, &self.mode, &self.pattern, &self.index, &self.class, &self.phase];
+        parts.iter().filter(|p| !p.is_empty()).map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
     /// The row as table cells (bandwidths in MiB/s, `-` where a value does not apply),
     /// formatted once for every report.
     pub fn cells(&self) -> Vec<String> {
         let mib = |b: f64| if b.is_finite() { format!("{:.1}", b / analyze::MIB) } else { "-".into() };
+        let spread = match self.spread_percent() {
+            Some(p) => format!("{} ({p:.1} %)", mib(self.bandwidth_spread)),
+            None => mib(self.bandwidth_spread),
+        };
         let percent = |p: Option<f64>| p.filter(|p| p.is_finite()).map_or("-".into(), |p| format!("{p:.2}"));
         let mut cells: Vec<String> = DIMENSIONS.iter().map(|d| self.value(d)).collect();
         cells.extend([
             self.reps.to_string(),
             mib(self.bandwidth_mean),
-            mib(self.bandwidth_spread),
+            spread,
             mib(self.synchronous_mean),
             percent(Some(self.off_0)),
             percent(Some(self.off_f)),

@@ -41,7 +41,7 @@ impl Benchmark {
     }
 }
 
-/// An access pattern (BENCHMARKS.md section 2).
+/// An access pattern (docs/benchmarks.md, "sweep").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Pattern {
     /// A write phase, then a read phase of what another process wrote.

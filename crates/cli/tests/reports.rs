@@ -184,6 +184,32 @@ fn renders(page: &Path, panels: usize, profile: &Path) -> bool {
     true
 }
 
+/// Renders `page` in headless Chromium in a window `width` pixels wide and returns the DOM
+/// after the page's own check ran (it throws when the page is wider than its window);
+/// `None` without Chromium.
+fn render_in_window(page: &Path, width: u32, profile: &Path) -> Option<String> {
+    let chromium = fieldstore_testing::chromium()?;
+    let out = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0", "--dump-dom"])
+        .arg(format!("--window-size={width},900"))
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!log.contains("Uncaught"), "console error rendering {} {width} px wide:\n{log}", page.display());
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The fill of the legend's mark for `name` in figure `id` of an HTML report.
+fn legend_colour(html: &str, id: &str, name: &str) -> String {
+    let figure = html.split(&format!("<figure id=\"{id}\"")).nth(1).unwrap_or_else(|| panic!("no figure {id}"));
+    let legend = figure.split("<div class=\"legend\">").nth(1).unwrap().split("</div>").next().unwrap();
+    let at = legend.find(&format!(">\n{name}\n<")).unwrap_or_else(|| panic!("{name} not in the legend of {id}"));
+    let mark = &legend[legend[..at].rfind("<rect").unwrap()..];
+    mark.split("fill=\"").nth(1).unwrap().split('"').next().unwrap().to_string()
+}
+
 fn panel_count(figures: &Value) -> usize {
     figures.as_array().unwrap().iter().map(|f| f["panels"].as_array().unwrap().len()).sum()
 }
@@ -273,6 +299,83 @@ fn a_study_report_renders_every_figure_and_exports_pngs() {
     renders(&html, panel_count(&figures), &dir.path().join("chromium"));
 }
 
+/// Writes `events` as one process's event log.
+fn write_log(path: &Path, events: &[Value]) -> String {
+    std::fs::write(path, events.iter().map(Value::to_string).collect::<Vec<_>>().join("\n")).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_write_run_then_a_read_run_has_no_overlap_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(&dir.path().join("a.jsonl"), &pattern_a(2, 1.0));
+    let report: Value = serde_json::from_str(&ok(dir.path(), &["bench", "analyze", &log, "--json"])).unwrap();
+    assert_eq!(report["overlap"], Value::Null, "the reads began 9 s after the last write");
+    assert!(!ok(dir.path(), &["bench", "analyze", &log]).contains("po_0"));
+    let html = dir.path().join("a.html");
+    ok(dir.path(), &["bench", "analyze", &log, "--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    let valued = page.match_indices("po_0 ").any(|(i, _)| page[i + 5..].starts_with(|c: char| c.is_ascii_digit()));
+    assert!(!valued && !page.contains("Write and read at once"), "no po_0 value, band or sentence");
+    let b = write_log(&dir.path().join("b.jsonl"), &pattern_b());
+    let report: Value = serde_json::from_str(&ok(dir.path(), &["bench", "analyze", &b, "--json"])).unwrap();
+    assert!((report["overlap"]["po_0"].as_f64().unwrap() - 100.0 / 11.0).abs() < 1e-6, "writes and reads at once: {report}");
+}
+
+#[test]
+fn a_runs_report_colours_each_operation_alike_titles_once_and_explains_synchronous_above_global() {
+    let dir = tempfile::tempdir().unwrap();
+    // One process: two 1 MiB writes of 1 s, 2 s apart (half the phase idle), then a read.
+    let events = [
+        event(0, "write", "array write", 0, 0.0, 1.0),
+        event(0, "write", "array write", 1, 3.0, 4.0),
+        event(0, "read", "array read", 0, 5.0, 6.0),
+    ];
+    let log = write_log(&dir.path().join("r.jsonl"), &events);
+    let html = dir.path().join("r.html");
+    ok(dir.path(), &["bench", "analyze", &log, "--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for op in ["array write", "array read"] {
+        assert_eq!(legend_colour(&page, "breakdown", op), legend_colour(&page, "timeline", op), "{op} in both figures");
+    }
+    assert_ne!(legend_colour(&page, "timeline", "array write"), legend_colour(&page, "timeline", "array read"));
+    assert_eq!(page.matches("I/O timeline").count(), 1, "the figure's title is not repeated over its one panel");
+    assert!(page.contains("data-title=\"\""), "single panels carry no title of their own");
+    assert!(
+        page.contains(
+            "write: synchronous bandwidth 1.0 MiB/s is 2.00x global timing (0.5 MiB/s): for 50 % of the phase no iteration was under way"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("docs/benchmarks.md"), "the report says where its metrics are defined");
+}
+
+#[test]
+fn a_study_report_fits_a_1400_px_window_drops_empty_columns_and_flags_wide_spreads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = hand_made_study(dir.path());
+    let html = dir.path().join("study.html");
+    let out = ok(dir.path(), &["bench", "analyze", &one, &two, "--json", "--html", html.to_str().unwrap()]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let page = std::fs::read_to_string(&html).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    // No row has a DAOS object class: the column goes; every row has a phase: it stays.
+    assert!(rows.iter().all(|r| r["class"] == "") && !page.contains("<th>class</th>") && page.contains("<th>phase</th>"));
+    let too_spread = rows
+        .iter()
+        .filter(|r| r["reps"].as_u64() > Some(1) && r["bandwidth_spread"].as_f64().unwrap() > 0.05 * r["bandwidth_mean"].as_f64().unwrap())
+        .count();
+    assert!(too_spread > 0, "repetitions of 1 s and 2 s spread by 47 %");
+    assert_eq!(page.matches("<td class=\"flag\">").count(), too_spread, "each spread above 5 % is flagged");
+    assert!(page.contains(&format!("{too_spread} of {} rows vary by more than 5 %", rows.len())));
+    let Some(dom) = render_in_window(&html, 1400, &dir.path().join("chromium")) else { return };
+    assert!(dom.contains(&format!("data-rendered=\"{}\"", panel_count(&report["figures"]))), "the page's check passed at 1,400 px");
+    let window: u32 = dom.split("data-window=\"").nth(1).and_then(|w| w.split('"').next()).unwrap().parse().unwrap();
+    assert!((1350..=1400).contains(&window), "rendered 1,400 px wide, less a scroll bar: {window}");
+    let narrow = render_in_window(&html, 1000, &dir.path().join("chromium")).unwrap();
+    assert!(narrow.contains("data-rendered="), "panels wrap and shrink in a narrower window too");
+}
+
 #[test]
 fn the_report_of_a_runs_logs_renders_in_a_browser() {
     let dir = tempfile::tempdir().unwrap();
@@ -302,7 +405,7 @@ fn the_report_of_a_runs_logs_renders_in_a_browser() {
     // Bandwidth per phase, time per operation, and the timeline: a panel each.
     if renders(&html, 3, &dir.path().join("chromium")) {
         let page = std::fs::read_to_string(&html).unwrap();
-        assert!(page.contains("id=\"timeline-0\"") && page.contains("data-title=\"I/O timeline\""));
+        assert!(page.contains("id=\"timeline\"") && page.contains("<strong>I/O timeline</strong>"));
     }
 }
 

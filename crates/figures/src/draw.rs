@@ -65,24 +65,53 @@ fn fonts() -> Result<(), String> {
         .clone()
 }
 
-/// The colour of each name: the position of its colour's name among the legend's colours.
-struct Colours(Vec<String>);
+/// The colour of every name on a page (a series, an operation, a layer): one name keeps one
+/// colour in every figure, so that `archive` or a variant reads the same throughout. Names get
+/// palette places figure by figure; a new name takes the first place that no other name of its
+/// figure holds (one no name on the page holds while there is one), so names of one figure
+/// differ while it has no more names than the palette.
+#[derive(Clone, Debug, Default)]
+pub struct Colours(Vec<(String, usize)>);
 
 impl Colours {
-    fn of(figure: &Figure) -> Colours {
-        let mut names: Vec<String> = Vec::new();
-        for e in figure.legend() {
-            if !names.contains(&e.colour) {
-                names.push(e.colour);
+    /// The colours of the names of `figures` (a page's, in order).
+    pub fn of(figures: &[&Figure]) -> Colours {
+        let mut colours = Colours::default();
+        for figure in figures {
+            let names: Vec<String> =
+                figure.legend().into_iter().filter(|e| !matches!(e.mark, LegendMark::Band { .. })).map(|e| e.colour).collect();
+            for name in &names {
+                if colours.place(name).is_some() {
+                    continue;
+                }
+                // Unused on the page if the palette has one left, else unused in this figure.
+                let in_figure: Vec<usize> = names.iter().filter_map(|n| colours.place(n)).collect();
+                let on_page: Vec<usize> = colours.0.iter().map(|(_, p)| *p).collect();
+                let free = (0..PALETTE.len())
+                    .find(|p| !on_page.contains(p))
+                    .or_else(|| (0..PALETTE.len()).find(|p| !in_figure.contains(p)))
+                    .unwrap_or(colours.0.len() % PALETTE.len());
+                colours.0.push((name.clone(), free));
             }
         }
-        Colours(names)
+        colours
     }
 
-    fn get(&self, name: &str) -> RGBColor {
-        let i = self.0.iter().position(|n| n == name).unwrap_or(0);
-        PALETTE[i % PALETTE.len()]
+    fn place(&self, name: &str) -> Option<usize> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, p)| *p)
     }
+
+    /// The colour of `name` (the palette's first for a name not on the page).
+    pub fn get(&self, name: &str) -> RGBColor {
+        PALETTE[self.place(name).unwrap_or(0)]
+    }
+}
+
+/// The colour of a timeline's band `index` (its place among the figure's bands: offsets
+/// carry their values in their labels, so they are told apart by place, not by name), drawn
+/// translucent behind the spans. From the palette's end: spans take its start.
+fn band_colour(index: usize) -> RGBColor {
+    PALETTE[PALETTE.len() - 1 - index % PALETTE.len()]
 }
 
 /// Pixels a panel needs: wider for many bars, taller for many timeline rows.
@@ -111,25 +140,25 @@ fn failed(figure: &Figure) -> impl Fn(Box<dyn std::error::Error>) -> DrawError +
     move |e| DrawError { figure: figure.id.clone(), message: e.to_string() }
 }
 
-/// Panel `index` of `figure` as an SVG document.
-pub fn panel_svg(figure: &Figure, index: usize) -> Result<String, DrawError> {
+/// Panel `index` of `figure` as an SVG document, in the page's `colours`.
+pub fn panel_svg(figure: &Figure, index: usize, colours: &Colours) -> Result<String, DrawError> {
     let panel = &figure.panels[index];
     let mut svg = String::new();
     fonts().map_err(|m| DrawError { figure: figure.id.clone(), message: m })?;
     {
         let area = SVGBackend::with_string(&mut svg, panel_size(panel)).into_drawing_area();
-        draw_panel(&area, panel, &Colours::of(figure)).and_then(|_| Ok(area.present()?)).map_err(failed(figure))?;
+        draw_panel(&area, panel, colours).and_then(|_| Ok(area.present()?)).map_err(failed(figure))?;
     }
     Ok(svg)
 }
 
-/// The figure's legend as an SVG document.
-pub fn legend_svg(figure: &Figure) -> Result<String, DrawError> {
+/// The figure's legend as an SVG document, in the page's `colours`.
+pub fn legend_svg(figure: &Figure, colours: &Colours) -> Result<String, DrawError> {
     let mut svg = String::new();
     fonts().map_err(|m| DrawError { figure: figure.id.clone(), message: m })?;
     {
         let area = SVGBackend::with_string(&mut svg, legend_size(figure)).into_drawing_area();
-        draw_legend(&area, &figure.legend(), &Colours::of(figure)).and_then(|_| Ok(area.present()?)).map_err(failed(figure))?;
+        draw_legend(&area, &figure.legend(), colours).and_then(|_| Ok(area.present()?)).map_err(failed(figure))?;
     }
     Ok(svg)
 }
@@ -143,8 +172,9 @@ pub fn columns(figure: &Figure) -> usize {
     }
 }
 
-/// The whole figure (title, panels in a grid, legend on the right) as a PNG file.
-pub fn png(figure: &Figure, path: &Path) -> Result<(), DrawError> {
+/// The whole figure (title, panels in a grid, legend on the right) as a PNG file, in the
+/// page's `colours`.
+pub fn png(figure: &Figure, path: &Path, colours: &Colours) -> Result<(), DrawError> {
     fonts().map_err(|m| DrawError { figure: figure.id.clone(), message: m })?;
     let columns = columns(figure);
     let rows = figure.panels.len().div_ceil(columns).max(1);
@@ -157,14 +187,13 @@ pub fn png(figure: &Figure, path: &Path) -> Result<(), DrawError> {
         let (title, body) = root.split_vertically(TITLE_HEIGHT);
         title.draw(&Text::new(figure.title.clone(), (10, 10), (FONT, 18)))?;
         let (grid, legend_area) = body.split_horizontally(cell.0 * columns as u32);
-        let colours = Colours::of(figure);
         for (i, panel) in figure.panels.iter().enumerate() {
             let (x, y) = ((i % columns) as i32 * cell.0 as i32, (i / columns) as i32 * cell.1 as i32);
             let size = panel_size(panel);
             let area = grid.clone().shrink((x, y), size);
-            draw_panel(&area, panel, &colours)?;
+            draw_panel(&area, panel, colours)?;
         }
-        draw_legend(&legend_area, &figure.legend(), &colours)?;
+        draw_legend(&legend_area, &figure.legend(), colours)?;
         root.present()?;
         Ok(())
     };
@@ -239,12 +268,12 @@ where
     DB::ErrorType: 'static,
 {
     let y_labels = if matches!(panel.plot, Plot::Timeline { .. }) { 90 } else { 64 };
-    Ok(ChartBuilder::on(area)
-        .caption(&panel.title, (FONT, 15))
-        .margin(12)
-        .x_label_area_size(42)
-        .y_label_area_size(y_labels)
-        .build_cartesian_2d(x, y)?)
+    let mut builder = ChartBuilder::on(area);
+    // A panel alone in its figure has no title of its own: the figure's names it.
+    if !panel.title.is_empty() {
+        builder.caption(&panel.title, (FONT, 15));
+    }
+    Ok(builder.margin(12).x_label_area_size(42).y_label_area_size(y_labels).build_cartesian_2d(x, y)?)
 }
 
 /// Axes, tick labels and axis labels of a chart; `x_label` and `y_label` print tick values.
@@ -451,8 +480,8 @@ where
     let xf = panel.x.format;
     let reversed: Vec<String> = rows.iter().rev().cloned().collect();
     mesh(&mut chart, panel, &|v| xf.label(*v), &|v| category_name(&reversed, *v))?;
-    for band in bands {
-        let colour = colours.get(&band.label);
+    for (i, band) in bands.iter().enumerate() {
+        let colour = band_colour(i);
         chart
             .draw_series(std::iter::once(Rectangle::new([(band.start, 0.0), (band.end.max(band.start), n)], colour.mix(0.25).filled())))?;
     }
@@ -477,7 +506,7 @@ where
                 area.draw(&PathElement::new([(26, y), (38, y)], colour.stroke_width(2)))?;
             }
             LegendMark::Box => area.draw(&Rectangle::new([(12, y - 6), (32, y + 6)], colour.filled()))?,
-            LegendMark::Band => area.draw(&Rectangle::new([(12, y - 6), (32, y + 6)], colour.mix(0.25).filled()))?,
+            LegendMark::Band { index } => area.draw(&Rectangle::new([(12, y - 6), (32, y + 6)], band_colour(index).mix(0.25).filled()))?,
         }
         area.draw(&Text::new(entry.name.clone(), (46, y - 7), (FONT, 13)))?;
     }
@@ -511,12 +540,12 @@ mod tests {
 
     #[test]
     fn a_panel_has_its_title_axis_labels_ticks_and_marks() {
-        let svg = panel_svg(&lines(), 0).unwrap();
+        let svg = panel_svg(&lines(), 0, &Colours::of(&[&lines()])).unwrap();
         for text in ["write, 1 MiB", "processes", "bandwidth (MiB/s)", ">\n1\n<", ">\n2\n<", ">\n4\n<"] {
             assert!(svg.contains(text), "{text} missing from\n{svg}");
         }
         assert_eq!(svg.matches("<circle").count(), 6, "a point per value of each line");
-        let legend = legend_svg(&lines()).unwrap();
+        let legend = legend_svg(&lines(), &Colours::of(&[&lines()])).unwrap();
         assert!(legend.contains("full") && legend.contains("ideal"));
     }
 
@@ -531,7 +560,7 @@ mod tests {
                 }
             }
         }
-        let svg = panel_svg(&f, 0).unwrap();
+        let svg = panel_svg(&f, 0, &Colours::of(&[&f])).unwrap();
         for tick in ["1 KiB", "64 KiB", "1 MiB"] {
             assert!(svg.contains(tick), "{tick}");
         }
@@ -558,15 +587,62 @@ mod tests {
                 }),
             ],
         };
-        let rects = |i| panel_svg(&figure, i).unwrap().matches("<rect").count();
-        assert_eq!(panel_svg(&figure, 1).unwrap().matches("<circle").count(), 1, "an error bar on the first total only");
+        let colours = Colours::of(&[&figure]);
+        let svg = |i| panel_svg(&figure, i, &colours).unwrap();
+        let rects = |i| svg(i).matches("<rect").count();
+        assert_eq!(svg(1).matches("<circle").count(), 1, "an error bar on the first total only");
         // A background, then a box per value (3), per layer value (3), per span and band (2).
         assert_eq!((rects(0), rects(1), rects(2)), (4, 4, 3));
-        assert!(panel_svg(&figure, 0).unwrap().contains(">\nA\n<"), "categories label the x axis");
+        assert!(svg(0).contains(">\nA\n<"), "categories label the x axis");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mixed.png");
-        png(&figure, &path).unwrap();
+        png(&figure, &path, &colours).unwrap();
         assert_eq!(&std::fs::read(&path).unwrap()[1..4], b"PNG");
+    }
+
+    /// A figure of one panel of bars named `names`.
+    fn bars_named(id: &str, names: &[&str]) -> Figure {
+        let bars = names.iter().map(|n| Bars { name: n.to_string(), values: vec![Some(Value { value: 1.0, error: 0.0 })] }).collect();
+        Figure {
+            id: id.into(),
+            title: id.into(),
+            note: String::new(),
+            panels: vec![Panel {
+                title: String::new(),
+                x: Axis::linear("phase"),
+                y: Axis::linear("seconds"),
+                plot: Plot::Bars { categories: vec!["write".into()], series: bars },
+            }],
+        }
+    }
+
+    #[test]
+    fn a_name_keeps_its_colour_in_every_figure_of_a_page_and_names_of_a_figure_differ() {
+        let bandwidth = bars_named("bandwidth", &["global timing", "synchronous"]);
+        let breakdown = bars_named("breakdown", &["archive", "flush"]);
+        let timeline = bars_named("timeline", &["retrieve", "flush", "archive"]);
+        let colours = Colours::of(&[&bandwidth, &breakdown, &timeline]);
+        // Drawn alone, each figure would start its palette afresh: archive first in one,
+        // third in the other. On one page, archive and flush keep their colours.
+        let fill = |figure: &Figure, name: &str| {
+            let legend = legend_svg(figure, &colours).unwrap();
+            let at = legend.find(&format!(">\n{name}\n<")).unwrap_or_else(|| panic!("{name} in {legend}"));
+            let rect = legend[..at].rfind("<rect").unwrap();
+            legend[rect..].split("fill=\"").nth(1).unwrap().split('"').next().unwrap().to_string()
+        };
+        assert_eq!(fill(&breakdown, "archive"), fill(&timeline, "archive"));
+        assert_eq!(fill(&breakdown, "flush"), fill(&timeline, "flush"));
+        let in_timeline: Vec<String> = ["retrieve", "flush", "archive"].iter().map(|n| fill(&timeline, n)).collect();
+        assert!(in_timeline[0] != in_timeline[1] && in_timeline[0] != in_timeline[2] && in_timeline[1] != in_timeline[2]);
+    }
+
+    #[test]
+    fn an_untitled_panel_draws_no_caption() {
+        let untitled = bars_named("alone", &["archive"]);
+        let mut titled = untitled.clone();
+        titled.panels[0].title = "time per operation".into();
+        let texts = |f: &Figure| panel_svg(f, 0, &Colours::of(&[f])).unwrap().matches("<text").count();
+        assert_eq!(texts(&titled), texts(&untitled) + 1, "the title is the one text more");
     }
 
     #[test]

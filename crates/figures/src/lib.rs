@@ -29,7 +29,8 @@ pub struct Figure {
 /// One plot on two labelled axes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Panel {
-    /// What sets this panel apart from its neighbours (`write, 1 MiB`).
+    /// What sets this panel apart from its neighbours (`write, 1 MiB`); empty for a panel
+    /// alone in its figure, which the figure's title names (no heading repeated).
     pub title: String,
     /// The horizontal axis (for bar plots, only its label is used).
     pub x: Axis,
@@ -214,7 +215,11 @@ impl Plot {
                 kinds.sort_unstable();
                 kinds.dedup();
                 let spans = kinds.into_iter().map(|k| LegendEntry { name: k.into(), colour: k.into(), mark: LegendMark::Box });
-                let bands = bands.iter().map(|b| LegendEntry { name: b.label.clone(), colour: b.label.clone(), mark: LegendMark::Band });
+                let bands = bands.iter().enumerate().map(|(index, b)| LegendEntry {
+                    name: b.label.clone(),
+                    colour: b.label.clone(),
+                    mark: LegendMark::Band { index },
+                });
                 spans.chain(bands).collect()
             }
         }
@@ -301,9 +306,14 @@ struct LegendEntry {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum LegendMark {
-    Line { dashed: bool },
+    Line {
+        dashed: bool,
+    },
     Box,
-    Band,
+    /// A timeline's band, coloured by its place among the figure's bands.
+    Band {
+        index: usize,
+    },
 }
 
 impl Figure {

@@ -438,6 +438,7 @@ mod tests {
             bandwidth_spread: 0.1 * mean * MIB,
             synchronous_mean: 2.0 * mean * MIB,
             synchronous_spread: 0.0,
+            idle: 0.0,
             breakdown: [("array write".to_string(), 1.0), ("kv put".to_string(), 0.5)].into(),
             breakdown_spread: 0.0,
             off_0: 1.0,

@@ -36,13 +36,46 @@ pub fn log_page(title: &str, phases: &[PhaseMetrics], events: &[IoEvent], overla
     if let Some(o) = overlap {
         text.push(format!("Write and read at once: po_0 {:.2} %, po_f {:.2} %.", o.po_0, o.po_f));
     }
+    text.extend(
+        phases.iter().filter_map(|p| synchronous_above_global(&p.phase, p.synchronous_bandwidth, p.global_timing_bandwidth, p.idle)),
+    );
     let figures =
         vec![phase_bandwidths(phases), phase_breakdown(phases), timeline::timeline("timeline", "I/O timeline", events, phases, overlap)];
     Page {
         title: title.into(),
-        intro: Vec::new(),
-        sections: vec![Section { heading: "Metrics per phase".into(), text, table: Some(Table { columns, rows }), figures }],
+        intro: vec![METRICS.into()],
+        sections: vec![Section {
+            heading: "Metrics per phase".into(),
+            text,
+            table: Some(Table { columns, rows, flagged: Vec::new() }),
+            figures,
+        }],
     }
+}
+
+/// Where the report's metrics are defined.
+const METRICS: &str = "The metrics (global timing and synchronous bandwidth, off_0, off_f, po_0, po_f) are defined in fieldstore's docs/benchmarks.md, section Metrics.";
+
+/// Why a phase's synchronous bandwidth exceeds its global timing one, if it does: the time
+/// no iteration was under way (`idle`, % of the phase), or else iterations of uneven speed.
+pub fn synchronous_above_global(what: &str, synchronous: f64, global: f64, idle: f64) -> Option<String> {
+    if !(synchronous > global && global > 0.0) {
+        return None;
+    }
+    let above = format!(
+        "{what}: synchronous bandwidth {:.1} MiB/s is {:.2}x global timing ({:.1} MiB/s)",
+        synchronous / MIB,
+        synchronous / global,
+        global / MIB
+    );
+    // Idle time alone would raise synchronous by 1 / (1 - idle); uneven iterations do the rest.
+    // Idle time is named the cause when it accounts for at least half the ratio (in logs).
+    let from_idle = 100.0 / (100.0 - idle.min(99.9));
+    Some(if from_idle >= (synchronous / global).sqrt() {
+        format!("{above}: for {idle:.0} % of the phase no iteration was under way (time between iterations, which global timing counts and synchronous does not).")
+    } else {
+        format!("{above}: its iterations ran at uneven speeds, and the mean of their rates exceeds the rate over all of them ({idle:.0} % of the phase between iterations explains less).")
+    })
 }
 
 /// Global timing and synchronous bandwidth of each phase, as bars.
@@ -57,7 +90,7 @@ fn phase_bandwidths(phases: &[PhaseMetrics]) -> Figure {
         title: "Bandwidth per phase".into(),
         note: "Global timing: all bytes over the phase's first-to-last I/O time. Synchronous: the mean over iterations of each iteration's bytes over its parallel wall-clock time.".into(),
         panels: vec![Panel {
-            title: "bandwidth".into(),
+            title: String::new(),
             x: Axis::linear("phase"),
             y: Axis::linear("bandwidth (MiB/s)"),
             plot: Plot::Bars {
@@ -83,7 +116,7 @@ fn phase_breakdown(phases: &[PhaseMetrics]) -> Figure {
         title: "Time per operation".into(),
         note: "Mean seconds each process spent in each operation.".into(),
         panels: vec![Panel {
-            title: "time per operation".into(),
+            title: String::new(),
             x: Axis::linear("phase"),
             y: Axis::linear("mean time per process (s)"),
             plot: Plot::Stacked { categories: phases.iter().map(|p| p.phase.clone()).collect(), layers, total_errors: Vec::new() },
@@ -127,9 +160,11 @@ pub fn study_page(title: &str, study: &Study, rows: &[Row]) -> Result<Page, Stri
             timelines.push(timeline::timeline(&format!("timeline-{i}"), &title, &run.events()?, &run.phases, run.overlap.as_ref()));
         }
     }
+    let mut intro: Vec<String> = study.sweeps.iter().map(describe).collect();
+    intro.push(METRICS.into());
     Ok(Page {
         title: title.into(),
-        intro: study.sweeps.iter().map(describe).collect(),
+        intro,
         sections: vec![
             Section { heading: "Figures".into(), figures: figures::study_figures(rows), ..Section::default() },
             Section {
@@ -138,27 +173,59 @@ pub fn study_page(title: &str, study: &Study, rows: &[Row]) -> Result<Page, Stri
                 figures: timelines,
                 ..Section::default()
             },
-            Section { heading: "All configurations".into(), table: Some(rows_table(rows)), ..Section::default() },
+            Section { heading: "All configurations".into(), text: rows_notes(rows), table: Some(rows_table(rows)), ..Section::default() },
         ],
     })
 }
 
+/// The spread of repetitions above which a result is not yet one to conclude from (the
+/// studies repeated runs until theirs was below it), % of the mean.
+pub const MOST_SPREAD: f64 = 5.0;
+
+/// Whether a row's bandwidth varied between repetitions by more than [`MOST_SPREAD`].
+fn too_spread(row: &Row) -> bool {
+    row.spread_percent().is_some_and(|p| p > MOST_SPREAD)
+}
+
+/// The rows' table, the spreads above [`MOST_SPREAD`] flagged.
 fn rows_table(rows: &[Row]) -> Table {
-    Table { columns: Row::columns().iter().map(|c| c.to_string()).collect(), rows: rows.iter().map(Row::cells).collect() }
+    let spread = Row::columns().iter().position(|c| *c == crate::study::SPREAD_COLUMN).expect("the spread is a column");
+    Table {
+        columns: Row::columns().iter().map(|c| c.to_string()).collect(),
+        rows: rows.iter().map(Row::cells).collect(),
+        flagged: rows.iter().enumerate().filter(|(_, r)| too_spread(r)).map(|(i, _)| (i, spread)).collect(),
+    }
+}
+
+/// What the table's reader must know first: how many rows are too spread to conclude from,
+/// and why a synchronous bandwidth exceeds the global one where it does.
+fn rows_notes(rows: &[Row]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let spread = rows.iter().filter(|r| too_spread(r)).count();
+    if spread > 0 {
+        notes.push(format!(
+            "{spread} of {} rows vary by more than {MOST_SPREAD} % between repetitions (highlighted): repeat them until the spread is below {MOST_SPREAD} % before drawing conclusions from them.",
+            rows.len()
+        ));
+    }
+    notes.extend(rows.iter().filter_map(|r| synchronous_above_global(&r.name(), r.synchronous_mean, r.bandwidth_mean, r.idle)));
+    notes
 }
 
 /// Every figure of a page, in order.
 pub fn page_figures(page: &Page) -> Vec<&Figure> {
-    page.sections.iter().flat_map(|s| &s.figures).collect()
+    fieldstore_figures::page::figures(page)
 }
 
 /// Writes each figure of the page as `DIR/ID.png`; returns the files.
 pub fn write_pngs(page: &Page, dir: &Path) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files = Vec::new();
+    // The page's colours: a name reads the same in every PNG, as on the page.
+    let colours = fieldstore_figures::draw::Colours::of(&page_figures(page));
     for figure in page_figures(page) {
         let path = dir.join(format!("{}.png", figure.id));
-        fieldstore_figures::draw::png(figure, &path).map_err(|e| e.to_string())?;
+        fieldstore_figures::draw::png(figure, &path, &colours).map_err(|e| e.to_string())?;
         files.push(path);
     }
     Ok(files)

@@ -1,6 +1,6 @@
 //! The timeline of one run: a row per process, a span per I/O (I/Os too short to see merge
 //! into spans, so a row never has more marks than the plot can show), and the offsets of
-//! BENCHMARKS.md section 3 marked as shaded bands: off_0 (from the first start to the last
+//! docs/benchmarks.md ("Metrics") marked as shaded bands: off_0 (from the first start to the last
 //! process's first start) and off_f (from the first process's last end to the last end) per
 //! phase, and po_0 / po_f between the write and read phases of a contention run.
 
@@ -44,7 +44,7 @@ pub fn timeline(id: &str, title: &str, events: &[IoEvent], phases: &[PhaseMetric
         title: title.into(),
         note: "Each I/O of each process along the run's wall-clock time (I/Os closer than the plot can show are merged into one span); shaded: the offsets, as % of the phase's wall-clock time. off_0 and po_0 should stay small (the studies saw 0-2 %) or the processes did not really run in parallel.".into(),
         panels: vec![Panel {
-            title: title.into(),
+            title: String::new(),
             x: Axis::linear(&format!("time since the first I/O ({unit})")),
             y: Axis::linear("process (node:rank)"),
             plot: Plot::Timeline { rows: names, spans, bands },
@@ -54,6 +54,8 @@ pub fn timeline(id: &str, title: &str, events: &[IoEvent], phases: &[PhaseMetric
 
 /// A span of I/Os of one operation of one process.
 struct Merged {
+    /// The operation: its colour and legend entry, as in the time per operation (the
+    /// offsets' bands say which phase is where).
     kind: String,
     start: u64,
     end: u64,
@@ -64,11 +66,12 @@ struct Merged {
 /// between them are below `resolution` microseconds and a span stays short: at most about
 /// `MAX_SPANS_PER_PROCESS` spans per operation, however the operations interleave.
 fn merged(events: &[&IoEvent], resolution: u64) -> Vec<Merged> {
-    let mut open: BTreeMap<String, Merged> = BTreeMap::new();
+    // Spans merge within a phase only: a read never extends a write's span.
+    let mut open: BTreeMap<(&str, &str), Merged> = BTreeMap::new();
     let mut out: Vec<Merged> = Vec::new();
     for e in events {
-        let kind = format!("{} {}", e.phase, e.op);
-        match open.get_mut(&kind) {
+        let key = (e.phase.as_str(), e.op.as_str());
+        match open.get_mut(&key) {
             Some(m)
                 if e.io_start <= m.end.saturating_add(resolution)
                     && e.io_end.saturating_sub(m.start) <= resolution.max(1).saturating_mul(4) =>
@@ -77,8 +80,8 @@ fn merged(events: &[&IoEvent], resolution: u64) -> Vec<Merged> {
                 m.count += 1;
             }
             _ => {
-                let span = Merged { kind: kind.clone(), start: e.io_start, end: e.io_end, count: 1 };
-                out.extend(open.insert(kind, span));
+                let span = Merged { kind: e.op.clone(), start: e.io_start, end: e.io_end, count: 1 };
+                out.extend(open.insert(key, span));
             }
         }
     }
@@ -138,6 +141,8 @@ mod tests {
         assert!(close(band("write off_f"), (1.0, 1.3)));
         assert!(close(band("po_0"), (0.0, 0.2)) && close(band("po_f"), (1.0, 1.3)));
         assert_eq!(f.panels[0].x.label, "time since the first I/O (s)");
+        assert!(spans.iter().all(|s| s.kind == "io"), "spans are named by their operation, as in the time per operation");
+        assert_eq!((f.title.as_str(), f.panels[0].title.as_str()), ("run", ""), "the figure's title is not repeated over its panel");
         assert!(bands.iter().any(|b| b.label == "write off_0 7.7 %"), "{bands:?}");
         let short = [event(0, "write", 0, 500), event(1, "write", 100, 400)];
         assert_eq!(timeline_of(&short).panels[0].x.label, "time since the first I/O (ms)");
