@@ -135,7 +135,7 @@ pub fn print_json_or<T: Serialize + ?Sized>(value: &T, json: bool, text: fn(&T) 
 }
 
 pub fn stats_text(s: &StatsReport) -> String {
-    format!(
+    let mut text = format!(
         "data sets: {}\nindexes: {}\nfields: {}\nbytes: {}\nsuperseded fields: {}\nsuperseded bytes: {}\ndata files/objects: {}\n",
         s.datasets,
         s.indexes,
@@ -144,7 +144,28 @@ pub fn stats_text(s: &StatsReport) -> String {
         s.superseded_fields,
         human_bytes(s.superseded_bytes),
         s.data_objects
-    )
+    );
+    // What the catalogue says of its own files, each line only where it says it (FDB5's DB
+    // statistics; an object store's catalogue may know counts but not sizes).
+    if let Some(c) = &s.catalogue {
+        let lines = [
+            ("TOC/log records", c.records, None),
+            ("TOC/log size", None, c.record_bytes),
+            ("schema size", None, c.schema_bytes),
+            ("index files/objects", c.index_files, c.index_bytes),
+            ("owned data files", c.data_files, c.data_bytes),
+        ];
+        for (label, count, bytes) in lines {
+            let value = match (count, bytes) {
+                (Some(n), Some(b)) => format!("{n} ({})", human_bytes(b)),
+                (Some(n), None) => n.to_string(),
+                (None, Some(b)) => human_bytes(b),
+                (None, None) => continue,
+            };
+            text += &format!("{label}: {value}\n");
+        }
+    }
+    text
 }
 
 pub fn where_text(w: &[WhereReport]) -> String {
@@ -161,7 +182,7 @@ pub fn print_wipe(r: &WipeReport, json: bool) -> anyhow::Result<()> {
         for (d, c) in &r.collocations {
             s.push_str(&format!("{verb} collocation {}{}\n", braces(d), braces(c)));
         }
-        for u in r.removed.iter().chain(&r.catalogue_removed) {
+        for u in r.removed.iter().chain(&r.catalogue_removed).chain(&r.catalogue_files).chain(&r.control_files) {
             s.push_str(&format!("  {} {u}\n", if r.done { "removed" } else { "would remove" }));
         }
         s.push_str(&in_use_text(&r.in_use));

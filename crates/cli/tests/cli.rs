@@ -736,3 +736,37 @@ fn a_new_fdb5_users_day() {
     let done = env.ok(&["wipe", "class=od,expver=0001,stream=enfo,date=20231201,time=1200", "--doit"]);
     assert!(done.contains("  removed") && done.contains(".data"), "{done}");
 }
+
+/// `stats` says what the catalogue keeps (FDB5's DB statistics), in text and JSON, and a wipe
+/// names the catalogue's files it removes besides the store's, dry run or done, as fdb-wipe does.
+#[test]
+fn stats_and_wipe_name_the_catalogues_own_files() {
+    let env = Env::new();
+    let file = env.sample("a.grib", &["--steps", "0/6"]);
+    env.ok(&["archive", &file]);
+    let text = env.ok(&["stats", "class=od,expver=0001"]);
+    for line in ["TOC/log records: 2\n", "TOC/log size: ", "schema size: ", "index files/objects: 1 (", "owned data files: 1 ("] {
+        assert!(text.contains(line), "{line:?} in {text}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&env.ok(&["stats", "class=od,expver=0001", "--json"])).unwrap();
+    let catalogue = &json["catalogue"];
+    assert_eq!(
+        (catalogue["records"].as_u64(), catalogue["index_files"].as_u64(), catalogue["data_files"].as_u64()),
+        (Some(2), Some(1), Some(1))
+    );
+    assert!(catalogue["record_bytes"].as_u64() > Some(0) && catalogue["schema_bytes"].as_u64() > Some(0), "{json}");
+    assert!(catalogue["data_bytes"].as_u64() > catalogue["index_bytes"].as_u64(), "{json}");
+
+    let dataset = "class=od,expver=0001,stream=oper,date=20231201,time=1200";
+    env.ok(&["lock", dataset, "--action", "retrieve"]);
+    let json: serde_json::Value = serde_json::from_str(&env.ok(&["wipe", dataset, "--json"])).unwrap();
+    assert_eq!(json["catalogue_files"].as_array().map(Vec::len), Some(3), "{json}");
+    assert_eq!(json["control_files"].as_array().map(Vec::len), Some(1), "{json}");
+    assert_eq!(json["catalogue_removed"].as_array().map(Vec::len), Some(1), "{json}");
+    for (args, verb) in [(vec!["wipe", dataset], "would remove"), (vec!["wipe", dataset, "--doit"], "removed")] {
+        let out = env.ok(&args);
+        for name in [".data", ".index", "/key", "/schema", "/toc", "/lock.retrieve"] {
+            assert!(out.lines().any(|l| l.starts_with(&format!("  {verb} ")) && l.ends_with(name)), "{name} in {out}");
+        }
+    }
+}

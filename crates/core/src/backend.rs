@@ -226,6 +226,74 @@ pub trait Catalogue: Send + Sync {
     fn recover(&self, _dataset: &Key, _session: &str, _commits: &[Vec<u8>], _whole: &dyn Fn(&FieldLocation) -> Result<bool>) -> Result<()> {
         Ok(())
     }
+    /// What the catalogue says about its own files or objects, if it says anything
+    /// ([`CatalogueFiles`], an optional capability). Default: nothing (`stats` then reports
+    /// field counts only, and a wipe names the store's files or objects only).
+    fn own_files(&self) -> Option<&dyn CatalogueFiles> {
+        None
+    }
+}
+
+/// An optional capability of a catalogue ([`Catalogue::own_files`]): what it can say about the
+/// files or objects it keeps for a data set beside the store's, as FDB5's `stats` and `wipe`
+/// report them.
+pub trait CatalogueFiles: Send + Sync {
+    /// Counts and sizes of what the catalogue keeps for `dataset` (FDB5's "DB statistics");
+    /// `None` if the data set is not there (any more).
+    fn usage(&self, dataset: &Key) -> Result<Option<CatalogueUsage>>;
+    /// The files or objects a wipe of the whole data set removes with it
+    /// ([`Catalogue::wipe_dataset`]), named as [`DatasetView::mask`] names those it removes;
+    /// empty lists if the data set is not there (any more).
+    fn files(&self, dataset: &Key) -> Result<DatasetFiles>;
+}
+
+/// What a catalogue keeps for a data set, counted and sized ([`CatalogueFiles::usage`]);
+/// `None` where the catalogue cannot tell (an object store's sizes, for one).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CatalogueUsage {
+    /// Records of its table of contents or log (FDB5's "TOC records").
+    pub records: Option<u64>,
+    /// The size of its table of contents or log, in bytes.
+    pub record_bytes: Option<u64>,
+    /// The size of its schema, in bytes.
+    pub schema_bytes: Option<u64>,
+    /// Index files or objects.
+    pub index_files: Option<u64>,
+    /// Their size, in bytes.
+    pub index_bytes: Option<u64>,
+    /// Data files in the data set's own place (FDB5's "owned data files": on POSIX, those of
+    /// its directory, where the store shares the catalogue's root).
+    pub data_files: Option<u64>,
+    /// Their size, in bytes.
+    pub data_bytes: Option<u64>,
+}
+
+impl CatalogueUsage {
+    /// Adds another data set's usage: a count stays known only where both know it (a total
+    /// that left out part of what it sums would read as the whole).
+    pub fn add(&mut self, other: &CatalogueUsage) {
+        let sum = |a: &mut Option<u64>, b: Option<u64>| *a = a.zip(b).map(|(a, b)| a + b);
+        sum(&mut self.records, other.records);
+        sum(&mut self.record_bytes, other.record_bytes);
+        sum(&mut self.schema_bytes, other.schema_bytes);
+        sum(&mut self.index_files, other.index_files);
+        sum(&mut self.index_bytes, other.index_bytes);
+        sum(&mut self.data_files, other.data_files);
+        sum(&mut self.data_bytes, other.data_bytes);
+    }
+}
+
+/// The files or objects a catalogue keeps for a data set, by FDB5's kinds of them
+/// ([`CatalogueFiles::files`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DatasetFiles {
+    /// What describes the data set itself: its key, schema, table of contents or log
+    /// (FDB5's "catalogue URIs").
+    pub catalogue: Vec<String>,
+    /// Its locks (FDB5's "control URIs").
+    pub control: Vec<String>,
+    /// Its index files or objects.
+    pub indexes: Vec<String>,
 }
 
 /// One writer's side of a [`Catalogue`]: its pending entries, owned by one thread at a time.

@@ -18,6 +18,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use fieldstore_core::backend::{CatalogueFiles, CatalogueUsage, DatasetFiles};
 use fieldstore_core::checksum::crc32c;
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::indexing::PendingIndexes;
@@ -667,6 +668,105 @@ impl Catalogue for PosixCatalogue {
         toc_file.write_all(&lost).and_then(|_| toc_file.sync_data()).ctx("append recovered records to TOC", &toc_path)?;
         crate::writers::forget(&dir, session)
     }
+
+    fn own_files(&self) -> Option<&dyn CatalogueFiles> {
+        Some(self)
+    }
+}
+
+/// What a file of a data set directory is, by its name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DirEntry {
+    Key,
+    Schema,
+    Toc,
+    Lock,
+    Index,
+    /// A store's data file (the store shares the catalogue's root).
+    Data,
+    /// Anything else: the writers' markers (a directory of their own, there only while a
+    /// writer runs or until recovery, and no file of FDB5's), temporary files.
+    Other,
+}
+
+/// The entries of a data set directory, each with what it is.
+fn dir_entries(dir: &Path) -> Result<Vec<(String, DirEntry)>> {
+    let mut entries: Vec<(String, DirEntry)> = crate::listing::names(dir, "read dataset directory")?
+        .into_iter()
+        .filter_map(|name| name.into_string().ok())
+        .map(|name| {
+            let kind = match name.as_str() {
+                KEY_FILE => DirEntry::Key,
+                SCHEMA_FILE => DirEntry::Schema,
+                TOC_FILE => DirEntry::Toc,
+                n if ControlAction::ALL.iter().any(|a| lock_name(*a) == n) => DirEntry::Lock,
+                n if n.ends_with(".index") => DirEntry::Index,
+                n if n.ends_with(".data") => DirEntry::Data,
+                _ => DirEntry::Other,
+            };
+            (name, kind)
+        })
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
+}
+
+impl CatalogueFiles for PosixCatalogue {
+    /// The TOC's records, then the sizes of the directory's files as they are now: a writer
+    /// appending meanwhile makes them a moment's picture, as FDB5's are.
+    fn usage(&self, dataset: &Key) -> Result<Option<CatalogueUsage>> {
+        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(None) };
+        let mut toc = TocReader::new(dir.join(TOC_FILE));
+        toc.refresh()?;
+        if toc.missing {
+            // Wiped since it was found.
+            return Ok(None);
+        }
+        let (mut toc_bytes, mut schema_bytes, mut index, mut data) = (0, 0, (0, 0), (0, 0));
+        for (name, kind) in dir_entries(&dir)? {
+            let path = dir.join(&name);
+            let size = match std::fs::metadata(&path) {
+                Ok(m) => m.len(),
+                // Removed since the listing (an index file a purge no longer needed).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io("stat", path, e)),
+            };
+            match kind {
+                DirEntry::Toc => toc_bytes = size,
+                DirEntry::Schema => schema_bytes = size,
+                DirEntry::Index => index = (index.0 + 1, index.1 + size),
+                DirEntry::Data => data = (data.0 + 1, data.1 + size),
+                DirEntry::Key | DirEntry::Lock | DirEntry::Other => {}
+            }
+        }
+        Ok(Some(CatalogueUsage {
+            records: Some(toc.records),
+            record_bytes: Some(toc_bytes),
+            schema_bytes: Some(schema_bytes),
+            index_files: Some(index.0),
+            index_bytes: Some(index.1),
+            data_files: Some(data.0),
+            data_bytes: Some(data.1),
+        }))
+    }
+
+    /// Named `DIR/FILE` relative to the root, as [`DatasetView::mask`] and the store's URIs
+    /// name theirs; data files are the store's to name.
+    fn files(&self, dataset: &Key) -> Result<DatasetFiles> {
+        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(DatasetFiles::default()) };
+        let dir_name = dataset_dir_name(dataset)?;
+        let mut files = DatasetFiles::default();
+        for (name, kind) in dir_entries(&dir)? {
+            let list = match kind {
+                DirEntry::Key | DirEntry::Schema | DirEntry::Toc => &mut files.catalogue,
+                DirEntry::Lock => &mut files.control,
+                DirEntry::Index => &mut files.indexes,
+                DirEntry::Data | DirEntry::Other => continue,
+            };
+            list.push(format!("{dir_name}/{name}"));
+        }
+        Ok(files)
+    }
 }
 
 /// Whether every field that the segments of these commit parts name is whole.
@@ -804,5 +904,75 @@ impl DatasetView for PosixView {
             self.segments.remove(id);
         }
         Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fieldstore_core::{FieldStore, Request, Schema};
+
+    use super::*;
+    use crate::store::PosixStore;
+
+    /// A store of one data set (class=od, expver=0001), its three fields archived by one writer
+    /// in one flush into one collocation (type=an).
+    fn store_of_one_data_set(root: &Path) -> FieldStore {
+        let schema = Schema::parse("test", "[ class, expver [ type [ step ]]]").unwrap();
+        let fs = FieldStore::new(schema, Box::new(PosixCatalogue::new(root)), Box::new(PosixStore::new(root)));
+        for step in ["0", "6", "12"] {
+            let id = Key::from_pairs([("class", "od"), ("expver", "0001"), ("type", "an"), ("step", step)]);
+            fs.archive(&id, format!("field {step}").as_bytes()).unwrap();
+        }
+        fs.flush().unwrap();
+        fs
+    }
+
+    #[test]
+    fn stats_say_what_the_catalogue_keeps_as_fdb5_counts_it() {
+        let root = tempfile::tempdir().unwrap();
+        let fs = store_of_one_data_set(root.path());
+        let dir = root.path().join("od:0001");
+        let size = |name: &str| std::fs::metadata(dir.join(name)).unwrap().len();
+        let named = |suffix: &str| {
+            let names: Vec<String> =
+                crate::listing::names(&dir, "test").unwrap().into_iter().filter_map(|n| n.into_string().ok()).collect();
+            names.into_iter().filter(|n| n.ends_with(suffix)).collect::<Vec<_>>()
+        };
+        let (index_files, data_files) = (named(".index"), named(".data"));
+        assert_eq!((index_files.len(), data_files.len()), (1, 1));
+        let usage = fs.stats(&Request::parse("class=od,expver=0001").unwrap()).unwrap().catalogue.expect("POSIX says what it keeps");
+        // Its identity record and the flush's one index record, as FDB5's TOC_INIT and TOC_INDEX.
+        assert_eq!(usage.records, Some(2));
+        assert_eq!(usage.record_bytes, Some(size("toc")));
+        assert_eq!(usage.schema_bytes, Some(size("schema")));
+        assert_eq!((usage.index_files, usage.index_bytes), (Some(1), Some(size(&index_files[0]))));
+        assert_eq!((usage.data_files, usage.data_bytes), (Some(1), Some(size(&data_files[0]))));
+        // A lock adds a file but no record; two data sets sum.
+        fs.control(&Request::parse("class=od,expver=0001").unwrap(), &[ControlAction::Archive], Some(true)).unwrap();
+        let id = Key::from_pairs([("class", "od"), ("expver", "0002"), ("type", "an"), ("step", "0")]);
+        fs.archive(&id, b"field").unwrap();
+        fs.flush().unwrap();
+        let both = fs.stats(&Request::parse("class=od").unwrap()).unwrap().catalogue.unwrap();
+        assert_eq!((both.records, both.index_files, both.data_files), (Some(4), Some(2), Some(2)));
+    }
+
+    #[test]
+    fn a_wipe_names_the_catalogue_files_it_removes_dry_run_or_done() {
+        let root = tempfile::tempdir().unwrap();
+        let fs = store_of_one_data_set(root.path());
+        let request = Request::parse("class=od,expver=0001").unwrap();
+        fs.control(&request, &[ControlAction::Retrieve], Some(true)).unwrap();
+        let dry = fs.wipe(&request, false).unwrap();
+        assert_eq!(dry.catalogue_files, ["od:0001/key", "od:0001/schema", "od:0001/toc"]);
+        assert_eq!(dry.control_files, ["od:0001/lock.retrieve"]);
+        assert_eq!(dry.catalogue_removed.len(), 1);
+        assert!(dry.catalogue_removed[0].starts_with("od:0001/") && dry.catalogue_removed[0].ends_with(".index"));
+        assert_eq!(dry.removed.len(), 1, "the data file, named by the store");
+        assert!(root.path().join(&dry.catalogue_removed[0]).exists(), "a dry run removes nothing");
+        fs.control(&request, &[ControlAction::Retrieve], Some(false)).unwrap();
+        let done = fs.wipe(&request, true).unwrap();
+        assert_eq!(done.catalogue_files, dry.catalogue_files);
+        assert_eq!((done.control_files.len(), &done.catalogue_removed, &done.removed), (0, &dry.catalogue_removed, &dry.removed));
+        assert!(!root.path().join("od:0001").exists());
     }
 }

@@ -210,6 +210,9 @@ pub struct TocReader {
     masked: HashSet<String>,
     /// Frames skipped as torn by a crash.
     pub bad_frames: u64,
+    /// Records read (each of a batch counts, as FDB5 counts one per flushed index): `stats`
+    /// reports them as FDB5's "TOC records".
+    pub records: u64,
     /// The last bytes of a torn record at the end of the TOC, left unread by the last refresh
     /// in case they begin the next record's magic: not to be judged again.
     torn_tail: usize,
@@ -229,6 +232,7 @@ impl TocReader {
             shared: Interner::default(),
             masked: HashSet::new(),
             bad_frames: 0,
+            records: 0,
             torn_tail: 0,
             missing: false,
         }
@@ -339,8 +343,11 @@ impl TocReader {
             KIND_IDENTITY => Some(()),
             _ => None,
         };
-        if applied.is_none() {
-            self.bad_frames += 1;
+        match applied {
+            // A batch counted its records itself.
+            Some(()) if kind != KIND_BATCH => self.records += 1,
+            Some(()) => {}
+            None => self.bad_frames += 1,
         }
     }
 
@@ -366,6 +373,7 @@ impl TocReader {
             let record = d.u32().and_then(|n| d.bytes(n as usize))?;
             self.add_index(record, inner)?;
             inner += 1;
+            self.records += 1;
         }
         Some(())
     }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use serde::Serialize;
 
 use super::{FieldStore, ListOptions, Matches};
-use crate::backend::{Compaction, ControlAction, IndexInfo};
+use crate::backend::{CatalogueUsage, Compaction, ControlAction, IndexInfo};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 use crate::request::Request;
@@ -31,9 +31,16 @@ pub struct WipeReport {
     pub collocations: Vec<(Key, Key)>,
     /// Store objects or files removed (or that would be).
     pub removed: Vec<String>,
-    /// Catalogue files (index files) removed because no visible index uses them any more
-    /// (known once done).
+    /// Catalogue index files or objects removed (or that would be): those of the data sets
+    /// removed whole, where the catalogue names its files ([`crate::backend::CatalogueFiles`]),
+    /// and those of a collocation's wipe that no visible index uses any more (known once done).
     pub catalogue_removed: Vec<String>,
+    /// The catalogue's other files or objects of the data sets removed whole (or that would
+    /// be): key, schema, table of contents or log (FDB5's catalogue URIs). Empty where the
+    /// catalogue does not name its files.
+    pub catalogue_files: Vec<String>,
+    /// Their locks removed with them (or that would be; FDB5's control URIs).
+    pub control_files: Vec<String>,
     /// Store files left in place because a live writer still appends to them (known once
     /// done; they stay: no later purge finds them yet).
     pub in_use: Vec<String>,
@@ -104,6 +111,9 @@ pub struct StatsReport {
     pub superseded_bytes: u64,
     /// Store files or objects holding live fields.
     pub data_objects: u64,
+    /// What the catalogue says about its own files or objects (FDB5's DB statistics), summed
+    /// over the data sets; `None` where it says nothing ([`crate::backend::CatalogueFiles`]).
+    pub catalogue: Option<CatalogueUsage>,
 }
 
 /// Where one dataset lives ([`FieldStore::where_is`]).
@@ -203,6 +213,14 @@ impl FieldStore {
                 // What the data set's indexes name now: a data set archived again after the
                 // wipe takes effect has other files, which must stay.
                 let uris = self.dataset_uris(&dataset)?;
+                // The catalogue's own files, named before they go (fdb-wipe names them too); a
+                // writer's index file created between this and the wipe goes unnamed.
+                if let Some(files) = self.catalogue().own_files() {
+                    let files = files.files(&dataset)?;
+                    report.catalogue_files.extend(files.catalogue);
+                    report.control_files.extend(files.control);
+                    report.catalogue_removed.extend(files.indexes);
+                }
                 if doit {
                     // Catalogue first: the dataset disappears for readers at once, then its bytes go.
                     self.catalogue().wipe_dataset(&dataset)?;
@@ -395,6 +413,12 @@ impl FieldStore {
                 uris.extend(u.uris.iter().cloned());
             }
             report.data_objects += uris.len() as u64;
+            if let Some(usage) = self.catalogue().own_files().map(|f| f.usage(&dataset)).transpose()?.flatten() {
+                match &mut report.catalogue {
+                    Some(total) => total.add(&usage),
+                    None => report.catalogue = Some(usage),
+                }
+            }
         }
         Ok(report)
     }
