@@ -192,6 +192,29 @@ def test_stats_one_element_per_data_set_in_fdb5_labels(fdb, grib):
     assert len(list(fdb.stats({}))) == 1
 
 
+def test_stats_say_what_the_catalogue_keeps_in_fdb5_labels(fdb, grib):
+    archive_steps(fdb, grib)
+    (element,) = list(fdb.stats(DATASET))
+    db = element.db_statistics()
+    # One flush of one writer: the TOC's first record and one index record, one index file, one
+    # data file.
+    for label, value in [("TOC records", 2), ("Owned data files", 1), ("Index files", 1)]:
+        assert f"{label:<32}: {value}\n" in db, db
+    for label in ["Size of TOC files", "Size of schemas files", "Size of owned data files", "Size of index files", "Total owned size", "Total size"]:
+        assert f"{label:<32}: " in db, db
+
+
+def test_a_dry_run_wipe_names_every_file_it_would_remove(fdb, grib):
+    archive_steps(fdb, grib)
+    report = list(fdb.wipe(DATASET))
+    by_type = {e.type().name: [Path(u.path()) for u in e.uris()] for e in report}
+    assert {"CATALOGUE_INFO", "CATALOGUE", "CATALOGUE_INDEX", "STORE"} <= set(by_type), report
+    assert {"toc", "schema"} <= {p.name for p in by_type["CATALOGUE"]}, report
+    assert len(report) > 3, "more elements than fields, as pyfdb's test_wipe_dryrun_all asks"
+    assert all(p.exists() for kind in ["CATALOGUE", "CATALOGUE_INDEX", "STORE"] for p in by_type[kind]), "a dry run removes nothing"
+    assert len(list(fdb.list(DATASET))) == 3
+
+
 def test_status_and_control_of_every_data_set_agree(pyfdb, fdb, grib):
     archive_steps(fdb, grib)
     fdb.archive(grib[0], identifier={**DATASET, "time": "0000", "domain": "g", "type": "fc", "levtype": "sfc", "step": "0", "param": "130.128"})

@@ -177,9 +177,7 @@ class FDB:
                     ("Reachable size", _size(s["bytes"])),
                 ],
             )
-            db = _report(
-                [("Databases", s["datasets"]), ("Owned data files", s["data_objects"]), ("Index files", s["indexes"])],
-            )
+            db = _report([("Databases", s["datasets"]), *_db_statistics(s)])
             yield StatsElement(db, index, _internal=True)
 
     def control(
@@ -233,7 +231,10 @@ class FDB:
         absolute = self._store._native.absolute_uri
         for dataset in report["datasets"]:
             yield WipeElement(_WipeElementType.CATALOGUE_INFO, f"[Database: {_key_text(dataset)}]", [], _internal=True)
+        # FDB5's order and words: the catalogue's files, its locks, its indexes, then the store's.
         messages = {
+            _WipeElementType.CATALOGUE: "Catalogue URIs to delete:",
+            _WipeElementType.CATALOGUE_CONTROL: "Control URIs to delete:",
             _WipeElementType.CATALOGUE_INDEX: "Index URIs to delete:",
             _WipeElementType.STORE: "Data URIs to delete:",
             _WipeElementType.STORE_SAFE: "Data URIs in use by a live writer, kept:",
@@ -273,6 +274,39 @@ class FDB:
 def _dataset_request(dataset: Dict[str, str]) -> str:
     """The request naming one listed data set (its absent optional keywords left out)."""
     return fieldstore._request_text({k: v for k, v in dataset.items() if v != ""})
+
+
+def _db_statistics(s: Dict[str, Any]) -> List[Tuple[str, Any]]:
+    """FDB5's DB statistics (TocDbStats) from a stats report: what the catalogue says of its own
+    files where it says it, else the core's counts of data files and indexes. A line whose
+    value the catalogue does not know is left out; fieldstore adopts no files (FDB5's
+    `fdb-adopt`), so there are none."""
+    c = s.get("catalogue") or {}
+
+    def known(key: str, otherwise: Optional[int] = None) -> Optional[int]:
+        return c[key] if c.get(key) is not None else otherwise
+
+    def sized(n: Optional[int]) -> Optional[str]:
+        return None if n is None else _size(n)
+
+    parts = [known("record_bytes"), known("schema_bytes"), known("index_bytes"), known("data_bytes")]
+    total = None if None in parts else sum(parts)
+    lines = [
+        ("TOC records", known("records")),
+        ("Size of TOC files", sized(known("record_bytes"))),
+        ("Size of schemas files", sized(known("schema_bytes"))),
+        ("TOC records", known("records")),
+        ("Owned data files", known("data_files", s["data_objects"])),
+        ("Size of owned data files", sized(known("data_bytes"))),
+        ("Adopted data files", 0 if c else None),
+        ("Size of adopted data files", _size(0) if c else None),
+        ("Index files", known("index_files", s["indexes"])),
+        ("Size of index files", sized(known("index_bytes"))),
+        ("Size of TOC files", sized(known("record_bytes"))),
+        ("Total owned size", sized(total)),
+        ("Total size", sized(total)),
+    ]
+    return [(label, value) for label, value in lines if value is not None]
 
 
 def _report(lines: List[Tuple[str, Any]]) -> str:

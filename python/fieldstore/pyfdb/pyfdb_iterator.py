@@ -101,6 +101,8 @@ class _WipeElementType(IntEnum):
 
 _REPORT_FIELDS = {
     _WipeElementType.CATALOGUE_INFO: "datasets",
+    _WipeElementType.CATALOGUE: "catalogue_files",
+    _WipeElementType.CATALOGUE_CONTROL: "control_files",
     _WipeElementType.CATALOGUE_INDEX: "catalogue_removed",
     _WipeElementType.STORE: "removed",
     _WipeElementType.STORE_SAFE: "in_use",
