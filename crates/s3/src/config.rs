@@ -7,6 +7,7 @@
 //!   endpoint: "http://127.0.0.1:7480"   # none: AWS itself, by region
 //!   region: us-east-1
 //!   bucket: fields                      # one bucket; each data set under a prefix of its own
+//!   create_bucket: false                # true: create the bucket if missing (with `bucket`)
 //!   # bucket_prefix: fdb-                 # or: a bucket per data set (fdb-<md5 of its key>)
 //!   prefix: run1/                       # starts every object name (instances sharing a bucket)
 //!   path_style: true                    # default: true with an endpoint, false on AWS
@@ -53,6 +54,10 @@ pub struct S3Config {
     /// One bucket (it must exist) holding every data set, each under a prefix of its own.
     #[serde(default)]
     pub bucket: Option<String>,
+    /// With `bucket`: create it when it is missing (the credentials need `s3:CreateBucket`)
+    /// rather than fail with "no such bucket". `bucket_prefix` creates its buckets anyway.
+    #[serde(default)]
+    pub create_bucket: bool,
     /// Instead of `bucket`: a bucket per data set, named this prefix and the MD5 of the data
     /// set's key (created as needed), and `PREFIXdatasets` holding the catalogue's list; for
     /// clouds that limit objects or requests per bucket. At most 31 characters of AWS's bucket
@@ -162,6 +167,7 @@ impl S3Config {
             endpoint: env("AWS_ENDPOINT_URL"),
             region: env("AWS_REGION").unwrap_or_else(default_region),
             bucket: Some(bucket.into()),
+            create_bucket: false,
             bucket_prefix: None,
             prefix: prefix.into(),
             path_style: None,
@@ -257,6 +263,9 @@ impl S3Config {
         let bad = |what: String| Error::new(ErrorKind::BadConfig, format!("{section} (type 's3'): {what}"));
         match (&self.bucket, &self.bucket_prefix) {
             (Some(bucket), None) if !bucket.is_empty() => Ok(Layout::OneBucket(bucket.clone())),
+            (None, Some(_)) if self.create_bucket => {
+                Err(bad("create_bucket applies to bucket; bucket_prefix creates its buckets itself (leave create_bucket out)".into()))
+            }
             (None, Some(prefix)) => {
                 let valid = prefix.len() <= 31
                     && prefix.bytes().next().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())

@@ -57,22 +57,16 @@ impl Place {
 }
 
 impl Buckets {
-    /// The section's buckets: the one bucket, or the home bucket of the list (created if
-    /// missing); fails now, with a clear error, when the endpoint cannot be reached, refuses
-    /// the credentials, or (one bucket) has no such bucket.
+    /// The section's buckets: the one bucket (created if missing with `create_bucket`), or the
+    /// home bucket of the list (created if missing); fails now, with a clear error, when the
+    /// endpoint cannot be reached, refuses the credentials, or (one bucket, not
+    /// `create_bucket`) has no such bucket.
     pub fn connect(config: &S3Config, section: &str) -> Result<Buckets> {
         let layout = config.layout(section)?;
         let home = match &layout {
+            Layout::OneBucket(bucket) if config.create_bucket => created_if_missing(config, bucket, section)?,
             Layout::OneBucket(bucket) => S3Client::connect(config, bucket, section)?,
-            Layout::BucketPerDataset(prefix) => {
-                let home = format!("{prefix}datasets");
-                // Whether the bucket is there checks the endpoint and the credentials too.
-                let client = S3Client::unchecked(config, &home, section)?;
-                if !client.bucket_exists()? {
-                    client.create_bucket(&home)?;
-                }
-                client
-            }
+            Layout::BucketPerDataset(prefix) => created_if_missing(config, &format!("{prefix}datasets"), section)?,
         };
         Ok(Buckets { layout, home, clients: Mutex::new(HashMap::new()), ensured: Mutex::new(HashSet::new()) })
     }
@@ -150,6 +144,16 @@ impl Buckets {
         self.ensured.lock().unwrap_or_else(|p| p.into_inner()).insert(bucket.to_string());
         Ok(())
     }
+}
+
+/// The client of `bucket`, which it creates first if the server has no such bucket.
+fn created_if_missing(config: &S3Config, bucket: &str, section: &str) -> Result<S3Client> {
+    // Whether the bucket is there checks the endpoint and the credentials too.
+    let client = S3Client::unchecked(config, bucket, section)?;
+    if !client.bucket_exists()? {
+        client.create_bucket(bucket)?;
+    }
+    Ok(client)
 }
 
 /// The bucket a data set gets under `prefix` (`bucket_prefix`).
