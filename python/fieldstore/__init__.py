@@ -254,8 +254,10 @@ class FieldStore:
         """Unlocks `actions` (all when none are named) on the data sets `request` names."""
         return self.control(request, actions, False)
 
-    def stats(self, request: Request) -> Dict[str, int]:
-        """Counts of what `request` names: data sets, indexes, fields, bytes, superseded ones."""
+    def stats(self, request: Request) -> Dict[str, Any]:
+        """Counts of what `request` names: data sets, indexes, fields, bytes, superseded ones;
+        under `catalogue`, what the catalogue says of its own files (POSIX: TOC records and
+        sizes, index and owned data files), or None where it does not say."""
         return json.loads(self._native.stats(_request_text(request)))
 
     def where(self, request: Request) -> List[Dict[str, Any]]:
