@@ -57,8 +57,24 @@ impl Table {
     /// The table without the columns that hold nothing in any row (a dimension none of its
     /// rows has, an offset none measured): they only widen it.
     pub fn without_empty_columns(&self) -> Table {
-        let kept: Vec<usize> =
-            (0..self.columns.len()).filter(|&c| self.rows.iter().any(|r| r.get(c).is_some_and(|v| !is_blank(v)))).collect();
+        self.keeping(|c| self.rows.iter().any(|r| r.get(c).is_some_and(|v| !is_blank(v))))
+    }
+
+    /// The columns that hold one value in every row (of two rows or more, none flagged), as
+    /// `name value`, and the table without them: said once rather than repeated in each row.
+    pub fn without_constant_columns(&self) -> (Vec<String>, Table) {
+        let constant = |c: usize| {
+            self.rows.len() > 1
+                && !self.flagged.iter().any(|&(_, f)| f == c)
+                && self.rows.iter().all(|r| r.get(c).is_some() && r.get(c) == self.rows[0].get(c))
+        };
+        let said = (0..self.columns.len()).filter(|&c| constant(c)).map(|c| format!("{} {}", self.columns[c], self.rows[0][c])).collect();
+        (said, self.keeping(|c| !constant(c)))
+    }
+
+    /// The table with only the columns `keep` holds for, its flags following their cells.
+    fn keeping(&self, keep: impl Fn(usize) -> bool) -> Table {
+        let kept: Vec<usize> = (0..self.columns.len()).filter(|&c| keep(c)).collect();
         let pick = |cells: &[String]| kept.iter().filter_map(|&c| cells.get(c).cloned()).collect();
         Table {
             columns: pick(&self.columns),
@@ -70,9 +86,9 @@ impl Table {
 
 // Panels wrap onto as many rows as the window needs and shrink (their SVGs keep their aspect),
 // the legend stays beside them, and a table wider than the window scrolls in its own box.
-const STYLE: &str = "body{font-family:DejaVu Sans,sans-serif;margin:2em;max-width:1500px;overflow-wrap:anywhere}\
+const STYLE: &str = "body{font-family:DejaVu Sans,sans-serif;margin:2em;max-width:1500px}h1,h2,p,figcaption{overflow-wrap:anywhere}\
 .table{overflow-x:auto;max-width:100%}table{border-collapse:collapse;margin:1em 0}\
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f4f4f4}td.flag{background:#fde2c8;font-weight:bold}\
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td{white-space:nowrap}th{background:#f4f4f4}td.flag{background:#fde2c8;font-weight:bold}\
 figure{margin:1.5em 0;border-top:1px solid #ddd;padding-top:.5em}\
 figcaption{margin-bottom:.5em}.note{color:#444}.body{display:flex;align-items:flex-start;gap:8px}\
 .grid{display:flex;flex-wrap:wrap;gap:4px;flex:0 1 auto;min-width:0}.panel{flex-grow:0;flex-shrink:1;max-width:100%}\
@@ -135,7 +151,11 @@ pub fn html(page: &Page) -> Result<String, DrawError> {
             let _ = writeln!(out, "<p>{}</p>", escape(p));
         }
         if let Some(table) = &section.table {
-            out.push_str(&table_html(&table.without_empty_columns()));
+            let (in_every_row, table) = table.without_empty_columns().without_constant_columns();
+            if !in_every_row.is_empty() {
+                let _ = writeln!(out, "<p>In every row: {}.</p>", escape(&in_every_row.join(", ")));
+            }
+            out.push_str(&table_html(&table));
         }
         for figure in &section.figures {
             out.push_str(&figure_html(figure, &colours)?);
@@ -262,5 +282,23 @@ mod tests {
         let page = Page { sections: vec![Section { table: Some(table), ..Section::default() }], ..Page::default() };
         let html = html(&page).unwrap();
         assert!(!html.contains("<th>class</th>") && html.contains("<td class=\"flag\">20</td>"), "{html}");
+    }
+
+    #[test]
+    fn a_value_every_row_repeats_is_said_once_above_the_table() {
+        let row = |phase: &str| ["a", "posix", phase, "10"].map(String::from).to_vec();
+        let table = Table {
+            columns: ["sweep", "backend", "phase", "MiB/s"].map(String::from).to_vec(),
+            rows: vec![row("write"), row("read")],
+            flagged: vec![(0, 3)],
+        };
+        let (said, rest) = table.without_constant_columns();
+        assert_eq!(said, ["sweep a", "backend posix"], "the flagged column stays, though constant");
+        assert_eq!(rest.columns, ["phase", "MiB/s"]);
+        assert_eq!(rest.flagged, [(0, 1)]);
+        let one_row = Table { rows: vec![row("write")], ..table };
+        assert!(one_row.without_constant_columns().0.is_empty(), "a single row repeats nothing");
+        let page = Page { sections: vec![Section { table: Some(one_row), ..Section::default() }], ..Page::default() };
+        assert!(!html(&page).unwrap().contains("In every row"));
     }
 }

@@ -74,7 +74,12 @@ pub fn synchronous_above_global(what: &str, synchronous: f64, global: f64, idle:
     Some(if from_idle >= (synchronous / global).sqrt() {
         format!("{above}: for {idle:.0} % of the phase no iteration was under way (time between iterations, which global timing counts and synchronous does not).")
     } else {
-        format!("{above}: its iterations ran at uneven speeds, and the mean of their rates exceeds the rate over all of them ({idle:.0} % of the phase between iterations explains less).")
+        let idle = if idle < 0.5 {
+            "no time passed between iterations".to_string()
+        } else {
+            format!("{idle:.0} % of the phase between iterations explains less")
+        };
+        format!("{above}: its iterations ran at uneven speeds, and the mean of their rates exceeds the rate over all of them ({idle}).")
     })
 }
 
