@@ -3,8 +3,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/scripts/install-deps.sh"
-# The benchmark report is checked in a real browser.
-ensure_packages chromium
+# The benchmark report is checked in a real browser; docs/s3.md's commands with the AWS command line.
+ensure_packages chromium awscli
 cd "$here"
 if [[ ! -f ../shared/fdb5/schema ]]; then
   echo "fieldstore tests need ../shared/fdb5/schema (FDB5's test schema) beside the project" >&2

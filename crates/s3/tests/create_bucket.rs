@@ -33,15 +33,6 @@ fn run_aws(line: &str, server: &fieldstore_testing::S3Server, bucket: &str) -> s
         .unwrap()
 }
 
-/// Whether the AWS command line is installed (said when not).
-fn aws_cli() -> bool {
-    let found = Command::new("aws").arg("--version").output().is_ok();
-    if !found {
-        eprintln!("skipped: {}: needs the AWS command line (pip install awscli)", std::thread::current().name().unwrap_or("a test"));
-    }
-    found
-}
-
 /// A bucket name of this test process's own.
 fn own_bucket(what: &str) -> String {
     format!("fieldstore-{what}-{}", std::process::id())
@@ -49,7 +40,7 @@ fn own_bucket(what: &str) -> String {
 
 /// Removes an empty `bucket` from the server, with the AWS command line where there is one.
 fn remove_bucket(server: &fieldstore_testing::S3Server, bucket: &str) {
-    if Command::new("aws").arg("--version").output().is_ok() {
+    if fieldstore_testing::aws_cli().is_some() {
         let delete = format!("aws --endpoint-url http://127.0.0.1:7480 --region us-east-1 s3api delete-bucket --bucket {bucket}");
         run_aws(&delete, server, bucket);
     }
@@ -87,7 +78,7 @@ fn the_documented_command_creates_the_bucket() {
     let create = commands.iter().find(|l| l.contains("create-bucket")).expect("a create-bucket command");
     let head = commands.iter().find(|l| l.contains("head-bucket")).expect("a command that checks the bucket");
     let Some(server) = fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_") else { return };
-    if !aws_cli() {
+    if fieldstore_testing::aws_cli().is_none() {
         return;
     }
     let bucket = own_bucket("docs");

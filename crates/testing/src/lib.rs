@@ -109,10 +109,21 @@ extern "C" {
 
 /// Whether a browser for the report tests is installed (`chromium`), else `None` (said).
 pub fn chromium() -> Option<PathBuf> {
+    program("chromium", "chromium (a browser)")
+}
+
+/// The AWS command line (`aws`), for the tests of the commands docs/s3.md gives, else `None`
+/// (said).
+pub fn aws_cli() -> Option<PathBuf> {
+    program("aws", "the AWS command line")
+}
+
+/// `name` on `PATH`, else `None` after saying that the running test skips what needs `what`.
+fn program(name: &str, what: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    match std::env::split_paths(&path).map(|d| d.join("chromium")).find(|p| p.exists()) {
+    match std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.exists()) {
         Some(found) => Some(found),
-        None => skip("chromium (a browser)", "scripts/test.sh installs it"),
+        None => skip(what, "scripts/test.sh installs it"),
     }
 }
 
