@@ -1,4 +1,4 @@
-//! `field-io`: the Field I/O functions of the DAOS proof of concept (SYSTEM.md section 5), on
+//! `field-io`: the Field I/O functions of the DAOS proof of concept (docs/benchmarks.md), on
 //! any object API. `write(key, bytes)` stores a new array and points the index at it (the old
 //! array is only de-referenced); `read(key)` follows the index. A key has a most-significant
 //! part (the forecast) and a least-significant part (the field).

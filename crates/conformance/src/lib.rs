@@ -1,5 +1,5 @@
 //! fieldstore's conformance suite, public so that every backend, in this workspace or out of
-//! it, proves the same guarantees: FDB5's semantics (SYSTEM.md section 3) as fieldstore
+//! it, proves the same guarantees: FDB5's semantics (docs/consistency.md) as fieldstore
 //! promises them, on a catalogue/store pairing.
 //!
 //! A pairing is a [`Site`]: fresh storage and the config sections that open it. Each property

@@ -1,5 +1,5 @@
-//! The properties every catalogue/store pairing must have: FDB5's semantics (SYSTEM.md
-//! section 3) as fieldstore promises them. Each is a function of a [`Site`] (fresh storage
+//! The properties every catalogue/store pairing must have: FDB5's semantics
+//! (docs/consistency.md) as fieldstore promises them. Each is a function of a [`Site`] (fresh storage
 //! of one pairing) that panics, naming what failed, when the pairing lacks the property.
 
 use std::io::Read;

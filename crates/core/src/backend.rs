@@ -2,7 +2,7 @@
 //! **Catalogue** indexes them. Any catalogue works with any store: the catalogue keeps the
 //! store's locations as opaque URIs.
 //!
-//! Contract (SYSTEM.md section 3), which `FieldStore` relies on:
+//! Contract (docs/consistency.md), which `FieldStore` relies on:
 //! - `StoreWriter::archive` returns once the store holds a copy of the bytes;
 //!   `StoreWriter::flush` returns once everything archived through that writer is durable.
 //! - `CatalogueWriter::archive` records an entry that becomes visible to every reader only at

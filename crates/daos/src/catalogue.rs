@@ -19,7 +19,7 @@
 //!
 //! Unlike FDB5's DAOS catalogue, which puts each entry into an index KV at `archive()` (so
 //! entries are visible before `flush()`, one by one), entries here become visible at
-//! `flush()`, all of an index at once, as SYSTEM.md section 3 demands; and `list()` reads one
+//! `flush()`, all of an index at once, as docs/consistency.md demands; and `list()` reads one
 //! value per index instead of one per entry.
 
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,4 @@
-//! The DAOS store (SYSTEM.md section 4.2): one DAOS array per archived field, in the
+//! The DAOS store (docs/daos.md): one DAOS array per archived field, in the
 //! dataset's container, with an object id from a batch reserved ahead
 //! (`daos_cont_alloc_oids`), opened with `daos_array_open_with_attr` (no round trip),
 //! written once and closed. A write is persistent and visible when it returns, so `flush`

@@ -31,7 +31,7 @@
 //!   the replay ([`LogReplay`]) gives it effect only where that changes nothing a reader sees.
 //!   The objects it replaced stay (readers of an earlier position read them) until a wipe.
 //!
-//! Entries become visible at `flush`, all of an index at once (SYSTEM.md section 3), and
+//! Entries become visible at `flush`, all of an index at once (docs/consistency.md), and
 //! `list` reads one object per index.
 
 mod runs;

@@ -1,4 +1,4 @@
-//! The object API of the DAOS and Ceph designs (SYSTEM.md sections 4.2, 4.3, 5): a pool holds
+//! The object API of the DAOS and Ceph designs (docs/daos.md, docs/rados.md, docs/benchmarks.md): a pool holds
 //! containers; a container holds key-value objects and arrays. The field-io and ior
 //! benchmarks run on it, so they run on every backend that implements these traits.
 //!

@@ -8,7 +8,7 @@
 //! write is in flight, and the preparation of the next field overlaps it. Reads of a
 //! retrieve likewise keep up to `reads_in_flight` objects in flight (see `Store::read_ahead`).
 //!
-//! Object names are MD5s of a unique string (SYSTEM.md section 4.3) and locations are
+//! Object names are MD5s of a unique string (docs/rados.md) and locations are
 //! `rados:POOL/NAMESPACE/NAME` with offset 0 and the field's length.
 
 use std::sync::Arc;
