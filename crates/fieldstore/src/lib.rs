@@ -33,8 +33,8 @@ pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
 
 use fieldstore_core::factory::{Factory, Section};
 
-/// The backends this build has, by their `type:` name: POSIX always, RADOS, DAOS and S3 (a
-/// store so far) with their cargo features (all on by default).
+/// The backends this build has, by their `type:` name: POSIX always, RADOS, DAOS and S3 (each
+/// a catalogue and a store) with their cargo features (all on by default).
 pub const BACKENDS: &[&Factory] = &[
     &fieldstore_posix::FACTORY,
     #[cfg(feature = "rados")]

@@ -1,4 +1,4 @@
-//! One catalogue for every object store (RADOS, DAOS, and next S3): the data set list, the
+//! One catalogue for every object store (RADOS, DAOS and S3): the data set list, the
 //! data sets' records, their logs, index objects, views, locks and wipes, written once over a
 //! small set of object primitives ([`Objects`], [`DatasetObjects`]) that each backend
 //! implements in its own terms.
