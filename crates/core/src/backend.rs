@@ -272,7 +272,7 @@ impl CatalogueUsage {
     /// Adds another data set's usage: a count stays known only where both know it (a total
     /// that left out part of what it sums would read as the whole).
     pub fn add(&mut self, other: &CatalogueUsage) {
-        let sum = |a: &mut Option<u64>, b: Option<u64>| *a = a.zip(b).map(|(a, b)| a + b);
+        let sum = |a: &mut Option<u64>, b: Option<u64>| *a = a.zip(b).map(|(a, b)| a.saturating_add(b));
         sum(&mut self.records, other.records);
         sum(&mut self.record_bytes, other.record_bytes);
         sum(&mut self.schema_bytes, other.schema_bytes);

@@ -722,7 +722,7 @@ impl CatalogueFiles for PosixCatalogue {
             // Wiped since it was found.
             return Ok(None);
         }
-        let (mut toc_bytes, mut schema_bytes, mut index, mut data) = (0, 0, (0, 0), (0, 0));
+        let (mut toc_bytes, mut schema_bytes, mut index, mut data) = (0, 0, (0u64, 0u64), (0u64, 0u64));
         for (name, kind) in dir_entries(&dir)? {
             let path = dir.join(&name);
             let size = match std::fs::metadata(&path) {
@@ -734,8 +734,8 @@ impl CatalogueFiles for PosixCatalogue {
             match kind {
                 DirEntry::Toc => toc_bytes = size,
                 DirEntry::Schema => schema_bytes = size,
-                DirEntry::Index => index = (index.0 + 1, index.1 + size),
-                DirEntry::Data => data = (data.0 + 1, data.1 + size),
+                DirEntry::Index => index = (index.0 + 1, index.1.saturating_add(size)),
+                DirEntry::Data => data = (data.0 + 1, data.1.saturating_add(size)),
                 DirEntry::Key | DirEntry::Lock | DirEntry::Other => {}
             }
         }

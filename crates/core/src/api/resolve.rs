@@ -255,12 +255,13 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
         r.why.add(1, format!("data set {dataset} matches no rule of its own schema"));
         return Ok(());
     };
-    let matching = r.asked.matching_keywords(dataset, schema, &first.levels[..1])?;
-    r.why.dataset_met(dataset, matching);
     if let Some(m) = r.asked.first_mismatch(dataset, schema, &first.levels[..1])? {
+        let matching = r.asked.matching_keywords(dataset, schema, &first.levels[..1])?;
+        r.why.dataset_met(dataset, Some(matching));
         r.why.dataset_mismatch(m);
         return Ok(());
     }
+    r.why.dataset_met(dataset, None);
     if locked {
         let action = r.action.map_or("", ControlAction::name);
         r.why.add(5, format!("data set {dataset} is locked for {action}"));
@@ -717,7 +718,7 @@ struct Why {
     dataset: BTreeMap<(Key, String), (Vec<String>, BTreeSet<String>)>,
     /// Every data set met, with the keywords whose values the request asks for: a mismatch
     /// of one data set says nothing of the store where another data set holds the value.
-    datasets_met: Vec<(Key, BTreeSet<String>)>,
+    datasets_met: Vec<(Key, Option<BTreeSet<String>>)>,
 }
 
 impl Why {
@@ -762,14 +763,21 @@ impl Why {
         entry.1.insert(m.stored);
     }
 
-    /// Notes a data set met, with the keywords of its key whose values the request asks for.
-    fn dataset_met(&mut self, dataset: &Key, matching: BTreeSet<String>) {
+    /// Notes a data set met, with the keywords of its key whose values the request asks for
+    /// (`None`: every one the request names, as the data set matched).
+    fn dataset_met(&mut self, dataset: &Key, matching: Option<BTreeSet<String>>) {
         self.datasets_met.push((dataset.clone(), matching));
     }
 
     /// Whether some data set met has the values of `matched` and an asked value of `keyword`.
     fn some_dataset_has(&self, matched: &Key, keyword: &str) -> bool {
-        self.datasets_met.iter().any(|(key, matching)| matching.contains(keyword) && matched.iter().all(|(k, v)| key.get(k) == Some(v)))
+        self.datasets_met.iter().any(|(key, matching)| {
+            let asked = match matching {
+                Some(matching) => matching.contains(keyword),
+                None => key.get(keyword).is_some(),
+            };
+            asked && matched.iter().all(|(k, v)| key.get(k) == Some(v))
+        })
     }
 
     fn explain(mut self) -> String {
