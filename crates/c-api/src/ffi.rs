@@ -22,7 +22,7 @@ pub struct CError(pub String);
 
 impl From<fieldstore::Error> for CError {
     fn from(e: fieldstore::Error) -> Self {
-        CError(e.to_string())
+        CError(e.report().to_string())
     }
 }
 

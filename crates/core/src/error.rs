@@ -1,14 +1,27 @@
 //! The one error type of fieldstore. Every variant names the culprit (file, line, keyword,
 //! value, data set) so that the CLI can print a single clear message, and has a kind
 //! ([`ErrorKind`]) that callers decide on: a Python exception class, a C return code, a retry.
+//!
+//! An error built from another keeps it as its [`source`](std::error::Error::source), and
+//! its own message does not repeat it (the Rust convention: a printer that walks the chain
+//! would show it twice). [`Error::report`] prints the whole chain on one line, `a: b: c`, as
+//! the CLI, Python and C show it.
+//!
+//! Callers decide on [`Error::kind`], never on a variant: the variants name what fieldstore
+//! itself detects, and a backend reports its own failures with any of them, mostly
+//! [`Error::Other`]. Both enums are `#[non_exhaustive]`: new ones may come.
 
 use std::path::PathBuf;
 
 /// Result alias used throughout fieldstore.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The cause an error keeps: any error that may cross threads.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// A fieldstore failure, naming its culprit; [`Error::kind`] says what kind of failure it is.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A schema file could not be parsed.
     #[error("schema {source_name}:{line}:{column}: {message}")]
@@ -91,6 +104,9 @@ pub enum Error {
         path: PathBuf,
         /// What the check found.
         reason: String,
+        /// The failure that showed it, where another error did (a decoder's, a reader's).
+        #[source]
+        cause: Option<Cause>,
     },
 
     /// A GRIB message could not be read or has no usable MARS metadata.
@@ -110,24 +126,32 @@ pub enum Error {
         dataset: String,
     },
 
+    /// A failure handed out more than once: a reader answers every call after a failed read
+    /// with the error it stopped at. Reads as the error it shares.
+    #[error(transparent)]
+    Shared(std::sync::Arc<Error>),
+
     /// Anything else, with its kind and a message naming the culprit.
     #[error("{message}")]
     Other {
         /// What kind of failure it is.
         kind: ErrorKind,
-        /// The whole message shown to the user.
+        /// The message naming the culprit; the cause's own message follows it in a report.
         message: String,
+        /// The failure this one comes from, if another error is its cause.
+        #[source]
+        cause: Option<Cause>,
     },
 
-    /// An operating-system error, with the path it concerns. The OS message is part of the
-    /// text, so it is not also exposed as a source: printers would show it twice.
-    #[error("{action} {path}: {cause}")]
+    /// An operating-system error, with the path it concerns (the OS message is its source).
+    #[error("{action} {path}")]
     Io {
         /// What was being done, e.g. `open` or `write`.
         action: &'static str,
         /// The path the action concerned.
         path: PathBuf,
         /// The operating system's error.
+        #[source]
         cause: std::io::Error,
     },
 }
@@ -135,6 +159,7 @@ pub enum Error {
 /// What kind of failure an error is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// A request, key, value or input the caller gave cannot be used as it is.
     BadRequest,
@@ -161,9 +186,22 @@ pub enum ErrorKind {
 }
 
 impl Error {
-    /// An error of `kind` with a message naming the culprit.
+    /// An error of `kind` with a message naming the culprit, detected here (no other error
+    /// caused it: for one that did, [`Error::caused_by`]).
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error::Other { kind, message: message.into() }
+        Error::Other { kind, message: message.into(), cause: None }
+    }
+
+    /// An error of `kind` that `cause` led to: `message` names the culprit, and `cause` stays
+    /// its [`source`](std::error::Error::source), whose text a report prints after it.
+    pub fn caused_by(kind: ErrorKind, message: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        Error::Other { kind, message: message.into(), cause: Some(cause.into()) }
+    }
+
+    /// The whole chain on one line, each cause after its effect: `a: b: c`. What users see
+    /// (the CLI's message, a Python exception's, `fdb_error_string`'s).
+    pub fn report(&self) -> Report<'_> {
+        Report(self)
     }
 
     /// What kind of failure this is.
@@ -179,6 +217,7 @@ impl Error {
             Error::Corrupt { .. } => ErrorKind::Corrupt,
             Error::Wiped { .. } => ErrorKind::Conflict,
             Error::Other { kind, .. } => *kind,
+            Error::Shared(error) => error.kind(),
             Error::Io { cause, .. } => match cause.kind() {
                 std::io::ErrorKind::NotFound => ErrorKind::NotFound,
                 std::io::ErrorKind::AlreadyExists => ErrorKind::AlreadyExists,
@@ -194,10 +233,23 @@ impl Error {
         Error::Io { action, path: path.into(), cause: source }
     }
 
-    /// Whether this is the file system refusing a write: no permission, or mounted read-only.
+    /// Whether an operating-system error somewhere in the chain is the file system refusing a
+    /// write: no permission, or mounted read-only.
     pub fn is_write_refused(&self) -> bool {
-        matches!(self, Error::Io { cause, .. }
-            if matches!(cause.kind(), std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem))
+        self.os_error_kind()
+            .is_some_and(|kind| matches!(kind, std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem))
+    }
+
+    /// The kind of the first operating-system error in the chain, if one is there.
+    pub fn os_error_kind(&self) -> Option<std::io::ErrorKind> {
+        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(error) = next {
+            if let Some(io) = error.downcast_ref::<std::io::Error>() {
+                return Some(io.kind());
+            }
+            next = error.source();
+        }
+        None
     }
 
     /// A [`Error::BadValue`]: `value` is not acceptable for `keyword`, for `reason`.
@@ -207,7 +259,35 @@ impl Error {
 
     /// A [`Error::Corrupt`]: `what`, stored at `path`, failed a check for `reason`.
     pub fn corrupt(what: impl Into<String>, path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
-        Error::Corrupt { what: what.into(), path: path.into(), reason: reason.into() }
+        Error::Corrupt { what: what.into(), path: path.into(), reason: reason.into(), cause: None }
+    }
+
+    /// A [`Error::Corrupt`] that another error (`cause`, a decoder's or reader's) showed.
+    pub fn corrupt_because(what: impl Into<String>, path: impl Into<PathBuf>, reason: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        Error::Corrupt { what: what.into(), path: path.into(), reason: reason.into(), cause: Some(cause.into()) }
+    }
+}
+
+/// An error and its causes on one line, `a: b: c` (see [`Error::report`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Report<'a>(&'a (dyn std::error::Error + 'static));
+
+impl<'a> Report<'a> {
+    /// The report of any error, fieldstore's or another's.
+    pub fn of(error: &'a (dyn std::error::Error + 'static)) -> Self {
+        Report(error)
+    }
+}
+
+impl std::fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut next = self.0.source();
+        while let Some(cause) = next {
+            write!(f, ": {cause}")?;
+            next = cause.source();
+        }
+        Ok(())
     }
 }
 
@@ -238,5 +318,21 @@ mod tests {
         let other = Error::new(ErrorKind::Timeout, "no answer from the cluster");
         assert_eq!((other.kind(), other.to_string().as_str()), (ErrorKind::Timeout, "no answer from the cluster"));
         assert_eq!(serde_json::to_string(&ErrorKind::AlreadyExists).unwrap(), "\"already_exists\"");
+    }
+
+    #[test]
+    fn an_error_keeps_its_cause_and_a_report_prints_the_chain() {
+        use std::error::Error as _;
+        let io = Error::io("open", "/x", std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(io.to_string(), "open /x");
+        assert!(io.source().is_some_and(|s| s.is::<std::io::Error>()));
+        assert_eq!(io.report().to_string(), "open /x: permission denied");
+        let wrapped = Error::caused_by(ErrorKind::Unavailable, "store 'a'", io);
+        assert_eq!(wrapped.report().to_string(), "store 'a': open /x: permission denied");
+        assert_eq!(wrapped.kind(), ErrorKind::Unavailable);
+        assert!(wrapped.is_write_refused(), "the OS error is found anywhere in the chain");
+        let corrupt = Error::corrupt_because("index", "/i", "unreadable", std::io::Error::other("short read"));
+        assert_eq!(corrupt.report().to_string(), "corrupt index in /i: unreadable: short read");
+        assert!(!Error::new(ErrorKind::Io, "x").is_write_refused());
     }
 }

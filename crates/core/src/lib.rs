@@ -35,7 +35,7 @@ pub use backend::{
     Catalogue, CatalogueWriter, Commit, Compaction, ControlAction, DatasetView, FieldLocation, IndexInfo, StartedRead, Store, StoreWriter,
 };
 pub use config::Config;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Report, Result};
 pub use key::Key;
 pub use request::Request;
 pub use schema::Schema;

@@ -39,8 +39,8 @@ fn child_full_disk() {
     let small = identifier(1, 6, 0);
     let failed =
         fs.archive(&big, &payload(&big, 2 << 20)).and_then(|()| fs.archive(&small, &payload(&small, 1000))).and_then(|()| fs.flush());
-    let err = failed.unwrap_err().to_string();
-    assert!(err.contains("No space left on device") && err.contains("were not stored and must be archived again"), "{err}");
+    let err = failed.unwrap_err().report().to_string();
+    assert!(err.contains("No space left on device") && err.contains("not stored and must be archived again"), "{err}");
     // The operator frees space; the same handle goes on.
     std::fs::remove_file(&ballast).unwrap();
     fs.archive(&small, &payload(&small, 1000)).unwrap();

@@ -102,7 +102,7 @@ fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
     // Larger than the OSDs take in one write (osd_max_write_size, 90 MiB by default): sent,
     // and refused while the writer goes on.
     fs.archive(&id(1), &vec![1u8; 100 << 20]).expect("in flight: the refusal comes later");
-    let err = fs.flush().unwrap_err().to_string();
+    let err = fs.flush().unwrap_err().report().to_string();
     assert!(err.contains("write rados://") && err.contains("the 2 field(s) archived since the last flush were not stored"), "{err}");
     // The handle goes on; only what was flushed after the failure is visible.
     fs.archive(&id(2), &payload(&id(2), 1000)).unwrap();

@@ -54,7 +54,7 @@ pub fn bad_request(message: impl Into<String>) -> PyErr {
 
 /// The Python exception of a fieldstore error, with its message.
 pub fn to_py(error: fieldstore::Error) -> PyErr {
-    let message = error.to_string();
+    let message = error.report().to_string();
     match error.kind() {
         ErrorKind::BadRequest => bad_request(message),
         ErrorKind::BadConfig => BadConfig::new_err(message),
@@ -67,6 +67,8 @@ pub fn to_py(error: fieldstore::Error) -> PyErr {
         ErrorKind::Unavailable => Unavailable::new_err(message),
         ErrorKind::Unsupported => Unsupported::new_err(message),
         ErrorKind::Conflict => Conflict::new_err(message),
+        // A kind this binding does not know yet is a storage error until it has a class.
+        _ => StorageError::new_err(message),
     }
 }
 
@@ -75,7 +77,7 @@ pub fn to_py(error: fieldstore::Error) -> PyErr {
 pub fn io_to_py(error: std::io::Error) -> PyErr {
     match error.downcast::<fieldstore::Error>() {
         Ok(error) => to_py(error),
-        Err(error) => StorageError::new_err(error.to_string()),
+        Err(error) => StorageError::new_err(fieldstore::Report::of(&error).to_string()),
     }
 }
 

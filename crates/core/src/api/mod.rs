@@ -231,7 +231,7 @@ impl Archiver {
         // A catalogue failure keeps its entries pending: their bytes are durable, and the
         // next flush can still publish them; unless their data set was wiped meanwhile.
         match self.catalogue.flush(&embedded) {
-            Err(e @ Error::Wiped { .. }) => return Err(self.discard_pending(e, "")),
+            Err(e) if e.kind() == ErrorKind::Conflict => return Err(self.discard_pending(e, "")),
             other => other?,
         }
         self.pending_fields = 0;
@@ -245,11 +245,11 @@ impl Archiver {
     fn discard_pending(&mut self, cause: Error, also: &str) -> Error {
         self.store.discard();
         self.catalogue.discard();
-        let lost = std::mem::take(&mut self.pending_fields);
-        Error::new(
-            cause.kind(),
-            format!("{cause}; {also}the {lost} field(s) archived since the last flush were not stored and must be archived again"),
-        )
+        let lost = match (std::mem::take(&mut self.pending_fields), also.is_empty()) {
+            (0, false) => "this field was".to_string(),
+            (pending, _) => format!("{also}the {pending} field(s) archived since the last flush were"),
+        };
+        Error::caused_by(cause.kind(), format!("{lost} not stored and must be archived again"), cause)
     }
 
     /// The schema a dataset is written with: its stored schema if it exists, else the
@@ -294,8 +294,7 @@ impl Shared {
         let mut bytes = vec![0u8; length];
         match self.store.read(&location.uri, location.offset, &mut bytes) {
             Ok(()) => Ok(crate::checksum::crc32c(&bytes) == location.crc32c),
-            Err(Error::Corrupt { .. }) => Ok(false),
-            Err(Error::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::NotFound) => Ok(false),
             Err(e) => Err(e),
         }
     }

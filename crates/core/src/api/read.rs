@@ -94,7 +94,7 @@ pub struct DataReader {
     out_field: usize,
     out_seen: u64,
     /// The error the reader stopped at (kind and message), returned by every later call.
-    failed: Option<(ErrorKind, String)>,
+    failed: Option<Arc<Error>>,
     /// Values the request named that no field read has (`Matches::not_found`).
     not_found: Vec<String>,
 }
@@ -277,7 +277,7 @@ impl DataReader {
     /// The error the reader stopped at, if it did.
     fn stopped(&self) -> Result<()> {
         match &self.failed {
-            Some((kind, message)) => Err(Error::new(*kind, format!("{message} (this reader stopped there)"))),
+            Some(error) => Err(Error::caused_by(error.kind(), "this reader stopped at an earlier error", Error::Shared(error.clone()))),
             None => Ok(()),
         }
     }
@@ -285,10 +285,11 @@ impl DataReader {
     /// Stops the reader at `result`'s error, if any: its buffers and checksums are then in no
     /// state to go on from (bytes of a failed read may be staged, a field half checked).
     fn stop_at<T>(&mut self, result: Result<T>) -> Result<T> {
-        if let Err(error) = &result {
-            self.failed = Some((error.kind(), error.to_string()));
-        }
-        result
+        result.map_err(|error| {
+            let error = Arc::new(error);
+            self.failed = Some(error.clone());
+            Error::Shared(error)
+        })
     }
 
     /// Writes the fields left into `out`, in order: each batch of whole, checked fields the
@@ -792,13 +793,15 @@ mod tests {
                     Ok(Some(_)) => assert!(!failed, "read ahead {read_ahead}: a field after an error"),
                     Ok(None) => panic!("read ahead {read_ahead}: the stream ended past a corrupt field"),
                     Err(e) => {
-                        assert!(e.to_string().contains("checksum mismatch"), "{e}");
+                        let e = e.report().to_string();
+                        assert!(e.contains("checksum mismatch"), "{e}");
                         failed = true;
                     }
                 }
             }
             assert!(failed, "read ahead {read_ahead}");
-            assert!(reader.read(&mut [0; 10]).unwrap_err().to_string().contains("checksum mismatch"));
+            let again = reader.read(&mut [0; 10]).unwrap_err();
+            assert!(crate::error::Report::of(&again).to_string().contains("checksum mismatch"), "{again}");
             // Small stream reads: once one failed, none hands out a staged byte.
             let mut reader = DataReader::new(store, fields);
             let mut out = vec![0; 100];
