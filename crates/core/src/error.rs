@@ -84,6 +84,9 @@ pub enum Error {
         source_name: String,
         /// What is wrong with it.
         message: String,
+        /// The failure that showed it, where another error did (a YAML parser's, a file read's).
+        #[source]
+        cause: Option<Cause>,
     },
 
     /// An action is locked on a data set (see `control`).
@@ -257,6 +260,16 @@ impl Error {
         Error::BadValue { keyword: keyword.to_string(), value: value.to_string(), reason: reason.into() }
     }
 
+    /// A [`Error::Config`]: the config from `source_name` cannot be used, for `message`.
+    pub fn config(source_name: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Config { source_name: source_name.into(), message: message.into(), cause: None }
+    }
+
+    /// A [`Error::Config`] that another error (`cause`, a parser's or a file read's) showed.
+    pub fn config_because(source_name: impl Into<String>, message: impl Into<String>, cause: impl Into<Cause>) -> Self {
+        Error::Config { source_name: source_name.into(), message: message.into(), cause: Some(cause.into()) }
+    }
+
     /// A [`Error::Corrupt`]: `what`, stored at `path`, failed a check for `reason`.
     pub fn corrupt(what: impl Into<String>, path: impl Into<PathBuf>, reason: impl Into<String>) -> Self {
         Error::Corrupt { what: what.into(), path: path.into(), reason: reason.into(), cause: None }
@@ -314,7 +327,7 @@ mod tests {
         assert_eq!(Error::io("write", "/x", std::io::Error::other("disk full")).kind(), ErrorKind::Io);
         assert_eq!(Error::Wiped { dataset: "d".into() }.kind(), ErrorKind::Conflict);
         assert_eq!(Error::bad_value("step", "x", "not a step").kind(), ErrorKind::BadRequest);
-        assert_eq!(Error::Config { source_name: "c".into(), message: "m".into() }.kind(), ErrorKind::BadConfig);
+        assert_eq!(Error::config("c", "m").kind(), ErrorKind::BadConfig);
         let other = Error::new(ErrorKind::Timeout, "no answer from the cluster");
         assert_eq!((other.kind(), other.to_string().as_str()), (ErrorKind::Timeout, "no answer from the cluster"));
         assert_eq!(serde_json::to_string(&ErrorKind::AlreadyExists).unwrap(), "\"already_exists\"");

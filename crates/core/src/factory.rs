@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 
 use crate::backend::{Catalogue, Store};
 use crate::config::BackendConfig;
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 
 /// Opens a backend's catalogue from its config section.
 pub type OpenCatalogue = fn(&Section<'_>) -> Result<Box<dyn Catalogue>>;
@@ -62,13 +62,18 @@ impl Section<'_> {
                 "." => self.name.to_string(),
                 path => format!("{}.{path}", self.name),
             };
-            self.error(format!("{at} (type '{}'): {}", self.config.kind, e.inner()))
+            self.error_because(format!("{at} (type '{}')", self.config.kind), e.into_inner())
         })
     }
 
     /// A config error about this section.
     pub fn error(&self, message: impl Into<String>) -> Error {
-        Error::Config { source_name: self.source.into(), message: message.into() }
+        Error::config(self.source, message)
+    }
+
+    /// A config error about this section that another error (`cause`, e.g. a parser's) showed.
+    pub fn error_because(&self, message: impl Into<String>, cause: impl Into<Cause>) -> Error {
+        Error::config_because(self.source, message, cause)
     }
 }
 
@@ -129,14 +134,17 @@ mod tests {
     fn typed_sections_name_the_key_at_fault() {
         let example = typed("{type: x, root: /a, limit: 3}").unwrap();
         assert_eq!((example.root.as_str(), example.limit.map(|l| l.get())), ("/a", Some(3)));
-        let unknown = typed("{type: x, root: /a, rot: /b}").unwrap_err().to_string();
+        let unknown = typed("{type: x, root: /a, rot: /b}").unwrap_err();
+        let parsers = std::error::Error::source(&unknown).and_then(|cause| cause.downcast_ref::<serde_yaml::Error>());
+        assert!(parsers.is_some_and(|e| e.to_string().starts_with("unknown field `rot`")), "the parser's error is the source: {unknown:?}");
+        let unknown = unknown.report().to_string();
         assert!(
             unknown.contains("test.yaml") && unknown.contains("store.rot (type 'x'): unknown field `rot`, expected `root` or `limit`"),
             "{unknown}"
         );
-        let zero = typed("{type: x, root: /a, limit: 0}").unwrap_err().to_string();
+        let zero = typed("{type: x, root: /a, limit: 0}").unwrap_err().report().to_string();
         assert!(zero.contains("store.limit (type 'x')") && zero.contains("nonzero"), "{zero}");
-        let missing = typed("{type: x}").unwrap_err().to_string();
+        let missing = typed("{type: x}").unwrap_err().report().to_string();
         assert!(missing.contains("missing field `root`"), "{missing}");
     }
 

@@ -300,7 +300,8 @@ fn read_key(dir: &Path) -> Result<KeyFile> {
         return Err(damaged(format!("{} lines, where a key file of format {LAYOUT_FORMAT} has 4", lines.len())));
     };
     let schema_crc = hex(schema, "schema-crc32c=").ok_or_else(|| damaged(format!("line 3 is {schema:?}")))?;
-    let key_file = KeyFile { key: Key::parse(key).map_err(|e| damaged(e.to_string()))?, schema_crc };
+    let key_file =
+        KeyFile { key: Key::parse(key).map_err(|e| Error::corrupt_because("dataset key", &path, "line 2 is no key", e))?, schema_crc };
     let expected = dataset_dir_name(&key_file.key)?;
     if dir.file_name() != Some(std::ffi::OsStr::new(&expected)) {
         return Err(damaged(format!("it names data set {}, whose directory is {expected}", key_file.key)));
@@ -606,7 +607,7 @@ impl Catalogue for PosixCatalogue {
     fn describe(&self, dataset: &Key) -> String {
         match self.existing_dir(dataset) {
             Ok(dir) => format!("posix {} (commit: {})", dir.display(), self.commit.mode(dir.parent().unwrap_or(&dir)).name()),
-            Err(e) => e.to_string(),
+            Err(e) => e.report().to_string(),
         }
     }
 

@@ -105,9 +105,13 @@ fn placement(
     match (root, spaces) {
         (Some(root), None) if root.as_os_str().is_empty() => Err(section.error(format!("{}.root must not be empty", section.name))),
         (Some(root), None) => Ok(Placement::one_root(root)),
-        (None, Some(spaces)) => {
-            Placement::from_spaces(spaces, subdirectory.as_deref()).map_err(|e| section.error(format!("{}.{e}", section.name)))
-        }
+        (None, Some(spaces)) => Placement::from_spaces(spaces, subdirectory.as_deref()).map_err(|e| {
+            let message = format!("{}.{}", section.name, e.message);
+            match e.cause {
+                Some(cause) => section.error_because(message, cause),
+                None => section.error(message),
+            }
+        }),
         (Some(_), Some(_)) => Err(section.error(format!("{} has both root and spaces: give one", section.name))),
         (None, None) => Err(section.error(format!("{} (type 'posix'): missing field `root` (or `spaces`)", section.name))),
     }
@@ -119,10 +123,10 @@ mod tests {
     use fieldstore_core::config::Config;
 
     fn opened(yaml: &str) -> std::result::Result<(), String> {
-        let config = Config::parse("t.yaml", yaml).map_err(|e| e.to_string())?;
+        let config = Config::parse("t.yaml", yaml).map_err(|e| e.report().to_string())?;
         let catalogue = Section { name: "catalogue", config: &config.catalogue, source: "t.yaml" };
         let store = Section { name: "store", config: &config.store, source: "t.yaml" };
-        open_catalogue(&catalogue).and(open_store(&store)).map(drop).map_err(|e| e.to_string())
+        open_catalogue(&catalogue).and(open_store(&store)).map(drop).map_err(|e| e.report().to_string())
     }
 
     #[test]

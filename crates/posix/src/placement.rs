@@ -29,6 +29,47 @@ use serde::Deserialize;
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::{ControlAction, Key};
 
+/// Why a section's `spaces:` are refused: what is wrong, led by the part at fault
+/// (`spaces[1].select: ...`), and the regex compiler's error where a pattern does not compile.
+#[derive(Debug)]
+pub struct SpacesError {
+    /// What is wrong, led by where.
+    pub message: String,
+    /// The regex compiler's error, if that is what is wrong.
+    pub cause: Option<regex::Error>,
+}
+
+impl SpacesError {
+    /// The same error, its message led by `at` (e.g. `spaces[1].`).
+    fn at(self, at: &str) -> Self {
+        SpacesError { message: format!("{at}{}", self.message), cause: self.cause }
+    }
+}
+
+impl std::fmt::Display for SpacesError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for SpacesError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.as_ref().map(|cause| cause as _)
+    }
+}
+
+impl From<String> for SpacesError {
+    fn from(message: String) -> Self {
+        SpacesError { message, cause: None }
+    }
+}
+
+impl From<&str> for SpacesError {
+    fn from(message: &str) -> Self {
+        message.to_string().into()
+    }
+}
+
 /// One entry of a section's `spaces:`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -131,17 +172,17 @@ impl Placement {
 
     /// The placement `spaces` describe, with data set directories in `subdirectory` of each
     /// root if given; the error names the bad part (`spaces[1].select: ...`).
-    pub fn from_spaces(spaces: Vec<SpaceConfig>, subdirectory: Option<&str>) -> std::result::Result<Self, String> {
+    pub fn from_spaces(spaces: Vec<SpaceConfig>, subdirectory: Option<&str>) -> std::result::Result<Self, SpacesError> {
         if spaces.is_empty() {
             return Err("spaces: none given (a space has roots: - path: DIR)".into());
         }
         if let Some(name) = subdirectory {
             if name.is_empty() || name.starts_with('.') || name.contains('/') {
-                return Err(format!("subdirectory: '{name}' is not one plain directory name"));
+                return Err(format!("subdirectory: '{name}' is not one plain directory name").into());
             }
         }
-        let spaces: std::result::Result<Vec<Space>, String> =
-            spaces.into_iter().enumerate().map(|(i, s)| Space::new(s, subdirectory).map_err(|e| format!("spaces[{i}].{e}"))).collect();
+        let spaces: std::result::Result<Vec<Space>, SpacesError> =
+            spaces.into_iter().enumerate().map(|(i, s)| Space::new(s, subdirectory).map_err(|e| e.at(&format!("spaces[{i}].")))).collect();
         Ok(Placement { spaces: spaces? })
     }
 
@@ -266,34 +307,35 @@ impl Placement {
 }
 
 impl Space {
-    fn new(config: SpaceConfig, subdirectory: Option<&str>) -> std::result::Result<Self, String> {
+    fn new(config: SpaceConfig, subdirectory: Option<&str>) -> std::result::Result<Self, SpacesError> {
         match config.handler.as_deref() {
             None | Some("Default" | "First") => {}
             Some(other) => {
                 return Err(format!(
                     "handler: '{other}' is not supported (fieldstore places a new data set in the first root that takes archives: Default, First)"
-                ))
+                )
+                .into())
             }
         }
         if config.roots.is_empty() {
             return Err("roots: none given (roots: - path: DIR)".into());
         }
         let select = match config.select.as_deref() {
-            Some(text) => conditions(text).map_err(|e| format!("select: {e}"))?,
+            Some(text) => conditions(text).map_err(|e| e.at("select: "))?,
             None => Vec::new(),
         };
         let excludes = config
             .excludes
             .iter()
             .enumerate()
-            .map(|(i, t)| conditions(t).map_err(|e| format!("excludes[{i}]: {e}")))
+            .map(|(i, t)| conditions(t).map_err(|e| e.at(&format!("excludes[{i}]: "))))
             .collect::<Result<_, _>>()?;
-        let regex = config.regex.as_deref().map(|r| Regex::new(r).map_err(|e| format!("regex: {e}"))).transpose()?;
+        let regex = config.regex.as_deref().map(|r| compile(r, "regex")).transpose()?;
         let roots = config
             .roots
             .into_iter()
             .enumerate()
-            .map(|(i, r)| Root::new(r, subdirectory).map_err(|e| format!("roots[{i}].{e}")))
+            .map(|(i, r)| Root::new(r, subdirectory).map_err(|e| e.at(&format!("roots[{i}]."))))
             .collect::<Result<_, _>>()?;
         Ok(Space { group: config.group, select, excludes, regex, roots })
     }
@@ -342,7 +384,7 @@ impl Space {
 }
 
 impl Root {
-    fn new(config: RootConfig, subdirectory: Option<&str>) -> std::result::Result<Self, String> {
+    fn new(config: RootConfig, subdirectory: Option<&str>) -> std::result::Result<Self, SpacesError> {
         if config.path.as_os_str().is_empty() {
             return Err("path: must not be empty".into());
         }
@@ -361,20 +403,25 @@ impl Root {
 }
 
 /// FDB5's selection syntax: `keyword=regex` pairs separated by commas, each keyword once.
-fn conditions(text: &str) -> std::result::Result<Vec<Condition>, String> {
+fn conditions(text: &str) -> std::result::Result<Vec<Condition>, SpacesError> {
     let mut out: Vec<Condition> = Vec::new();
     for pair in text.split(',') {
         let Some((keyword, pattern)) = pair.split_once('=') else {
-            return Err(format!("'{pair}' in '{text}' is no keyword=regex pair"));
+            return Err(format!("'{pair}' in '{text}' is no keyword=regex pair").into());
         };
         let keyword = keyword.trim();
         if out.iter().any(|c| c.keyword == keyword) {
-            return Err(format!("keyword '{keyword}' twice in '{text}'"));
+            return Err(format!("keyword '{keyword}' twice in '{text}'").into());
         }
-        let regex = Regex::new(pattern.trim()).map_err(|e| format!("'{pair}': {e}"))?;
+        let regex = compile(pattern.trim(), &format!("'{pair}'"))?;
         out.push(Condition { keyword: keyword.to_string(), regex });
     }
     Ok(out)
+}
+
+/// `pattern` compiled; a failure is named by `what` (where the pattern was given).
+fn compile(pattern: &str, what: &str) -> std::result::Result<Regex, SpacesError> {
+    Regex::new(pattern).map_err(|cause| SpacesError { message: what.to_string(), cause: Some(cause) })
 }
 
 /// A data set key's values joined by `:`, as FDB5's space regexes see it.
@@ -391,8 +438,8 @@ fn in_several_roots<'a>(what: &str, roots: impl Iterator<Item = &'a Path>) -> Er
 mod tests {
     use super::*;
 
-    fn spaces(yaml: &str) -> std::result::Result<Placement, String> {
-        let configs: Vec<SpaceConfig> = serde_yaml::from_str(yaml).map_err(|e| e.to_string())?;
+    fn spaces(yaml: &str) -> std::result::Result<Placement, SpacesError> {
+        let configs: Vec<SpaceConfig> = serde_yaml::from_str(yaml).unwrap();
         Placement::from_spaces(configs, None)
     }
 
@@ -494,8 +541,15 @@ mod tests {
             ("- roots: [{path: /x}]\n- excludes: ['a=(']\n  roots: [{path: /y}]\n", "spaces[1].excludes[0]:"),
             ("- roots: [{path: ''}]\n", "spaces[0].roots[0].path: must not be empty"),
         ] {
-            let err = spaces(yaml).unwrap_err();
+            let err = fieldstore_core::Report::of(&spaces(yaml).unwrap_err()).to_string();
             assert!(err.contains(expected), "{yaml}: {err}");
         }
+    }
+
+    #[test]
+    fn a_pattern_that_does_not_compile_keeps_the_regex_error() {
+        let err = spaces("- select: class=(\n  roots: [{path: /x}]\n").unwrap_err();
+        assert_eq!(err.message, "spaces[0].select: 'class=('");
+        assert!(err.cause.is_some_and(|cause| cause.to_string().contains("unclosed group")));
     }
 }

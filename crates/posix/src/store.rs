@@ -323,7 +323,7 @@ impl Store for PosixStore {
         self.large_reads.read(&file, offset, buf).map_err(|e| {
             let path = self.path_of(uri).unwrap_or_else(|_| PathBuf::from(uri));
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::corrupt("data file", path, format!("truncated: {} bytes at offset {offset} are not all there", buf.len()))
+                Error::corrupt_because("data file", path, format!("truncated: {} bytes at offset {offset} are not all there", buf.len()), e)
             } else {
                 Error::io("read data file", path, e)
             }
@@ -358,7 +358,7 @@ impl Store for PosixStore {
         match self.dataset_dir(dataset) {
             Ok(Some(dir)) => format!("posix {}", dir.display()),
             Ok(None) => format!("posix: data set {dataset} is in no root"),
-            Err(e) => e.to_string(),
+            Err(e) => e.report().to_string(),
         }
     }
 }

@@ -499,7 +499,7 @@ pub fn read_place(dir: &Path, record: &SegmentPlace) -> Result<Vec<u8>> {
     }
     let mut data = vec![0u8; record.length as usize];
     file.read_exact_at(&mut data, record.offset)
-        .map_err(|e| Error::corrupt("index file", &path, format!("segment at offset {} unreadable: {e}", record.offset)))?;
+        .map_err(|e| Error::corrupt_because("index file", &path, format!("segment at offset {} unreadable", record.offset), e))?;
     Ok(data)
 }
 

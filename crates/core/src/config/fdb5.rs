@@ -68,8 +68,9 @@ pub fn is_fdb5(value: &serde_yaml::Value) -> bool {
 
 /// The fieldstore config an FDB5 config stands for.
 pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
-    let error = |message: String| Error::Config { source_name: source.to_string(), message };
-    let fdb5: Fdb5Config = serde_yaml::from_value(value).map_err(|e| error(format!("an FDB5 config, but {e}")))?;
+    let error = |message: String| Error::config(source, message);
+    let fdb5: Fdb5Config =
+        serde_yaml::from_value(value).map_err(|e| Error::config_because(source, "an FDB5 config that fieldstore cannot read", e))?;
     let (schema, spaces) = match fdb5.kind.as_deref() {
         Some("select") => select_spaces(fdb5).map_err(error)?,
         None | Some("local") => {
@@ -236,7 +237,7 @@ mod tests {
         ] {
             // Root keys are checked where they are read, by the POSIX sections.
             match Config::parse("fdb.yaml", text) {
-                Err(e) => assert!(e.to_string().contains("fdb.yaml") && e.to_string().contains(needle), "{text:?}: {e}"),
+                Err(e) => assert!(e.to_string().contains("fdb.yaml") && e.report().to_string().contains(needle), "{text:?}: {e}"),
                 Ok(_) => assert!(needle.is_empty(), "{text:?} was accepted"),
             }
         }

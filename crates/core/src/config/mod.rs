@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Cause, Error, Result};
 use crate::schema::Schema;
 
 /// Environment variable naming a config file.
@@ -121,8 +121,7 @@ impl Config {
         // FDB5's order: the text before the file, each under its current name and the older one.
         for name in ["FDB_CONFIG", FDB5_CONFIG_ENV] {
             if let Some(text) = set(name) {
-                let text =
-                    text.into_string().map_err(|_| Error::Config { source_name: format!("${name}"), message: "not UTF-8".into() })?;
+                let text = text.into_string().map_err(|_| Error::config(format!("${name}"), "not UTF-8"))?;
                 return Config::parse(&format!("${name}"), &text);
             }
         }
@@ -151,7 +150,7 @@ impl Config {
     /// Reads a config file (fieldstore's or FDB5's); a relative schema path is taken from the file's directory.
     pub fn from_file(path: &Path) -> Result<Config> {
         let text =
-            read_bounded(path, MAX_CONFIG_BYTES).map_err(|message| Error::Config { source_name: path.display().to_string(), message })?;
+            read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| Error::config_because(path.display().to_string(), "cannot be read", e))?;
         let mut config = Config::parse(&path.display().to_string(), &text)?;
         if let Some(schema) = &config.schema {
             if schema.is_relative() {
@@ -163,12 +162,11 @@ impl Config {
 
     /// Parses a config's text: fieldstore's, or FDB5's.
     pub fn parse(source: &str, text: &str) -> Result<Config> {
-        let error = |e: serde_yaml::Error| Error::Config { source_name: source.into(), message: e.to_string() };
-        let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(error)?;
+        let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| Error::config_because(source, "not valid YAML", e))?;
         if fdb5::is_fdb5(&value) {
             return fdb5::translate(source, value);
         }
-        let mut config: Config = serde_yaml::from_value(value).map_err(error)?;
+        let mut config: Config = serde_yaml::from_value(value).map_err(|e| Error::config_because(source, "not a valid config", e))?;
         config.source = source.to_string();
         Ok(config)
     }
@@ -178,11 +176,8 @@ impl Config {
         match &self.schema {
             None => Ok(Schema::default_schema()),
             Some(path) => {
-                let error = |message: String| Error::Config {
-                    source_name: self.source.clone(),
-                    message: format!("schema {}: {message}", path.display()),
-                };
-                let text = read_bounded(path, MAX_SCHEMA_BYTES).map_err(error)?;
+                let text = read_bounded(path, MAX_SCHEMA_BYTES)
+                    .map_err(|e| Error::config_because(self.source.clone(), format!("schema {}", path.display()), e))?;
                 Schema::parse(&path.display().to_string(), &text)
             }
         }
@@ -207,16 +202,17 @@ const MAX_SCHEMA_BYTES: u64 = 16 << 20;
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// A text file's contents, refused beyond `limit` bytes (devices and pipes have no size to
-/// check first, so at most `limit + 1` bytes are read).
-fn read_bounded(path: &std::path::Path, limit: u64) -> std::result::Result<String, String> {
+/// check first, so at most `limit + 1` bytes are read). The failure is the file system's
+/// error, or what is wrong with the contents.
+fn read_bounded(path: &std::path::Path, limit: u64) -> std::result::Result<String, Cause> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let file = std::fs::File::open(path)?;
     let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(format!("larger than {limit} bytes"));
+        return Err(format!("larger than {limit} bytes").into());
     }
-    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+    String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()).into())
 }
 
 #[cfg(test)]
@@ -255,9 +251,21 @@ mod tests {
             ("catalogue: [\n", "t:"),
             ("catalogue: {root: /a}\nstore: {type: posix}\n", "missing field `type`"),
         ] {
-            let err = Config::parse("t", text).unwrap_err().to_string();
+            let err = Config::parse("t", text).unwrap_err().report().to_string();
             assert!(err.contains(needle), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn a_config_error_keeps_the_parsers_and_the_file_systems_error_as_its_source() {
+        use std::error::Error as _;
+        let err = Config::parse("t", "catalogue: [\n").unwrap_err();
+        assert!(err.source().is_some_and(|cause| cause.is::<serde_yaml::Error>()), "{err:?}");
+        assert_eq!(err.kind(), crate::error::ErrorKind::BadConfig);
+        let dir = tempfile::tempdir().unwrap();
+        let err = Config::from_file(&dir.path().join("none.yaml")).unwrap_err();
+        assert!(err.source().is_some_and(|cause| cause.is::<std::io::Error>()), "{err:?}");
+        assert!(err.report().to_string().contains("none.yaml: cannot be read: No such file"), "{}", err.report());
     }
 
     #[test]
