@@ -15,7 +15,7 @@ fn packs_hold_empty_and_large_fields_and_read_back_whole() {
         "type: s3, endpoint: '{}', bucket: {}, prefix: 'packs-{}/', access_key_id: '{}', secret_access_key: '{}'",
         server.endpoint,
         fieldstore_testing::S3_TEST_BUCKET,
-        fieldstore::unique::unique_object_name(&fieldstore::unique::unique_suffix()),
+        fieldstore_core::unique::unique_object_name(&fieldstore_core::unique::unique_suffix()),
         server.access_key,
         server.secret_key
     );

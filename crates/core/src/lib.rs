@@ -4,29 +4,38 @@
 //! - [`types`] and [`schema`]: FDB5's schema language;
 //! - [`request`]: the MARS request language;
 //! - [`config`]: the YAML configuration; [`factory`]: backends by their `type:` name;
-//! - [`backend`]: the `Catalogue` and `Store` traits each backend implements; [`indexing`]
-//!   [`index_log`] and [`codec`]: what catalogues share (pending entries, index summaries,
-//!   the log records of the object-store catalogues, binary records);
+//! - [`backend`]: the `Catalogue` and `Store` traits each backend implements; [`indexing`]:
+//!   what catalogues share (pending entries, index summaries);
 //! - [`api`]: `FieldStore`, which archives, flushes, retrieves, lists and administers fields
 //!   through any catalogue and store.
+//!
+//! The toolkits the backend crates of this workspace share (binary records, unique names,
+//! write windows, caches of recent items) are public only for them: hidden from the docs and
+//! no part of the API.
 
 pub mod api;
 pub mod axis;
 pub mod backend;
 pub mod checksum;
-pub mod codec;
 pub mod config;
-pub mod cores;
 pub mod error;
 pub mod factory;
-pub mod index_log;
 pub mod indexing;
 pub mod key;
-pub mod recent;
 pub mod request;
 pub mod schema;
 pub mod types;
+
+mod cores;
+
+// The toolkits of the backend crates (see above).
+#[doc(hidden)]
+pub mod codec;
+#[doc(hidden)]
+pub mod recent;
+#[doc(hidden)]
 pub mod unique;
+#[doc(hidden)]
 pub mod window;
 
 pub use api::{Archiver, FieldEntry, FieldStore, ListOptions};

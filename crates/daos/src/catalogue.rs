@@ -26,10 +26,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{decode_entries, encode_entries, IndexEntries, Sealing};
 use fieldstore_core::indexing::PendingIndex;
 use fieldstore_core::Key;
 use fieldstore_daos_sys::daos_oclass_id_t;
+use fieldstore_object_catalogue::index_log::{decode_entries, encode_entries, IndexEntries, Sealing};
 use fieldstore_object_catalogue::{DatasetObjects, IndexWrite, IndexWritten, LogRead, ObjectCatalogue, Objects, Values};
 
 use crate::naming::{check_root_label, dataset_label};

@@ -11,12 +11,28 @@
 //! fs.flush()?;
 //! # Ok::<(), fieldstore::Error>(())
 //! ```
+//!
+//! What it re-exports, and nothing more: the API's modules ([`api`], [`config`], [`error`],
+//! [`key`], [`request`], [`schema`], [`types`], [`checksum`]), with the names most programs use
+//! at the top ([`FieldStore`], [`Config`], [`Key`], [`Request`], [`ListOptions`], [`Error`]);
+//! the backend interface ([`backend`], [`factory`]) for catalogues and stores of one's own; and
+//! the crates of the backends and formats of this build ([`posix`], [`grib`], [`objects`], and
+//! `rados`, `daos`, `s3` with their features).
 
 use std::path::PathBuf;
 
-pub use fieldstore_core::api;
-pub use fieldstore_core::api::{CompactReport, DataReader, PurgeReport, StatsReport, WhereReport, WipeReport};
-pub use fieldstore_core::*;
+// The API, module by module: each is the reference for what it holds (the backend traits
+// for code that opens a catalogue or store of its own; factories for backends of its own).
+pub use fieldstore_core::{api, backend, checksum, config, error, factory, key, request, schema, types};
+
+// What most programs name: the handle and what its calls take and give.
+pub use fieldstore_core::api::{
+    Archiver, CompactReport, DataReader, FieldEntry, FieldStore, ListOptions, PurgeReport, StatsReport, WhereReport, WipeReport,
+};
+pub use fieldstore_core::backend::{Catalogue, ControlAction, FieldLocation, Store};
+pub use fieldstore_core::{Config, Error, ErrorKind, Key, Report, Request, Result, Schema};
+
+// The backends of this build, and the formats fieldstore reads and writes.
 #[cfg(feature = "daos")]
 pub use fieldstore_daos as daos;
 pub use fieldstore_grib as grib;

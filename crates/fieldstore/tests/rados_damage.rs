@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use fieldstore::{Key, ListOptions};
+use fieldstore_object_catalogue::index_log;
 
 fn cluster() -> std::sync::Arc<fieldstore::rados::Cluster> {
     let conf = fieldstore_testing::ceph_conf().expect("a Ceph cluster, as pairing found");
@@ -50,7 +51,7 @@ fn damaged_objects_and_records_are_reported() {
     // A record no writer could have made, after the real ones: named with its place in the log.
     let index = cluster.io(pool, namespace).unwrap();
     let end = index.size("dataset").unwrap().unwrap();
-    let frame = fieldstore::index_log::encode_batch(&[b"\x01not a record".to_vec()], fieldstore::index_log::Sealing::Checksummed);
+    let frame = index_log::encode_batch(&[b"\x01not a record".to_vec()], index_log::Sealing::Checksummed);
     index.apply("dataset", &fieldstore::rados::WriteOp::new().append(&frame)).unwrap();
     let err = fs.list(&request("class=od"), ListOptions::default()).unwrap_err().to_string();
     assert!(err.contains("log record") && err.contains(&format!("at byte {end}")) && err.contains("undecodable"), "{err}");

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::path::PathBuf;
 
-use fieldstore_core::index_log::{decode_entries, decode_entry, decode_location, split_batch, LogReplay, Sealing};
+use fieldstore_object_catalogue::index_log::{decode_entries, decode_entry, decode_location, split_batch, LogReplay, Sealing};
 use fieldstore_posix::embedded;
 use fieldstore_posix::toc::{self, Segment, TocReader, INDEX_MAGIC, TOC_MAGIC};
 
@@ -114,7 +114,7 @@ pub fn object_log(data: &[u8]) {
     if framed {
         let records: Vec<Vec<u8>> = payloads(rest).into_iter().map(|(kind, p)| [&[kind % 4][..], p].concat()).collect();
         for sealing in [Sealing::Plain, Sealing::Checksummed] {
-            replay(&fieldstore_core::index_log::encode_batch(&records, sealing));
+            replay(&fieldstore_object_catalogue::index_log::encode_batch(&records, sealing));
         }
     } else {
         replay(rest);

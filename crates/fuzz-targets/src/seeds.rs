@@ -2,9 +2,9 @@
 //! formats: the fuzzers start from them (`scripts/fuzz.sh` writes them with `fuzz-seeds`), and
 //! the corpus test replays them with the corpus.
 
-use fieldstore_core::index_log;
 use fieldstore_core::indexing::PendingIndexes;
 use fieldstore_core::{FieldLocation, Key};
+use fieldstore_object_catalogue::index_log;
 use fieldstore_posix::embedded;
 use fieldstore_posix::toc::{self, SegmentPlace};
 

@@ -14,10 +14,10 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::codec::{frame, parse_frame, Decoder, Encoder, Frame};
-use crate::error::Result;
-use crate::indexing::{decode_summary, encode_summary, Interner, PendingIndex};
-use crate::{FieldLocation, IndexInfo, Key};
+use fieldstore_core::codec::{frame, parse_frame, Decoder, Encoder, Frame};
+use fieldstore_core::error::Result;
+use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, PendingIndex};
+use fieldstore_core::{FieldLocation, IndexInfo, Key};
 
 const KIND_INDEX: u8 = 1;
 const KIND_MASK: u8 = 2;
@@ -424,8 +424,8 @@ fn split_plain_batch(data: &[u8]) -> Option<(Vec<&[u8]>, &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::indexing::PendingIndexes;
-    use crate::Key;
+    use fieldstore_core::indexing::PendingIndexes;
+    use fieldstore_core::Key;
 
     #[test]
     fn replay_shows_published_indexes_newest_first_and_hides_masked_ones() {

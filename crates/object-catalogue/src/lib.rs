@@ -33,18 +33,23 @@
 //!
 //! Entries become visible at `flush`, all of an index at once (docs/consistency.md), and
 //! `list` reads one object per index.
+//!
+//! The log's records, what a reader makes of them, and the encoding of index entries are in
+//! [`index_log`]: the backends put them in objects of their own kinds.
 
+pub mod index_log;
 mod runs;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{compact_record, decode_batch, encode_batch, index_record, mask_record, IndexEntries, LogReplay, Sealing};
 use fieldstore_core::indexing::{PendingIndex, PendingIndexes};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{Catalogue, CatalogueWriter, Commit, Compaction, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+
+use crate::index_log::{compact_record, decode_batch, encode_batch, index_record, mask_record, IndexEntries, LogReplay, Sealing};
 
 /// The record value holding the data set's key.
 const KEY: &str = "key";

@@ -19,8 +19,9 @@
 use std::collections::{BTreeSet, HashSet};
 use std::ops::Range;
 
-use fieldstore_core::index_log::IndexEntries;
 use fieldstore_core::IndexInfo;
+
+use crate::index_log::IndexEntries;
 
 /// The most entries a compacted index holds (each about 100-200 bytes with its object name:
 /// a few MiB, which a point query reads whole).
@@ -106,7 +107,7 @@ fn boxes_overlap(a: &IndexInfo, b: &IndexInfo) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fieldstore_core::index_log::{decode_entries, encode_entries, Sealing};
+    use crate::index_log::{decode_entries, encode_entries, Sealing};
     use fieldstore_core::indexing::PendingIndex;
     use fieldstore_core::{FieldLocation, Key};
 

@@ -18,10 +18,10 @@
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{decode_entry, encode_entry, split_batch, IndexEntries, Sealing};
 use fieldstore_core::indexing::PendingIndex;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::Key;
+use fieldstore_object_catalogue::index_log::{decode_entry, encode_entry, split_batch, IndexEntries, Sealing};
 use fieldstore_object_catalogue::{wipe_mark, DatasetObjects, IndexWrite, LogRead, ObjectCatalogue, Objects, Values, WIPING};
 
 use crate::aio::PendingWrite;

@@ -34,10 +34,10 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 
 use fieldstore_core::codec::{frame, parse_frame, Decoder, Encoder, Frame};
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::index_log::{decode_entries, encode_entries, IndexEntries, Sealing};
 use fieldstore_core::indexing::PendingIndex;
 use fieldstore_core::unique::{unique_object_name, unique_suffix};
 use fieldstore_core::Key;
+use fieldstore_object_catalogue::index_log::{decode_entries, encode_entries, IndexEntries, Sealing};
 use fieldstore_object_catalogue::{DatasetObjects, IndexWrite, LogRead, ObjectCatalogue, Objects, Values};
 
 use crate::client::{Pending, S3Client};
