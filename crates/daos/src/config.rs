@@ -77,7 +77,7 @@ fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
 }
 
 fn class(section: &Section<'_>, key: &str, name: &str) -> Result<u32> {
-    object_class(name).map_err(|e| section.error(format!("{}.{key} (type 'daos'): {e}", section.name)))
+    object_class(name).map_err(|e| section.error_because(format!("{}.{key} (type 'daos')", section.name), e))
 }
 
 fn connect(section: &Section<'_>, config: &DaosConfig) -> Result<std::sync::Arc<Pool>> {

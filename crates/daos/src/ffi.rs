@@ -63,7 +63,7 @@ pub fn libdaos(path: &str) -> Result<&'static Libdaos> {
         }
         return Ok(library);
     }
-    let library: &'static Libdaos = Box::leak(Box::new(load(path).map_err(|e| Error::new(ErrorKind::Unavailable, e))?));
+    let library: &'static Libdaos = Box::leak(Box::new(load(path)?));
     // SAFETY: `init` is `daos_init`, which takes no arguments; it runs under `LOADED`'s lock, before any other libdaos
     // call of this process (again only after a failure, which libdaos allows: it counts its initialisations).
     let rc = unsafe { (library.init)() };
@@ -74,17 +74,19 @@ pub fn libdaos(path: &str) -> Result<&'static Libdaos> {
     Ok(library)
 }
 
-fn load(path: &str) -> std::result::Result<Libdaos, String> {
+fn load(path: &str) -> Result<Libdaos> {
     // SAFETY: loading libdaos (or its emulation) runs its initialisers, which only set up its own state; the library
     // is never unloaded while its functions may be called (the `Libdaos` owning it is leaked).
     let library = unsafe { libloading::Library::new(path) }.map_err(|e| {
-        format!("DAOS is configured but {path} cannot be loaded ({e}); install DAOS' client library or set `library:` in the configuration")
+        let message =
+            format!("DAOS is configured but {path} cannot be loaded (install DAOS' client library or set `library:` in the configuration)");
+        Error::caused_by(ErrorKind::Unavailable, message, e)
     })?;
     macro_rules! symbol {
         ($name:literal) => {
             // SAFETY: the declared type matches the C prototype in DAOS' headers, and the `Libdaos` built here owns
             // `library`, so the function pointer copied out stays valid as long as it does.
-            *unsafe { library.get(concat!($name, "\0").as_bytes()) }.map_err(|e| format!("{path}: {e}"))?
+            *unsafe { library.get(concat!($name, "\0").as_bytes()) }.map_err(|e| Error::caused_by(ErrorKind::Unavailable, path, e))?
         };
     }
     Ok(Libdaos {

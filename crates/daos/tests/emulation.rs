@@ -34,7 +34,7 @@ fn a_missing_pool_or_library_is_named() {
     assert!(error.contains("no-such-pool") && error.contains("DER_NONEXIST"), "{error}");
     let mut missing = no_pool;
     missing.library = "/nonexistent/libdaos.so.2".into();
-    let error = Pool::connect(&missing).err().unwrap().to_string();
+    let error = Pool::connect(&missing).err().unwrap().report().to_string();
     assert!(error.contains("/nonexistent/libdaos.so.2"), "{error}");
 }
 

@@ -509,7 +509,9 @@ impl<O: Objects> Catalogue for ObjectCatalogue<O> {
             .objects
             .listed()?
             .iter()
-            .map(|k| Key::parse(k).map_err(|e| Error::corrupt("data set list", self.objects.describe_list(), e.to_string())))
+            .map(|k| {
+                Key::parse(k).map_err(|e| Error::corrupt_because("data set list", self.objects.describe_list(), "an entry is no key", e))
+            })
             .collect::<Result<Vec<_>>>()?;
         keys.sort();
         Ok(keys)

@@ -73,7 +73,7 @@ impl Objects for CatalogueNamespaces {
     }
 
     fn describe_list(&self) -> String {
-        self.namespaces.get(&self.prefix).map(|io| io.describe(DATASETS)).unwrap_or_else(|e| e.to_string())
+        self.namespaces.get(&self.prefix).map(|io| io.describe(DATASETS)).unwrap_or_else(|e| e.report().to_string())
     }
 
     fn set_listed(&self, dataset: &Key, listed: bool) -> Result<()> {

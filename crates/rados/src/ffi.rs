@@ -3,7 +3,7 @@
 //! where Ceph is not installed and fails with one clear error only when RADOS is configured.
 
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 
@@ -93,22 +93,23 @@ pub struct Librados {
     _library: libloading::Library,
 }
 
-static LIBRADOS: OnceLock<std::result::Result<Librados, String>> = OnceLock::new();
+static LIBRADOS: OnceLock<std::result::Result<Librados, Arc<Error>>> = OnceLock::new();
 
-/// librados, loaded on first use.
+/// librados, loaded on first use (a failure to load it is the answer of every call after).
 pub fn librados() -> Result<&'static Librados> {
-    LIBRADOS.get_or_init(load).as_ref().map_err(|e| Error::new(ErrorKind::Unavailable, e.clone()))
+    LIBRADOS.get_or_init(|| load().map_err(Arc::new)).as_ref().map_err(|e| Error::Shared(e.clone()))
 }
 
-fn load() -> std::result::Result<Librados, String> {
+fn load() -> Result<Librados> {
     // SAFETY: loading librados runs its initialisers, which only set up its own state.
     let library = unsafe { libloading::Library::new(LIBRARY) }.map_err(|e| {
-        format!("RADOS is configured but {LIBRARY} cannot be loaded ({e}); install Ceph's client library (Debian: librados2)")
+        let message = format!("RADOS is configured but {LIBRARY} cannot be loaded (install Ceph's client library, Debian: librados2)");
+        Error::caused_by(ErrorKind::Unavailable, message, e)
     })?;
     macro_rules! symbol {
         ($name:literal) => {
             // SAFETY: the declared type matches the C prototype in rados/librados.h.
-            *unsafe { library.get(concat!($name, "\0").as_bytes()) }.map_err(|e| format!("{LIBRARY}: {e}"))?
+            *unsafe { library.get(concat!($name, "\0").as_bytes()) }.map_err(|e| Error::caused_by(ErrorKind::Unavailable, LIBRARY, e))?
         };
     }
     Ok(Librados {

@@ -43,7 +43,7 @@ fn objects_round_trip_and_namespaces_keep_them_apart() {
     assert_eq!(io.size("field").unwrap(), Some(7), "write_full replaces");
     assert!(io.remove("field").unwrap());
     assert!(!io.remove("field").unwrap(), "removing a missing object is not an error");
-    let err = io.read_exact("field", 0, &mut [0; 1]).unwrap_err().to_string();
+    let err = io.read_exact("field", 0, &mut [0; 1]).unwrap_err().report().to_string();
     assert!(err.contains("No such file or directory"), "{err}");
 }
 
@@ -184,7 +184,7 @@ fn a_full_pool_fails_writes_at_once_and_keeps_what_it_holds() {
         let started = Instant::now();
         match io.write_full(&format!("o{written}"), &data) {
             Ok(()) => written += 1,
-            Err(e) => break e.to_string(),
+            Err(e) => break e.report().to_string(),
         }
         assert!(started.elapsed() < Duration::from_secs(10), "a write waited for space");
         assert!(Instant::now() < deadline, "the pool never filled ({written} MiB written)");
