@@ -111,25 +111,29 @@ impl<'a> Input<'_, 'a> {
         let mut fields = Vec::with_capacity(spans.len());
         for (i, span) in spans.iter().enumerate() {
             let context = || format!("{}, message {} at byte {}", self.source, first + i + 1, span.offset);
-            let grib_error = |e: &dyn std::fmt::Display| Error::Grib { context: context(), message: e.to_string() };
+            // A refused message is a bad request, whatever refused it (ecCodes, the schema).
+            let refused = |e: Error| Error::caused_by(ErrorKind::BadRequest, format!("GRIB {}", context()), e);
             let original = &self.data[span.offset..span.offset + span.length];
             let bytes = match self.options.modifiers.as_slice() {
                 [] => Cow::Borrowed(original),
-                modifiers => Cow::Owned(grib::modify(original, modifiers).map_err(|e| grib_error(&e))?),
+                modifiers => Cow::Owned(grib::modify(original, modifiers).map_err(refused)?),
             };
-            let identifier = grib::mars_keys(&bytes).map_err(|e| grib_error(&e))?;
+            let identifier = grib::mars_keys(&bytes).map_err(refused)?;
             (self.decoded)(span.length);
             // Filtered first, as fdb-write does: a message left out is not checked.
             if !self.wanted(&identifier)? {
                 continue;
             }
             if let Some(missing) = ["class", "expver", "stream"].into_iter().find(|k| identifier.get(k).is_none()) {
-                return Err(grib_error(&format!(
-                    "no MARS '{missing}' key (has {identifier}): not an ECMWF-style GRIB; add MARS keys with grib_set or \
-                     --modifiers, e.g. -s centre=98,setLocalDefinition=1,localDefinitionNumber=1,class=od,stream=oper,type=fc,expver=0001"
-                )));
+                return Err(Error::Grib {
+                    context: context(),
+                    message: format!(
+                        "no MARS '{missing}' key (has {identifier}): not an ECMWF-style GRIB; add MARS keys with grib_set or \
+                         --modifiers, e.g. -s centre=98,setLocalDefinition=1,localDefinitionNumber=1,class=od,stream=oper,type=fc,expver=0001"
+                    ),
+                });
             }
-            self.schema.split(&identifier).map_err(|e| grib_error(&e))?;
+            self.schema.split(&identifier).map_err(refused)?;
             fields.push(GribField { identifier, bytes });
         }
         Ok(fields)
@@ -154,5 +158,23 @@ impl<'a> Input<'_, 'a> {
             }
         }
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_message_names_itself_and_keeps_the_refusal_as_its_source() {
+        let root = tempfile::tempdir().unwrap();
+        let yaml = format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.path().display());
+        let fs = crate::open(&crate::Config::parse("t.yaml", &yaml).unwrap()).unwrap();
+        let message = grib::sample_message("regular_ll_sfc_grib2", &[]).unwrap();
+        let options = GribOptions { modifiers: vec![("noSuchKey".into(), "1".into())], ..GribOptions::default() };
+        let err = prepare_grib(&fs, &message, "t.grib", &options, &|_| {}).err().unwrap();
+        assert_eq!((err.kind(), err.to_string().as_str()), (ErrorKind::BadRequest, "GRIB t.grib, message 1 at byte 0"));
+        let refusal = std::error::Error::source(&err).and_then(|cause| cause.downcast_ref::<Error>());
+        assert!(refusal.is_some_and(|e| e.to_string().contains("noSuchKey")), "ecCodes' refusal is the source: {err:?}");
     }
 }

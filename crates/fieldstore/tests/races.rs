@@ -321,7 +321,7 @@ fn archive_inside_a_paused_wipe(open: &Opener, what: &str, existing_writer: bool
         }
         Err(e) => {
             assert!(existing_writer, "{what}: a new handle's archive failed ({finished}): {e}");
-            let by_the_wipe = e.kind() == fieldstore::error::ErrorKind::Conflict && e.to_string().contains("was wiped");
+            let by_the_wipe = e.kind() == fieldstore::error::ErrorKind::Conflict && e.report().to_string().contains("was wiped");
             assert!(by_the_wipe, "{what}: the flush failed otherwise than by the wipe: {e}");
             assert_eq!(steps, Vec::<usize>::new(), "{what}: a flush said its fields went with the wipe, yet it left some");
             eprintln!("{what}: the flush failed {finished}, naming the wipe: {e}");

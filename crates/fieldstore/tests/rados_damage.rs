@@ -86,7 +86,7 @@ fn an_unreachable_cluster_fails_the_open_within_its_timeout() {
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
     assert!(err.contains("connect to Ceph cluster of") && err.contains("ceph.conf"), "{err}");
     let bad = yaml.replace("timeout_seconds: 2", "timeout_seconds: soon");
-    let err = fieldstore::open(&fieldstore::Config::parse("bad.yaml", &bad).unwrap()).err().unwrap().to_string();
+    let err = fieldstore::open(&fieldstore::Config::parse("bad.yaml", &bad).unwrap()).err().unwrap().report().to_string();
     assert!(err.contains("store.timeout_seconds (type 'rados'): invalid type: string \"soon\", expected a nonzero u32"), "{err}");
 }
 
@@ -127,7 +127,7 @@ fn a_write_refused_in_flight_fails_the_flush_and_publishes_nothing() {
             "catalogue.writes_in_flight (type 'rados'): only a store keeps operations in flight",
         ),
     ] {
-        let err = fieldstore::open(&fieldstore::Config::parse("bad.yaml", &bad).unwrap()).err().unwrap().to_string();
+        let err = fieldstore::open(&fieldstore::Config::parse("bad.yaml", &bad).unwrap()).err().unwrap().report().to_string();
         assert!(err.contains(why), "{err}");
     }
 }
