@@ -56,7 +56,7 @@ impl Retrieved {
                 Ok(0) => break Ok(()),
                 Ok(n) => filled += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(CError(e.to_string())),
+                Err(e) => break Err(CError(fieldstore::Report::of(&e).to_string())),
             }
         };
         // Also when a read failed: the stream moved on by what was read before.

@@ -93,8 +93,9 @@ impl Request {
             if !known.contains(lower.as_str()) {
                 return Err(CError(format!("cannot expand request {self}: no schema rule knows keyword '{keyword}'")));
             }
-            let values =
-                request.values(&lower, schema.type_of(&[], &lower)).map_err(|e| CError(format!("cannot expand request {self}: {e}")))?;
+            let values = request
+                .values(&lower, schema.type_of(&[], &lower))
+                .map_err(|e| CError(format!("cannot expand request {self}: {}", e.report())))?;
             expanded.push((keyword.clone(), values.unwrap_or_default()));
         }
         self.entries = expanded;

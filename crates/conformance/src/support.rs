@@ -31,12 +31,12 @@ pub fn request(text: &str) -> Request {
 
 /// Retrieves a request's bytes, or the explanation of why nothing matched.
 pub fn retrieve(fs: &FieldStore, text: &str) -> Result<Vec<u8>, String> {
-    let (mut reader, why) = fs.retrieve(&request(text)).map_err(|e| e.to_string())?;
+    let (mut reader, why) = fs.retrieve(&request(text)).map_err(|e| e.report().to_string())?;
     if let Some(why) = why {
         return Err(why);
     }
     let mut out = Vec::new();
-    reader.read_to_end(&mut out).map_err(|e| e.to_string())?;
+    reader.read_to_end(&mut out).map_err(|e| fieldstore::Report::of(&e).to_string())?;
     Ok(out)
 }
 
