@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::aws::{AmazonS3, AmazonS3Builder, AwsAuthorizer, AwsCredential};
-use object_store::client::{HttpConnector, HttpRequestBody, ReqwestConnector};
+use object_store::client::{HttpConnector, HttpError, HttpErrorKind, HttpRequestBody, ReqwestConnector};
 use object_store::path::{Path, PathPart};
 use object_store::{BackoffConfig, ClientOptions, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig};
 
@@ -22,7 +22,8 @@ use crate::config::{Credentials, S3Config};
 
 /// The runtime every S3 client of the process runs its requests on.
 fn runtime() -> Result<&'static tokio::runtime::Runtime> {
-    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    // The failure is kept (shared: every later call reports it) rather than retried.
+    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, Arc<std::io::Error>>> = OnceLock::new();
     RUNTIME
         .get_or_init(|| {
             tokio::runtime::Builder::new_multi_thread()
@@ -30,10 +31,10 @@ fn runtime() -> Result<&'static tokio::runtime::Runtime> {
                 .thread_name("fieldstore-s3")
                 .enable_all()
                 .build()
-                .map_err(|e| e.to_string())
+                .map_err(Arc::new)
         })
         .as_ref()
-        .map_err(|e| Error::new(ErrorKind::Io, format!("S3: cannot start the client's runtime: {e}")))
+        .map_err(|e| Error::caused_by(ErrorKind::Io, "S3: cannot start the client's runtime", e.clone()))
 }
 
 /// An object's bytes and entity tag.
@@ -64,15 +65,16 @@ struct Settings {
 /// URLs it cannot parse). A URL holding a user name or password is refused without echoing
 /// it: credentials belong in their own keys, which are never printed.
 fn checked_endpoint(endpoint: &str, section: &str) -> Result<String> {
-    let bad = |what: String| Err(Error::new(ErrorKind::BadConfig, format!("{section} (type 's3'): endpoint {what}")));
+    let message = |what: String| format!("{section} (type 's3'): endpoint {what}");
+    let bad = |what: String| Err(Error::new(ErrorKind::BadConfig, message(what)));
     if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
         return bad(format!("{:?} is not an http:// or https:// URL", endpoint.split('@').next_back().unwrap_or_default()));
     }
     let url = match url::Url::parse(endpoint) {
         Ok(url) => url,
         // The URL's text is echoed only where it cannot hold a password.
-        Err(e) if endpoint.contains('@') => return bad(format!("is not a URL ({e})")),
-        Err(e) => return bad(format!("{endpoint:?} is not a URL ({e})")),
+        Err(e) if endpoint.contains('@') => return Err(Error::caused_by(ErrorKind::BadConfig, message("is not a URL".into()), e)),
+        Err(e) => return Err(Error::caused_by(ErrorKind::BadConfig, message(format!("{endpoint:?} is not a URL")), e)),
     };
     if !url.username().is_empty() || url.password().is_some() {
         return bad("holds a user name or password: give access_key_id and secret_access_key instead".into());
@@ -113,8 +115,8 @@ impl S3Client {
     /// endpoint cannot be reached, refuses the credentials, or has no such bucket.
     pub fn connect(config: &S3Config, bucket: &str, section: &str) -> Result<S3Client> {
         let client = S3Client::unchecked(config, bucket, section)?;
-        if !client.bucket_exists()? {
-            return Err(client.error_text(ErrorKind::NotFound, "no such bucket (create it first)"));
+        if let Some(missing) = client.missing_bucket()? {
+            return Err(Error::caused_by(ErrorKind::NotFound, client.message("no such bucket (create it first)"), missing));
         }
         Ok(client)
     }
@@ -138,8 +140,9 @@ impl S3Client {
         if let Some(token) = &credentials.session_token {
             builder = builder.with_token(token.expose());
         }
-        let store =
-            builder.build().map_err(|e| Error::new(ErrorKind::BadConfig, format!("S3 bucket '{bucket}' at {}: {e}", settings.endpoint)))?;
+        let store = builder
+            .build()
+            .map_err(|e| Error::caused_by(ErrorKind::BadConfig, format!("S3 bucket '{bucket}' at {}", settings.endpoint), e))?;
         Ok(S3Client { store: Arc::new(store), bucket: bucket.into(), settings })
     }
 
@@ -162,7 +165,7 @@ impl S3Client {
             .method(http::Method::PUT)
             .uri(&url)
             .body(HttpRequestBody::from(body.into_bytes()))
-            .map_err(|e| Error::new(ErrorKind::BadConfig, format!("S3 bucket '{bucket}': {e}")))?;
+            .map_err(|e| Error::caused_by(ErrorKind::BadConfig, format!("S3 bucket '{bucket}'"), e))?;
         let credential = AwsCredential {
             key_id: settings.credentials.access_key_id.clone(),
             secret_key: settings.credentials.secret_access_key.expose().to_string(),
@@ -181,16 +184,22 @@ impl S3Client {
         Err(Error::new(ErrorKind::Io, format!("S3 bucket '{bucket}' at {}: creating it answered HTTP {status}", settings.endpoint)))
     }
 
-    /// Whether the bucket exists: a GET of a name nobody writes answers "no such key" if it
-    /// does, "no such bucket" if not; anything else (unreachable, refused credentials) is the
-    /// error.
+    /// Whether the bucket exists (see [`S3Client::missing_bucket`]).
     pub fn bucket_exists(&self) -> Result<bool> {
+        Ok(self.missing_bucket()?.is_none())
+    }
+
+    /// The server's "no such bucket" if the bucket is missing: a GET of a name nobody writes
+    /// answers "no such key" if it exists; anything else (unreachable, refused credentials) is
+    /// the error.
+    fn missing_bucket(&self) -> Result<Option<object_store::Error>> {
         let probe = self.path(&[".fieldstore-probe"]);
         let store = self.store.clone();
         self.run(async move {
             match store.get(&probe).await {
-                Err(object_store::Error::NotFound { source, .. }) => Ok(!source.to_string().contains("NoSuchBucket")),
-                other => other.map(|_| true),
+                Err(e) if is_no_such_bucket(&e) => Ok(Some(e)),
+                Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
             }
         })
     }
@@ -266,8 +275,8 @@ impl S3Client {
     pub fn name_of(&self, path: &Path) -> Result<String> {
         let part = path.parts().next_back().ok_or_else(|| Error::corrupt("object name", format!("s3 bucket {}", self.bucket), "empty"))?;
         // `object_store` escapes `%` in a segment, so decoding is unambiguous.
-        let name = percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map_err(|_| {
-            Error::corrupt("object name", format!("s3 bucket {}", self.bucket), format!("{:?} is not UTF-8", part.as_ref()))
+        let name = percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map_err(|e| {
+            Error::corrupt_because("object name", format!("s3 bucket {}", self.bucket), format!("{:?} is not UTF-8", part.as_ref()), e)
         })?;
         Ok(name.into_owned())
     }
@@ -329,41 +338,79 @@ impl S3Client {
         Ok(Pending { receiver, answer: None, client: self.clone() })
     }
 
-    /// A client error as fieldstore's, naming the bucket and endpoint.
+    /// A client error as fieldstore's, naming the bucket and endpoint, the client's error kept
+    /// as its source. The kind comes from the error's variant, and where the variant says
+    /// nothing (`Generic`: the request did not complete) from the transport's failure among its
+    /// sources ([`transport_failure`]).
     pub fn error(&self, e: object_store::Error) -> Error {
-        let text = e.to_string();
-        match e {
-            object_store::Error::NotFound { .. } if text.contains("NoSuchBucket") => self.error_text(ErrorKind::NotFound, "no such bucket"),
-            object_store::Error::NotFound { path, .. } => self.error_text(ErrorKind::NotFound, &format!("no object {path}")),
-            object_store::Error::AlreadyExists { path, .. } => {
-                self.error_text(ErrorKind::AlreadyExists, &format!("object {path} exists already"))
+        use object_store::Error as Client;
+        let (kind, what) = match &e {
+            Client::NotFound { .. } if is_no_such_bucket(&e) => (ErrorKind::NotFound, "no such bucket".into()),
+            Client::NotFound { path, .. } => (ErrorKind::NotFound, format!("no object {path}")),
+            Client::AlreadyExists { path, .. } => (ErrorKind::AlreadyExists, format!("object {path} exists already")),
+            Client::Precondition { path, .. } => (ErrorKind::Conflict, format!("object {path} changed meanwhile")),
+            Client::PermissionDenied { .. } | Client::Unauthenticated { .. } => {
+                (ErrorKind::BadConfig, "the server refused the credentials or their permissions".into())
             }
-            object_store::Error::Precondition { path, .. } => {
-                self.error_text(ErrorKind::Conflict, &format!("object {path} changed meanwhile"))
-            }
-            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => self.error_text(
-                ErrorKind::BadConfig,
-                &format!("the server refused the credentials or their permissions ({})", first_line(&text)),
-            ),
-            _ if text.contains("timed out") || text.contains("deadline") => {
-                self.error_text(ErrorKind::Timeout, &format!("no answer in time ({})", first_line(&text)))
-            }
-            _ if text.contains("error sending request") || text.contains("connect") => {
-                self.error_text(ErrorKind::Unavailable, &format!("cannot reach the endpoint ({})", first_line(&text)))
-            }
-            _ => self.error_text(ErrorKind::Io, first_line(&text)),
-        }
+            _ => match transport_failure(&e) {
+                Some(ErrorKind::Timeout) => (ErrorKind::Timeout, "no answer in time".into()),
+                Some(kind) => (kind, "cannot reach the endpoint".into()),
+                None => (ErrorKind::Io, "the request failed".into()),
+            },
+        };
+        Error::caused_by(kind, self.message(&what), e)
     }
 
-    /// An error of `kind` naming the bucket and endpoint.
-    fn error_text(&self, kind: ErrorKind, what: &str) -> Error {
-        Error::new(kind, format!("S3 bucket '{}' at {}: {what}", self.bucket, self.settings.endpoint))
+    /// `what` went wrong with the bucket at the endpoint.
+    fn message(&self, what: &str) -> String {
+        format!("S3 bucket '{}' at {}: {what}", self.bucket, self.settings.endpoint)
     }
 }
 
-/// The first line of a client's message (servers' XML bodies follow).
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or(text)
+/// Whether a "not found" answer is S3's "no such bucket". S3 answers a missing bucket and a
+/// missing object alike, with HTTP 404, and `object_store` keeps the answer's body in an error
+/// type it does not export (`RetryError`), so no typed distinction is left: only the S3 error
+/// code in the body, which that error's text holds. The narrowest check there is: that code's
+/// element, in the source's text (never the path's, which callers choose); an answer without
+/// a body (a HEAD's) reads as a missing object.
+fn is_no_such_bucket(error: &object_store::Error) -> bool {
+    matches!(error, object_store::Error::NotFound { source, .. } if source.to_string().contains("<Code>NoSuchBucket</Code>"))
+}
+
+/// The kind of a request's failure to complete, from the typed errors among `error`'s sources:
+/// the HTTP connector's ([`HttpError`], whose kind `object_store` derives from `reqwest`'s and
+/// `hyper`'s errors), else an I/O error's. `None` when no source says (the request completed
+/// and its answer was refused, or failed before it was sent).
+fn transport_failure(error: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    let mut next = Some(error);
+    while let Some(cause) = next {
+        if let Some(http) = cause.downcast_ref::<HttpError>() {
+            match http.kind() {
+                HttpErrorKind::Timeout => return Some(ErrorKind::Timeout),
+                HttpErrorKind::Connect | HttpErrorKind::Request | HttpErrorKind::Interrupted => return Some(ErrorKind::Unavailable),
+                // Decoding an answer, or unknown: an I/O error below may still say.
+                _ => {}
+            }
+        }
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as Io;
+            match io.kind() {
+                Io::TimedOut => return Some(ErrorKind::Timeout),
+                Io::ConnectionRefused
+                | Io::ConnectionReset
+                | Io::ConnectionAborted
+                | Io::NotConnected
+                | Io::BrokenPipe
+                | Io::UnexpectedEof
+                | Io::HostUnreachable
+                | Io::NetworkUnreachable
+                | Io::AddrNotAvailable => return Some(ErrorKind::Unavailable),
+                _ => {}
+            }
+        }
+        next = cause.source();
+    }
+    None
 }
 
 /// A request in flight ([`S3Client::spawn`]).
@@ -383,7 +430,9 @@ impl<T> Pending<T> {
         };
         match answer {
             Ok(answer) => answer.map_err(|e| self.client.error(e)),
-            Err(_) => Err(Error::new(ErrorKind::Io, format!("S3 bucket '{}': a request ended without an answer", self.client.bucket))),
+            Err(e) => {
+                Err(Error::caused_by(ErrorKind::Io, format!("S3 bucket '{}': a request ended without an answer", self.client.bucket), e))
+            }
         }
     }
 
@@ -397,5 +446,46 @@ impl<T> Pending<T> {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::ErrorKind as Io;
+
+    fn client() -> S3Client {
+        let config: S3Config =
+            serde_yaml::from_str("{endpoint: 'http://127.0.0.1:9', bucket: b, access_key_id: k, secret_access_key: s}").unwrap();
+        S3Client::unchecked(&config, "b", "test").unwrap()
+    }
+
+    fn generic(cause: impl std::error::Error + Send + Sync + 'static) -> object_store::Error {
+        object_store::Error::Generic { store: "S3", source: Box::new(cause) }
+    }
+
+    fn not_found(path: &str, says: &str) -> object_store::Error {
+        object_store::Error::NotFound { path: path.into(), source: says.into() }
+    }
+
+    /// Each error's text says what the text matching this replaced would have misread.
+    #[test]
+    fn kinds_come_from_the_client_s_typed_errors_which_stay_the_source() {
+        let client = client();
+        for (error, kind, says) in [
+            (generic(HttpError::new(HttpErrorKind::Connect, std::io::Error::other("no answer"))), ErrorKind::Unavailable, "cannot reach"),
+            (generic(HttpError::new(HttpErrorKind::Timeout, std::io::Error::other("connect"))), ErrorKind::Timeout, "no answer in time"),
+            (generic(HttpError::new(HttpErrorKind::Decode, std::io::Error::other("timed out"))), ErrorKind::Io, "the request failed"),
+            (generic(std::io::Error::from(Io::ConnectionRefused)), ErrorKind::Unavailable, "cannot reach"),
+            (generic(std::io::Error::from(Io::TimedOut)), ErrorKind::Timeout, "no answer in time"),
+            (not_found("NoSuchBucket/x", "404 Not Found"), ErrorKind::NotFound, "no object NoSuchBucket/x"),
+            (not_found("x", "404 Not Found: <Error><Code>NoSuchBucket</Code></Error>"), ErrorKind::NotFound, "no such bucket"),
+        ] {
+            let error = client.error(error);
+            assert_eq!(error.kind(), kind, "{}", error.report());
+            assert!(error.to_string().contains(says), "{error}");
+            let source = std::error::Error::source(&error);
+            assert!(source.is_some_and(|s| s.is::<object_store::Error>()), "the client's error is the source: {error:?}");
+        }
     }
 }

@@ -235,7 +235,7 @@ impl S3Config {
 /// the profile lacks a key.
 fn from_profile(file: &Path, profile: &str) -> Result<Option<Credentials>> {
     let ini = ini::Ini::load_from_file(file)
-        .map_err(|e| Error::new(ErrorKind::BadConfig, format!("AWS credentials file {}: {e}", file.display())))?;
+        .map_err(|e| Error::caused_by(ErrorKind::BadConfig, format!("AWS credentials file {}", file.display()), e))?;
     let Some(keys) = ini.section(Some(profile)) else { return Ok(None) };
     Ok(match (keys.get("aws_access_key_id"), keys.get("aws_secret_access_key")) {
         (Some(id), Some(secret)) => Some(Credentials {

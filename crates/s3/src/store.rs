@@ -94,18 +94,19 @@ impl S3Store {
     /// The bucket's client and the object of a location this store wrote; anything else is
     /// refused.
     fn parse(&self, uri: &str) -> Result<(S3Client, Path)> {
-        let refuse = |why: &str| Error::new(ErrorKind::Corrupt, format!("refusing location {uri:?}: {why}"));
+        let refusal = |why: &str| format!("refusing location {uri:?}: {why}");
+        let refuse = |why: &str| Error::new(ErrorKind::Corrupt, refusal(why));
         let rest = uri.strip_prefix("s3://").ok_or_else(|| refuse("not an S3 location"))?;
         let (bucket, key) = rest.split_once('/').ok_or_else(|| refuse("no object name"))?;
         let client = self.buckets.bucket(bucket)?.ok_or_else(|| refuse(&format!("bucket '{bucket}' is not one of this store's")))?;
-        let path = Path::parse(key).map_err(|e| refuse(&e.to_string()))?;
+        let path = Path::parse(key).map_err(|e| Error::caused_by(ErrorKind::Corrupt, refusal("not an object path"), e))?;
         // Each segment as its text: `object_store` escapes some characters of a data set's
         // key (`~` as `%7E`), and `client.path` escapes what it is given.
         let parts = path
             .parts()
             .map(|part| percent_encoding::percent_decode_str(part.as_ref()).decode_utf8().map(String::from))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|_| refuse("an object name segment is not UTF-8"))?;
+            .map_err(|e| Error::caused_by(ErrorKind::Corrupt, refusal("an object name segment is not UTF-8"), e))?;
         let expected = match parts.as_slice() {
             // Only this instance's objects: under its prefix, in a data set's place.
             [.., dataset, folder, name] if self.buckets.shares_buckets() && is_store_object(folder, name) => {

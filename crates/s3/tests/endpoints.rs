@@ -11,13 +11,13 @@ fn client_error(endpoint: &str) -> String {
         serde_yaml::from_str(&format!("{{bucket: b, endpoint: '{endpoint}', access_key_id: k, secret_access_key: very-secret}}")).unwrap();
     let err = S3Client::unchecked(&config, "b", "store").err().unwrap_or_else(|| panic!("{endpoint} was accepted"));
     assert_eq!(err.kind(), ErrorKind::BadConfig, "{err}");
-    err.to_string()
+    err.report().to_string()
 }
 
 #[test]
 fn malformed_endpoints_are_refused_by_name() {
     for (endpoint, said) in [
-        ("http://127.0.0.1:99999", "is not a URL (invalid port number)"),
+        ("http://127.0.0.1:99999", "is not a URL: invalid port number"),
         ("http://a b:80", "is not a URL"),
         ("http://[::1", "is not a URL"),
         ("ftp://127.0.0.1", "is not an http:// or https:// URL"),

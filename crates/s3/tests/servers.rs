@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use fieldstore_core::error::ErrorKind;
 use fieldstore_core::factory::Section;
 use fieldstore_testing::{s3_server, S3Server, S3_TEST_BUCKET};
+use object_store::ObjectStoreExt;
 
 /// The variables of each test server.
 const SERVERS: [&str; 2] = ["FIELDSTORE_TEST_S3_", "FIELDSTORE_TEST_S3_SEAWEED_"];
@@ -56,14 +57,37 @@ fn bad_sections_fail_clearly_in_bounded_time_and_never_show_the_secret() {
         ];
         for (what, yaml, kind, says) in cases {
             let (error, took) = open_error(&yaml);
-            let text = format!("{error} {error:?}");
+            let text = format!("{} {error:?}", error.report());
             assert_eq!(error.kind(), kind, "{prefix} {what}: {text}");
+            let source = std::error::Error::source(&error);
+            assert!(source.is_some_and(|s| s.is::<object_store::Error>()), "{prefix} {what}: the client's error is the source: {text}");
             assert!(text.contains(says) && text.contains("bucket"), "{prefix} {what}: {text}");
             for secret in [&server.secret_key, "not-the-secret-at-all"] {
                 assert!(!text.contains(secret), "{prefix} {what}: the secret is in {text}");
             }
             assert!(took < Duration::from_secs(15), "{prefix} {what}: {took:?}");
         }
+    }
+}
+
+/// A missing object is NotFound, from the client's typed error (kept as the source), whose
+/// text names no bucket.
+#[test]
+fn a_missing_object_is_not_found() {
+    for prefix in SERVERS {
+        let Some(server) = s3_server(prefix) else { continue };
+        let yaml = format!(
+            "{{endpoint: '{}', bucket: {S3_TEST_BUCKET}, access_key_id: '{}', secret_access_key: '{}'}}",
+            server.endpoint, server.access_key, server.secret_key
+        );
+        let config: fieldstore_s3::config::S3Config = serde_yaml::from_str(&yaml).unwrap();
+        let client = fieldstore_s3::client::S3Client::connect(&config, S3_TEST_BUCKET, "test").unwrap();
+        let (store, path) = (client.store().clone(), client.path(&["no-such-object-here"]));
+        let error = client.run(async move { store.get(&path).await.map(drop) }).expect_err("no such object");
+        assert_eq!(error.kind(), ErrorKind::NotFound, "{prefix}: {}", error.report());
+        assert!(error.to_string().contains("no object") && error.to_string().contains("no-such-object-here"), "{prefix}: {error}");
+        let source = std::error::Error::source(&error);
+        assert!(source.is_some_and(|s| s.is::<object_store::Error>()), "{prefix}: the client's error is the source: {error:?}");
     }
 }
 
