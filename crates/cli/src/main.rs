@@ -5,7 +5,7 @@
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        writeln!(std::io::stdout(), $($arg)*).map_err(|e| anyhow::anyhow!("writing to standard output: {e}"))?
+        writeln!(std::io::stdout(), $($arg)*).map_err(|e| anyhow::Error::new(e).context("writing to standard output"))?
     }};
 }
 
@@ -13,7 +13,7 @@ macro_rules! outln {
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        write!(std::io::stdout(), $($arg)*).map_err(|e| anyhow::anyhow!("writing to standard output: {e}"))?
+        write!(std::io::stdout(), $($arg)*).map_err(|e| anyhow::Error::new(e).context("writing to standard output"))?
     }};
 }
 
