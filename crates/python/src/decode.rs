@@ -284,7 +284,7 @@ fn keep_buffer(reader: DataReader) {
 }
 
 fn field_error(index: usize, error: Error) -> PyErr {
-    to_py(Error::new(error.kind(), format!("message {index}: {error}")))
+    to_py(Error::caused_by(error.kind(), format!("message {index}"), error))
 }
 
 /// A message's grid: `grid_type`, `points`, `identity` (fields with the same one share their
