@@ -1,5 +1,5 @@
-//! The `type: s3` sections of a config, where credentials come from, and the backend's
-//! [`FACTORY`].
+//! The `type: s3` sections of a config ([`S3CatalogueConfig`], [`S3StoreConfig`]) and where
+//! credentials come from: a leaf, which the crate root's factory opens backends from.
 //!
 //! ```yaml
 //! store:
@@ -34,14 +34,14 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::factory::{Factory, Section};
-use fieldstore_core::{Catalogue, Store};
-
-use crate::layout::Buckets;
-use crate::store::S3Store;
+use fieldstore_core::factory::Section;
 use fieldstore_core::window::InFlight;
 
-/// An S3 section.
+/// An S3 section's keys: where the endpoint is, how to reach it and where data sets go there,
+/// as a catalogue and a store share them, and the store's own keys (private: read through
+/// [`S3StoreConfig`], refused by [`S3CatalogueConfig`]). One type for both sections, so that an
+/// unknown key's error names the key and lists every key (serde's `flatten`, which would split
+/// it, loses both).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct S3Config {
@@ -98,14 +98,63 @@ pub struct S3Config {
     pub profile: Option<String>,
     /// Writes a store writer keeps in flight (stores only).
     #[serde(default)]
-    pub writes_in_flight: Option<NonZeroUsize>,
+    writes_in_flight: Option<NonZeroUsize>,
     /// Objects a retrieve keeps in flight (stores only).
     #[serde(default)]
-    pub reads_in_flight: Option<NonZeroUsize>,
+    reads_in_flight: Option<NonZeroUsize>,
     /// A writer's fields of one collocation between two flushes go into one object, PUT at the
     /// flush (or before it would pass 16 MiB), instead of an object each (stores only).
     #[serde(default)]
+    pack: bool,
+}
+
+/// An S3 catalogue's section: the endpoint and buckets ([`S3Config`]); a store's keys are
+/// refused, each by name.
+#[derive(Clone, Debug)]
+pub struct S3CatalogueConfig {
+    /// The endpoint, its credentials and buckets.
+    pub s3: S3Config,
+}
+
+/// An S3 store's section: the endpoint and buckets ([`S3Config`]), the requests kept in
+/// flight, and whether a writer packs its fields.
+#[derive(Clone, Debug)]
+pub struct S3StoreConfig {
+    /// The endpoint, its credentials and buckets.
+    pub s3: S3Config,
+    /// The writes a writer and the reads a retrieve keep in flight.
+    pub in_flight: InFlight,
+    /// Whether a writer's fields of one collocation between two flushes go into one object.
     pub pack: bool,
+}
+
+impl S3CatalogueConfig {
+    /// The catalogue's section, checked.
+    pub fn from_section(section: &Section<'_>) -> Result<S3CatalogueConfig> {
+        let s3: S3Config = section.typed()?;
+        fieldstore_core::window::refuse_in_catalogue(
+            section,
+            "s3",
+            s3.writes_in_flight.map(NonZeroUsize::get),
+            s3.reads_in_flight.map(NonZeroUsize::get),
+        )?;
+        if s3.pack {
+            return Err(section.error(format!(
+                "{}.pack (type 's3'): 'pack' packs a store's fields; a catalogue has none (put it in the store section)",
+                section.name
+            )));
+        }
+        Ok(S3CatalogueConfig { s3 })
+    }
+}
+
+impl S3StoreConfig {
+    /// The store's section, checked.
+    pub fn from_section(section: &Section<'_>) -> Result<S3StoreConfig> {
+        let s3: S3Config = section.typed()?;
+        let in_flight = InFlight::new(s3.writes_in_flight.map(NonZeroUsize::get), s3.reads_in_flight.map(NonZeroUsize::get));
+        Ok(S3StoreConfig { in_flight, pack: s3.pack, s3 })
+    }
 }
 
 /// A credential that is never shown.
@@ -283,30 +332,43 @@ impl S3Config {
     }
 }
 
-/// The S3 catalogue and store, for the facade's list of backends.
-pub const FACTORY: Factory = Factory { name: "s3", catalogue: Some(open_catalogue), store: Some(open_store) };
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fieldstore_core::config::Config;
 
-fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
-    let config: S3Config = section.typed()?;
-    fieldstore_core::window::refuse_in_catalogue(
-        section,
-        "s3",
-        config.writes_in_flight.map(NonZeroUsize::get),
-        config.reads_in_flight.map(NonZeroUsize::get),
-    )?;
-    if config.pack {
-        return Err(section.error(format!(
-            "{}.pack (type 's3'): 'pack' packs a store's fields; a catalogue has none (put it in the store section)",
-            section.name
-        )));
+    /// Both sections of `s3` with `catalogue`'s and `store`'s keys added.
+    fn parsed(catalogue: &str, store: &str) -> Config {
+        Config::parse("t.yaml", &format!("catalogue: {{type: s3, bucket: b{catalogue}}}\nstore: {{type: s3, bucket: b{store}}}\n")).unwrap()
     }
-    let buckets = Buckets::connect(&config, section.name)?;
-    buckets.home().check_conditional_put()?;
-    Ok(Box::new(crate::catalogue::open(buckets)))
-}
 
-fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
-    let config: S3Config = section.typed()?;
-    let limits = InFlight::new(config.writes_in_flight.map(NonZeroUsize::get), config.reads_in_flight.map(NonZeroUsize::get));
-    Ok(Box::new(S3Store::new(Buckets::connect(&config, section.name)?, limits, config.pack)))
+    #[test]
+    fn a_store_section_takes_the_store_s_keys_and_a_catalogue_section_refuses_them_by_name() {
+        let config = parsed("", ", writes_in_flight: 3, reads_in_flight: 5, pack: true");
+        let store = S3StoreConfig::from_section(&Section { name: "store", config: &config.store, source: "t.yaml" }).unwrap();
+        assert_eq!((store.in_flight.writes, store.in_flight.reads, store.pack, store.s3.bucket.as_deref()), (3, 5, true, Some("b")));
+        let catalogue = S3CatalogueConfig::from_section(&Section { name: "catalogue", config: &config.catalogue, source: "t.yaml" });
+        assert_eq!(catalogue.unwrap().s3.bucket.as_deref(), Some("b"));
+        for (key, says) in [
+            ("reads_in_flight: 2", "catalogue.reads_in_flight (type 's3'): only a store keeps operations in flight"),
+            ("pack: true", "catalogue.pack (type 's3'): 'pack' packs a store's fields"),
+        ] {
+            let config = parsed(&format!(", {key}"), "");
+            let section = Section { name: "catalogue", config: &config.catalogue, source: "t.yaml" };
+            let refused = S3CatalogueConfig::from_section(&section).unwrap_err().report().to_string();
+            assert!(refused.contains(says), "{refused}");
+        }
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_every_key_of_the_section() {
+        let config = parsed("", ", writes_in_flite: 3");
+        let unknown = S3StoreConfig::from_section(&Section { name: "store", config: &config.store, source: "t.yaml" });
+        let unknown = unknown.unwrap_err().report().to_string();
+        assert!(
+            unknown.contains("store.writes_in_flite (type 's3'): unknown field `writes_in_flite`, expected one of `endpoint`"),
+            "{unknown}"
+        );
+        assert!(unknown.contains("`writes_in_flight`"), "{unknown}");
+    }
 }
