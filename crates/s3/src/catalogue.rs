@@ -230,7 +230,7 @@ impl DatasetPrefix {
         let slots = listed
             .iter()
             .filter_map(|meta| meta.location.as_ref().strip_prefix(folder.as_str()))
-            .map(|slot| slot.parse::<u64>().map_err(|_| Error::corrupt("log object", format!("{folder}{slot}"), "not a slot")))
+            .map(|slot| slot.parse::<u64>().map_err(|e| Error::corrupt_because("log object", format!("{folder}{slot}"), "not a slot", e)))
             .collect::<Result<Vec<_>>>()?;
         Ok(Some((known, slots)))
     }
@@ -264,7 +264,8 @@ impl DatasetPrefix {
         names
             .iter()
             .map(|name| {
-                name.parse::<u64>().map_err(|_| Error::corrupt("log object", self.path(&["log", creation, name]).to_string(), "not a slot"))
+                name.parse::<u64>()
+                    .map_err(|e| Error::corrupt_because("log object", self.path(&["log", creation, name]).to_string(), "not a slot", e))
             })
             .collect()
     }

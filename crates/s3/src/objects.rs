@@ -144,7 +144,8 @@ fn segments(client: &S3Client, folder: &Path) -> Result<Vec<Segment>> {
         .iter()
         .map(|meta| {
             let name = client.name_of(&meta.location)?;
-            let offset = name.parse::<u64>().map_err(|_| Error::corrupt("array segment", format!("{folder}/{name}"), "not an offset"))?;
+            let offset =
+                name.parse::<u64>().map_err(|e| Error::corrupt_because("array segment", format!("{folder}/{name}"), "not an offset", e))?;
             Ok(Segment { offset, length: meta.size })
         })
         .collect::<Result<Vec<_>>>()?;
