@@ -184,14 +184,14 @@ impl S3Client {
         Err(Error::new(ErrorKind::Io, format!("S3 bucket '{bucket}' at {}: creating it answered HTTP {status}", settings.endpoint)))
     }
 
-    /// Whether the bucket exists (see [`S3Client::missing_bucket`]).
+    /// Whether the bucket exists: a GET of a name nobody writes answers "no such key" if it
+    /// does, "no such bucket" if not; anything else (unreachable, refused credentials) is the
+    /// error.
     pub fn bucket_exists(&self) -> Result<bool> {
         Ok(self.missing_bucket()?.is_none())
     }
 
-    /// The server's "no such bucket" if the bucket is missing: a GET of a name nobody writes
-    /// answers "no such key" if it exists; anything else (unreachable, refused credentials) is
-    /// the error.
+    /// The server's "no such bucket" if the bucket is missing ([`S3Client::bucket_exists`]).
     fn missing_bucket(&self) -> Result<Option<object_store::Error>> {
         let probe = self.path(&[".fieldstore-probe"]);
         let store = self.store.clone();
@@ -341,7 +341,7 @@ impl S3Client {
     /// A client error as fieldstore's, naming the bucket and endpoint, the client's error kept
     /// as its source. The kind comes from the error's variant, and where the variant says
     /// nothing (`Generic`: the request did not complete) from the transport's failure among its
-    /// sources ([`transport_failure`]).
+    /// sources (`transport_failure`).
     pub fn error(&self, e: object_store::Error) -> Error {
         use object_store::Error as Client;
         let (kind, what) = match &e {
