@@ -366,7 +366,7 @@ impl DatasetObjects for DatasetPrefix {
         self.read_indexes(&[id])?.pop().ok_or_else(|| Error::corrupt("index object", self.path(&["index", id]).to_string(), "not read"))
     }
 
-    /// GETs in flight together, [`INDEX_READS_IN_FLIGHT`] at a time.
+    /// GETs in flight together, `INDEX_READS_IN_FLIGHT` at a time.
     fn read_indexes(&self, ids: &[&str]) -> Result<Vec<IndexEntries>> {
         let mut read = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(INDEX_READS_IN_FLIGHT) {
