@@ -388,7 +388,7 @@ fn main() {
     if let Err(e) = run(cli) {
         let _ = std::io::stdout().flush();
         // Errors print whatever the verbosity; one that cannot be written is lost.
-        let _ = writeln!(std::io::stderr(), "fieldstore: error: {e:#}");
+        let _ = writeln!(std::io::stderr(), "fieldstore: error: {}", fieldstore::Report::of(e.as_ref()));
         std::process::exit(1);
     }
 }

@@ -293,15 +293,28 @@ impl<'a> Report<'a> {
 }
 
 impl std::fmt::Display for Report<'_> {
+    /// Each cause after a `: `, on one line (a cause's line breaks, such as a server's XML
+    /// reply, become spaces). A cause whose text the line already ends with is left out:
+    /// some libraries' errors print their own source as well as return it (`object_store`'s
+    /// do), and the user would read it twice.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
+        let mut line = self.0.to_string();
         let mut next = self.0.source();
         while let Some(cause) = next {
-            write!(f, ": {cause}")?;
+            let text = one_line(&cause.to_string());
+            if !line.ends_with(&text) {
+                line.push_str(": ");
+                line.push_str(&text);
+            }
             next = cause.source();
         }
-        Ok(())
+        f.write_str(&line)
     }
+}
+
+/// `text` with its line breaks, and the blanks around them, made one space.
+fn one_line(text: &str) -> String {
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// Adds path context to `std::io::Result`s.
@@ -347,5 +360,28 @@ mod tests {
         let corrupt = Error::corrupt_because("index", "/i", "unreadable", std::io::Error::other("short read"));
         assert_eq!(corrupt.report().to_string(), "corrupt index in /i: unreadable: short read");
         assert!(!Error::new(ErrorKind::Io, "x").is_write_refused());
+    }
+
+    /// An error that prints its source as well as returning it, as `object_store`'s do.
+    #[derive(Debug)]
+    struct Echoing(std::io::Error);
+
+    impl std::fmt::Display for Echoing {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "request failed: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for Echoing {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_report_is_one_line_and_names_each_cause_once() {
+        let reply = std::io::Error::other("<Error>\n  <Code>AccessDenied</Code>\n</Error>");
+        let error = Error::caused_by(ErrorKind::Io, "S3 bucket 'b'", Echoing(reply));
+        assert_eq!(error.report().to_string(), "S3 bucket 'b': request failed: <Error> <Code>AccessDenied</Code> </Error>");
     }
 }
