@@ -9,8 +9,12 @@ use fieldstore::{Config, Key};
 
 /// The buckets of the config's store, which must be of type `s3`.
 pub fn store_buckets(config: &Config) -> Result<Buckets, String> {
-    if config.store.kind != "s3" {
-        return Err(format!("{}: the store is of type '{}'; the S3 baselines need a store of type 's3'", config.source, config.store.kind));
+    let s3_type = fieldstore::s3::FACTORY.name;
+    if config.store.kind != s3_type {
+        return Err(format!(
+            "{}: the store is of type '{}'; the S3 baselines need a store of type '{s3_type}'",
+            config.source, config.store.kind
+        ));
     }
     let section = Section { name: "store", config: &config.store, source: &config.source };
     let s3: S3Config = section.typed().map_err(|e| e.to_string())?;

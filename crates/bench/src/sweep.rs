@@ -191,10 +191,11 @@ impl Sweep {
                 "--label {label:?}: a label is selected by value (--select sweep=LABEL), so it needs a character and none of , / ="
             ));
         }
-        if !self.classes.is_empty() && !self.pool.as_deref().is_some_and(|p| p.starts_with("daos:")) {
+        let pool_type = self.pool.as_deref().map(fieldstore::factory::pool_type);
+        if !self.classes.is_empty() && !pool_type.is_some_and(|(kind, _)| kind == "daos") {
             return Err("--classes needs a daos: --pool (object classes are DAOS's)".into());
         }
-        if let Some(prefix) = self.pool.as_deref().and_then(|p| p.strip_prefix("daos:")).and_then(|p| p.split_once('/')).map(|p| p.1) {
+        if let Some(prefix) = pool_type.filter(|(kind, _)| *kind == "daos").and_then(|(_, name)| name.split_once('/')).map(|p| p.1) {
             // A run's label is PREFIX_ and 16 hex digits, at most 48 characters of DAOS's set.
             if prefix.len() > 31 || !prefix.chars().all(|c| c.is_ascii_alphanumeric() || ".:_".contains(c)) {
                 return Err(format!("--pool daos:POOL/{prefix}: the prefix must be at most 31 letters, digits, '.', '_' or ':'"));
@@ -212,7 +213,7 @@ impl Sweep {
     /// The backend the runs use, for the report.
     fn backend(&self) -> Result<String, String> {
         if let Some(pool) = &self.pool {
-            return Ok(["rados", "daos", "s3"].iter().find(|k| pool.starts_with(&format!("{k}:"))).unwrap_or(&"posix").to_string());
+            return Ok(fieldstore::factory::pool_type(pool).0.to_string());
         }
         match &self.config {
             None => Ok("posix".into()),
@@ -328,8 +329,8 @@ impl Sweep {
         let name = place.name;
         match self.pool.as_deref() {
             None => place.dir.join("pool").display().to_string(),
-            Some(spec) => match spec.split_once(':') {
-                Some((kind @ ("rados" | "daos" | "s3"), rest)) => {
+            Some(spec) => match fieldstore::factory::pool_type(spec) {
+                (kind @ ("rados" | "daos" | "s3"), rest) => {
                     let (pool, prefix) = rest.split_once('/').unwrap_or((rest, ""));
                     // DAOS labels take at most 48 letters, digits, '.', '_' and ':'.
                     let (prefix, separator, name) = match kind {

@@ -2,14 +2,24 @@
 //! it, proves the same guarantees: FDB5's semantics (docs/consistency.md) as fieldstore
 //! promises them, on a catalogue/store pairing.
 //!
-//! A pairing is a [`Site`]: fresh storage and the config sections that open it. Each property
-//! in [`properties`] (one process) and [`processes`] (several) is a function of a site;
-//! [`pairing_tests!`] makes one `#[test]` per property for a pairing, so a failure names its
-//! pairing and property (`posix_rados::locks_wipe_and_where`):
+//! A pairing is a [`Site`]: fresh storage, the config sections that open it, and the
+//! backends' factories that open those (this build's, [`BACKENDS`], unless told otherwise).
+//! Each property in [`properties`] (one process) and [`processes`] (several) is a function of
+//! a site; [`pairing_tests!`] makes one `#[test]` per property for a pairing, so a failure
+//! names its pairing and property (`posix_rados::locks_wipe_and_where`).
+//!
+//! A backend outside this repository runs the suite through its own factory: a test file of
+//! its crate names the factories that open the site's sections, and the site. (The checks of
+//! the object API, `fieldstore::objects::conformance::check_pool`, take an opened pool.)
 //!
 //! ```ignore
-//! fieldstore_conformance::pairing_tests!(mine_posix, {
-//!     Some(fieldstore_conformance::Site::new("mine+posix", fieldstore_conformance::Grouping::Writer, |dir| {
+//! use fieldstore::factory::Factory;
+//! use fieldstore_conformance::{Grouping, Site};
+//!
+//! const BACKENDS: &[&Factory] = &[&mine::FACTORY, &fieldstore::posix::FACTORY];
+//!
+//! fieldstore_conformance::pairing_tests!(mine_posix, BACKENDS, {
+//!     Some(Site::new("mine+posix", Grouping::Writer, |dir| {
 //!         format!("catalogue: {{type: mine, url: 'mem://'}}\nstore: {{type: posix, root: {}}}\n", dir.display())
 //!     }))
 //! });
@@ -26,7 +36,10 @@ pub mod support;
 
 use std::path::{Path, PathBuf};
 
+use fieldstore::factory::Factory;
 use fieldstore::{Config, FieldStore};
+
+pub use fieldstore::BACKENDS;
 
 /// Fresh, empty storage for one catalogue/store pairing, and the config that opens it.
 pub struct Site {
@@ -40,6 +53,8 @@ pub struct Site {
     pub grouping: Grouping,
     /// Texts that `where` must show in the description of the catalogue (none: unchecked).
     pub catalogue_described_by: Vec<String>,
+    /// The factories that open the sections.
+    backends: Vec<&'static Factory>,
 }
 
 impl Site {
@@ -50,18 +65,23 @@ impl Site {
         let sections = sections(dir.path());
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, &sections).expect("the site's config file");
-        Site { name: name.into(), dir, sections, config, grouping, catalogue_described_by: Vec::new() }
+        Site { name: name.into(), dir, sections, config, grouping, catalogue_described_by: Vec::new(), backends: BACKENDS.to_vec() }
+    }
+
+    /// The site, its sections opened by `backends` instead of this build's.
+    pub fn opened_by(self, backends: &[&'static Factory]) -> Site {
+        Site { backends: backends.to_vec(), ..self }
     }
 
     /// A new handle on the site.
     pub fn open(&self) -> FieldStore {
-        support::open_config(&self.config)
+        open_config_with(&self.config, &self.backends)
     }
 
     /// Opens the site with a config that names a schema file.
     pub fn open_with_schema(&self, schema: &Path) -> FieldStore {
         let yaml = format!("schema: {}\n{}", schema.display(), self.sections);
-        fieldstore::open(&Config::parse(&self.name, &yaml).expect("the site's config")).expect("the site opens")
+        fieldstore::open_with(&Config::parse(&self.name, &yaml).expect("the site's config"), &self.backends).expect("the site opens")
     }
 
     /// The config file (for child processes).
@@ -73,6 +93,11 @@ impl Site {
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// The store a config file describes, opened by `backends`.
+fn open_config_with(path: &Path, backends: &[&Factory]) -> FieldStore {
+    fieldstore::open_with(&Config::from_file(path).expect("the site's config"), backends).expect("the site opens")
 }
 
 /// How a store groups fields into objects or files: what a purge can remove without removing
@@ -92,12 +117,23 @@ pub enum Grouping {
 
 /// One `#[test]` per property of [`properties`] and [`processes`] for one pairing, in a module
 /// of the name given, and the child writer the process properties start; `$site` is an
-/// expression giving an `Option<Site>` (`None`: skipped, said by whoever decided it). Every
+/// expression giving an `Option<Site>` (`None`: skipped, said by whoever decided it), and
+/// `$backends` (optional: [`BACKENDS`] without) the factories that open it, in the site and
+/// in the child writers. Both are read in the module, which sees its parent's names. Every
 /// property is listed here: a new one joins these lists.
 #[macro_export]
 macro_rules! pairing_tests {
     ($module:ident, $site:expr) => {
+        $crate::pairing_tests!(@module $module, $crate::BACKENDS, $site);
+    };
+    ($module:ident, $backends:expr, $site:expr) => {
+        $crate::pairing_tests!(@module $module, $backends, ($site).map(|site: $crate::Site| site.opened_by($backends)));
+    };
+    (@module $module:ident, $backends:expr, $site:expr) => {
         mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+
             fn site() -> Option<$crate::Site> {
                 $site
             }
@@ -105,7 +141,7 @@ macro_rules! pairing_tests {
             /// The child writer process properties start: this test, run alone.
             #[test]
             fn child_writer() {
-                $crate::processes::child_writer();
+                $crate::processes::child_writer($backends);
             }
 
             /// This module's `child_writer` as the test harness names it.

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fieldstore::factory::Factory;
 use fieldstore::{FieldStore, Key, ListOptions};
 
 use crate::support::*;
@@ -35,12 +36,13 @@ pub fn size_of(step: usize, param: usize) -> usize {
 
 /// The child writer's body, for a `#[test]` of the calling test binary that the process
 /// properties start (see [`crate::pairing_tests!`]): when started as a child, archives `steps` steps for one member, flushing after each, and prints
-/// `flushed STEP` once each flush has returned; otherwise does nothing.
-pub fn child_writer() {
+/// `flushed STEP` once each flush has returned; otherwise does nothing. `backends` open the
+/// config (the site's).
+pub fn child_writer(backends: &[&Factory]) {
     let Ok(spec) = std::env::var(CHILD_ENV) else { return };
     let parts: Vec<&str> = spec.split(':').collect();
     let (config, member, steps): (&str, usize, usize) = (parts[0], parts[1].parse().unwrap(), parts[2].parse().unwrap());
-    let fs = open_config(Path::new(config));
+    let fs = crate::open_config_with(Path::new(config), backends);
     for step in 0..steps {
         for param in 0..FIELDS_PER_STEP {
             let id = identifier(member, step, param);
@@ -98,10 +100,9 @@ pub fn concurrent_writers_and_readers_see_every_flushed_field_and_nothing_else(s
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let readers: Vec<_> = (0..2)
         .map(|r| {
-            let config = site.config().to_path_buf();
+            let fs = site.open();
             let done = done.clone();
             std::thread::spawn(move || {
-                let fs = open_config(&config);
                 let mut seen = vec![0usize; members];
                 let deadline = Instant::now() + Duration::from_secs(60);
                 let mut rounds = 0;

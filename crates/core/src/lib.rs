@@ -4,8 +4,9 @@
 //! - [`types`] and [`schema`]: FDB5's schema language;
 //! - [`request`]: the MARS request language;
 //! - [`config`]: the YAML configuration; [`factory`]: backends by their `type:` name;
-//! - [`backend`]: the `Catalogue` and `Store` traits each backend implements; [`indexing`]:
-//!   what catalogues share (pending entries, index summaries);
+//! - [`backend`]: the `Catalogue` and `Store` traits each backend implements; [`objects`]: the
+//!   object API of the pools a backend may offer the benchmarks; [`indexing`]: what
+//!   catalogues share (pending entries, index summaries);
 //! - [`api`]: `FieldStore`, which archives, flushes, retrieves, lists and administers fields
 //!   through any catalogue and store.
 //!
@@ -22,6 +23,7 @@ pub mod error;
 pub mod factory;
 pub mod indexing;
 pub mod key;
+pub mod objects;
 pub mod request;
 pub mod schema;
 pub mod types;

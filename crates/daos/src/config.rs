@@ -10,10 +10,11 @@ use std::num::NonZeroU32;
 use serde::Deserialize;
 
 use fieldstore_core::error::Result;
-use fieldstore_core::factory::{Factory, Section};
+use fieldstore_core::factory::{Factory, PoolSection, Section};
 use fieldstore_core::{Catalogue, Store};
 
 use crate::catalogue::Layout;
+use crate::objects::DaosPool;
 use crate::store::DaosStore;
 use crate::{object_class, Pool, PoolConfig};
 
@@ -61,8 +62,21 @@ pub fn default_library() -> String {
     std::env::var("FIELDSTORE_DAOS_LIBRARY").unwrap_or_else(|_| crate::DEFAULT_LIBRARY.into())
 }
 
-/// The DAOS catalogue and store, for the facade's list of backends.
-pub const FACTORY: Factory = Factory { name: "daos", catalogue: Some(open_catalogue), store: Some(open_store) };
+/// The options of a `daos:POOL[/PREFIX]` object pool (container labels start with PREFIX,
+/// default `fieldio`).
+#[derive(Debug, Deserialize)]
+struct DaosPoolOptions {
+    /// The libdaos to load ([`default_library`] without one).
+    #[serde(default)]
+    daos_library: Option<String>,
+    /// The object class of the pool's key-values and arrays.
+    #[serde(default = "default_class")]
+    daos_class: String,
+}
+
+/// The DAOS catalogue, store and object pool, for the facade's list of backends.
+pub const FACTORY: Factory =
+    Factory { name: "daos", catalogue: Some(open_catalogue), store: Some(open_store), object_pool: Some(open_object_pool) };
 
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
     let config: DaosConfig = section.typed()?;
@@ -74,6 +88,15 @@ fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     let config: DaosConfig = section.typed()?;
     let class = class(section, "array_class", &config.array_class)?;
     Ok(Box::new(DaosStore::new(connect(section, &config)?, &config.root_container, class, u64::from(config.oid_batch.get()))?))
+}
+
+fn open_object_pool(pool: &PoolSection<'_>) -> Result<Box<dyn fieldstore_core::objects::Pool>> {
+    let options: DaosPoolOptions = pool.typed()?;
+    let (name, prefix) = pool.pool_and_prefix();
+    let class = object_class(&options.daos_class)?;
+    let library = options.daos_library.unwrap_or_else(default_library);
+    let config = PoolConfig { library, pool: name.into(), system: None };
+    Ok(Box::new(DaosPool::new(Pool::connect(&config)?, prefix.unwrap_or("fieldio"), class)?))
 }
 
 fn class(section: &Section<'_>, key: &str, name: &str) -> Result<u32> {

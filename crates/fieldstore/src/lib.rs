@@ -1,7 +1,7 @@
-//! fieldstore: the library applications link. It opens the configured catalogue and store
-//! through the factories of the backends this build has ([`BACKENDS`]: POSIX always, RADOS,
-//! DAOS and S3 with the cargo features `rados`, `daos` and `s3`), and adds GRIB archiving on top of the
-//! core API.
+//! fieldstore: the library applications link. It opens the configured catalogue and store,
+//! and the benchmarks' object pools, through the factories of the backends this build has
+//! ([`BACKENDS`]: POSIX always, RADOS, DAOS and S3 with the cargo features `rados`, `daos` and
+//! `s3`), and adds GRIB archiving on top of the core API.
 //!
 //! ```no_run
 //! let config = fieldstore::Config::resolve(None)?;        // --config, $FIELDSTORE_CONFIG or the default
@@ -47,10 +47,10 @@ mod grib_input;
 
 pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
 
-use fieldstore_core::factory::{Factory, Section};
+use fieldstore_core::factory::{Factory, PoolSection, Section};
 
 /// The backends this build has, by their `type:` name: POSIX always, RADOS, DAOS and S3 (each
-/// a catalogue and a store) with their cargo features (all on by default).
+/// a catalogue, a store and an object pool) with their cargo features (all on by default).
 pub const BACKENDS: &[&Factory] = &[
     &fieldstore_posix::FACTORY,
     #[cfg(feature = "rados")]
@@ -63,14 +63,21 @@ pub const BACKENDS: &[&Factory] = &[
 
 /// Opens the catalogue and store a config names, with its schema.
 pub fn open(config: &Config) -> Result<FieldStore> {
+    open_with(config, BACKENDS)
+}
+
+/// Opens the catalogue and store a config names, with its schema, through `backends`
+/// instead of this build's (a backend of one's own, its conformance tests).
+pub fn open_with(config: &Config, backends: &[&Factory]) -> Result<FieldStore> {
     grib::install_param_resolver();
     let schema = config.load_schema()?;
-    let catalogue = factory::open_catalogue(BACKENDS, &Section { name: "catalogue", config: &config.catalogue, source: &config.source })?;
-    let store = factory::open_store(BACKENDS, &Section { name: "store", config: &config.store, source: &config.source })?;
+    let catalogue = factory::open_catalogue(backends, &Section { name: "catalogue", config: &config.catalogue, source: &config.source })?;
+    let store = factory::open_store(backends, &Section { name: "store", config: &config.store, source: &config.source })?;
     Ok(FieldStore::new(schema, catalogue, store))
 }
 
-/// How to reach the pools [`open_object_pool`] names.
+/// How to reach the pools [`open_object_pool`] names: the options of every backend's pools,
+/// as the command line gives them; each backend takes its own.
 pub struct ObjectPoolOptions {
     /// The `ceph.conf` of `rados:` pools (librados' defaults without one).
     pub ceph_conf: Option<PathBuf>,
@@ -88,69 +95,33 @@ impl Default for ObjectPoolOptions {
     }
 }
 
-/// The object pool the field-io and ior benchmarks run on, named by `spec`:
+impl ObjectPoolOptions {
+    /// The options by key, for the backends' typed options ([`PoolSection::typed`]).
+    fn keys(&self) -> serde_yaml::Mapping {
+        let mut keys = serde_yaml::Mapping::new();
+        let mut set = |key: &str, value: String| keys.insert(key.into(), value.into());
+        if let Some(conf) = &self.ceph_conf {
+            set("ceph_conf", conf.display().to_string());
+        }
+        set("ceph_user", self.ceph_user.clone());
+        if let Some(library) = &self.daos_library {
+            set("daos_library", library.clone());
+        }
+        set("daos_class", self.daos_class.clone());
+        keys
+    }
+}
+
+/// The object pool the field-io and ior benchmarks run on, named by `spec`, opened by the
+/// factory of its type ([`BACKENDS`]):
 /// - `rados:POOL` or `rados:POOL/PREFIX`: a pool of the Ceph cluster (PREFIX starts every
 ///   container's namespace);
 /// - `daos:POOL` or `daos:POOL/PREFIX`: a DAOS pool (container labels start with PREFIX,
 ///   default `fieldio`);
 /// - `s3:BUCKET` or `s3:BUCKET/PREFIX`: an S3 bucket (containers are folders under PREFIX),
 ///   at `$AWS_ENDPOINT_URL` (AWS without it) with the `AWS_*` credentials;
-/// - anything else: a directory (the POSIX form).
+/// - a directory (the POSIX form) otherwise.
 pub fn open_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<dyn objects::Pool>> {
-    if let Some(rest) = spec.strip_prefix("rados:") {
-        return rados_object_pool(rest, options);
-    }
-    if let Some(rest) = spec.strip_prefix("daos:") {
-        return daos_object_pool(rest, options);
-    }
-    if let Some(rest) = spec.strip_prefix("s3:") {
-        return s3_object_pool(rest);
-    }
-    Ok(Box::new(objects::posix::PosixPool::new(spec)?))
-}
-
-#[cfg(feature = "rados")]
-fn rados_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<dyn objects::Pool>> {
-    let (pool, prefix) = spec.split_once('/').unwrap_or((spec, ""));
-    let cluster = rados::ClusterConfig { ceph_conf: options.ceph_conf.clone(), user: options.ceph_user.clone(), ..Default::default() };
-    Ok(Box::new(rados::objects::RadosPool::new(rados::Cluster::connect(&cluster)?, pool, prefix)?))
-}
-
-#[cfg(feature = "daos")]
-fn daos_object_pool(spec: &str, options: &ObjectPoolOptions) -> Result<Box<dyn objects::Pool>> {
-    let (pool, prefix) = spec.split_once('/').unwrap_or((spec, "fieldio"));
-    let class = daos::object_class(&options.daos_class)?;
-    let library = options.daos_library.clone().unwrap_or_else(daos::default_library);
-    let config = daos::PoolConfig { library, pool: pool.into(), system: None };
-    Ok(Box::new(daos::objects::DaosPool::new(daos::Pool::connect(&config)?, prefix, class)?))
-}
-
-#[cfg(feature = "s3")]
-fn s3_object_pool(spec: &str) -> Result<Box<dyn objects::Pool>> {
-    let (bucket, prefix) = spec.split_once('/').unwrap_or((spec, ""));
-    let client = s3::client::S3Client::connect(&s3::config::S3Config::from_environment(bucket, prefix), bucket, "s3 pool")?;
-    Ok(Box::new(s3::objects::S3Pool::new(client)))
-}
-
-#[cfg(not(feature = "s3"))]
-fn s3_object_pool(_: &str) -> Result<Box<dyn objects::Pool>> {
-    Err(not_built("s3"))
-}
-
-#[cfg(not(feature = "rados"))]
-fn rados_object_pool(_: &str, _: &ObjectPoolOptions) -> Result<Box<dyn objects::Pool>> {
-    Err(not_built("rados"))
-}
-
-#[cfg(not(feature = "daos"))]
-fn daos_object_pool(_: &str, _: &ObjectPoolOptions) -> Result<Box<dyn objects::Pool>> {
-    Err(not_built("daos"))
-}
-
-#[cfg(not(all(feature = "rados", feature = "daos", feature = "s3")))]
-fn not_built(backend: &str) -> Error {
-    Error::new(
-        error::ErrorKind::Unsupported,
-        format!("{backend}: this build of fieldstore has no {backend} backend (cargo feature '{backend}')"),
-    )
+    let keys = options.keys();
+    factory::open_object_pool(BACKENDS, &PoolSection::new(spec, &keys))
 }

@@ -16,7 +16,7 @@ use fieldstore_conformance::processes::{check_visible, identifier, spawn_writer,
 /// The child writer of `a_reader_that_may_not_write_...`.
 #[test]
 fn child_writer() {
-    fieldstore_conformance::processes::child_writer();
+    fieldstore_conformance::processes::child_writer(fieldstore::BACKENDS);
 }
 
 /// Child body for the full-disk test: runs on a 1 MiB tmpfs of its own (see below).

@@ -12,8 +12,10 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use fieldstore_core::error::Result;
-use fieldstore_core::factory::{Factory, Section};
+use fieldstore_core::factory::{Factory, PoolSection, Section};
+use fieldstore_core::objects::Pool;
 use fieldstore_core::{Catalogue, Store};
+use fieldstore_objects::posix::PosixPool;
 
 use crate::placement::{Placement, SpaceConfig};
 use crate::{CommitMode, PosixCatalogue, PosixStore};
@@ -77,8 +79,9 @@ impl CommitSetting {
     }
 }
 
-/// The POSIX catalogue and store, for the facade's list of backends.
-pub const FACTORY: Factory = Factory { name: "posix", catalogue: Some(open_catalogue), store: Some(open_store) };
+/// The POSIX catalogue, store and object pool, for the facade's list of backends.
+pub const FACTORY: Factory =
+    Factory { name: "posix", catalogue: Some(open_catalogue), store: Some(open_store), object_pool: Some(open_object_pool) };
 
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
     let config: PosixCatalogueConfig = section.typed()?;
@@ -89,6 +92,11 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     let config: PosixStoreConfig = section.typed()?;
     Ok(Box::new(PosixStore::with_placement(placement(section, config.root, config.spaces, config.subdirectory)?)))
+}
+
+/// The pool in the directory the pool's name is (created if missing); it has no options.
+fn open_object_pool(pool: &PoolSection<'_>) -> Result<Box<dyn Pool>> {
+    Ok(Box::new(PosixPool::new(pool.name)?))
 }
 
 /// The section's one `root`, or its `spaces`. An empty root would be the working directory,

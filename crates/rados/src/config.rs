@@ -12,9 +12,11 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use fieldstore_core::error::Result;
-use fieldstore_core::factory::{Factory, Section};
+use fieldstore_core::factory::{Factory, PoolSection, Section};
+use fieldstore_core::objects::Pool;
 use fieldstore_core::{Catalogue, Store};
 
+use crate::objects::RadosPool;
 use crate::store::RadosStore;
 use crate::{Cluster, ClusterConfig};
 use fieldstore_core::window::InFlight;
@@ -53,8 +55,21 @@ fn default_timeout() -> NonZeroU32 {
     NonZeroU32::new(ClusterConfig::default().timeout_seconds).expect("the default timeout is not 0")
 }
 
-/// The RADOS catalogue and store, for the facade's list of backends.
-pub const FACTORY: Factory = Factory { name: "rados", catalogue: Some(open_catalogue), store: Some(open_store) };
+/// The options of a `rados:POOL[/PREFIX]` object pool (PREFIX starts every container's
+/// namespace).
+#[derive(Debug, Deserialize)]
+struct RadosPoolOptions {
+    /// A `ceph.conf`; librados' defaults without one.
+    #[serde(default)]
+    ceph_conf: Option<PathBuf>,
+    /// The client's user name without `client.`.
+    #[serde(default = "default_user")]
+    ceph_user: String,
+}
+
+/// The RADOS catalogue, store and object pool, for the facade's list of backends.
+pub const FACTORY: Factory =
+    Factory { name: "rados", catalogue: Some(open_catalogue), store: Some(open_store), object_pool: Some(open_object_pool) };
 
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
     let config: RadosConfig = section.typed()?;
@@ -73,6 +88,13 @@ fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     let limits = InFlight::new(config.writes_in_flight.map(NonZeroUsize::get), config.reads_in_flight.map(NonZeroUsize::get));
     let cluster = connect(section, &config)?;
     Ok(Box::new(RadosStore::new(cluster, &config.pool, &config.namespace_prefix, limits)?))
+}
+
+fn open_object_pool(pool: &PoolSection<'_>) -> Result<Box<dyn Pool>> {
+    let options: RadosPoolOptions = pool.typed()?;
+    let (name, prefix) = pool.pool_and_prefix();
+    let cluster = ClusterConfig { ceph_conf: options.ceph_conf, user: options.ceph_user, ..Default::default() };
+    Ok(Box::new(RadosPool::new(Cluster::connect(&cluster)?, name, prefix.unwrap_or(""))?))
 }
 
 fn connect(section: &Section<'_>, config: &RadosConfig) -> Result<Arc<Cluster>> {
