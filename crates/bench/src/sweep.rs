@@ -192,7 +192,7 @@ impl Sweep {
             ));
         }
         let pool_type = self.pool.as_deref().map(fieldstore::factory::pool_type);
-        if !self.classes.is_empty() && !pool_type.is_some_and(|(kind, _)| kind == "daos") {
+        if !self.classes.is_empty() && pool_type.is_none_or(|(kind, _)| kind != "daos") {
             return Err("--classes needs a daos: --pool (object classes are DAOS's)".into());
         }
         if let Some(prefix) = pool_type.filter(|(kind, _)| *kind == "daos").and_then(|(_, name)| name.split_once('/')).map(|p| p.1) {
