@@ -13,6 +13,20 @@
 //! read from any thread; each writer (`StoreWriter`, `CatalogueWriter`) belongs to one
 //! archiving handle, and several writers of one process are as independent as writers of
 //! several processes.
+//!
+//! What only some backends can do is a capability trait of its own, which a backend opts into
+//! by answering `Some(self)` from the accessor of the generic trait (as `Catalogue::own_files`
+//! answers for [`CatalogueFiles`]); core asks the accessor and does without where the answer
+//! is `None`, so a new backend implements only what it has:
+//!
+//! | capability | accessor | who has it |
+//! |---|---|---|
+//! | [`CatalogueRoot`]: a place that may be missing | `Catalogue::root` | POSIX |
+//! | [`CatalogueRecovery`]: records lost in a crash | `Catalogue::recovery` | POSIX |
+//! | [`CatalogueFiles`]: its own files, for stats and wipe | `Catalogue::own_files` | POSIX |
+//! | [`CommitCarrier`]: commits embedded in the data | `StoreWriter::commit_carrier` | POSIX |
+//! | [`CommitSource`]: those commits read back | `Store::commit_source` | POSIX |
+//! | [`RelativeUris`]: URIs other programs cannot open as they are | `Store::relative_uris` | POSIX |
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -26,6 +40,11 @@ use crate::key::Key;
 /// Where a field's bytes are: an opaque URI of the store that wrote them, a byte range, and
 /// the CRC-32C of the bytes (checked on every read). The URI is shared by every field of the
 /// same file or object.
+///
+/// Who computes the checksum: core, once per field, from the bytes it hands the store
+/// ([`StoreWriter::archive`] returns a location whose `crc32c` is 0, and `FieldStore` sets it
+/// before the catalogue records the location); stores never compute it, so no field's bytes
+/// are summed twice.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct FieldLocation {
     /// The file or object holding the bytes, as the store names it (opaque to catalogues).
@@ -34,7 +53,8 @@ pub struct FieldLocation {
     pub offset: u64,
     /// The field's length in bytes.
     pub length: u64,
-    /// The CRC-32C of the field's bytes (Castagnoli), checked when they are read back.
+    /// The CRC-32C of the field's bytes (Castagnoli), checked when they are read back;
+    /// computed by core, not by the store (see above).
     pub crc32c: u32,
 }
 
@@ -76,40 +96,68 @@ pub trait Store: Send + Sync {
     fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
     /// Where the dataset's bytes live, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;
+    /// The store's URIs as other programs open them, if they are not that already
+    /// ([`RelativeUris`], an optional capability). Default: `None`, the URIs are whole.
+    fn relative_uris(&self) -> Option<&dyn RelativeUris> {
+        None
+    }
+    /// The catalogue commits its writers embedded in the data, if they embed any
+    /// ([`CommitSource`], an optional capability, the reading side of [`CommitCarrier`]).
+    /// Default: `None`.
+    fn commit_source(&self) -> Option<&dyn CommitSource> {
+        None
+    }
+}
+
+/// An optional capability of a store ([`Store::relative_uris`]): its URIs are relative (to a
+/// root that can move), and other programs need them made whole. POSIX has it.
+pub trait RelativeUris: Send + Sync {
     /// A location's URI as other programs open it (pyfdb's `ListElement.uri`): a POSIX
-    /// store's relative URI as the absolute path; other stores' URIs are whole already.
-    fn absolute_uri(&self, uri: &str) -> Result<String> {
-        Ok(uri.to_string())
-    }
+    /// store's relative URI as the absolute path.
+    fn absolute_uri(&self, uri: &str) -> Result<String>;
+}
+
+/// An optional capability of a store ([`Store::commit_source`]): reading back the catalogue
+/// commits its writers embedded in the data ([`CommitCarrier`]), for the catalogue to recover
+/// from after a crash ([`CatalogueRecovery`]). POSIX has it.
+pub trait CommitSource: Send + Sync {
     /// Every commit the process `session` ([`crate::unique::session`]) embedded in a
-    /// dataset's data, oldest first within each file or object: what a catalogue recovers
-    /// from after a crash ([`Catalogue::recover`]).
-    fn embedded_commits(&self, _dataset: &Key, _session: &str) -> Result<Vec<Vec<u8>>> {
-        Ok(Vec::new())
-    }
+    /// dataset's data, oldest first within each file or object.
+    fn embedded_commits(&self, dataset: &Key, session: &str) -> Result<Vec<Vec<u8>>>;
 }
 
 /// One writer's side of a [`Store`]: the files or objects it appends to, owned by one thread
 /// at a time.
 pub trait StoreWriter: Send {
-    /// Appends a field's bytes for a dataset and collocation key; returns where they are.
+    /// Appends a field's bytes for a dataset and collocation key; returns where they are, with
+    /// `crc32c` 0: the caller computes the checksum ([`FieldLocation`]).
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation>;
     /// Makes everything archived through this writer durable.
     fn flush(&mut self) -> Result<()>;
     /// Forgets everything archived since the last successful flush (after a failed write: its
     /// bytes may be incomplete) and writes later fields to fresh files or objects.
     fn discard(&mut self);
-    /// Flushes like [`StoreWriter::flush`], and writes each commit into its dataset's data so
-    /// that the same device flush makes it durable with the data. Returns, per commit, whether
-    /// it was embedded: the catalogue makes the others durable itself. The default embeds none.
-    fn flush_with_commits(&mut self, commits: &[Commit]) -> Result<Vec<bool>> {
-        self.flush()?;
-        Ok(vec![false; commits.len()])
+    /// The writer's flush that embeds catalogue commits in the data, if it can
+    /// ([`CommitCarrier`], an optional capability). Default: `None`, the catalogue makes its
+    /// records durable itself.
+    fn commit_carrier(&mut self) -> Option<&mut dyn CommitCarrier> {
+        None
     }
 }
 
+/// An optional capability of a store writer ([`StoreWriter::commit_carrier`]): making a
+/// catalogue's commits durable in the same device flush as the data they describe, so that a
+/// flush costs one sync instead of the catalogue's own. Its store reads them back
+/// ([`CommitSource`]). POSIX has it.
+pub trait CommitCarrier: Send {
+    /// Flushes like [`StoreWriter::flush`], and writes each commit into its dataset's data so
+    /// that the same device flush makes it durable with the data. Returns, per commit, whether
+    /// it was embedded: the catalogue makes the others durable itself.
+    fn flush_with_commits(&mut self, commits: &[Commit]) -> Result<Vec<bool>>;
+}
+
 /// Catalogue records for one dataset, opaque to the store, that a store may make durable in
-/// the same device flush as the dataset's data ([`StoreWriter::flush_with_commits`]).
+/// the same device flush as the dataset's data ([`CommitCarrier::flush_with_commits`]).
 #[derive(Clone, Debug)]
 pub struct Commit {
     /// The dataset whose records these are (the store embeds them in its data).
@@ -194,13 +242,6 @@ pub struct IndexInfo {
 pub trait Catalogue: Send + Sync {
     /// A new writer: entries it archives become visible at its flush.
     fn writer(&self) -> Result<Box<dyn CatalogueWriter>>;
-    /// An error naming where the catalogue should be if it is not there (a POSIX root never
-    /// made): tools refuse to read a store that does not exist, which is most often a mistyped
-    /// path, while readers of the library see no data sets until a writer makes it. Default:
-    /// there (a backend whose open fails without it).
-    fn check_exists(&self) -> Result<()> {
-        Ok(())
-    }
     /// Every dataset key stored.
     fn datasets(&self) -> Result<Vec<Key>>;
     /// A read view of one dataset, or `None` if it does not exist.
@@ -213,18 +254,15 @@ pub trait Catalogue: Send + Sync {
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()>;
     /// Where the dataset's catalogue lives, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;
-    /// The sessions ([`crate::unique::session`]) whose embedded commits may hold records this
-    /// catalogue lost in a crash of their host; each is passed to [`Catalogue::recover`]
-    /// with its commits before the dataset is opened. Default: none.
-    fn sessions_to_recover(&self, _dataset: &Key) -> Result<Vec<String>> {
-        Ok(Vec::new())
+    /// The place the catalogue is kept in, if that place can be missing ([`CatalogueRoot`], an
+    /// optional capability). Default: `None` (a backend whose open fails without its place).
+    fn root(&self) -> Option<&dyn CatalogueRoot> {
+        None
     }
-    /// Publishes again every record of `commits` that a crash lost, then forgets the session.
-    /// A commit is taken only if `whole` says every field it names is (read back with its
-    /// checksum): a commit and the data it describes are made durable by one sync, and a power
-    /// loss during that sync may keep the commit without all of the data.
-    fn recover(&self, _dataset: &Key, _session: &str, _commits: &[Vec<u8>], _whole: &dyn Fn(&FieldLocation) -> Result<bool>) -> Result<()> {
-        Ok(())
+    /// How the catalogue recovers records a crash lost, if it can lose any ([`CatalogueRecovery`],
+    /// an optional capability). Default: `None`, every record it publishes is durable.
+    fn recovery(&self) -> Option<&dyn CatalogueRecovery> {
+        None
     }
     /// What the catalogue says about its own files or objects, if it says anything
     /// ([`CatalogueFiles`], an optional capability). Default: nothing (`stats` then reports
@@ -232,6 +270,33 @@ pub trait Catalogue: Send + Sync {
     fn own_files(&self) -> Option<&dyn CatalogueFiles> {
         None
     }
+}
+
+/// An optional capability of a catalogue ([`Catalogue::root`]): it is kept under a place that
+/// exists apart from it (a POSIX root directory), which may be missing. POSIX has it.
+pub trait CatalogueRoot: Send + Sync {
+    /// An error naming where the catalogue should be if it is not there (a POSIX root never
+    /// made): tools refuse to read a store that does not exist, which is most often a mistyped
+    /// path, while readers of the library see no data sets until a writer makes it.
+    fn check_exists(&self) -> Result<()>;
+}
+
+/// An optional capability of a catalogue ([`Catalogue::recovery`]): it publishes records
+/// without making them durable itself when the store embeds them in its data
+/// ([`CommitCarrier`]), and after a crash of their host publishes again from the store's
+/// copies ([`CommitSource`]) what was lost. Core recovers a data set before it opens it for
+/// reading. POSIX has it.
+pub trait CatalogueRecovery: Send + Sync {
+    /// The sessions ([`crate::unique::session`]) whose embedded commits may hold records this
+    /// catalogue lost in a crash of their host; each is passed to
+    /// [`CatalogueRecovery::recover`] with its commits before the dataset is opened.
+    fn sessions_to_recover(&self, dataset: &Key) -> Result<Vec<String>>;
+    /// Publishes again every record of `commits` that a crash lost, then forgets the session
+    /// (`commits` is empty where the store embeds none). A commit is taken only if `whole`
+    /// says every field it names is (read back with its checksum): a commit and the data it
+    /// describes are made durable by one sync, and a power loss during that sync may keep the
+    /// commit without all of the data.
+    fn recover(&self, dataset: &Key, session: &str, commits: &[Vec<u8>], whole: &dyn Fn(&FieldLocation) -> Result<bool>) -> Result<()>;
 }
 
 /// An optional capability of a catalogue ([`Catalogue::own_files`]): what it can say about the
@@ -304,7 +369,7 @@ pub trait CatalogueWriter: Send {
     /// Optionally writes what the next `flush` will publish, invisibly to readers, before the
     /// store syncs: a catalogue and store on one file system then share the sync's work
     /// (journal commit, device cache flush). It may also return, per dataset, the records
-    /// the store should embed in its data ([`StoreWriter::flush_with_commits`]), from which the
+    /// the store should embed in its data ([`CommitCarrier::flush_with_commits`]), from which the
     /// catalogue can recover them after a crash: then it need not make its own copy durable
     /// at `flush`. Entries archived afterwards undo it.
     fn prepare_flush(&mut self) -> Result<Vec<Commit>> {

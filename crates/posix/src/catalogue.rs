@@ -18,7 +18,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{CatalogueFiles, CatalogueUsage, DatasetFiles};
+use fieldstore_core::backend::{CatalogueFiles, CatalogueRecovery, CatalogueRoot, CatalogueUsage, DatasetFiles};
 use fieldstore_core::checksum::crc32c;
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::indexing::PendingIndexes;
@@ -516,23 +516,6 @@ impl Catalogue for PosixCatalogue {
         Ok(Box::new(PosixCatalogueWriter { placement: self.placement.clone(), commit: self.commit, writers: RecentList::default() }))
     }
 
-    /// Every root is there; of several, one is enough (FDB5 passes over missing roots).
-    fn check_exists(&self) -> Result<()> {
-        let roots = self.placement.roots();
-        let mut first_error = None;
-        for root in &roots {
-            match std::fs::metadata(root) {
-                Ok(_) if roots.len() > 1 => return Ok(()),
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    first_error = first_error.or(Some(Error::io("find a store at", root, e)))
-                }
-                Err(e) => return Err(Error::io("find a store at", root, e)),
-            }
-        }
-        first_error.map_or(Ok(()), Err)
-    }
-
     fn datasets(&self) -> Result<Vec<Key>> {
         let roots = self.placement.roots();
         let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
@@ -611,6 +594,39 @@ impl Catalogue for PosixCatalogue {
         }
     }
 
+    fn root(&self) -> Option<&dyn CatalogueRoot> {
+        Some(self)
+    }
+
+    fn recovery(&self) -> Option<&dyn CatalogueRecovery> {
+        Some(self)
+    }
+
+    fn own_files(&self) -> Option<&dyn CatalogueFiles> {
+        Some(self)
+    }
+}
+
+impl CatalogueRoot for PosixCatalogue {
+    /// Every root is there; of several, one is enough (FDB5 passes over missing roots).
+    fn check_exists(&self) -> Result<()> {
+        let roots = self.placement.roots();
+        let mut first_error = None;
+        for root in &roots {
+            match std::fs::metadata(root) {
+                Ok(_) if roots.len() > 1 => return Ok(()),
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    first_error = first_error.or(Some(Error::io("find a store at", root, e)))
+                }
+                Err(e) => return Err(Error::io("find a store at", root, e)),
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl CatalogueRecovery for PosixCatalogue {
     fn sessions_to_recover(&self, dataset: &Key) -> Result<Vec<String>> {
         match self.dataset_dir(dataset)? {
             Some(dir) => crate::writers::ended_without_closing(&dir, sharing(&dir)),
@@ -668,10 +684,6 @@ impl Catalogue for PosixCatalogue {
         let mut toc_file = OpenOptions::new().append(true).open(&toc_path).ctx("open TOC", &toc_path)?;
         toc_file.write_all(&lost).and_then(|_| toc_file.sync_data()).ctx("append recovered records to TOC", &toc_path)?;
         crate::writers::forget(&dir, session)
-    }
-
-    fn own_files(&self) -> Option<&dyn CatalogueFiles> {
-        Some(self)
     }
 }
 

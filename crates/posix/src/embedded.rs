@@ -1,4 +1,4 @@
-//! Catalogue commits embedded in data files (`Store::flush_with_commits`): the bytes a
+//! Catalogue commits embedded in data files (`CommitCarrier::flush_with_commits`): the bytes a
 //! catalogue asks to make durable with the data, appended after a flush's fields so that one
 //! `fdatasync` covers both, and found again after a crash.
 //!

@@ -16,6 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use fieldstore_core::backend::{CommitCarrier, CommitSource, RelativeUris};
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
@@ -261,6 +262,18 @@ impl StoreWriter for PosixStoreWriter {
         self.flush_with_commits(&[]).map(drop)
     }
 
+    /// Closes every data file: after a failed write its size is unknown, so later fields go
+    /// to new files (the old bytes stay, unreferenced).
+    fn discard(&mut self) {
+        self.writers.clear();
+    }
+
+    fn commit_carrier(&mut self) -> Option<&mut dyn CommitCarrier> {
+        Some(self)
+    }
+}
+
+impl CommitCarrier for PosixStoreWriter {
     /// Each commit goes into a data file of its dataset (one written since the last flush if
     /// there is one), which is synced after every other file and after the directories of
     /// new files: its one sync makes the commit and the last of the data durable together,
@@ -292,30 +305,11 @@ impl StoreWriter for PosixStoreWriter {
         }
         Ok(carriers.iter().map(Option::is_some).collect())
     }
-
-    /// Closes every data file: after a failed write its size is unknown, so later fields go
-    /// to new files (the old bytes stay, unreferenced).
-    fn discard(&mut self) {
-        self.writers.clear();
-    }
 }
 
 impl Store for PosixStore {
     fn writer(&self) -> Result<Box<dyn StoreWriter>> {
         Ok(Box::new(PosixStoreWriter { placement: self.placement.clone(), writers: RecentList::default() }))
-    }
-
-    fn embedded_commits(&self, dataset: &Key, session: &str) -> Result<Vec<Vec<u8>>> {
-        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(Vec::new()) };
-        let marker = format!(".{session}.");
-        let mut commits = Vec::new();
-        for name in crate::listing::names(&dir, "read dataset directory")? {
-            let name = name.to_string_lossy();
-            if name.ends_with(".data") && name.contains(&marker) {
-                commits.extend(crate::embedded::read_all(&dir.join(&*name))?);
-            }
-        }
-        Ok(commits)
     }
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
@@ -348,18 +342,43 @@ impl Store for PosixStore {
         Ok(())
     }
 
-    fn absolute_uri(&self, uri: &str) -> Result<String> {
-        let path = self.path_of(uri)?;
-        let absolute = if path.is_absolute() { path } else { std::env::current_dir().ctx("find the working directory", ".")?.join(path) };
-        Ok(absolute.display().to_string())
-    }
-
     fn describe(&self, dataset: &Key) -> String {
         match self.dataset_dir(dataset) {
             Ok(Some(dir)) => format!("posix {}", dir.display()),
             Ok(None) => format!("posix: data set {dataset} is in no root"),
             Err(e) => e.report().to_string(),
         }
+    }
+
+    fn relative_uris(&self) -> Option<&dyn RelativeUris> {
+        Some(self)
+    }
+
+    fn commit_source(&self) -> Option<&dyn CommitSource> {
+        Some(self)
+    }
+}
+
+impl RelativeUris for PosixStore {
+    fn absolute_uri(&self, uri: &str) -> Result<String> {
+        let path = self.path_of(uri)?;
+        let absolute = if path.is_absolute() { path } else { std::env::current_dir().ctx("find the working directory", ".")?.join(path) };
+        Ok(absolute.display().to_string())
+    }
+}
+
+impl CommitSource for PosixStore {
+    fn embedded_commits(&self, dataset: &Key, session: &str) -> Result<Vec<Vec<u8>>> {
+        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(Vec::new()) };
+        let marker = format!(".{session}.");
+        let mut commits = Vec::new();
+        for name in crate::listing::names(&dir, "read dataset directory")? {
+            let name = name.to_string_lossy();
+            if name.ends_with(".data") && name.contains(&marker) {
+                commits.extend(crate::embedded::read_all(&dir.join(&*name))?);
+            }
+        }
+        Ok(commits)
     }
 }
 

@@ -109,7 +109,10 @@ impl FieldStore {
     /// refuse to read a store that was never made (most often a mistyped path). Archiving
     /// makes it.
     pub fn check_exists(&self) -> Result<()> {
-        self.shared.catalogue.check_exists()
+        match self.shared.catalogue.root() {
+            Some(root) => root.check_exists(),
+            None => Ok(()),
+        }
     }
 
     /// The configured schema.
@@ -208,6 +211,7 @@ impl Archiver {
             Ok(location) => location,
             Err(e) => return Err(self.discard_pending(e, "this field and ")),
         };
+        // The field's one checksum: stores leave it to core ([`FieldLocation`]).
         location.crc32c = crate::checksum::crc32c(data);
         self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
         self.pending_fields += 1;
@@ -223,7 +227,11 @@ impl Archiver {
     pub fn flush(&mut self) -> Result<()> {
         // Nothing staged is visible, so a failure here loses nothing: entries stay pending.
         let commits = self.catalogue.prepare_flush()?;
-        let embedded = match self.store.flush_with_commits(&commits) {
+        let flushed = match self.store.commit_carrier() {
+            Some(carrier) => carrier.flush_with_commits(&commits),
+            None => self.store.flush().map(|()| vec![false; commits.len()]),
+        };
+        let embedded = match flushed {
             Ok(embedded) => embedded,
             Err(e) => return Err(self.discard_pending(e, "")),
         };
@@ -277,9 +285,13 @@ impl Shared {
     /// not let write reads without recovering: what a crash lost appears once a process that
     /// may write opens the dataset (after a writer merely killed, nothing is lost).
     fn open_dataset(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
-        for session in self.catalogue.sessions_to_recover(dataset)? {
-            let commits = self.store.embedded_commits(dataset, &session)?;
-            match self.catalogue.recover(dataset, &session, &commits, &|location| self.is_whole(location)) {
+        let Some(recovery) = self.catalogue.recovery() else { return self.catalogue.open(dataset) };
+        for session in recovery.sessions_to_recover(dataset)? {
+            let commits = match self.store.commit_source() {
+                Some(source) => source.embedded_commits(dataset, &session)?,
+                None => Vec::new(),
+            };
+            match recovery.recover(dataset, &session, &commits, &|location| self.is_whole(location)) {
                 Err(e) if e.is_write_refused() => break,
                 other => other?,
             }

@@ -110,9 +110,13 @@ impl FieldStore {
         Ok((reader, matches.explanation))
     }
 
-    /// A location's URI as other programs open it ([`Store::absolute_uri`]).
+    /// A location's URI as other programs open it ([`crate::backend::RelativeUris`]): a
+    /// relative one made whole, any other as it is.
     pub fn absolute_uri(&self, uri: &str) -> Result<String> {
-        self.shared.store.absolute_uri(uri)
+        match self.shared.store.relative_uris() {
+            Some(relative) => relative.absolute_uri(uri),
+            None => Ok(uri.to_string()),
+        }
     }
 
     /// A reader of fields a listing returned, at the locations listed (not resolved again):
