@@ -246,6 +246,12 @@ pub trait Catalogue: Send + Sync {
     fn datasets(&self) -> Result<Vec<Key>>;
     /// A read view of one dataset, or `None` if it does not exist.
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>>;
+    /// The schema a dataset was created with ([`DatasetView::schema_text`]), or `None` if it
+    /// does not exist: all a writer needs of an existing data set. Default: a view's; a
+    /// catalogue whose view costs more than reading its schema reads the schema alone.
+    fn schema_text(&self, dataset: &Key) -> Result<Option<String>> {
+        Ok(self.open(dataset)?.map(|view| view.schema_text().to_string()))
+    }
     /// Removes a dataset's catalogue entirely.
     fn wipe_dataset(&self, dataset: &Key) -> Result<()>;
     /// The locked actions of a dataset.

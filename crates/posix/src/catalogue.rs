@@ -271,6 +271,20 @@ struct KeyFile {
     schema_crc: u32,
 }
 
+/// A data set directory's schema, checked against its key file; `None` if the data set is not
+/// whole (no key file).
+fn read_schema(dir: &Path) -> Result<Option<String>> {
+    if !dir.join(KEY_FILE).exists() {
+        return Ok(None);
+    }
+    let schema_path = dir.join(SCHEMA_FILE);
+    let schema_text = std::fs::read_to_string(&schema_path).ctx("read dataset schema", &schema_path)?;
+    if crc32c(schema_text.as_bytes()) != read_key(dir)?.schema_crc {
+        return Err(Error::corrupt("dataset schema", &schema_path, "its checksum does not match the one its key file records"));
+    }
+    Ok(Some(schema_text))
+}
+
 /// Reads and checks a dataset directory's key file: its checksum, its format, and that the
 /// key names this directory (the directory's name is made from the key's values).
 fn read_key(dir: &Path) -> Result<KeyFile> {
@@ -553,6 +567,13 @@ impl Catalogue for PosixCatalogue {
         Ok(PosixView::open(&self.placement, dataset)?.map(|view| Box::new(view) as Box<dyn DatasetView>))
     }
 
+    fn schema_text(&self, dataset: &Key) -> Result<Option<String>> {
+        match self.dataset_dir(dataset)? {
+            Some(dir) => read_schema(&dir),
+            None => Ok(None),
+        }
+    }
+
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         let Some(dir) = self.dataset_dir(dataset)? else { return Ok(()) };
         let root = dir.parent().unwrap_or(&dir);
@@ -815,14 +836,7 @@ impl PosixView {
     /// A view of `dataset` where `placement` finds it; `None` if it is in no root.
     fn open(placement: &Arc<Placement>, dataset: &Key) -> Result<Option<PosixView>> {
         let Some(dir) = placement.existing(dataset, &dataset_dir_name(dataset)?)? else { return Ok(None) };
-        if !dir.join(KEY_FILE).exists() {
-            return Ok(None);
-        }
-        let schema_path = dir.join(SCHEMA_FILE);
-        let schema_text = std::fs::read_to_string(&schema_path).ctx("read dataset schema", &schema_path)?;
-        if crc32c(schema_text.as_bytes()) != read_key(&dir)?.schema_crc {
-            return Err(Error::corrupt("dataset schema", &schema_path, "its checksum does not match the one its key file records"));
-        }
+        let Some(schema_text) = read_schema(&dir)? else { return Ok(None) };
         let toc = TocReader::new(dir.join(TOC_FILE));
         Ok(Some(PosixView { dataset: dataset.clone(), placement: placement.clone(), dir, schema_text, toc, segments: HashMap::new() }))
     }

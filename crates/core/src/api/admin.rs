@@ -443,9 +443,10 @@ impl FieldStore {
     }
 
     fn schema_of(&self, dataset: &Key) -> Result<std::sync::Arc<crate::schema::Schema>> {
-        let view =
-            self.catalogue().open(dataset)?.ok_or_else(|| Error::new(ErrorKind::Conflict, format!("data set {dataset} vanished")))?;
-        let text = view.schema_text().to_string();
+        let text = self
+            .catalogue()
+            .schema_text(dataset)?
+            .ok_or_else(|| Error::new(ErrorKind::Conflict, format!("data set {dataset} vanished")))?;
         self.parse_schema(&text, dataset)
     }
 }

@@ -270,8 +270,10 @@ impl Archiver {
         if shared.catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
             return Err(Error::Locked { dataset: dataset.to_string(), action: "archive".into() });
         }
-        let schema = match shared.open_dataset(dataset)? {
-            Some(view) if view.schema_text() != shared.schema.text() => shared.parse_schema(view.schema_text(), dataset)?,
+        // The stored schema alone: a writer needs no view, nor the recovery that opening one
+        // for reading begins with.
+        let schema = match shared.catalogue.schema_text(dataset)? {
+            Some(text) if text != shared.schema.text() => shared.parse_schema(&text, dataset)?,
             _ => shared.schema.clone(),
         };
         self.writing.push((dataset.clone(), schema.clone()));
