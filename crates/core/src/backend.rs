@@ -131,6 +131,14 @@ pub trait CommitSource: Send + Sync {
 pub trait StoreWriter: Send {
     /// Appends a field's bytes for a dataset and collocation key; returns where they are, with
     /// `crc32c` 0: the caller computes the checksum ([`FieldLocation`]).
+    ///
+    /// The bytes are lent, not given: every caller of `FieldStore::archive` keeps its own (a
+    /// Python `bytes`, a C pointer, the CLI's mapped input, a benchmark's reused buffer), so a
+    /// store that keeps them past the call (an S3 PUT in flight, librados' write) copies them
+    /// once: it holds a copy when this returns (the module's contract). Owned bytes here would
+    /// not save that copy but move it into core, for every store: POSIX writes from the lent
+    /// bytes or copies them into its write buffer, DAOS writes them before it returns, and for
+    /// both that copy would be new work.
     fn archive(&mut self, dataset: &Key, collocation: &Key, data: &[u8]) -> Result<FieldLocation>;
     /// Makes everything archived through this writer durable.
     fn flush(&mut self) -> Result<()>;

@@ -208,6 +208,8 @@ impl StoreWriter for S3StoreWriter {
         let place = self.place(dataset)?;
         let path = place.path(&[FIELDS, &name]);
         let uri = format!("s3://{}/{path}", place.client.bucket());
+        // The PUT outlives the call: the field's one copy (StoreWriter::archive says why the
+        // store, not core, makes it).
         self.start_put(&place, path, PutPayload::from(Bytes::copy_from_slice(data)))?;
         Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: 0 })
     }
