@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use fieldstore::error::IoContext;
+use fieldstore::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 
 /// Bytes in a MiB: bandwidths are reported in MiB/s.
@@ -215,20 +217,17 @@ pub fn mean_and_spread(values: &[f64]) -> (f64, f64) {
 
 /// The events of logs written by `bench ... --log` (any number of processes and runs); an
 /// error names the file and line that is not an event.
-pub fn read_logs(paths: &[std::path::PathBuf]) -> Result<Vec<IoEvent>, String> {
+pub fn read_logs(paths: &[std::path::PathBuf]) -> Result<Vec<IoEvent>> {
     let mut events = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).ctx("reading", path)?;
         for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let event: IoEvent = serde_json::from_str(line).map_err(|e| format!("{}:{}: not an event: {e}", path.display(), n + 1))?;
+            let at = || format!("{}:{}", path.display(), n + 1);
+            let event: IoEvent =
+                serde_json::from_str(line).map_err(|e| Error::caused_by(ErrorKind::Corrupt, format!("{}: not an event", at()), e))?;
             if event.io_end < event.io_start {
-                return Err(format!(
-                    "{}:{}: the event ends ({}) before it starts ({})",
-                    path.display(),
-                    n + 1,
-                    event.io_end,
-                    event.io_start
-                ));
+                let message = format!("{}: the event ends ({}) before it starts ({})", at(), event.io_end, event.io_start);
+                return Err(Error::new(ErrorKind::Corrupt, message));
             }
             events.push(event);
         }

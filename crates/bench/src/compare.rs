@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use fieldstore::{Config, ListOptions, Request};
+use fieldstore::error::IoContext;
+use fieldstore::{Config, Error, ErrorKind, ListOptions, Request, Result};
 use serde::Serialize;
 
 use crate::hammer::{Hammer, Payload};
@@ -82,16 +83,21 @@ pub struct Timings {
 /// Runs worker processes at once (one per ensemble member), each printing the peer's
 /// `phase fields bytes seconds` lines; a phase of the group takes as long as its slowest
 /// process (they start together).
-pub fn run_group(commands: Vec<Command>, w: &Workload, mode: Mode) -> Result<Timings, String> {
+pub fn run_group(commands: Vec<Command>, w: &Workload, mode: Mode) -> Result<Timings> {
     let children: Vec<_> = commands
         .into_iter()
-        .map(|mut c| c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("starting a worker: {e}")))
-        .collect::<Result<_, _>>()?;
+        .map(|mut c| {
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| Error::caused_by(ErrorKind::Unavailable, "starting a worker", e))
+        })
+        .collect::<Result<_>>()?;
     let mut group = Timings::default();
     for child in children {
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        let out = child.wait_with_output().map_err(|e| Error::caused_by(ErrorKind::Io, "waiting for a worker", e))?;
         if !out.status.success() {
-            return Err(format!("a worker failed: {}", String::from_utf8_lossy(&out.stderr)));
+            return Err(Error::new(ErrorKind::Io, format!("a worker failed: {}", String::from_utf8_lossy(&out.stderr))));
         }
         let t = parse_phases(&String::from_utf8_lossy(&out.stdout), w.fields(), mode)?;
         group.archive = group.archive.max(t.archive);
@@ -103,14 +109,14 @@ pub fn run_group(commands: Vec<Command>, w: &Workload, mode: Mode) -> Result<Tim
 
 /// Parses `archive|list|retrieve FIELDS BYTES SECONDS` lines (no archive line in
 /// [`Mode::Read`]).
-pub fn parse_phases(stdout: &str, expected_fields: usize, mode: Mode) -> Result<Timings, String> {
+pub fn parse_phases(stdout: &str, expected_fields: usize, mode: Mode) -> Result<Timings> {
     let mut t = Timings::default();
     for line in stdout.lines() {
         let parts: Vec<&str> = line.split_whitespace().collect();
         let (Some(phase), Some(seconds)) = (parts.first(), parts.get(3).and_then(|s| s.parse::<f64>().ok())) else { continue };
         let fields: usize = parts.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);
         if fields != expected_fields {
-            return Err(format!("{phase}: {fields} fields, expected {expected_fields}"));
+            return Err(Error::new(ErrorKind::Corrupt, format!("{phase}: {fields} fields, expected {expected_fields}")));
         }
         match *phase {
             "archive" => t.archive = seconds,
@@ -120,7 +126,7 @@ pub fn parse_phases(stdout: &str, expected_fields: usize, mode: Mode) -> Result<
         }
     }
     if (mode == Mode::Write && t.archive == 0.0) || t.retrieve == 0.0 {
-        return Err(format!("incomplete worker output: {stdout:?}"));
+        return Err(Error::new(ErrorKind::Corrupt, format!("incomplete worker output: {stdout:?}")));
     }
     Ok(t)
 }
@@ -128,14 +134,7 @@ pub fn parse_phases(stdout: &str, expected_fields: usize, mode: Mode) -> Result<
 /// The FDB5 peer for one member. With `private_home`, the peer runs in a venv of its own
 /// that links to the installed one: the peer script rewrites its schema and config files on
 /// every start, and concurrent peers sharing them can read a half-written schema.
-pub fn fdb5_command(
-    peer_script: &Path,
-    root: &Path,
-    w: &Workload,
-    member: usize,
-    private_home: bool,
-    mode: Mode,
-) -> Result<Command, String> {
+pub fn fdb5_command(peer_script: &Path, root: &Path, w: &Workload, member: usize, private_home: bool, mode: Mode) -> Result<Command> {
     let mut c = Command::new("bash");
     c.arg(peer_script).arg(root).args([w.nsteps, w.nlevels, w.nparams, w.field_size, member].map(|v| v.to_string()));
     if mode == Mode::Read {
@@ -148,18 +147,19 @@ pub fn fdb5_command(
 }
 
 /// A venv for one concurrent peer: links to the shared install, with its own `fdb-home`.
-fn peer_venv_for(member: usize) -> Result<PathBuf, String> {
+fn peer_venv_for(member: usize) -> Result<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
     let shared = std::env::var_os("FDB5_PEER_VENV").map(PathBuf::from).unwrap_or_else(|| home.join(".cache/fdb5-peer"));
     if !shared.join("bin/python").exists() || !shared.join("fdb5_keybench").exists() {
-        return Err(format!("run one single-process compare first: it installs FDB5 into {}", shared.display()));
+        let message = format!("run one single-process compare first: it installs FDB5 into {}", shared.display());
+        return Err(Error::new(ErrorKind::Unavailable, message));
     }
     let own = shared.with_file_name(format!("fdb5-peer-member-{member}"));
-    std::fs::create_dir_all(&own).map_err(|e| format!("{}: {e}", own.display()))?;
+    std::fs::create_dir_all(&own).ctx("creating", &own)?;
     for entry in ["bin", "lib", "lib64", "include", "pyvenv.cfg", "fdb5_keybench"] {
         let link = own.join(entry);
         if shared.join(entry).exists() && std::fs::symlink_metadata(&link).is_err() {
-            std::os::unix::fs::symlink(shared.join(entry), &link).map_err(|e| format!("{}: {e}", link.display()))?;
+            std::os::unix::fs::symlink(shared.join(entry), &link).ctx("linking", &link)?;
         }
     }
     Ok(own)
@@ -168,12 +168,11 @@ fn peer_venv_for(member: usize) -> Result<PathBuf, String> {
 /// Runs the peer's workload for `w.member` through fieldstore with a config (see
 /// [`peer_config`]), as the peer does: with one handle, archive with one flush per step
 /// (not in [`Mode::Read`]), then list the member and retrieve everything in one request.
-pub fn run_fieldstore(config: &Path, w: &Workload, mode: Mode) -> Result<Timings, String> {
-    let config = Config::from_file(config).map_err(|e| e.to_string())?;
-    let err = |e: fieldstore::Error| e.to_string();
-    let reader = fieldstore::open(&config).map_err(err)?;
+pub fn run_fieldstore(config: &Path, w: &Workload, mode: Mode) -> Result<Timings> {
+    let config = Config::from_file(config)?;
+    let reader = fieldstore::open(&config)?;
     let archive = match mode {
-        Mode::Write => w.hammer().write(&reader).map_err(err)?.seconds,
+        Mode::Write => w.hammer().write(&reader)?.seconds,
         Mode::Read => 0.0,
     };
 
@@ -182,13 +181,13 @@ pub fn run_fieldstore(config: &Path, w: &Workload, mode: Mode) -> Result<Timings
     let base = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,domain=g,type=pf,levtype=pl";
     let t = Instant::now();
     let options = ListOptions { include_superseded: true, ..ListOptions::default() };
-    let listed = reader.list(&Request::parse(&format!("{base},number={}", w.member)).map_err(err)?, options).map_err(err)?;
+    let listed = reader.list(&Request::parse(&format!("{base},number={}", w.member))?, options)?;
     // As the peer's harness does: walk the listing, sum the lengths, free it, all timed.
     let (count, bytes) = (listed.fields.len(), listed.fields.iter().map(|f| f.location.length).sum::<u64>());
     drop(listed);
     let list = t.elapsed().as_secs_f64();
     if count != w.fields() || bytes != (w.fields() * w.field_size) as u64 {
-        return Err(format!("fieldstore list: {count} fields of {bytes} bytes, expected {}", w.fields()));
+        return Err(Error::new(ErrorKind::NotFound, format!("fieldstore list: {count} fields of {bytes} bytes, expected {}", w.fields())));
     }
     let join = |n: usize, f: &dyn Fn(usize) -> String| (0..n).map(f).collect::<Vec<_>>().join("/");
     let request = format!(
@@ -199,14 +198,14 @@ pub fn run_fieldstore(config: &Path, w: &Workload, mode: Mode) -> Result<Timings
         join(w.nparams, &|p| (p + 1).to_string())
     );
     let t = Instant::now();
-    let (mut data_reader, _) = reader.retrieve(&Request::parse(&request).map_err(err)?).map_err(err)?;
+    let (mut data_reader, _) = reader.retrieve(&Request::parse(&request)?)?;
     // Read in 16 MiB blocks, each filled before the next, as the peer's `fdb_datareader_read`
     // fills its buffer (a loop of single reads into the block's start would keep rewriting
     // the same cache-warm bytes).
     let mut block = vec![0u8; 16 << 20];
     let mut total = 0u64;
     loop {
-        let n = fill(&mut data_reader, &mut block).map_err(|e| e.to_string())?;
+        let n = fill(&mut data_reader, &mut block).map_err(|e| Error::caused_by(ErrorKind::Io, "fieldstore retrieve", e))?;
         if n == 0 {
             break;
         }
@@ -214,7 +213,8 @@ pub fn run_fieldstore(config: &Path, w: &Workload, mode: Mode) -> Result<Timings
     }
     let retrieve = t.elapsed().as_secs_f64();
     if total != (w.fields() * w.field_size) as u64 {
-        return Err(format!("fieldstore retrieve: {total} bytes, expected {}", w.fields() * w.field_size));
+        let message = format!("fieldstore retrieve: {total} bytes, expected {}", w.fields() * w.field_size);
+        return Err(Error::new(ErrorKind::NotFound, message));
     }
     Ok(Timings { archive, list, retrieve })
 }
@@ -232,7 +232,7 @@ fn fill(reader: &mut impl std::io::Read, block: &mut [u8]) -> std::io::Result<us
 }
 
 /// `dd` of `bytes` in 1 MiB blocks to a file in `dir`, with `fdatasync`: bytes per second.
-pub fn dd_write(dir: &Path, bytes: usize) -> Result<f64, String> {
+pub fn dd_write(dir: &Path, bytes: usize) -> Result<f64> {
     let file: PathBuf = dir.join("dd.bench");
     let count = bytes.div_ceil(1 << 20).max(1);
     let t = Instant::now();
@@ -240,18 +240,18 @@ pub fn dd_write(dir: &Path, bytes: usize) -> Result<f64, String> {
         .args(["if=/dev/zero", &format!("of={}", file.display()), "bs=1M", &format!("count={count}"), "conv=fdatasync"])
         .stderr(std::process::Stdio::null())
         .status()
-        .map_err(|e| format!("dd: {e}"))?;
+        .map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
     let seconds = t.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&file);
     if !status.success() {
-        return Err("dd failed".into());
+        return Err(Error::new(ErrorKind::Io, "dd failed"));
     }
     Ok((count << 20) as f64 / seconds)
 }
 
 /// Writes a GRIB file of the workload's fields (GRIB2, ensemble member `member`, pressure
 /// levels 100, 200, ..., ten real parameters cycled) made with ecCodes.
-pub fn write_grib_workload(path: &Path, w: &Workload) -> Result<usize, String> {
+pub fn write_grib_workload(path: &Path, w: &Workload) -> Result<usize> {
     const PARAMS: [&str; 10] = ["129", "130", "131", "132", "133", "135", "138", "155", "157", "60"];
     let mut out = Vec::new();
     let member = w.member.to_string();
@@ -276,20 +276,23 @@ pub fn write_grib_workload(path: &Path, w: &Workload) -> Result<usize, String> {
                     ("productDefinitionTemplateNumber", "1"),
                     ("number", &member),
                 ];
-                out.extend_from_slice(&fieldstore::grib::sample_message("GRIB2", &keys).map_err(|e| e.to_string())?);
+                out.extend_from_slice(&fieldstore::grib::sample_message("GRIB2", &keys)?);
             }
         }
     }
-    std::fs::write(path, &out).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(path, &out).ctx("writing", path)?;
     Ok(out.len())
 }
 
 /// Seconds taken by a command (a whole process, start-up included), which must succeed.
-pub fn time_command(program: &Path, args: &[&std::ffi::OsStr]) -> Result<f64, String> {
+pub fn time_command(program: &Path, args: &[&std::ffi::OsStr]) -> Result<f64> {
     let t = Instant::now();
-    let out = Command::new(program).args(args).output().map_err(|e| format!("{}: {e}", program.display()))?;
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| Error::caused_by(ErrorKind::Unavailable, program.display().to_string(), e))?;
     if !out.status.success() {
-        return Err(format!("{} failed: {}", program.display(), String::from_utf8_lossy(&out.stderr)));
+        return Err(Error::new(ErrorKind::Io, format!("{} failed: {}", program.display(), String::from_utf8_lossy(&out.stderr))));
     }
     Ok(t.elapsed().as_secs_f64())
 }
@@ -332,11 +335,11 @@ impl Commit {
 
 /// A config for fieldstore at `root` with the peer's schema, its POSIX catalogue committing in
 /// mode `commit`.
-pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf, String> {
+pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf> {
     let commit = commit.name();
-    std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    std::fs::create_dir_all(root).ctx("creating", root)?;
     let schema = root.join("schema");
-    std::fs::write(&schema, PEER_SCHEMA).map_err(|e| e.to_string())?;
+    std::fs::write(&schema, PEER_SCHEMA).ctx("writing", &schema)?;
     let config = root.join("config.yaml");
     let data = root.join("data");
     std::fs::write(
@@ -347,7 +350,7 @@ pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf, String> {
             data.display()
         ),
     )
-    .map_err(|e| e.to_string())?;
+    .ctx("writing", &config)?;
     Ok(config)
 }
 
@@ -467,7 +470,7 @@ impl Comparison {
     /// Runs FDB5 (the peer, its C API) and fieldstore (`program bench explicit-keys`, one
     /// process per member) in turn, alternating who goes first, then `dd` on the same file
     /// system.
-    pub fn run(&self, program: &Path) -> Result<ComparisonReport, String> {
+    pub fn run(&self, program: &Path) -> Result<ComparisonReport> {
         let w = &self.workload;
         let procs = self.procs.max(1);
         let systems: Vec<System> = [System::Fdb5, System::Rust].into_iter().chain(self.c_harness.as_ref().map(|_| System::C)).collect();
@@ -525,7 +528,7 @@ impl Comparison {
     }
 
     /// The process running `system`'s share of the workload for ensemble member `member`.
-    fn command(&self, system: System, program: &Path, dir: &Path, member: usize, mode: Mode) -> Result<Command, String> {
+    fn command(&self, system: System, program: &Path, dir: &Path, member: usize, mode: Mode) -> Result<Command> {
         let w = &self.workload;
         let procs = self.procs.max(1);
         Ok(match system {
@@ -543,7 +546,7 @@ impl Comparison {
             System::C => {
                 // The harness opens its handle as FDB5 programs do (`fdb_new_handle`): the
                 // environment names the config.
-                let mut c = Command::new(self.c_harness.as_ref().ok_or("no C harness")?);
+                let mut c = Command::new(self.c_harness.as_ref().ok_or_else(|| Error::new(ErrorKind::BadRequest, "no C harness"))?);
                 c.args([w.nsteps, w.nlevels, w.nparams, w.field_size, member].map(|v| v.to_string()));
                 if mode == Mode::Read {
                     c.arg("read");
@@ -555,15 +558,15 @@ impl Comparison {
     }
 
     /// One process per member running `system` in `mode` on `dir`, all at once.
-    fn run_system(&self, system: System, program: &Path, dir: &Path, mode: Mode) -> Result<Timings, String> {
-        let commands = (1..=self.procs.max(1)).map(|m| self.command(system, program, dir, m, mode)).collect::<Result<_, _>>()?;
+    fn run_system(&self, system: System, program: &Path, dir: &Path, mode: Mode) -> Result<Timings> {
+        let commands = (1..=self.procs.max(1)).map(|m| self.command(system, program, dir, m, mode)).collect::<Result<_>>()?;
         run_group(commands, &self.workload, mode)
     }
 
     /// `fdb-write` against `program archive` on one GRIB file of the workload, both as whole
     /// processes; the best of the repetitions.
-    pub fn run_grib(&self, program: &Path) -> Result<GribComparison, String> {
-        std::fs::create_dir_all(&self.root).map_err(|e| format!("{}: {e}", self.root.display()))?;
+    pub fn run_grib(&self, program: &Path) -> Result<GribComparison> {
+        std::fs::create_dir_all(&self.root).ctx("creating", &self.root)?;
         let file = self.root.join("workload.grib");
         let grib_bytes = write_grib_workload(&file, &self.workload)?;
         let (mut fdb5, mut ours) = (Vec::new(), Vec::new());

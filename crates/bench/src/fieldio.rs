@@ -16,6 +16,7 @@ use md5::{Digest, Md5};
 use crate::clock::micros_since_epoch;
 use crate::hammer::Phase;
 use crate::payload::{self, Check};
+use crate::roles::Role;
 
 /// How Field I/O lays fields out: a container and index per forecast (the paper's full
 /// mode), one shared container, or no index at all.
@@ -38,17 +39,6 @@ impl Mode {
             Mode::NoIndex => "no-index",
         }
     }
-}
-
-/// Who does what in a Field I/O run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Pattern {
-    /// Every rank writes (or, with --read, reads back).
-    #[value(name = "A", alias = "a")]
-    A,
-    /// Even ranks write new fields while odd ranks read the previous rank's.
-    #[value(name = "B", alias = "b")]
-    B,
 }
 
 const MAIN: &str = "main";
@@ -215,6 +205,18 @@ impl FieldIoBench {
         })
     }
 
+    /// Plays `role` as rank `rank` ([`Role::of_pairs`]): writes its fields (pattern B's writers
+    /// the fields after the pre-populated ones), or reads the owner's.
+    pub fn run(&self, pool: &dyn Pool, role: Role, rank: u32) -> Result<Phase> {
+        let first_field = if role.after_prewrite { self.first_field + self.iterations } else { self.first_field };
+        let bench = FieldIoBench { first_field, ..self.clone() };
+        if role.reads {
+            bench.read(pool, role.owner, rank)
+        } else {
+            bench.write(pool, role.owner)
+        }
+    }
+
     /// Removes what a run of `ranks` processes wrote in any mode: the main container and
     /// every forecast's (a sweep's runs on a server pool would otherwise pile up).
     pub fn remove(pool: &dyn Pool, ranks: u32) -> Result<()> {
@@ -239,7 +241,7 @@ impl FieldIoBench {
                 let data =
                     data.ok_or_else(|| Error::new(ErrorKind::NotFound, format!("field-io: {forecast}/{field} was never written")))?;
                 let key = fieldstore::Key::from_pairs([("forecast", forecast.as_str()), ("field", field.as_str())]);
-                payload::verify(&data, &key, Check::Metadata).map_err(|e| Error::new(ErrorKind::Corrupt, e))?;
+                payload::verify(&data, &key, Check::Metadata)?;
                 phase.fields += 1;
                 phase.bytes += data.len() as u64;
             }
@@ -288,6 +290,22 @@ mod tests {
             FieldIoBench::remove(&pool, 2).unwrap();
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{mode:?}");
         }
+    }
+
+    #[test]
+    fn pattern_b_writes_new_fields_while_readers_read_the_pre_populated_ones() {
+        use crate::launch::Place;
+        use crate::roles::Pattern;
+        let dir = tempfile::tempdir().unwrap();
+        let pool = PosixPool::new(dir.path()).unwrap();
+        let bench = FieldIoBench { mode: Mode::Full, size: 256, iterations: 3, shared_forecast: false, first_field: 0 };
+        let role = |rank, pattern| Role::of_pairs(&Place { rank, size: 2, node: "n".into() }, pattern, false, false);
+        bench.run(&pool, role(0, Pattern::A), 0).unwrap();
+        assert_eq!(bench.run(&pool, role(0, Pattern::B), 0).unwrap().mode, "write");
+        let new_fields = FieldIoBench { first_field: 3, ..bench.clone() };
+        assert_eq!(new_fields.read(&pool, 0, 1).unwrap().fields, 3, "the writer wrote fields 3 to 5");
+        let read = bench.run(&pool, role(1, Pattern::B), 1).unwrap();
+        assert_eq!((read.mode, read.fields), ("read", 3));
     }
 
     #[test]

@@ -6,12 +6,14 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use fieldstore::{FieldStore, Key, ListOptions, Request};
+use fieldstore::error::IoContext;
+use fieldstore::{Error, ErrorKind, FieldStore, Key, ListOptions, Request};
 use serde::Serialize;
 
 use crate::analyze::IoEvent;
 use crate::clock::micros_since_epoch;
 use crate::payload::{self, Check};
+use crate::roles::Role;
 
 /// What a hammer run writes and reads (fdb-hammer's options).
 #[derive(Clone, Debug)]
@@ -68,10 +70,10 @@ pub enum Payload {
 
 impl Payload {
     /// The first GRIB message of the file at `path`, as the template.
-    pub fn from_template(path: &std::path::Path) -> Result<Payload, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        let spans = fieldstore::grib::scan(&bytes, &path.display().to_string()).map_err(|e| e.to_string())?;
-        let first = spans.first().ok_or_else(|| format!("{} holds no GRIB message", path.display()))?;
+    pub fn from_template(path: &std::path::Path) -> fieldstore::Result<Payload> {
+        let bytes = std::fs::read(path).ctx("reading", path)?;
+        let spans = fieldstore::grib::scan(&bytes, &path.display().to_string())?;
+        let first = spans.first().ok_or_else(|| Error::new(ErrorKind::BadRequest, format!("{} holds no GRIB message", path.display())))?;
         Ok(Payload::Grib(bytes[first.offset..first.offset + first.length].to_vec()))
     }
 }
@@ -201,16 +203,16 @@ impl Phase {
 
     /// Appends the phase's events, as the process at `place`, to a JSON-lines log (the input
     /// of `bench analyze`).
-    pub fn append_events(&self, path: &std::path::Path, place: &crate::launch::Place) -> Result<(), String> {
+    pub fn append_events(&self, path: &std::path::Path, place: &crate::launch::Place) -> fieldstore::Result<()> {
         use std::io::Write;
-        let error = |e: std::io::Error| format!("writing {}: {e}", path.display());
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(error)?;
+        let file = std::fs::OpenOptions::new().create(true).append(true).open(path).ctx("writing", path)?;
         let mut out = std::io::BufWriter::new(file);
         for event in self.io_events(&place.node, place.rank) {
-            serde_json::to_writer(&mut out, &event).map_err(|e| format!("writing {}: {e}", path.display()))?;
-            out.write_all(b"\n").map_err(error)?;
+            serde_json::to_writer(&mut out, &event)
+                .map_err(|e| Error::caused_by(ErrorKind::Io, format!("writing {}", path.display()), e))?;
+            out.write_all(b"\n").ctx("writing", path)?;
         }
-        out.flush().map_err(error)
+        out.flush().ctx("writing", path)
     }
 
     /// Runs a phase body and records its wall-clock time and first and last I/O times.
@@ -298,6 +300,20 @@ impl Hammer {
         key.push("levelist", level);
         key.push("param", param);
         key
+    }
+
+    /// The share of a process playing `role` in a run whose first rank's share this is: the
+    /// ensemble members of rank `role.owner` (each rank has `nensembles` of its own, the
+    /// first rank's from `number`) and, for pattern B's writers, the steps after those the
+    /// pre-populating run wrote.
+    pub fn share(self, role: Role) -> fieldstore::Result<Hammer> {
+        let step = match role.after_prewrite {
+            true => {
+                self.step.checked_add(self.nsteps).ok_or_else(|| Error::new(ErrorKind::BadRequest, "--step plus --nsteps is too large"))?
+            }
+            false => self.step,
+        };
+        Ok(Hammer { number: self.number + role.owner as usize * self.nensembles.max(1), step, ..self })
     }
 
     /// Archives every field, flushing after each step.
@@ -398,8 +414,7 @@ impl Hammer {
             let field_end = micros_since_epoch();
             let identifier = entry.identifier();
             let checked = Instant::now();
-            payload::verify(field, &identifier, self.check)
-                .map_err(|e| fieldstore::Error::new(fieldstore::error::ErrorKind::Corrupt, e))?;
+            payload::verify(field, &identifier, self.check)?;
             check_seconds += checked.elapsed().as_secs_f64();
             let at = |k: &str| identifier.get(k).unwrap_or_default().to_string();
             let counts = read.entry((at("step"), at("number"))).or_insert((0, 0, field_start, field_end));
@@ -414,8 +429,8 @@ impl Hammer {
             for member in self.members() {
                 let (fields, member_bytes, start, end) = read.get(&(step.to_string(), member.to_string())).copied().unwrap_or_default();
                 if fields != expected {
-                    return Err(fieldstore::Error::new(
-                        fieldstore::error::ErrorKind::NotFound,
+                    return Err(Error::new(
+                        ErrorKind::NotFound,
                         format!("step {step} member {member}: {fields} of {expected} fields found"),
                     ));
                 }
@@ -443,8 +458,8 @@ impl Hammer {
                 return Ok(());
             }
             if Instant::now() > give_up {
-                return Err(fieldstore::Error::new(
-                    fieldstore::error::ErrorKind::Timeout,
+                return Err(Error::new(
+                    ErrorKind::Timeout,
                     format!("step {step}: {} of {expected} fields visible after {} s", listed.fields.len(), itt.timeout_seconds),
                 ));
             }
@@ -462,10 +477,7 @@ impl Hammer {
                 let in_steps = |f: &&fieldstore::FieldEntry| self.steps().any(|s| f.element.get("step") == Some(s.to_string().as_str()));
                 let found = listed.fields.iter().filter(in_steps).count();
                 if found < expected {
-                    return Err(fieldstore::Error::new(
-                        fieldstore::error::ErrorKind::NotFound,
-                        format!("member {member}: {found} of {expected} fields listed"),
-                    ));
+                    return Err(Error::new(ErrorKind::NotFound, format!("member {member}: {found} of {expected} fields listed")));
                 }
                 phase.fields += listed.fields.len() as u64;
                 phase.bytes += listed.fields.iter().map(|f| f.location.length).sum::<u64>();

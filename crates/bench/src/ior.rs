@@ -7,6 +7,7 @@ use fieldstore_objects::Pool;
 
 use crate::hammer::Phase;
 use crate::payload::synthetic;
+use crate::roles::Role;
 
 /// IOR's `-s` and `-t` (`-b` equals `-t`).
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +37,15 @@ impl Ior {
             }
             Ok(())
         })
+    }
+
+    /// Plays `role` ([`Role::of_pairs`]): writes the owner's array, or reads it.
+    pub fn run(&self, pool: &dyn Pool, role: Role) -> Result<Phase> {
+        if role.reads {
+            self.read(pool, role.owner)
+        } else {
+            self.write(pool, role.owner)
+        }
     }
 
     /// Removes what every rank wrote.

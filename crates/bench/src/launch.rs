@@ -1,6 +1,9 @@
 //! Where a benchmark process is: its rank, the number of processes and its node, from the
 //! launcher's environment (Slurm, Open MPI, PMI) or from `FIELDSTORE_RANK`/`FIELDSTORE_SIZE`.
 
+use fieldstore::error::IoContext;
+use fieldstore::{Error, ErrorKind, Result};
+
 /// A process's place in a parallel run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Place {
@@ -31,6 +34,16 @@ impl Place {
     pub fn current() -> Place {
         Place::from_env(|n| std::env::var(n).ok())
     }
+
+    /// The event log this process writes for a run's `--log FILE`: `FILE` itself when it runs
+    /// alone, `FILE.RANK` when it is one of several.
+    pub fn event_log(&self, file: &std::path::Path) -> std::path::PathBuf {
+        if self.size > 1 {
+            format!("{}.{}", file.display(), self.rank).into()
+        } else {
+            file.to_path_buf()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -48,6 +61,13 @@ mod tests {
         let ours = Place::from_env(env(&[("FIELDSTORE_RANK", "1"), ("SLURM_PROCID", "9")]));
         assert_eq!((ours.rank, ours.size), (1, 2), "FIELDSTORE_RANK wins; size at least rank + 1");
         assert_eq!(Place::from_env(env(&[])).rank, 0);
+    }
+
+    #[test]
+    fn each_of_several_processes_logs_to_a_file_of_its_own() {
+        let file = std::path::Path::new("/tmp/run.jsonl");
+        assert_eq!(Place { rank: 0, size: 1, node: "n".into() }.event_log(file), file);
+        assert_eq!(Place { rank: 2, size: 4, node: "n".into() }.event_log(file), std::path::Path::new("/tmp/run.jsonl.2"));
     }
 }
 
@@ -68,12 +88,13 @@ pub const BARRIER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 
 impl Barrier {
     /// `file:DIR`, `tcp:HOST:PORT` or `deadline:MICROSECONDS`.
-    pub fn parse(text: &str) -> Result<Barrier, String> {
+    pub fn parse(text: &str) -> Result<Barrier> {
+        let refused = |e: fieldstore::error::Cause| Error::caused_by(ErrorKind::BadRequest, format!("barrier {text:?}"), e);
         match text.split_once(':') {
             Some(("file", dir)) if !dir.is_empty() => Ok(Barrier::File(dir.into())),
-            Some(("tcp", addr)) => addr.parse().map(Barrier::Tcp).map_err(|e| format!("barrier {text:?}: {e}")),
-            Some(("deadline", t)) => t.parse().map(Barrier::Deadline).map_err(|e| format!("barrier {text:?}: {e}")),
-            _ => Err(format!("barrier {text:?}: use file:DIR, tcp:HOST:PORT or deadline:MICROSECONDS")),
+            Some(("tcp", addr)) => addr.parse().map(Barrier::Tcp).map_err(|e: std::net::AddrParseError| refused(e.into())),
+            Some(("deadline", t)) => t.parse().map(Barrier::Deadline).map_err(|e: std::num::ParseIntError| refused(e.into())),
+            _ => Err(Error::new(ErrorKind::BadRequest, format!("barrier {text:?}: use file:DIR, tcp:HOST:PORT or deadline:MICROSECONDS"))),
         }
     }
 
@@ -87,7 +108,7 @@ impl Barrier {
     }
 
     /// Waits until every process of `place` has arrived (or the deadline has passed).
-    pub fn wait(&self, place: &Place) -> Result<(), String> {
+    pub fn wait(&self, place: &Place) -> Result<()> {
         let give_up = std::time::Instant::now() + BARRIER_TIMEOUT;
         match self {
             Barrier::Deadline(at) => {
@@ -98,23 +119,21 @@ impl Barrier {
                 Ok(())
             }
             Barrier::File(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-                std::fs::write(dir.join(format!("arrived.{}", place.rank)), place.node.as_bytes())
-                    .map_err(|e| format!("{}: {e}", dir.display()))?;
+                std::fs::create_dir_all(dir).ctx("creating", dir)?;
+                let arrival = dir.join(format!("arrived.{}", place.rank));
+                std::fs::write(&arrival, place.node.as_bytes()).ctx("writing", &arrival)?;
                 loop {
                     let arrived = std::fs::read_dir(dir)
-                        .map_err(|e| e.to_string())?
+                        .ctx("reading", dir)?
                         .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().starts_with("arrived.")))
                         .count();
                     if arrived >= place.size as usize {
                         return Ok(());
                     }
                     if std::time::Instant::now() > give_up {
-                        return Err(format!(
-                            "file barrier {}: {arrived} of {} processes arrived in {BARRIER_TIMEOUT:?}",
-                            dir.display(),
-                            place.size
-                        ));
+                        let message =
+                            format!("file barrier {}: {arrived} of {} processes arrived in {BARRIER_TIMEOUT:?}", dir.display(), place.size);
+                        return Err(Error::new(ErrorKind::Timeout, message));
                     }
                     std::thread::sleep(std::time::Duration::from_millis(2));
                 }
@@ -124,31 +143,30 @@ impl Barrier {
     }
 }
 
-fn tcp_barrier(addr: std::net::SocketAddr, place: &Place, give_up: std::time::Instant) -> Result<(), String> {
+fn tcp_barrier(addr: std::net::SocketAddr, place: &Place, give_up: std::time::Instant) -> Result<()> {
     use std::io::{Read, Write};
+    let failed = |e: std::io::Error| Error::caused_by(ErrorKind::Io, format!("tcp barrier {addr}"), e);
     if place.rank == 0 {
-        let listener = std::net::TcpListener::bind(addr).map_err(|e| format!("tcp barrier {addr}: {e}"))?;
-        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let listener = std::net::TcpListener::bind(addr).map_err(failed)?;
+        listener.set_nonblocking(true).map_err(failed)?;
         let mut waiting = Vec::new();
         while waiting.len() + 1 < place.size as usize {
             match listener.accept() {
                 Ok((stream, _)) => waiting.push(stream),
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     if std::time::Instant::now() > give_up {
-                        return Err(format!(
-                            "tcp barrier {addr}: {} of {} processes arrived in {BARRIER_TIMEOUT:?}",
-                            waiting.len() + 1,
-                            place.size
-                        ));
+                        let message =
+                            format!("tcp barrier {addr}: {} of {} processes arrived in {BARRIER_TIMEOUT:?}", waiting.len() + 1, place.size);
+                        return Err(Error::new(ErrorKind::Timeout, message));
                     }
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
-                Err(e) => return Err(format!("tcp barrier {addr}: {e}")),
+                Err(e) => return Err(failed(e)),
             }
         }
         for mut s in waiting {
-            s.set_nonblocking(false).map_err(|e| e.to_string())?;
-            s.write_all(b"go").map_err(|e| format!("tcp barrier {addr}: {e}"))?;
+            s.set_nonblocking(false).map_err(failed)?;
+            s.write_all(b"go").map_err(failed)?;
         }
         return Ok(());
     }
@@ -158,12 +176,17 @@ fn tcp_barrier(addr: std::net::SocketAddr, place: &Place, give_up: std::time::In
                 s.set_read_timeout(Some(
                     give_up.saturating_duration_since(std::time::Instant::now()).max(std::time::Duration::from_millis(1)),
                 ))
-                .map_err(|e| e.to_string())?;
+                .map_err(failed)?;
                 let mut go = [0u8; 2];
-                return s.read_exact(&mut go).map_err(|e| format!("tcp barrier {addr}: waiting for rank 0: {e}"));
+                return s
+                    .read_exact(&mut go)
+                    .map_err(|e| Error::caused_by(ErrorKind::Io, format!("tcp barrier {addr}: waiting for rank 0"), e));
             }
             Err(_) if std::time::Instant::now() < give_up => std::thread::sleep(std::time::Duration::from_millis(5)),
-            Err(e) => return Err(format!("tcp barrier {addr}: rank 0 not reachable in {BARRIER_TIMEOUT:?}: {e}")),
+            Err(e) => {
+                let message = format!("tcp barrier {addr}: rank 0 not reachable in {BARRIER_TIMEOUT:?}");
+                return Err(Error::caused_by(ErrorKind::Timeout, message, e));
+            }
         }
     }
 }
@@ -203,9 +226,9 @@ pub struct Launched {
 /// and `--barrier`) as ranks 0..N-1 behind `barrier` (default: a file barrier under
 /// `scratch`), each printing its phase as JSON, and waits for all of them, failed or not (a
 /// rank left running after another failed would go on writing while the caller cleans up).
-pub fn launch_ranks(procs: u32, barrier: Option<&str>, args: &[String], scratch: &std::path::Path) -> Result<Launched, String> {
+pub fn launch_ranks(procs: u32, barrier: Option<&str>, args: &[String], scratch: &std::path::Path) -> Result<Launched> {
     let barrier = barrier.map_or_else(|| format!("file:{}", scratch.join("barrier").display()), str::to_string);
-    let program = std::env::current_exe().map_err(|e| format!("this program's path: {e}"))?;
+    let program = std::env::current_exe().map_err(|e| Error::caused_by(ErrorKind::Io, "this program's path", e))?;
     let mut child_args = strip_option(&strip_option(args, "--procs"), "--barrier");
     child_args.retain(|arg| arg != "--json");
     child_args.extend(["--barrier".to_string(), barrier, "--json".to_string()]);
@@ -218,21 +241,26 @@ pub fn launch_ranks(procs: u32, barrier: Option<&str>, args: &[String], scratch:
             .env("FIELDSTORE_SIZE", procs.to_string())
             .stdout(std::process::Stdio::piped())
             .spawn()
-            .map_err(|e| format!("starting rank {rank}: {e}"));
+            .map_err(|e| Error::caused_by(ErrorKind::Unavailable, format!("starting rank {rank}"), e));
         children.push(child);
     }
-    let outputs: Vec<_> = children.into_iter().map(|child| child.and_then(|c| c.wait_with_output().map_err(|e| e.to_string()))).collect();
+    let waited =
+        |child: std::process::Child| child.wait_with_output().map_err(|e| Error::caused_by(ErrorKind::Io, "waiting for a rank", e));
+    let outputs: Vec<_> = children.into_iter().map(|child| child.and_then(waited)).collect();
     let (mut phases, mut failed) = (Vec::new(), Vec::new());
     for (rank, out) in outputs.into_iter().enumerate() {
         match out {
             Ok(out) if out.status.success() => {
-                phases.push(serde_json::from_slice::<serde_json::Value>(&out.stdout).map_err(|e| format!("rank {rank}'s output: {e}"))?)
+                let phase = serde_json::from_slice::<serde_json::Value>(&out.stdout)
+                    .map_err(|e| Error::caused_by(ErrorKind::Corrupt, format!("rank {rank}'s output"), e))?;
+                phases.push(phase)
             }
             _ => failed.push(rank.to_string()),
         }
     }
     if !failed.is_empty() {
-        return Err(format!("{} of {procs} processes failed (rank {}; their errors are above)", failed.len(), failed.join(", ")));
+        let message = format!("{} of {procs} processes failed (rank {}; their errors are above)", failed.len(), failed.join(", "));
+        return Err(Error::new(ErrorKind::Io, message));
     }
     let aggregates = aggregate(&phases);
     Ok(Launched { phases, aggregates })
@@ -329,7 +357,7 @@ mod barrier_tests {
         let start = Instant::now();
         Barrier::Deadline(at).wait(&Place { rank: 0, size: 1, node: "n".into() }).unwrap();
         assert!(start.elapsed() >= Duration::from_millis(95));
-        assert!(Barrier::parse("udp:1").unwrap_err().contains("file:DIR"));
+        assert!(Barrier::parse("udp:1").unwrap_err().to_string().contains("file:DIR"));
         assert!(Barrier::parse("tcp:nohost").is_err());
         assert_eq!(Barrier::parse("file:/x").unwrap(), Barrier::File("/x".into()));
     }

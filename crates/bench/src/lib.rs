@@ -13,6 +13,7 @@ pub mod launch;
 pub mod payload;
 pub mod point;
 pub mod report;
+pub mod roles;
 pub mod s3;
 pub mod study;
 pub mod sweep;

@@ -5,7 +5,7 @@
 //! another run or a torn mix of two writes) and, with the full check, the CRC-32C of the bytes
 //! between the stamps (catches corruption).
 
-use fieldstore::Key;
+use fieldstore::{Error, ErrorKind, Key, Result};
 
 const MAGIC: &[u8; 4] = b"FSHM";
 /// Bytes of one stamp.
@@ -68,30 +68,31 @@ fn stamp(digest: u64, op_id: u64, crc: u32) -> [u8; STAMP] {
     s
 }
 
-/// Checks a retrieved field; `Err` says what is wrong.
-pub fn verify(data: &[u8], identifier: &Key, check: Check) -> Result<(), String> {
+/// Checks a retrieved field; a [`ErrorKind::Corrupt`] error says what is wrong.
+pub fn verify(data: &[u8], identifier: &Key, check: Check) -> Result<()> {
     if check == Check::None {
         return Ok(());
     }
+    let corrupt = |what: String| Err(Error::new(ErrorKind::Corrupt, what));
     let n = data.len();
     if n < 2 * STAMP {
-        return Err(format!("{identifier}: {n} bytes, too short for checked payloads"));
+        return corrupt(format!("{identifier}: {n} bytes, too short for checked payloads"));
     }
     let (head, tail) = (&data[..STAMP], &data[n - STAMP..]);
     if &head[..4] != MAGIC && &tail[..4] != MAGIC {
-        return Err(format!("{identifier}: carries no check stamp (written without --md-check or --full-check?)"));
+        return corrupt(format!("{identifier}: carries no check stamp (written without --md-check or --full-check?)"));
     }
     if &head[..4] != MAGIC || head != tail {
-        return Err(format!("{identifier}: the stamps at both ends differ (torn or mixed field)"));
+        return corrupt(format!("{identifier}: the stamps at both ends differ (torn or mixed field)"));
     }
     let digest = u64::from_le_bytes(head[4..12].try_into().unwrap());
     if digest != key_digest(identifier) {
-        return Err(format!("{identifier}: holds the bytes of another field (misplaced)"));
+        return corrupt(format!("{identifier}: holds the bytes of another field (misplaced)"));
     }
     if check == Check::Full {
         let crc = u32::from_le_bytes(head[20..24].try_into().unwrap());
         if crc != fieldstore::checksum::crc32c(&data[STAMP..n - STAMP]) {
-            return Err(format!("{identifier}: payload corrupt (checksum mismatch)"));
+            return corrupt(format!("{identifier}: payload corrupt (checksum mismatch)"));
         }
     }
     Ok(())
@@ -116,17 +117,17 @@ mod tests {
         let mut full = Stamper::new(&template, Check::Full);
         let a = full.field(&key(1), 7).to_vec();
         assert!(verify(&a, &key(1), Check::Full).is_ok());
-        assert!(verify(&a, &key(2), Check::Metadata).unwrap_err().contains("misplaced"));
+        assert!(verify(&a, &key(2), Check::Metadata).unwrap_err().to_string().contains("misplaced"));
         let b = full.field(&key(1), 8).to_vec();
         assert_ne!(a, b, "each operation has its own stamp");
         let torn: Vec<u8> = a[..500].iter().chain(&b[500..]).copied().collect();
-        assert!(verify(&torn, &key(1), Check::Metadata).unwrap_err().contains("torn"));
+        assert!(verify(&torn, &key(1), Check::Metadata).unwrap_err().to_string().contains("torn"));
         let mut corrupt = a.clone();
         corrupt[400] ^= 1;
         assert!(verify(&corrupt, &key(1), Check::Metadata).is_ok(), "metadata check does not read the body");
-        assert!(verify(&corrupt, &key(1), Check::Full).unwrap_err().contains("corrupt"));
+        assert!(verify(&corrupt, &key(1), Check::Full).unwrap_err().to_string().contains("corrupt"));
         assert_eq!(Stamper::new(&template, Check::None).field(&key(1), 7), template);
-        assert!(verify(&template, &key(1), Check::Metadata).unwrap_err().contains("no check stamp"));
+        assert!(verify(&template, &key(1), Check::Metadata).unwrap_err().to_string().contains("no check stamp"));
     }
 
     #[test]

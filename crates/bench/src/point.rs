@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::time::Instant;
 
-use fieldstore::{FieldStore, ListOptions, Request};
+use fieldstore::{Error, ErrorKind, FieldStore, ListOptions, Request, Result};
 use serde::Serialize;
 
 /// Milliseconds of one point query, cold and warm (the median of the warm repetitions).
@@ -25,20 +25,20 @@ pub struct PointTimes {
 }
 
 /// Lists and retrieves `request` on `fs` once, then `reps` more times.
-pub fn measure(fs: &FieldStore, request: &Request, reps: usize) -> Result<PointTimes, String> {
+pub fn measure(fs: &FieldStore, request: &Request, reps: usize) -> Result<PointTimes> {
     let mut timings: Vec<(f64, f64)> = Vec::new();
     let mut fields = 0;
     for _ in 0..=reps {
         let t = Instant::now();
-        let listed = fs.list(request, ListOptions::default()).map_err(|e| e.to_string())?;
+        let listed = fs.list(request, ListOptions::default())?;
         let list_ms = t.elapsed().as_secs_f64() * 1e3;
         if let Some(why) = listed.explanation {
-            return Err(format!("nothing matched {request}: {why}"));
+            return Err(Error::new(ErrorKind::NotFound, format!("nothing matched {request}: {why}")));
         }
         let t = Instant::now();
-        let (mut reader, _) = fs.retrieve(request).map_err(|e| e.to_string())?;
+        let (mut reader, _) = fs.retrieve(request)?;
         let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+        reader.read_to_end(&mut bytes).map_err(|e| Error::caused_by(ErrorKind::Io, format!("retrieving {request}"), e))?;
         fields = reader.fields().len();
         timings.push((list_ms, t.elapsed().as_secs_f64() * 1e3));
     }

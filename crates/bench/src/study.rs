@@ -11,6 +11,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use fieldstore::error::IoContext;
+use fieldstore::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{self, mean_and_spread, IoEvent, PhaseMetrics};
@@ -153,21 +155,18 @@ pub struct Row {
     pub po_f: Option<f64>,
 }
 
-fn io_error(path: &Path, e: impl std::fmt::Display) -> String {
-    format!("{}: {e}", path.display())
-}
-
 /// Reads a JSON file, naming it in any error.
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
-    serde_json::from_str(&text).map_err(|e| io_error(path, format!("not what bench sweep writes: {e}")))
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
+    let text = std::fs::read_to_string(path).ctx("reading", path)?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::caused_by(ErrorKind::Corrupt, format!("{}: not what bench sweep writes", path.display()), e))
 }
 
 /// The event logs of a run directory (`events.jsonl` and its `.RANK` siblings), sorted.
-pub fn run_logs(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn run_logs(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut logs = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| io_error(dir, e))? {
-        let path = entry.map_err(|e| io_error(dir, e))?.path();
+    for entry in std::fs::read_dir(dir).ctx("reading", dir)? {
+        let path = entry.ctx("reading", dir)?.path();
         if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("events.jsonl")) {
             logs.push(path);
         }
@@ -178,45 +177,47 @@ pub fn run_logs(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 impl Run {
     /// Analyses the run in `dir`.
-    pub fn load(dir: &Path) -> Result<Run, String> {
+    pub fn load(dir: &Path) -> Result<Run> {
         let config: RunConfig = read_json(&dir.join("run.json"))?;
         let events = Run::events_in(dir)?;
         Ok(Run { config, dir: dir.to_path_buf(), phases: analyze::phases(&events), overlap: analyze::overlap(&events, "write", "read") })
     }
 
     /// The events of every process of the run in `dir`.
-    pub fn events_in(dir: &Path) -> Result<Vec<IoEvent>, String> {
+    pub fn events_in(dir: &Path) -> Result<Vec<IoEvent>> {
         let events = analyze::read_logs(&run_logs(dir)?)?;
         if events.is_empty() {
-            return Err(format!("{}: the run logged no events", dir.display()));
+            return Err(Error::new(ErrorKind::NotFound, format!("{}: the run logged no events", dir.display())));
         }
         Ok(events)
     }
 
     /// The run's events (read again: a study keeps only metrics in memory).
-    pub fn events(&self) -> Result<Vec<IoEvent>, String> {
+    pub fn events(&self) -> Result<Vec<IoEvent>> {
         Run::events_in(&self.dir)
     }
 }
 
 impl Sweep {
     /// Loads and analyses the sweep directory `dir`.
-    pub fn load(dir: &Path) -> Result<Sweep, String> {
-        let manifest: Manifest =
-            read_json(&dir.join("sweep.json")).map_err(|e| format!("{e} (a sweep directory holds sweep.json, written by bench sweep)"))?;
+    pub fn load(dir: &Path) -> Result<Sweep> {
+        let manifest: Manifest = read_json(&dir.join("sweep.json")).map_err(|e| {
+            Error::caused_by(e.kind(), format!("{}: a sweep directory holds sweep.json, written by bench sweep", dir.display()), e)
+        })?;
         if manifest.format != FORMAT {
-            return Err(format!("{}: format {} (this version reads {FORMAT})", dir.join("sweep.json").display(), manifest.format));
+            let message = format!("{}: format {} (this version reads {FORMAT})", dir.join("sweep.json").display(), manifest.format);
+            return Err(Error::new(ErrorKind::Unsupported, message));
         }
         let runs_dir = dir.join("runs");
         let mut runs = Vec::new();
-        for entry in std::fs::read_dir(&runs_dir).map_err(|e| io_error(&runs_dir, e))? {
-            let path = entry.map_err(|e| io_error(&runs_dir, e))?.path();
+        for entry in std::fs::read_dir(&runs_dir).ctx("reading", &runs_dir)? {
+            let path = entry.ctx("reading", &runs_dir)?.path();
             if path.join("run.json").is_file() {
                 runs.push(Run::load(&path)?);
             }
         }
         if runs.is_empty() {
-            return Err(format!("{}: no runs", runs_dir.display()));
+            return Err(Error::new(ErrorKind::NotFound, format!("{}: no runs", runs_dir.display())));
         }
         runs.sort_by(|a, b| a.config.cmp(&b.config));
         Ok(Sweep { dir: dir.to_path_buf(), manifest, runs })
@@ -350,19 +351,20 @@ const MEASURES: [&str; 8] = ["reps", "global timing MiB/s", SPREAD_COLUMN, "sync
 impl Selection {
     /// Parses `--select`; an error names the pair that is not `KEY=VALUE[/VALUE...]` or the
     /// key that is not one of the [`DIMENSIONS`].
-    pub fn parse(text: &str) -> Result<Selection, String> {
+    pub fn parse(text: &str) -> Result<Selection> {
+        let refused = |message: String| Err(Error::new(ErrorKind::BadRequest, message));
         let mut pairs = Vec::new();
         for pair in text.split(',').filter(|p| !p.trim().is_empty()) {
             let Some((key, values)) = pair.split_once('=') else {
-                return Err(format!("--select: {pair:?} is not KEY=VALUE[/VALUE...]"));
+                return refused(format!("--select: {pair:?} is not KEY=VALUE[/VALUE...]"));
             };
             let key = key.trim();
             if !DIMENSIONS.contains(&key) {
-                return Err(format!("--select: unknown key {key:?} (one of {})", DIMENSIONS.join(", ")));
+                return refused(format!("--select: unknown key {key:?} (one of {})", DIMENSIONS.join(", ")));
             }
             let values: Vec<&str> = values.split('/').map(str::trim).collect();
             if values.iter().any(|v| v.is_empty()) {
-                return Err(format!("--select: {pair:?} has an empty value (- stands for none)"));
+                return refused(format!("--select: {pair:?} has an empty value (- stands for none)"));
             }
             let values = values.into_iter().map(|v| if v == "-" { String::new() } else { v.to_string() }).collect();
             pairs.push((key.to_string(), values));
@@ -399,24 +401,25 @@ impl Row {
 
 impl Study {
     /// Loads every sweep directory; their labels must differ (they name the sweeps in figures).
-    pub fn load(dirs: &[PathBuf]) -> Result<Study, String> {
+    pub fn load(dirs: &[PathBuf]) -> Result<Study> {
         let mut unique: Vec<PathBuf> = Vec::new();
         for dir in dirs {
-            let canonical = dir.canonicalize().map_err(|e| io_error(dir, e))?;
+            let canonical = dir.canonicalize().ctx("reading", dir)?;
             if unique.contains(&canonical) {
-                return Err(format!("{}: given twice", dir.display()));
+                return Err(Error::new(ErrorKind::BadRequest, format!("{}: given twice", dir.display())));
             }
             unique.push(canonical);
         }
         let sweeps = dirs.iter().map(|d| Sweep::load(d)).collect::<Result<Vec<_>, _>>()?;
         for (i, s) in sweeps.iter().enumerate() {
             if let Some(other) = sweeps[..i].iter().find(|o| o.manifest.label == s.manifest.label) {
-                return Err(format!(
+                let message = format!(
                     "{} and {} are both labelled {:?}: give each sweep its own --label",
                     other.dir.display(),
                     s.dir.display(),
                     s.manifest.label
-                ));
+                );
+                return Err(Error::new(ErrorKind::BadRequest, message));
             }
         }
         Ok(Study { sweeps, selection: Selection::default() })
@@ -424,7 +427,7 @@ impl Study {
 
     /// The study with only the runs `selection` keeps (and, in its rows, only the phases it
     /// keeps); sweeps left without runs are dropped. An error when nothing is left.
-    pub fn select(mut self, selection: Selection) -> Result<Study, String> {
+    pub fn select(mut self, selection: Selection) -> Result<Study> {
         for sweep in &mut self.sweeps {
             let runs = std::mem::take(&mut sweep.runs);
             sweep.runs = runs.into_iter().filter(|r| selection.keeps(&sweep.row(&r.config, ""), false)).collect();
@@ -432,7 +435,7 @@ impl Study {
         self.sweeps.retain(|s| !s.runs.is_empty());
         self.selection = selection;
         if self.sweeps.is_empty() || self.rows().is_empty() {
-            return Err("--select: no configuration of these sweeps matches".into());
+            return Err(Error::new(ErrorKind::NotFound, "--select: no configuration of these sweeps matches"));
         }
         Ok(self)
     }

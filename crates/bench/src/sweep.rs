@@ -6,9 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
+use fieldstore::error::IoContext;
+use fieldstore::{Error, ErrorKind, Result};
+
 use crate::fieldio::Mode;
 use crate::launch::LAUNCHED;
 use crate::report;
+use crate::roles::Pattern;
 use crate::study::{Manifest, Row, RunConfig, FORMAT};
 
 /// The data set a sweep's hammer runs write (and wipe after each run) in `--config`'s store,
@@ -39,17 +43,6 @@ impl Benchmark {
             Benchmark::Hammer => "hammer",
         }
     }
-}
-
-/// An access pattern (docs/benchmarks.md, "sweep").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Pattern {
-    /// A write phase, then a read phase of what another process wrote.
-    #[value(name = "A", alias = "a")]
-    A,
-    /// After a pre-populating write, half the processes write while the other half read.
-    #[value(name = "B", alias = "b")]
-    B,
 }
 
 /// Whose forecast index field-io's processes write to.
@@ -135,90 +128,90 @@ fn configurations(s: &Sweep) -> Vec<RunConfig> {
 
 impl Sweep {
     /// Refuses a grid the benchmarks cannot run, naming the part.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<()> {
         self.check_grid()?;
         self.check_places()
     }
 
-    fn check_grid(&self) -> Result<(), String> {
+    fn check_grid(&self) -> Result<()> {
         let b = self.benchmark.name();
         if self.procs.is_empty() || self.sizes.is_empty() || self.patterns.is_empty() {
-            return Err("a sweep needs at least one process count, size and pattern".into());
+            return refused("a sweep needs at least one process count, size and pattern");
         }
         if self.counts.is_empty() || (self.counts.len() != 1 && self.counts.len() != self.sizes.len()) || self.counts.contains(&0) {
-            return Err(format!(
+            return refused(format!(
                 "--count {:?}: one count (at least 1) for every size, or one per size ({} sizes)",
                 self.counts,
                 self.sizes.len()
             ));
         }
         if let Some(p) = self.procs.iter().find(|&&p| p == 0) {
-            return Err(format!("--procs {p}: a run needs at least one process"));
+            return refused(format!("--procs {p}: a run needs at least one process"));
         }
         // A value twice would run one configuration twice into one run directory.
         for (option, values) in [("--procs", strings(&self.procs)), ("--sizes", strings(&self.sizes)), ("--classes", self.classes.clone())]
         {
             if let Some(twice) = values.iter().enumerate().find(|(i, v)| values[..*i].contains(v)).map(|(_, v)| v) {
-                return Err(format!("{option}: {twice} is given twice"));
+                return refused(format!("{option}: {twice} is given twice"));
             }
         }
         if let Some(class) =
             self.classes.iter().find(|c| c.is_empty() || !c.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
         {
-            return Err(format!("--classes: {class:?} is not a DAOS object class name (such as OC_S1, OC_RP_2G1)"));
+            return refused(format!("--classes: {class:?} is not a DAOS object class name (such as OC_S1, OC_RP_2G1)"));
         }
         if self.servers == 0 {
-            return Err("--servers 0: the storage measured has at least one server node".into());
+            return refused("--servers 0: the storage measured has at least one server node");
         }
         if self.patterns.contains(&Pattern::B) {
             if self.benchmark == Benchmark::Ior {
-                return Err("--patterns B: ior has no write+read contention pattern (use field-io or hammer)".into());
+                return refused("--patterns B: ior has no write+read contention pattern (use field-io or hammer)");
             }
             if let Some(p) = self.procs.iter().find(|&&p| p < 2 || !p.is_multiple_of(2)) {
-                return Err(format!("--procs {p} with --patterns B: half the processes write and half read, so counts must be even"));
+                return refused(format!("--procs {p} with --patterns B: half the processes write and half read, so counts must be even"));
             }
         }
         if self.benchmark != Benchmark::FieldIo && self.indexes.contains(&Index::Shared) {
-            return Err(format!("--index shared is field-io's (its forecast index); {b} has none"));
+            return refused(format!("--index shared is field-io's (its forecast index); {b} has none"));
         }
         Ok(())
     }
 
-    fn check_places(&self) -> Result<(), String> {
+    fn check_places(&self) -> Result<()> {
         let b = self.benchmark.name();
         if let Some(label) = self.label.as_deref().filter(|l| l.is_empty() || l.contains([',', '/', '='])) {
-            return Err(format!(
+            return refused(format!(
                 "--label {label:?}: a label is selected by value (--select sweep=LABEL), so it needs a character and none of , / ="
             ));
         }
         let pool_type = self.pool.as_deref().map(fieldstore::factory::pool_type);
         if !self.classes.is_empty() && pool_type.is_none_or(|(kind, _)| kind != "daos") {
-            return Err("--classes needs a daos: --pool (object classes are DAOS's)".into());
+            return refused("--classes needs a daos: --pool (object classes are DAOS's)");
         }
         if let Some(prefix) = pool_type.filter(|(kind, _)| *kind == "daos").and_then(|(_, name)| name.split_once('/')).map(|p| p.1) {
             // A run's label is PREFIX_ and 16 hex digits, at most 48 characters of DAOS's set.
             if prefix.len() > 31 || !prefix.chars().all(|c| c.is_ascii_alphanumeric() || ".:_".contains(c)) {
-                return Err(format!("--pool daos:POOL/{prefix}: the prefix must be at most 31 letters, digits, '.', '_' or ':'"));
+                return refused(format!("--pool daos:POOL/{prefix}: the prefix must be at most 31 letters, digits, '.', '_' or ':'"));
             }
         }
         if self.benchmark == Benchmark::Hammer && self.pool.is_some() {
-            return Err("--pool is ior's and field-io's; hammer runs on the store of --config".into());
+            return refused("--pool is ior's and field-io's; hammer runs on the store of --config");
         }
         if self.benchmark != Benchmark::Hammer && self.config.is_some() {
-            return Err(format!("--config is hammer's; {b} runs on --pool"));
+            return refused(format!("--config is hammer's; {b} runs on --pool"));
         }
         Ok(())
     }
 
     /// The backend the runs use, for the report.
-    fn backend(&self) -> Result<String, String> {
+    fn backend(&self) -> Result<String> {
         if let Some(pool) = &self.pool {
             return Ok(fieldstore::factory::pool_type(pool).0.to_string());
         }
         match &self.config {
             None => Ok("posix".into()),
             Some(path) => {
-                let config = fieldstore::Config::from_file(path).map_err(|e| e.to_string())?;
+                let config = fieldstore::Config::from_file(path)?;
                 Ok(if config.catalogue.kind == config.store.kind {
                     config.store.kind
                 } else {
@@ -228,7 +221,7 @@ impl Sweep {
         }
     }
 
-    fn manifest(&self) -> Result<Manifest, String> {
+    fn manifest(&self) -> Result<Manifest> {
         let backend = self.backend()?;
         Ok(Manifest {
             format: FORMAT,
@@ -245,22 +238,21 @@ impl Sweep {
 
     /// Runs the grid with `program` (this one), writes `sweep.json`, the runs, `summary.md`,
     /// `summary.json` and `summary.html` under `out`; returns the rows and the Markdown table.
-    pub fn run(&self, program: &Path) -> Result<(Vec<Row>, String), String> {
+    pub fn run(&self, program: &Path) -> Result<(Vec<Row>, String)> {
         self.check()?;
-        let io = |what: &Path, e: std::io::Error| format!("{}: {e}", what.display());
         let runs = self.out.join("runs");
         // A sweep directory holds one sweep: runs of an earlier one would mix into this one's.
         // Only an earlier sweep's runs are removed, never a directory of something else.
         if runs.exists() {
             if !self.out.join("sweep.json").is_file() {
-                return Err(format!("{}: not a sweep directory (no sweep.json): choose a new --out", self.out.display()));
+                let message = format!("{}: not a sweep directory (no sweep.json): choose a new --out", self.out.display());
+                return Err(Error::new(ErrorKind::BadRequest, message));
             }
-            std::fs::remove_dir_all(&runs).map_err(|e| io(&runs, e))?;
+            std::fs::remove_dir_all(&runs).ctx("removing", &runs)?;
         }
-        std::fs::create_dir_all(&runs).map_err(|e| io(&runs, e))?;
-        let manifest = self.manifest()?;
-        let manifest = serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())?;
-        std::fs::write(self.out.join("sweep.json"), manifest).map_err(|e| io(&self.out, e))?;
+        std::fs::create_dir_all(&runs).ctx("creating", &runs)?;
+        let write = |name: &str, text: &str| std::fs::write(self.out.join(name), text).ctx("writing", self.out.join(name));
+        write("sweep.json", &json(&self.manifest()?)?)?;
         for config in configurations(self) {
             for rep in 0..self.reps.max(1) {
                 self.repetition(program, &RunConfig { rep, ..config.clone() })?;
@@ -268,58 +260,56 @@ impl Sweep {
         }
         let (_, rows, page) = report::study_report(std::slice::from_ref(&self.out), report::Selection::default())?;
         let md = crate::study::markdown(&rows);
-        let write = |name: &str, text: &str| std::fs::write(self.out.join(name), text).map_err(|e| io(&self.out.join(name), e));
         write("summary.md", &md)?;
-        write("summary.json", &serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?)?;
+        write("summary.json", &json(&rows)?)?;
         write("summary.html", &report::html(&page)?)?;
         Ok((rows, md))
     }
 
     /// One repetition of one configuration, in `runs/NAME/`.
-    fn repetition(&self, program: &Path, config: &RunConfig) -> Result<(), String> {
+    fn repetition(&self, program: &Path, config: &RunConfig) -> Result<()> {
         let name = config.name();
         let dir = self.out.join("runs").join(&name);
         // New, so that no earlier run's events (logs are appended to) mix into this one's.
-        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        std::fs::write(dir.join("run.json"), serde_json::to_string_pretty(config).map_err(|e| e.to_string())?)
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir(&dir).ctx("creating", &dir)?;
+        std::fs::write(dir.join("run.json"), json(config)?).ctx("writing", dir.join("run.json"))?;
         let place = Place { dir: &dir, name: &name, config };
         let steps: Vec<Step> = match config.pattern.as_str() {
             "B" => vec![Step::Prewrite, Step::Contention],
             _ => vec![Step::Write, Step::Read],
         };
         for step in steps {
-            let out = self.command(program, &place, step).output().map_err(|e| format!("{}: {e}", program.display()))?;
+            let out = self
+                .command(program, &place, step)
+                .output()
+                .map_err(|e| Error::caused_by(ErrorKind::Unavailable, program.display().to_string(), e))?;
             if !out.status.success() {
-                return Err(format!(
-                    "{} failed in {} ({step:?}): {}",
-                    self.benchmark.name(),
-                    dir.display(),
-                    String::from_utf8_lossy(&out.stderr)
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                return Err(Error::new(
+                    ErrorKind::Io,
+                    format!("{} failed in {} ({step:?}): {stderr}", self.benchmark.name(), dir.display()),
                 ));
             }
         }
-        self.remove_data(&place).map_err(|e| format!("removing the data of {}: {e}", dir.display()))
+        self.remove_data(&place).map_err(|e| Error::caused_by(e.kind(), format!("removing the data of {}", dir.display()), e))
     }
 
     /// Removes what a repetition wrote: its data are not needed once logged, and on a server
     /// (Ceph's memory stores, an S3 bucket) a sweep's runs would pile up.
-    fn remove_data(&self, place: &Place) -> Result<(), String> {
+    fn remove_data(&self, place: &Place) -> Result<()> {
         let _ = std::fs::remove_dir_all(place.dir.join("store"));
         let _ = std::fs::remove_dir_all(place.dir.join("pool"));
         if let Some(config) = &self.config {
-            let fs = fieldstore::open(&fieldstore::Config::from_file(config).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
-            let dataset = fieldstore::Request::parse(&crate::hammer::dataset(HAMMER_CLASS, HAMMER_EXPVER)).map_err(|e| e.to_string())?;
-            fs.wipe(&dataset, true).map_err(|e| e.to_string())?;
+            let fs = fieldstore::open(&fieldstore::Config::from_file(config)?)?;
+            let dataset = fieldstore::Request::parse(&crate::hammer::dataset(HAMMER_CLASS, HAMMER_EXPVER))?;
+            fs.wipe(&dataset, true)?;
         }
         if self.benchmark != Benchmark::Hammer && self.pool.is_some() {
-            let pool = fieldstore::open_object_pool(&self.run_pool(place), &fieldstore::ObjectPoolOptions::default())
-                .map_err(|e| e.to_string())?;
+            let pool = fieldstore::open_object_pool(&self.run_pool(place), &fieldstore::ObjectPoolOptions::default())?;
             match self.benchmark {
                 Benchmark::Ior => crate::ior::Ior::remove(&*pool),
                 _ => crate::fieldio::FieldIoBench::remove(&*pool, place.config.procs),
-            }
-            .map_err(|e| e.to_string())?;
+            }?;
         }
         Ok(())
     }
@@ -423,8 +413,18 @@ enum Step {
     Contention,
 }
 
+/// An error for a grid or a place the benchmarks cannot run (named in `message`).
+fn refused(message: impl Into<String>) -> Result<()> {
+    Err(Error::new(ErrorKind::BadRequest, message))
+}
+
 fn strings<T: ToString>(values: &[T]) -> Vec<String> {
     values.iter().map(T::to_string).collect()
+}
+
+/// `value` as pretty JSON, for the files a sweep writes.
+fn json(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string_pretty(value).map_err(|e| Error::caused_by(ErrorKind::Io, "writing JSON", e))
 }
 
 /// fieldstore's version, and the commit when run from a git checkout.

@@ -101,3 +101,26 @@ fn operational_mode_readers_follow_writers_step_by_step() {
     let err = stuck.read(&open(dir.path())).unwrap_err().to_string();
     assert!(err.contains("step 100: 0 of 16 fields visible"), "{err}");
 }
+
+/// Pattern B after a pre-populating run of one process: the writer of two writes the steps
+/// after the pre-populated ones, its reader reads those back; a third rank of a pattern-A run
+/// writes the members after the first two ranks'.
+#[test]
+fn each_rank_takes_its_share_of_members_and_steps() {
+    use fieldstore_bench::launch::Place;
+    use fieldstore_bench::roles::{Pattern, Role};
+    let place = |rank, size| Place { rank, size, node: "n".into() };
+    let dir = tempfile::tempdir().unwrap();
+    let prewrite = hammer(Check::Metadata).share(Role::of_halves(&place(0, 1), Pattern::A, false, false).unwrap()).unwrap();
+    assert_eq!(prewrite.write(&open(dir.path())).unwrap().fields, 48);
+    let writer = hammer(Check::Metadata).share(Role::of_halves(&place(0, 2), Pattern::B, false, false).unwrap()).unwrap();
+    let reader = hammer(Check::Metadata).share(Role::of_halves(&place(1, 2), Pattern::B, false, false).unwrap()).unwrap();
+    assert_eq!((writer.step, writer.number, reader.step, reader.number), (3, 1, 0, 1));
+    assert_eq!(writer.write(&open(dir.path())).unwrap().fields, 48);
+    assert_eq!(reader.read(&open(dir.path())).unwrap().fields, 48);
+    let third = hammer(Check::None).share(Role::of_halves(&place(2, 4), Pattern::A, false, false).unwrap()).unwrap();
+    assert_eq!((third.step, third.number), (0, 1 + 2 * 2), "members 5 and 6");
+    let late = Hammer { step: usize::MAX, ..hammer(Check::None) };
+    let refused = late.share(Role { reads: false, owner: 0, after_prewrite: true }).unwrap_err();
+    assert!(refused.to_string().contains("--step plus --nsteps is too large"), "{refused}");
+}

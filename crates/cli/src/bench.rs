@@ -4,10 +4,12 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand};
+use fieldstore::ErrorKind;
 use fieldstore_bench::compare::{self, Comparison, Workload};
-use fieldstore_bench::fieldio::{Mode, Pattern};
+use fieldstore_bench::fieldio::Mode;
 use fieldstore_bench::launch::{Barrier, Place, LAUNCHED};
-use fieldstore_bench::sweep::{Benchmark, Index, Pattern as SweepPattern, Sweep};
+use fieldstore_bench::roles::{Pattern, Role};
+use fieldstore_bench::sweep::{Benchmark, Index, Sweep};
 use fieldstore_bench::{Check, Hammer, Payload, Phase};
 
 #[derive(Subcommand)]
@@ -38,13 +40,13 @@ pub enum BenchCommand {
 #[derive(Args)]
 pub struct S3RawArgs {
     /// Objects to PUT, then GET
-    #[arg(long, value_parser = count, default_value_t = 1000)]
+    #[arg(long, value_parser = shown(count), default_value_t = 1000)]
     objects: usize,
     /// Bytes per object
-    #[arg(long, value_parser = field_bytes, default_value_t = 1048576)]
+    #[arg(long, value_parser = shown(field_bytes), default_value_t = 1048576)]
     size: usize,
     /// Requests in flight
-    #[arg(long, value_parser = count, default_value_t = 1)]
+    #[arg(long, value_parser = shown(count), default_value_t = 1)]
     in_flight: usize,
     /// Instead: list this data set's field objects (its key, e.g. class=od,expver=0001,...)
     /// and HEAD each
@@ -59,7 +61,7 @@ pub struct PointArgs {
     /// The request, e.g. class=od,...,step=500,levelist=3,param=7
     request: String,
     /// Warm repetitions
-    #[arg(long, value_parser = count, default_value_t = 20)]
+    #[arg(long, value_parser = shown(count), default_value_t = 20)]
     reps: usize,
     #[arg(long)]
     json: bool,
@@ -67,13 +69,13 @@ pub struct PointArgs {
 
 #[derive(Args)]
 pub struct ExplicitKeysArgs {
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = shown(count))]
     nsteps: usize,
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = shown(count))]
     nlevels: usize,
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = shown(count))]
     nparams: usize,
-    #[arg(long, value_parser = field_bytes)]
+    #[arg(long, value_parser = shown(field_bytes))]
     field_size: usize,
     #[arg(long, default_value_t = 1)]
     member: usize,
@@ -84,14 +86,14 @@ pub struct ExplicitKeysArgs {
 
 #[derive(Args)]
 pub struct HammerArgs {
-    #[arg(long, value_parser = count, default_value_t = 10)]
+    #[arg(long, value_parser = shown(count), default_value_t = 10)]
     nsteps: usize,
-    #[arg(long, value_parser = count, default_value_t = 10)]
+    #[arg(long, value_parser = shown(count), default_value_t = 10)]
     nparams: usize,
-    #[arg(long, value_parser = count, default_value_t = 10)]
+    #[arg(long, value_parser = shown(count), default_value_t = 10)]
     nlevels: usize,
     /// Ensemble members written by this process
-    #[arg(long, value_parser = count, default_value_t = 1)]
+    #[arg(long, value_parser = shown(count), default_value_t = 1)]
     nensembles: usize,
     /// First ensemble member
     #[arg(long, default_value_t = 1)]
@@ -110,7 +112,7 @@ pub struct HammerArgs {
     #[arg(long, default_value = "0001")]
     expver: String,
     /// Synthetic payload size in bytes (without --template)
-    #[arg(long, value_parser = field_bytes, default_value_t = 1 << 20)]
+    #[arg(long, value_parser = shown(field_bytes), default_value_t = 1 << 20)]
     field_size: usize,
     /// A GRIB file whose first message is the template (keys set per field with ecCodes)
     #[arg(long)]
@@ -159,7 +161,7 @@ pub struct RunArgs {
     log: Option<PathBuf>,
     /// Start this many processes on this machine (ranks 0..N-1); under srun or mpirun leave
     /// it out: ranks come from the launcher
-    #[arg(long, value_parser = processes, default_value_t = 1)]
+    #[arg(long, value_parser = shown(processes), default_value_t = 1)]
     procs: u32,
     /// How processes line up before the phase: file:DIR, tcp:HOST:PORT or
     /// deadline:MICROSECONDS (default with --procs: a file barrier in a temporary directory)
@@ -172,10 +174,10 @@ pub struct SweepArgs {
     #[arg(long, value_enum, default_value = "ior")]
     benchmark: Benchmark,
     /// Process counts, comma-separated
-    #[arg(long, value_parser = processes, default_value = "1,2,4", value_delimiter = ',')]
+    #[arg(long, value_parser = shown(processes), default_value = "1,2,4", value_delimiter = ',')]
     procs: Vec<u32>,
     /// Object / field sizes in bytes, comma-separated
-    #[arg(long, value_parser = field_bytes, default_value = "65536,1048576", value_delimiter = ',')]
+    #[arg(long, value_parser = shown(field_bytes), default_value = "65536,1048576", value_delimiter = ',')]
     sizes: Vec<usize>,
     /// field-io modes, comma-separated
     #[arg(long, value_enum, default_value = "full", value_delimiter = ',')]
@@ -183,7 +185,7 @@ pub struct SweepArgs {
     /// Access patterns, comma-separated: A (write, then read another's) and B (pre-populate,
     /// then half write while half read)
     #[arg(long, value_enum, default_value = "A", value_delimiter = ',')]
-    patterns: Vec<SweepPattern>,
+    patterns: Vec<Pattern>,
     /// field-io's forecast index, comma-separated: per-process and/or shared (contention)
     #[arg(long, value_enum, default_value = "per-process", value_delimiter = ',')]
     index: Vec<Index>,
@@ -192,9 +194,9 @@ pub struct SweepArgs {
     classes: Vec<String>,
     /// Objects or fields per process: one for every size, or one per size, comma-separated in
     /// --sizes' order (small sizes need more to run long enough to measure)
-    #[arg(long, value_parser = count, default_value = "64", value_delimiter = ',')]
+    #[arg(long, value_parser = shown(count), default_value = "64", value_delimiter = ',')]
     count: Vec<usize>,
-    #[arg(long, value_parser = count, default_value_t = 3)]
+    #[arg(long, value_parser = shown(count), default_value_t = 3)]
     reps: usize,
     /// ior's and field-io's pool, as for those benchmarks (each run gets a place of its own
     /// in it); default: a directory in each run's
@@ -217,10 +219,10 @@ pub struct FieldIoArgs {
     #[arg(long, value_enum, default_value = "full")]
     mode: Mode,
     /// Object size in bytes
-    #[arg(long, value_parser = field_bytes, default_value_t = 1 << 20)]
+    #[arg(long, value_parser = shown(field_bytes), default_value_t = 1 << 20)]
     size: usize,
     /// Fields per process
-    #[arg(long, value_parser = count, default_value_t = 100)]
+    #[arg(long, value_parser = shown(count), default_value_t = 100)]
     iterations: usize,
     /// One forecast index shared by all processes (contention) instead of one each
     #[arg(long)]
@@ -262,24 +264,13 @@ pub struct ObjectRunArgs {
     run: RunArgs,
 }
 
-impl ObjectRunArgs {
-    /// Whose data a reading rank reads.
-    fn owner(&self, place: &Place) -> u32 {
-        if self.reorder {
-            (place.rank + 1) % place.size
-        } else {
-            place.rank
-        }
-    }
-}
-
 #[derive(Args)]
 pub struct IorArgs {
     /// Segments per process (IOR's -s)
-    #[arg(long, value_parser = count, short = 's', default_value_t = 100)]
+    #[arg(long, value_parser = shown(count), short = 's', default_value_t = 100)]
     segments: usize,
     /// Bytes per transfer and per block (IOR's -t and -b)
-    #[arg(long, value_parser = field_bytes, short = 't', default_value_t = 1 << 20)]
+    #[arg(long, value_parser = shown(field_bytes), short = 't', default_value_t = 1 << 20)]
     transfer: usize,
     #[command(flatten)]
     objects: ObjectRunArgs,
@@ -318,19 +309,19 @@ pub struct CompareArgs {
     /// The FDB5 peer script
     #[arg(long, default_value = "../shared/peer/fdb5-peer.sh")]
     peer: PathBuf,
-    #[arg(long, value_parser = count, default_value_t = 100)]
+    #[arg(long, value_parser = shown(count), default_value_t = 100)]
     nsteps: usize,
-    #[arg(long, value_parser = count, default_value_t = 10)]
+    #[arg(long, value_parser = shown(count), default_value_t = 10)]
     nlevels: usize,
-    #[arg(long, value_parser = count, default_value_t = 10)]
+    #[arg(long, value_parser = shown(count), default_value_t = 10)]
     nparams: usize,
-    #[arg(long, value_parser = field_bytes, default_value_t = 4096)]
+    #[arg(long, value_parser = shown(field_bytes), default_value_t = 4096)]
     field_size: usize,
     /// Repetitions (the best of each is reported, with the spread)
-    #[arg(long, value_parser = count, default_value_t = 3)]
+    #[arg(long, value_parser = shown(count), default_value_t = 3)]
     reps: usize,
     /// Processes of each system running at once (ensemble members 1..=N, one dataset)
-    #[arg(long, value_parser = count, default_value_t = 1)]
+    #[arg(long, value_parser = shown(count), default_value_t = 1)]
     procs: usize,
     /// Compare archiving a GRIB file (keys decoded by ecCodes) with FDB5's fdb-write instead
     #[arg(long)]
@@ -354,12 +345,30 @@ const MAX_FIELD_BYTES: usize = 1 << 30;
 /// The largest count a benchmark argument takes.
 const MAX_COUNT: usize = 1_000_000;
 
+/// An argument parser as clap takes it: clap prints an error's own message only, so it is
+/// given the whole chain (the number parser's error after the argument's).
+fn shown<T: Clone + Send + Sync + 'static>(
+    parse: fn(&str) -> fieldstore::Result<T>,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static {
+    move |text| parse(text).map_err(|e| e.report().to_string())
+}
+
+/// An argument that is not a number: what it should be, and the parser's error.
+fn not_a_number(text: &str, what: &str, cause: std::num::ParseIntError) -> fieldstore::Error {
+    fieldstore::Error::caused_by(ErrorKind::BadRequest, format!("{text:?} is not {what}"), cause)
+}
+
+/// A number argument out of its bounds.
+fn out_of_bounds(message: String) -> fieldstore::Error {
+    fieldstore::Error::new(ErrorKind::BadRequest, message)
+}
+
 /// A byte size argument, bounded before it sizes an allocation.
-fn field_bytes(text: &str) -> Result<usize, String> {
-    let bytes: usize = text.parse().map_err(|e| format!("{text:?} is not a number of bytes ({e})"))?;
+fn field_bytes(text: &str) -> fieldstore::Result<usize> {
+    let bytes: usize = text.parse().map_err(|e| not_a_number(text, "a number of bytes", e))?;
     match bytes <= MAX_FIELD_BYTES {
         true => Ok(bytes),
-        false => Err(format!("{bytes} bytes is more than the {MAX_FIELD_BYTES} (1 GiB) a benchmark's field may hold")),
+        false => Err(out_of_bounds(format!("{bytes} bytes is more than the {MAX_FIELD_BYTES} (1 GiB) a benchmark's field may hold"))),
     }
 }
 
@@ -367,20 +376,20 @@ fn field_bytes(text: &str) -> Result<usize, String> {
 const MAX_PROCESSES: u32 = 4096;
 
 /// A number of processes, at least 1 and bounded before any is started.
-fn processes(text: &str) -> Result<u32, String> {
-    let n: u32 = text.parse().map_err(|e| format!("{text:?} is not a number of processes ({e})"))?;
+fn processes(text: &str) -> fieldstore::Result<u32> {
+    let n: u32 = text.parse().map_err(|e| not_a_number(text, "a number of processes", e))?;
     match n {
         1..=MAX_PROCESSES => Ok(n),
-        _ => Err(format!("{n} processes: a benchmark starts 1 to {MAX_PROCESSES} on one machine")),
+        _ => Err(out_of_bounds(format!("{n} processes: a benchmark starts 1 to {MAX_PROCESSES} on one machine"))),
     }
 }
 
 /// A count argument, bounded before it sizes a loop or an allocation.
-fn count(text: &str) -> Result<usize, String> {
-    let n: usize = text.parse().map_err(|e| format!("{text:?} is not a count ({e})"))?;
+fn count(text: &str) -> fieldstore::Result<usize> {
+    let n: usize = text.parse().map_err(|e| not_a_number(text, "a count", e))?;
     match n <= MAX_COUNT {
         true => Ok(n),
-        false => Err(format!("{n} is more than the {MAX_COUNT} a benchmark counts to")),
+        false => Err(out_of_bounds(format!("{n} is more than the {MAX_COUNT} a benchmark counts to"))),
     }
 }
 
@@ -417,7 +426,7 @@ fn launch(a: &RunArgs) -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let launched = fieldstore_bench::launch::launch_ranks(a.procs, a.barrier.as_deref(), &args, &scratch);
     let _ = std::fs::remove_dir_all(&scratch);
-    let launched = launched.map_err(anyhow::Error::msg)?;
+    let launched = launched?;
     if a.json {
         for p in &launched.phases {
             outln!("{p}");
@@ -457,9 +466,8 @@ fn run_phase(run: &RunArgs, phase: impl FnOnce(&Place) -> anyhow::Result<Phase>)
     let place = Place::current();
     fieldstore_bench::hammer::keep_events(run.log.is_some());
     let phase = phase(&place)?;
-    if let Some(path) = &run.log {
-        let path = if place.size > 1 { PathBuf::from(format!("{}.{}", path.display(), place.rank)) } else { path.clone() };
-        phase.append_events(&path, &place).map_err(anyhow::Error::msg)?;
+    if let Some(file) = &run.log {
+        phase.append_events(&place.event_log(file), &place)?;
     }
     print_phase(&phase, run.json)
 }
@@ -467,7 +475,7 @@ fn run_phase(run: &RunArgs, phase: impl FnOnce(&Place) -> anyhow::Result<Phase>)
 /// Waits at the run's barrier, if any.
 fn line_up(run: &RunArgs, place: &Place) -> anyhow::Result<()> {
     if let Some(spec) = &run.barrier {
-        Barrier::parse(spec).map_err(anyhow::Error::msg)?.wait(place).map_err(anyhow::Error::msg)?;
+        Barrier::parse(spec)?.wait(place)?;
     }
     Ok(())
 }
@@ -490,7 +498,7 @@ fn sweep(a: &SweepArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> 
         servers: a.servers,
         out: a.out.clone(),
     };
-    let (_, md) = sweep.run(&std::env::current_exe()?).map_err(anyhow::Error::msg)?;
+    let (_, md) = sweep.run(&std::env::current_exe()?)?;
     out!("{md}");
     Ok(())
 }
@@ -513,15 +521,9 @@ fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {
     let o = &a.objects;
     let pool = object_pool(o)?;
     let bench = FieldIoBench { mode: a.mode, size: a.size, iterations: a.iterations, shared_forecast: a.shared, first_field: 0 };
-    let pattern_b = a.pattern == Pattern::B;
     run_phase(&o.run, |place| {
         line_up(&o.run, place)?;
-        Ok(match (pattern_b, o.read) {
-            (true, _) if place.rank % 2 == 0 => FieldIoBench { first_field: a.iterations, ..bench.clone() }.write(&*pool, place.rank)?,
-            (true, _) => bench.read(&*pool, place.rank - 1, place.rank)?,
-            (false, false) => bench.write(&*pool, place.rank)?,
-            (false, true) => bench.read(&*pool, o.owner(place), place.rank)?,
-        })
+        Ok(bench.run(&*pool, Role::of_pairs(place, a.pattern, o.read, o.reorder), place.rank)?)
     })
 }
 
@@ -531,28 +533,12 @@ fn ior(a: &IorArgs) -> anyhow::Result<()> {
     let ior = fieldstore_bench::ior::Ior { segments: a.segments, transfer: a.transfer };
     run_phase(&o.run, |place| {
         line_up(&o.run, place)?;
-        Ok(if o.read { ior.read(&*pool, o.owner(place))? } else { ior.write(&*pool, place.rank)? })
+        Ok(ior.run(&*pool, Role::of_pairs(place, Pattern::A, o.read, o.reorder))?)
     })
 }
 
 fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
     run_phase(&a.run, |place| hammer_phase(a, config, place))
-}
-
-/// Whether this process reads while the first half of the ranks write: in an operational-mode
-/// or pattern-B run with several processes, the second half of the ranks.
-fn reads_beside_writers(a: &HammerArgs, place: &Place) -> bool {
-    (a.itt || a.pattern == Pattern::B) && place.size > 1 && place.rank >= place.size / 2
-}
-
-/// The rank whose members a process handles: its own, or for a reader beside writers, the
-/// writer of the first half it follows.
-fn role_rank(a: &HammerArgs, place: &Place) -> u32 {
-    if reads_beside_writers(a, place) {
-        place.rank - place.size / 2
-    } else {
-        place.rank
-    }
 }
 
 fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place) -> anyhow::Result<Phase> {
@@ -568,10 +554,11 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
         Some(_) if check != Check::None => {
             bail!("--md-check and --full-check need a synthetic payload (--field-size), not a GRIB template")
         }
-        Some(path) => Payload::from_template(path).map_err(anyhow::Error::msg)?,
+        Some(path) => Payload::from_template(path)?,
         None => Payload::Synthetic(fieldstore_bench::payload::synthetic(a.field_size)),
     };
-    let h = Hammer {
+    // The first rank's members and steps: `share` gives this process's.
+    let first = Hammer {
         class: a.class.clone(),
         expver: a.expver.clone(),
         nsteps: a.nsteps,
@@ -582,27 +569,16 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
         nparams: a.nparams,
         params: None,
         nensembles: a.nensembles,
-        // Each rank writes its own ensemble members (in operational mode with several
-        // processes, the second half of the ranks read the first half's members).
-        number: a.number + role_rank(a, place) as usize * a.nensembles.max(1),
+        number: a.number,
         payload,
         check,
         itt: a.itt.then_some(fieldstore_bench::Itt { step_seconds: a.step_seconds, timeout_seconds: a.poll_timeout }),
     };
-    if a.pattern == Pattern::B && (place.size < 2 || !place.size.is_multiple_of(2)) {
-        bail!("--pattern B needs an even number of processes (--procs): half write, half read");
-    }
-    // Pattern B's writers write new steps after those its readers read.
-    let h = if a.pattern == Pattern::B && !reads_beside_writers(a, place) {
-        let step = a.step.checked_add(a.nsteps).context("--step plus --nsteps is too large")?;
-        Hammer { step, ..h }
-    } else {
-        h
-    };
+    let role = Role::of_halves(place, a.pattern, a.itt, a.read)?;
+    let h = first.share(role)?;
     let fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
     line_up(&a.run, place)?;
-    let reads = a.read || reads_beside_writers(a, place);
-    Ok(if reads {
+    Ok(if role.reads {
         h.read(&fs)?
     } else if a.list {
         h.list(&fs)?
@@ -624,8 +600,8 @@ fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
     if let Some(file) = a.paths.iter().find(|p| !p.is_dir()) {
         bail!("{}: not a sweep directory; give either event logs or sweep directories, not both", file.display());
     }
-    let selection = fieldstore_bench::report::Selection::parse(a.select.as_deref().unwrap_or("")).map_err(anyhow::Error::msg)?;
-    let (_, rows, mut page) = fieldstore_bench::report::study_report(&a.paths, selection).map_err(anyhow::Error::msg)?;
+    let selection = fieldstore_bench::report::Selection::parse(a.select.as_deref().unwrap_or(""))?;
+    let (_, rows, mut page) = fieldstore_bench::report::study_report(&a.paths, selection)?;
     if let Some(title) = &a.title {
         page.title = title.clone();
     }
@@ -642,7 +618,7 @@ fn analyze(a: &AnalyzeArgs) -> anyhow::Result<()> {
 /// The report of one run's event logs.
 fn analyze_logs(a: &AnalyzeArgs) -> anyhow::Result<()> {
     use fieldstore_bench::analyze;
-    let events = analyze::read_logs(&a.paths).map_err(anyhow::Error::msg)?;
+    let events = analyze::read_logs(&a.paths)?;
     let phases = analyze::phases(&events);
     let overlap = analyze::overlap(&events, "write", "read");
     if a.html.is_some() || a.png.is_some() {
@@ -662,11 +638,11 @@ fn analyze_logs(a: &AnalyzeArgs) -> anyhow::Result<()> {
 fn write_report(a: &AnalyzeArgs, page: &fieldstore_bench::report::Page) -> anyhow::Result<()> {
     use fieldstore_bench::report;
     if let Some(path) = &a.html {
-        let html = report::html(page).map_err(anyhow::Error::msg)?;
+        let html = report::html(page)?;
         std::fs::write(path, html).with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(dir) = &a.png {
-        let files = report::write_pngs(page, dir).map_err(anyhow::Error::msg)?;
+        let files = report::write_pngs(page, dir)?;
         note!("{} figure(s) written to {}", files.len(), dir.display());
     }
     Ok(())
@@ -700,7 +676,7 @@ fn print_phase(p: &Phase, json: bool) -> anyhow::Result<()> {
 fn point(a: &PointArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
     let request = fieldstore::Request::parse(&a.request)?;
     let fs = fieldstore::open(&fieldstore::Config::resolve(config)?)?;
-    let t = fieldstore_bench::point::measure(&fs, &request, a.reps).map_err(anyhow::Error::msg)?;
+    let t = fieldstore_bench::point::measure(&fs, &request, a.reps)?;
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&t)?);
     } else {
@@ -720,7 +696,7 @@ fn s3_raw(a: &S3RawArgs, config: Option<&std::path::Path>) -> anyhow::Result<()>
     let config = fieldstore::Config::resolve(config)?;
     if let Some(dataset) = &a.list {
         let dataset = fieldstore::Key::parse(dataset)?;
-        let (objects, seconds) = fieldstore_bench::s3::list_and_head(&config, &dataset, a.in_flight).map_err(anyhow::Error::msg)?;
+        let (objects, seconds) = fieldstore_bench::s3::list_and_head(&config, &dataset, a.in_flight)?;
         if a.json {
             outln!("{}", serde_json::json!({"phase": "list+head", "objects": objects, "seconds": seconds, "in_flight": a.in_flight}));
         } else {
@@ -728,7 +704,7 @@ fn s3_raw(a: &S3RawArgs, config: Option<&std::path::Path>) -> anyhow::Result<()>
         }
         return Ok(());
     }
-    let t = fieldstore_bench::s3::put_get_loop(&config, a.objects, a.size, a.in_flight).map_err(anyhow::Error::msg)?;
+    let t = fieldstore_bench::s3::put_get_loop(&config, a.objects, a.size, a.in_flight)?;
     let bytes = (a.objects * a.size) as f64;
     for (phase, seconds) in [("put", t.put_seconds), ("get", t.get_seconds)] {
         if a.json {
@@ -754,7 +730,7 @@ fn explicit_keys(a: &ExplicitKeysArgs, config: Option<&std::path::Path>) -> anyh
     let w = Workload { nsteps: a.nsteps, nlevels: a.nlevels, nparams: a.nparams, field_size: a.field_size, member: a.member };
     let config = config.context("bench explicit-keys needs --config (see bench compare)")?;
     let mode = if a.read { compare::Mode::Read } else { compare::Mode::Write };
-    let t = compare::run_fieldstore(config, &w, mode).map_err(anyhow::Error::msg)?;
+    let t = compare::run_fieldstore(config, &w, mode)?;
     let (n, bytes) = (w.fields(), w.fields() * w.field_size);
     if mode == compare::Mode::Write {
         outln!("archive {n} {bytes} {:.6}", t.archive);
@@ -777,10 +753,10 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
     };
     let me = std::env::current_exe()?;
     let (json, md) = if a.grib {
-        let report = comparison.run_grib(&me).map_err(anyhow::Error::msg)?;
+        let report = comparison.run_grib(&me)?;
         (serde_json::to_string_pretty(&report)?, report.markdown())
     } else {
-        let report = comparison.run(&me).map_err(anyhow::Error::msg)?;
+        let report = comparison.run(&me)?;
         (serde_json::to_string_pretty(&report)?, report.markdown())
     };
     if a.json {

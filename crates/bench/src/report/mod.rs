@@ -11,6 +11,8 @@ pub mod timeline;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use fieldstore::error::IoContext;
+use fieldstore::{Error, ErrorKind, Result};
 pub use fieldstore_figures::page::Page;
 use fieldstore_figures::page::{Section, Table};
 use fieldstore_figures::{Axis, Bars, Figure, Panel, Plot, Value};
@@ -157,7 +159,7 @@ fn describe(sweep: &Sweep) -> String {
 }
 
 /// The report of a study: its sweeps, the table of rows, the figures, the timelines.
-pub fn study_page(title: &str, study: &Study, rows: &[Row]) -> Result<Page, String> {
+pub fn study_page(title: &str, study: &Study, rows: &[Row]) -> Result<Page> {
     let mut timelines = Vec::new();
     for (i, sweep) in study.sweeps.iter().enumerate() {
         if let Some(run) = representative_run(sweep) {
@@ -223,26 +225,27 @@ pub fn page_figures(page: &Page) -> Vec<&Figure> {
 }
 
 /// Writes each figure of the page as `DIR/ID.png`; returns the files.
-pub fn write_pngs(page: &Page, dir: &Path) -> Result<Vec<PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn write_pngs(page: &Page, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).ctx("creating", dir)?;
     let mut files = Vec::new();
     // The page's colours: a name reads the same in every PNG, as on the page.
     let colours = fieldstore_figures::draw::Colours::of(&page_figures(page));
     for figure in page_figures(page) {
         let path = dir.join(format!("{}.png", figure.id));
-        fieldstore_figures::draw::png(figure, &path, &colours).map_err(|e| e.to_string())?;
+        fieldstore_figures::draw::png(figure, &path, &colours)
+            .map_err(|e| Error::caused_by(ErrorKind::Io, format!("writing {}", path.display()), e))?;
         files.push(path);
     }
     Ok(files)
 }
 
 /// The page as HTML.
-pub fn html(page: &Page) -> Result<String, String> {
-    fieldstore_figures::page::html(page).map_err(|e| e.to_string())
+pub fn html(page: &Page) -> Result<String> {
+    fieldstore_figures::page::html(page).map_err(|e| Error::caused_by(ErrorKind::Io, "making the HTML report", e))
 }
 
 /// Loads the sweep directories, keeps what `selection` selects, and builds their report.
-pub fn study_report(dirs: &[PathBuf], selection: Selection) -> Result<(Study, Vec<Row>, Page), String> {
+pub fn study_report(dirs: &[PathBuf], selection: Selection) -> Result<(Study, Vec<Row>, Page)> {
     let study = Study::load(dirs)?.select(selection)?;
     let rows = study.rows();
     let labels: Vec<&str> = study.sweeps.iter().map(|s| s.manifest.label.as_str()).collect();
