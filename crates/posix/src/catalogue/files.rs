@@ -87,7 +87,7 @@ impl CatalogueFiles for PosixCatalogue {
         }))
     }
 
-    /// Named `DIR/FILE` relative to the root, as [`DatasetView::mask`] and the store's URIs
+    /// Named `DIR/FILE` relative to the root, as [`DatasetView::mask`](fieldstore_core::DatasetView::mask) and the store's URIs
     /// name theirs; data files are the store's to name.
     fn files(&self, dataset: &Key) -> Result<DatasetFiles> {
         let Some(dir) = self.dataset_dir(dataset)? else { return Ok(DatasetFiles::default()) };
