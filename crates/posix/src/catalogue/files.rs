@@ -87,8 +87,9 @@ impl CatalogueFiles for PosixCatalogue {
         }))
     }
 
-    /// Named `DIR/FILE` relative to the root, as [`DatasetView::mask`](fieldstore_core::DatasetView::mask) and the store's URIs
-    /// name theirs; data files are the store's to name.
+    /// Named `DIR/FILE` relative to the root, as
+    /// [`DatasetView::mask`](fieldstore_core::DatasetView::mask) and the store's URIs name
+    /// theirs; data files are the store's to name.
     fn files(&self, dataset: &Key) -> Result<DatasetFiles> {
         let Some(dir) = self.dataset_dir(dataset)? else { return Ok(DatasetFiles::default()) };
         let dir_name = dataset_dir_name(dataset)?;
