@@ -236,17 +236,70 @@ pub fn dd_write(dir: &Path, bytes: usize) -> Result<f64> {
     let file: PathBuf = dir.join("dd.bench");
     let count = bytes.div_ceil(1 << 20).max(1);
     let t = Instant::now();
-    let status = Command::new("dd")
-        .args(["if=/dev/zero", &format!("of={}", file.display()), "bs=1M", &format!("count={count}"), "conv=fdatasync"])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
+    let written = run_dd(&[
+        "if=/dev/zero".into(),
+        format!("of={}", file.display()),
+        "bs=1M".into(),
+        format!("count={count}"),
+        "conv=fdatasync".into(),
+    ]);
     let seconds = t.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&file);
-    if !status.success() {
-        return Err(Error::new(ErrorKind::Io, "dd failed"));
-    }
+    written?;
     Ok((count << 20) as f64 / seconds)
+}
+
+/// `procs` `dd` processes at once, each reading a file of `bytes_per_process` in `dir` in 1 MiB
+/// blocks: all their bytes over the time from the first start to the last exit, the best of
+/// `reps`. The files are written just before, so they are in the page cache as the fields a
+/// retrieve reads after their archive are: the floor of a retrieve by as many processes, each
+/// starting anew (docs/performance.md).
+pub fn dd_read(dir: &Path, procs: usize, bytes_per_process: usize, reps: usize) -> Result<f64> {
+    let count = bytes_per_process.div_ceil(1 << 20).max(1);
+    let files: Vec<PathBuf> = (0..procs.max(1)).map(|i| dir.join(format!("dd-read-{i}.bench"))).collect();
+    let timed = || -> Result<f64> {
+        for file in &files {
+            run_dd(&["if=/dev/zero".into(), format!("of={}", file.display()), "bs=1M".into(), format!("count={count}")])?;
+        }
+        let mut best = f64::INFINITY;
+        for _ in 0..reps.max(1) {
+            let t = Instant::now();
+            let readers: Vec<std::process::Child> = files
+                .iter()
+                .map(|file| dd_command(&[format!("if={}", file.display()), "of=/dev/null".into(), "bs=1M".into()]).spawn())
+                .collect::<std::io::Result<_>>()
+                .map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
+            for mut reader in readers {
+                let status = reader.wait().map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
+                if !status.success() {
+                    return Err(Error::new(ErrorKind::Io, format!("dd reading in {} failed", dir.display())));
+                }
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok((files.len() * (count << 20)) as f64 / best)
+    };
+    let rate = timed();
+    for file in &files {
+        let _ = std::fs::remove_file(file);
+    }
+    rate
+}
+
+/// A `dd` with `args`, its report to standard error left out.
+fn dd_command(args: &[String]) -> Command {
+    let mut dd = Command::new("dd");
+    dd.args(args).stderr(Stdio::null());
+    dd
+}
+
+/// Runs a `dd` with `args` to its end.
+fn run_dd(args: &[String]) -> Result<()> {
+    let status = dd_command(args).status().map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(Error::new(ErrorKind::Io, format!("dd {} failed", args.join(" ")))),
+    }
 }
 
 /// Writes a GRIB file of the workload's fields (GRIB2, ensemble member `member`, pressure
@@ -432,6 +485,9 @@ pub struct ComparisonReport {
     pub phases: Vec<PhaseComparison>,
     /// `dd` with 1 MiB blocks and `fdatasync` of as many bytes, to the same file system.
     pub dd_write_bytes_per_second: f64,
+    /// As many `dd` processes as fieldstore's, each reading as many bytes as one of them in
+    /// 1 MiB blocks from the same file system's page cache ([`dd_read`]).
+    pub dd_read_bytes_per_second: f64,
     /// All processes' bytes over fieldstore's best archive+flush time.
     pub fieldstore_archive_bytes_per_second: f64,
     /// All processes' bytes over FDB5's best archive+flush time.
@@ -491,6 +547,7 @@ impl Comparison {
         let (fdb5, ours) = (&runs[0], &runs[1]);
         let total_bytes = w.fields() * w.field_size * procs;
         let dd = dd_write(&self.root, total_bytes)?;
+        let dd_read = dd_read(&self.root, procs, w.fields() * w.field_size, self.reps)?;
         let list: PhaseTime = |t| t.list;
         let retrieve: PhaseTime = |t| t.retrieve;
         let named: [(&'static str, &[Vec<Timings>], PhaseTime); 5] = [
@@ -522,6 +579,7 @@ impl Comparison {
             reps: self.reps,
             phases,
             dd_write_bytes_per_second: dd,
+            dd_read_bytes_per_second: dd_read,
             fieldstore_archive_bytes_per_second: total_bytes as f64 / spread(ours, |t| t.archive).0,
             fdb5_archive_bytes_per_second: total_bytes as f64 / spread(fdb5, |t| t.archive).0,
         })
@@ -630,6 +688,24 @@ impl ComparisonReport {
             mib(self.dd_write_bytes_per_second),
             100.0 * self.fieldstore_archive_bytes_per_second / self.dd_write_bytes_per_second
         ));
+        let total_bytes = (self.workload.fields() * self.workload.field_size * self.procs.max(1)) as f64;
+        let rate = |phase: &str| {
+            self.phases
+                .iter()
+                .find(|p| p.phase == phase)
+                .map_or((0.0, 0.0), |p| (total_bytes / p.fieldstore_seconds, total_bytes / p.fdb5_seconds))
+        };
+        let ((ours, fdb5), (ours_new, fdb5_new)) = (rate("retrieve"), rate("retrieve, new process"));
+        md.push_str(&format!(
+            "retrieve bandwidth: fieldstore {:.0} MiB/s (a new process {:.0}), FDB5 {:.0} MiB/s ({:.0}); dd 1 MiB blocks, {} at once: {:.0} MiB/s (fieldstore's new process at {:.0}% of dd)\n",
+            mib(ours),
+            mib(ours_new),
+            mib(fdb5),
+            mib(fdb5_new),
+            self.procs.max(1),
+            mib(self.dd_read_bytes_per_second),
+            100.0 * ours_new / self.dd_read_bytes_per_second
+        ));
         md
     }
 }
@@ -648,5 +724,20 @@ impl GribComparison {
             fields / o,
             self.speedup
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dd_read_reads_a_file_per_process_and_leaves_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let rate = dd_read(dir.path(), 3, 2 << 20, 2).unwrap();
+        assert!(rate.is_finite() && rate > 0.0, "{rate}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the files dd read are removed");
+        let missing = dd_read(&dir.path().join("missing"), 2, 1 << 20, 1).unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::Io, "{}", missing.report());
     }
 }
