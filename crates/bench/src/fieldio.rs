@@ -123,18 +123,19 @@ impl<'p> FieldIo<'p> {
     fn lookup(&self, forecast: &str, field: &str) -> Result<Option<(String, String, usize)>> {
         let container_name = match self.mode {
             Mode::Full => match self.pool.container(MAIN, false)?.kv(MAIN)?.get(forecast)? {
-                Some(name) => String::from_utf8(name).map_err(|_| Error::new(ErrorKind::Corrupt, "forecast entry is not text"))?,
+                Some(name) => String::from_utf8(name).map_err(|e| Error::caused_by(ErrorKind::Corrupt, "forecast entry is not text", e))?,
                 None => return Ok(None),
             },
             _ => MAIN.to_string(),
         };
         let (_, index_name) = self.forecast_place(forecast);
         let Some(pointer) = self.pool.container(&container_name, false)?.kv(&index_name)?.get(field)? else { return Ok(None) };
-        let pointer = String::from_utf8(pointer).map_err(|_| Error::new(ErrorKind::Corrupt, "index entry is not text"))?;
+        let pointer = String::from_utf8(pointer).map_err(|e| Error::caused_by(ErrorKind::Corrupt, "index entry is not text", e))?;
         let bad = || Error::new(ErrorKind::Corrupt, format!("bad index entry {pointer:?}"));
         let parts: Vec<&str> = pointer.split(' ').collect();
         let [store, array_name, length] = parts[..] else { return Err(bad()) };
-        Ok(Some((store.to_string(), array_name.to_string(), length.parse().map_err(|_| bad())?)))
+        let length = length.parse().map_err(|e| Error::caused_by(ErrorKind::Corrupt, format!("bad index entry {pointer:?}"), e))?;
+        Ok(Some((store.to_string(), array_name.to_string(), length)))
     }
 }
 

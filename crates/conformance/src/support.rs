@@ -13,9 +13,9 @@ pub fn open_at(root: &Path) -> FieldStore {
     fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap()
 }
 
-/// The store a config file describes.
+/// The store a config file describes, opened by this build's backends.
 pub fn open_config(path: &Path) -> FieldStore {
-    fieldstore::open(&Config::from_file(path).unwrap()).unwrap()
+    crate::open_config_with(path, fieldstore::BACKENDS)
 }
 
 /// Bytes derived from an identifier, so a reader can check what it got.

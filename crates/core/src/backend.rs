@@ -391,7 +391,9 @@ pub trait CatalogueWriter: Send {
     }
     /// Makes every entry archived through this handle visible, atomically per index, and
     /// durable, except in the `embedded` datasets, whose commits the store made durable. On
-    /// failure the entries stay pending, so a later flush can publish them.
+    /// failure the entries stay pending, so a later flush can publish them; except where their
+    /// data set was wiped meanwhile, which the catalogue says with [`Error::Wiped`](crate::error::Error::Wiped):
+    /// then they went with it.
     fn flush(&mut self, embedded: &[Key]) -> Result<()>;
     /// Forgets the entries archived since the last successful flush (their bytes were lost).
     fn discard(&mut self);

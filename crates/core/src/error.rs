@@ -243,16 +243,21 @@ impl Error {
             .is_some_and(|kind| matches!(kind, std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem))
     }
 
+    /// Whether the chain says a data set was wiped under a writer ([`Error::Wiped`]): the
+    /// one failure of a catalogue's flush after which its pending entries are gone (a
+    /// [`ErrorKind::Conflict`] of another cause, such as a server's "changed meanwhile",
+    /// leaves them pending).
+    pub fn is_wiped(&self) -> bool {
+        chain(self).any(|error| match error.downcast_ref::<Error>() {
+            Some(Error::Wiped { .. }) => true,
+            Some(Error::Shared(shared)) => shared.is_wiped(),
+            _ => false,
+        })
+    }
+
     /// The kind of the first operating-system error in the chain, if one is there.
-    pub fn os_error_kind(&self) -> Option<std::io::ErrorKind> {
-        let mut next: Option<&(dyn std::error::Error + 'static)> = Some(self);
-        while let Some(error) = next {
-            if let Some(io) = error.downcast_ref::<std::io::Error>() {
-                return Some(io.kind());
-            }
-            next = error.source();
-        }
-        None
+    fn os_error_kind(&self) -> Option<std::io::ErrorKind> {
+        chain(self).find_map(|error| error.downcast_ref::<std::io::Error>()).map(std::io::Error::kind)
     }
 
     /// A [`Error::BadValue`]: `value` is not acceptable for `keyword`, for `reason`.
@@ -279,6 +284,11 @@ impl Error {
     pub fn corrupt_because(what: impl Into<String>, path: impl Into<PathBuf>, reason: impl Into<String>, cause: impl Into<Cause>) -> Self {
         Error::Corrupt { what: what.into(), path: path.into(), reason: reason.into(), cause: Some(cause.into()) }
     }
+}
+
+/// `error` and its causes, each after its effect.
+fn chain<'a>(error: &'a (dyn std::error::Error + 'static)) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(error), |error| error.source())
 }
 
 /// An error and its causes on one line, `a: b: c` (see [`Error::report`]).
@@ -360,6 +370,15 @@ mod tests {
         let corrupt = Error::corrupt_because("index", "/i", "unreadable", std::io::Error::other("short read"));
         assert_eq!(corrupt.report().to_string(), "corrupt index in /i: unreadable: short read");
         assert!(!Error::new(ErrorKind::Io, "x").is_write_refused());
+    }
+
+    #[test]
+    fn only_a_wipe_in_the_chain_is_a_wipe() {
+        let wiped = || Error::Wiped { dataset: "d".into() };
+        assert!(wiped().is_wiped());
+        assert!(Error::caused_by(ErrorKind::Conflict, "flush", wiped()).is_wiped());
+        assert!(Error::Shared(std::sync::Arc::new(wiped())).is_wiped());
+        assert!(!Error::new(ErrorKind::Conflict, "changed meanwhile").is_wiped(), "a conflict of another cause");
     }
 
     /// An error that prints its source as well as returning it, as `object_store`'s do.

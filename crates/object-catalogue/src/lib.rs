@@ -523,8 +523,8 @@ impl<O: Objects> Catalogue for ObjectCatalogue<O> {
         let value = |name: &str| values.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         let (Some(schema), Some(identity)) = (value(SCHEMA), value(IDENTITY)) else { return Ok(None) };
         let Some(format) = check_record(&values, dataset, &place.describe())? else { return Ok(None) };
-        let schema_text =
-            String::from_utf8(schema).map_err(|_| Error::corrupt("data set record", place.describe(), "its schema is not UTF-8"))?;
+        let schema_text = String::from_utf8(schema)
+            .map_err(|e| Error::corrupt_because("data set record", place.describe(), "its schema is not UTF-8", e))?;
         let view = ObjectView::<O> {
             objects: self.objects.clone(),
             dataset: dataset.clone(),

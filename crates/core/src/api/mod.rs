@@ -239,7 +239,7 @@ impl Archiver {
         // A catalogue failure keeps its entries pending: their bytes are durable, and the
         // next flush can still publish them; unless their data set was wiped meanwhile.
         match self.catalogue.flush(&embedded) {
-            Err(e) if e.kind() == ErrorKind::Conflict => return Err(self.discard_pending(e, "")),
+            Err(e) if e.is_wiped() => return Err(self.discard_pending(e, "")),
             other => other?,
         }
         self.pending_fields = 0;
