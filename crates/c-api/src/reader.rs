@@ -4,7 +4,6 @@
 //! FDB5; `fieldstore_datareader_explanation` says why.
 
 use std::ffi::{c_int, c_long, c_void, CString};
-use std::io::Read;
 
 use crate::ffi::{self, CError, SUCCESS};
 use crate::handle::Handle;
@@ -45,23 +44,11 @@ impl Retrieved {
         Ok(())
     }
 
-    /// Fills `out` as far as the stream goes; the bytes read.
+    /// Fills `out` as far as the stream goes, straight from storage; the bytes read.
     fn read(&mut self, out: &mut [u8]) -> Result<usize, CError> {
-        let mut filled = 0;
-        let result = loop {
-            if filled == out.len() {
-                break Ok(());
-            }
-            match self.reader.read(&mut out[filled..]) {
-                Ok(0) => break Ok(()),
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(CError(fieldstore::Report::of(&e).to_string())),
-            }
-        };
-        // Also when a read failed: the stream moved on by what was read before.
+        let filled = self.reader.read_to_fill(out)?;
         self.position += filled as u64;
-        result.map(|()| filled)
+        Ok(filled)
     }
 }
 

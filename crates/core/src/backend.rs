@@ -66,6 +66,27 @@ pub trait Store: Send + Sync {
     fn writer(&self) -> Result<Box<dyn StoreWriter>>;
     /// Fills `buf` from `uri` at `offset` (one read; the caller merges adjacent ranges).
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// Fills `buf` as [`Store::read`] does, handing each consecutive piece of at most `piece`
+    /// bytes to `visit` as soon as it is filled, while it is still in the core's cache: the
+    /// reader checks fields' CRC-32C this way, in the same pass over memory as the copy. An
+    /// error of either ends the read. The default reads piece by piece; a store whose copy
+    /// costs less as one (POSIX's mapped copy maps the whole range once) overrides it.
+    fn read_each_piece(
+        &self,
+        uri: &str,
+        offset: u64,
+        buf: &mut [u8],
+        piece: usize,
+        visit: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let mut at = offset;
+        for part in buf.chunks_mut(piece.max(1)) {
+            self.read(uri, at, part)?;
+            visit(part)?;
+            at += part.len() as u64;
+        }
+        Ok(())
+    }
     /// How many reads beyond the one being consumed a reader may keep in flight with
     /// [`Store::start_read`]; 0 (the default): none, each read is made when needed.
     fn read_ahead(&self) -> usize {

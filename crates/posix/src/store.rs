@@ -313,15 +313,37 @@ impl Store for PosixStore {
     }
 
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.read_each_piece(uri, offset, buf, usize::MAX, &mut |_| Ok(()))
+    }
+
+    /// Copies the whole range by one method ([`LargeReads`]: from one mapping of it, or with
+    /// one `pread` per piece), visiting each piece as it is copied.
+    fn read_each_piece(
+        &self,
+        uri: &str,
+        offset: u64,
+        buf: &mut [u8],
+        piece: usize,
+        visit: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
         let file = self.reader(uri)?;
-        self.large_reads.read(&file, offset, buf).map_err(|e| {
+        let len = buf.len();
+        let failed = |e: std::io::Error| {
             let path = self.path_of(uri).unwrap_or_else(|_| PathBuf::from(uri));
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::corrupt_because("data file", path, format!("truncated: {} bytes at offset {offset} are not all there", buf.len()), e)
+                Error::corrupt_because("data file", path, format!("truncated: {len} bytes at offset {offset} are not all there"), e)
             } else {
                 Error::io("read data file", path, e)
             }
-        })
+        };
+        let source = self.large_reads.source(&file, offset, len).map_err(failed)?;
+        let piece = piece.max(1);
+        for (i, part) in buf.chunks_mut(piece).enumerate() {
+            source.copy(i * piece, part).map_err(failed)?;
+            visit(part)?;
+        }
+        source.finish();
+        Ok(())
     }
 
     fn remove(&self, uri: &str) -> Result<bool> {

@@ -72,15 +72,6 @@ pub fn to_py(error: fieldstore::Error) -> PyErr {
     }
 }
 
-/// The Python exception of an I/O error that carries a fieldstore error (a reader's), or the
-/// I/O error itself.
-pub fn io_to_py(error: std::io::Error) -> PyErr {
-    match error.downcast::<fieldstore::Error>() {
-        Ok(error) => to_py(error),
-        Err(error) => StorageError::new_err(fieldstore::Report::of(&error).to_string()),
-    }
-}
-
 /// Adds the exceptions to the module.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();

@@ -4,7 +4,6 @@
 //! `readinto` the caller's buffer (no copy through a buffer of the reader's own when the
 //! buffer holds 1 MiB or more).
 
-use std::io::Read;
 use std::mem::ManuallyDrop;
 use std::sync::{Mutex, MutexGuard};
 
@@ -14,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyBytes;
 
-use crate::errors::{io_to_py, to_py};
+use crate::errors::to_py;
 use crate::process::Owner;
 use crate::ListEntry;
 
@@ -214,7 +213,9 @@ impl Reader {
 
 /// The bytes read with the GIL released at a time: between them, a signal (Ctrl-C) is acted
 /// on, so a long read behind a slow server is interrupted within one piece, not at its end.
-const INTERRUPTIBLE_PIECE: usize = 4 << 20;
+/// As large as the blocks C and Rust callers read, so that Python's reads are split between
+/// two threads as theirs are (from 8 MiB on).
+const INTERRUPTIBLE_PIECE: usize = 16 << 20;
 
 /// Fills `target` from `reader`, a piece at a time, advancing `position` by each piece read:
 /// a signal handler that raises (`KeyboardInterrupt`) ends the read there, the bytes read
@@ -222,7 +223,10 @@ const INTERRUPTIBLE_PIECE: usize = 4 << 20;
 fn read_interruptibly(py: Python<'_>, reader: &mut DataReader, target: &mut [u8], position: &mut u64) -> PyResult<()> {
     for piece in target.chunks_mut(INTERRUPTIBLE_PIECE) {
         py.check_signals()?;
-        py.detach(|| reader.read_exact(piece)).map_err(io_to_py)?;
+        let filled = py.detach(|| reader.read_to_fill(piece)).map_err(to_py)?;
+        if filled < piece.len() {
+            return Err(crate::errors::Error::new_err(format!("the stream ended {} bytes early", piece.len() - filled)));
+        }
         *position += piece.len() as u64;
     }
     Ok(())

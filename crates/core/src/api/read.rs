@@ -4,10 +4,12 @@
 //! ([`Store::read_ahead`]) the next runs are read while the caller consumes the current one,
 //! each into a buffer of its own, up to [`READ_AHEAD_BYTES`]. Every field's CRC-32C is
 //! computed as its bytes pass and checked when its last byte is read: a corrupt field ends
-//! the stream with an error. Bytes are read from storage and checked [`CHECK_PIECE`] at a
-//! time, so the check finds them in the core's cache. Reads of [`SPLIT_READ`] bytes or more
-//! are split at a field boundary, and a second thread reads and checks the second part where
-//! there are two cores.
+//! the stream with an error. The store hands each read's bytes over [`CHECK_PIECE`] at a
+//! time as it fills the caller's buffer ([`Store::read_each_piece`]), so the check finds them
+//! in the core's cache: one pass over memory, the copy's. Reads of [`SPLIT_READ`] bytes or
+//! more are split at a field boundary, and a second thread reads and checks the second part
+//! where a core is idle ([`crate::cores::spare`]): when every core is busy (many readers at
+//! once), a second thread would only take turns with the others.
 //!
 //! Callers read the stream through [`Read`], field by field with [`DataReader::next_field`],
 //! which lends each whole, checked field where the reader holds it (no copy of a field read
@@ -34,14 +36,15 @@ const DIRECT_READ: usize = 1 << 20;
 /// Size of the staging buffer used for smaller caller buffers.
 const STAGING: usize = 8 << 20;
 
-/// Reads at least this large are made and checked by two threads where there are two cores:
-/// the second thread's start (tens of microseconds) is small against half of the work.
+/// Reads at least this large are made and checked by two threads where a core is idle: the
+/// second thread's start (tens of microseconds) is small against half of the work.
 const SPLIT_READ: usize = 8 << 20;
 
-/// Reads are made and checked in pieces of about this size, each checked while it is still
-/// in the core's cache (for reads split between two threads, about 6 ms per GiB faster here
-/// than checking after the whole read: docs/performance.md).
-const CHECK_PIECE: usize = 1 << 20;
+/// Reads are checked in pieces of this size, each right after it is copied, while it is
+/// still in the core's cache: a quarter of the smallest L2 cache of the machines here, so
+/// that the piece is still there (1 MiB pieces cost 3-5% more per byte on a 2 MiB L2:
+/// docs/performance.md).
+const CHECK_PIECE: usize = 256 << 10;
 
 /// Most bytes read ahead of the run being consumed.
 pub const READ_AHEAD_BYTES: u64 = 64 << 20;
@@ -97,6 +100,9 @@ pub struct DataReader {
     failed: Option<Arc<Error>>,
     /// Values the request named that no field read has (`Matches::not_found`).
     not_found: Vec<String>,
+    /// Whether a core is idle for a second thread now ([`crate::cores::spare`]; tests decide
+    /// for themselves).
+    spare_core: fn() -> bool,
 }
 
 impl FieldStore {
@@ -167,6 +173,7 @@ impl DataReader {
             out_seen: 0,
             failed: None,
             not_found: Vec::new(),
+            spare_core: crate::cores::spare,
         }
     }
 
@@ -212,7 +219,7 @@ impl DataReader {
             first += 1;
         }
         let fields = std::mem::take(&mut self.fields);
-        *self = DataReader::from_field(self.store.clone(), fields, first);
+        *self = DataReader { spare_core: self.spare_core, ..DataReader::from_field(self.store.clone(), fields, first) };
         let skipped = self.skip(position - start);
         self.stop_at(skipped)?;
         Ok(position)
@@ -421,9 +428,9 @@ impl DataReader {
 
     /// Where a read of the next `n` bytes splits between two threads: at the first field
     /// boundary at or after the middle, with the whole fields after it. `None` for reads under
-    /// [`SPLIT_READ`], on one core, or with no boundary inside.
+    /// [`SPLIT_READ`], with no core idle, or with no boundary inside.
     fn split_at_a_field(&self, n: usize) -> Option<Split> {
-        if n < SPLIT_READ || !crate::cores::several() {
+        if n < SPLIT_READ || !(self.spare_core)() {
             return None;
         }
         let mut boundary = (self.fields[self.field].location.length - self.field_seen) as usize;
@@ -449,10 +456,8 @@ impl DataReader {
     }
 
     /// Reads `out` from `uri` at `start` and checks it, the part after the split by a second
-    /// thread: one core's copy out of storage and checksum bound large reads (on a machine
-    /// with a fast kernel copy, the check costs about half as much as the copy). Each thread
-    /// reads in pieces of about [`CHECK_PIECE`] and checks each piece while it is still in
-    /// the core's cache.
+    /// thread: one core's copy out of storage bounds a large read where another core is idle.
+    /// Each thread checks each piece of [`CHECK_PIECE`] as it is copied.
     fn read_and_check_in_two(&mut self, uri: &str, start: u64, out: &mut [u8], split: Split) -> Result<()> {
         let store = self.store.clone();
         let store = store.as_ref();
@@ -473,16 +478,11 @@ impl DataReader {
         self.check(&out[split.end..])
     }
 
-    /// Reads `out` from `uri` at `start` in pieces of [`CHECK_PIECE`], checking each while it
-    /// is still in the core's cache.
+    /// Reads `out` from `uri` at `start`, checking each piece of [`CHECK_PIECE`] as it is
+    /// copied.
     fn read_checked(&mut self, uri: &str, start: u64, out: &mut [u8]) -> Result<()> {
-        let mut at = start;
-        for piece in out.chunks_mut(CHECK_PIECE) {
-            self.store.read(uri, at, piece)?;
-            self.check(piece)?;
-            at += piece.len() as u64;
-        }
-        Ok(())
+        let store = self.store.clone();
+        store.read_each_piece(uri, start, out, CHECK_PIECE, &mut |piece| self.check(piece))
     }
 
     /// Stages the whole current run from a read started ahead, after starting the reads of
@@ -559,24 +559,44 @@ impl DataReader {
 }
 
 /// Reads the second part of a split read (`out`, from `start`) and returns the CRC-32C of
-/// each whole field in it: fields are read in groups of about [`CHECK_PIECE`] bytes (one
-/// larger field alone), each group checked right after it is read; the bytes after the last
-/// whole field are read, not checked (they go on past the read).
+/// each whole field in it, summed piece by piece as the store copies them; the bytes after
+/// the last whole field are read, not summed (they go on past the read).
 fn read_whole_fields_checked(store: &dyn Store, uri: &str, start: u64, out: &mut [u8], split: &Split) -> Result<Vec<u32>> {
-    let mut crcs = Vec::with_capacity(split.whole.len());
-    let mut fields = split.whole.iter().peekable();
-    while let Some(first) = fields.next() {
-        let mut group = first.clone();
-        while let Some(next) = fields.next_if(|next| next.end - group.start <= CHECK_PIECE) {
-            group.end = next.end;
+    let mut fields = FieldCrcs { ranges: &split.whole, position: 0, crc: 0, crcs: Vec::with_capacity(split.whole.len()) };
+    store.read_each_piece(uri, start, out, CHECK_PIECE, &mut |piece| {
+        fields.feed(piece);
+        Ok(())
+    })?;
+    Ok(fields.crcs)
+}
+
+/// The CRC-32C of each of consecutive byte ranges of a stream fed to it piece by piece.
+struct FieldCrcs<'a> {
+    /// The ranges, in order, each starting where the one before ends.
+    ranges: &'a [std::ops::Range<usize>],
+    /// Bytes fed so far, and the CRC of the part of the next range among them.
+    position: usize,
+    crc: u32,
+    /// The CRC of each range fed whole.
+    crcs: Vec<u32>,
+}
+
+impl FieldCrcs<'_> {
+    /// Sums the stream's next bytes into the ranges they belong to.
+    fn feed(&mut self, piece: &[u8]) {
+        let start = self.position;
+        self.position += piece.len();
+        while let Some(range) = self.ranges.get(self.crcs.len()) {
+            let (from, to) = (range.start.max(start), range.end.min(self.position));
+            if from < to {
+                self.crc = crate::checksum::crc32c_append(self.crc, &piece[from - start..to - start]);
+            }
+            if range.end > self.position {
+                break;
+            }
+            self.crcs.push(std::mem::take(&mut self.crc));
         }
-        store.read(uri, start + group.start as u64, &mut out[group.clone()])?;
-        let done = crcs.len();
-        crcs.extend(split.whole[done..].iter().take_while(|f| f.end <= group.end).map(|f| crate::checksum::crc32c(&out[f.clone()])));
     }
-    let tail = split.end - split.boundary;
-    store.read(uri, start + tail as u64, &mut out[tail..])?;
-    Ok(crcs)
 }
 
 impl Read for DataReader {
@@ -588,6 +608,39 @@ impl Read for DataReader {
 }
 
 impl DataReader {
+    /// Fills `out` with the stream's next bytes, fewer only at its end; returns how many. A
+    /// buffer of [`DIRECT_READ`] bytes or more is filled straight from storage to its last
+    /// byte, also where a run ends less than [`DIRECT_READ`] before it, which a loop of
+    /// [`Read::read`] would stage, copying the staged bytes after it a second time: what C's
+    /// `fdb_datareader_read` and Python's `readinto` call. After an error nothing is counted
+    /// as read (the reader stops there: every later call returns it).
+    pub fn read_to_fill(&mut self, out: &mut [u8]) -> Result<usize> {
+        self.stopped()?;
+        let filled = self.fill_stream(out);
+        self.stop_at(filled)
+    }
+
+    /// [`DataReader::read_to_fill`], before the reader stops at an error.
+    fn fill_stream(&mut self, out: &mut [u8]) -> Result<usize> {
+        // Stores that read ahead hand out the buffers they read into.
+        let direct = out.len() >= DIRECT_READ && self.store.read_ahead() == 0;
+        let mut filled = 0;
+        while filled < out.len() {
+            let n = if direct && self.staged == self.staged_end {
+                let n = self.read_run(&mut out[filled..])?;
+                self.deliver(n);
+                n
+            } else {
+                self.read_stream(&mut out[filled..])?
+            };
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        Ok(filled)
+    }
+
     /// [`Read::read`], before the reader stops at an error.
     fn read_stream(&mut self, out: &mut [u8]) -> Result<usize> {
         let read_ahead = self.store.read_ahead();
@@ -950,33 +1003,94 @@ mod tests {
         (Objects { objects, reads: Default::default(), read_ahead: 0 }, fields, bytes)
     }
 
+    /// A reader that splits large reads between two threads (`split`) or never.
+    fn reader_splitting(store: Arc<Objects>, fields: Vec<FieldEntry>, split: bool) -> DataReader {
+        DataReader { spare_core: if split { || true } else { || false }, ..DataReader::new(store, fields) }
+    }
+
     #[test]
     fn large_reads_checked_by_two_threads_give_the_stream_and_find_damage_in_either_half() {
-        let (store, fields, stream) = one_large_object();
-        let store = Arc::new(store);
-        assert!(stream.len() > 2 * SPLIT_READ);
-        // Buffers that end inside a field and on either side of the split size.
-        for buffer in [SPLIT_READ + 4099, 2 * SPLIT_READ + 1, SPLIT_READ - 1] {
-            let got = read_in_blocks(DataReader::new(store.clone(), fields.clone()), buffer);
-            assert!(got == stream, "buffer of {buffer}");
-        }
-        let at = |part: f64| fields.iter().find(|f| f.location.offset as f64 >= part * SPLIT_READ as f64 && f.location.length > 0).unwrap();
-        for damaged in [at(0.2), at(0.7), at(1.1)] {
-            let (mut store, fields, _) = one_large_object();
-            store.objects.get_mut("big").unwrap()[damaged.location.offset as usize + 1] ^= 1;
+        for split in [true, false] {
+            let (store, fields, stream) = one_large_object();
             let store = Arc::new(store);
-            let mut reader = DataReader::new(store.clone(), fields);
-            let err = reader.read_to_end(&mut Vec::new()).unwrap_err().to_string();
-            let offset = format!("checksum mismatch at offset {} ", damaged.location.offset);
-            assert!(err.contains(&offset), "{err}");
+            assert!(stream.len() > 2 * SPLIT_READ);
+            // Buffers that end inside a field and on either side of the split size.
+            for buffer in [SPLIT_READ + 4099, 2 * SPLIT_READ + 1, SPLIT_READ - 1] {
+                let got = read_in_blocks(reader_splitting(store.clone(), fields.clone(), split), buffer);
+                assert!(got == stream, "buffer of {buffer}, split {split}");
+            }
+            let at =
+                |part: f64| fields.iter().find(|f| f.location.offset as f64 >= part * SPLIT_READ as f64 && f.location.length > 0).unwrap();
+            for damaged in [at(0.2), at(0.7), at(1.1)] {
+                let (mut store, fields, _) = one_large_object();
+                store.objects.get_mut("big").unwrap()[damaged.location.offset as usize + 1] ^= 1;
+                let mut reader = reader_splitting(Arc::new(store), fields, split);
+                let err = reader.read_to_end(&mut Vec::new()).unwrap_err().to_string();
+                let offset = format!("checksum mismatch at offset {} ", damaged.location.offset);
+                assert!(err.contains(&offset), "{err}");
+            }
+            // A failed read of the second thread's part fails the read.
+            let (mut store, fields, _) = one_large_object();
+            store.objects.get_mut("big").unwrap().truncate(SPLIT_READ * 3 / 4);
+            let mut reader = reader_splitting(Arc::new(store), fields, split);
+            let err = reader.read(&mut vec![0; SPLIT_READ + 1]).unwrap_err().to_string();
+            assert!(err.contains("shorter than its fields"), "{err}");
         }
-        // A failed read of the second thread's part fails the read.
-        let (mut store, fields, _) = one_large_object();
-        store.objects.get_mut("big").unwrap().truncate(SPLIT_READ * 3 / 4);
-        let store = Arc::new(store);
-        let mut reader = DataReader::new(store.clone(), fields);
-        let err = reader.read(&mut vec![0; SPLIT_READ + 1]).unwrap_err().to_string();
-        assert!(err.contains("shorter than its fields"), "{err}");
+    }
+
+    #[test]
+    fn field_crcs_are_the_same_whatever_pieces_the_stream_comes_in() {
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+        // Empty ranges first, inside and last; the bytes after the last range are not summed.
+        let ends = [0, 0, 1, 1000, 1000, 4096, 4097, 9000, 9000];
+        let ranges: Vec<std::ops::Range<usize>> = ends.windows(2).map(|w| w[0]..w[1]).collect();
+        let expected: Vec<u32> = ranges.iter().map(|r| crate::checksum::crc32c(&bytes[r.clone()])).collect();
+        for piece in [1, 7, 999, 1000, 4096, 10_000] {
+            let mut crcs = FieldCrcs { ranges: &ranges, position: 0, crc: 0, crcs: Vec::new() };
+            bytes.chunks(piece).for_each(|part| crcs.feed(part));
+            assert_eq!(crcs.crcs, expected, "pieces of {piece}");
+        }
+    }
+
+    #[test]
+    fn the_default_piece_by_piece_read_visits_each_piece_in_order_and_stops_at_an_error() {
+        let (store, _, stream) = three_objects(0);
+        let mut buf = vec![0; 2500];
+        let mut seen = Vec::new();
+        let mut visit = |piece: &[u8]| {
+            seen.push(piece.to_vec());
+            Ok(())
+        };
+        store.read_each_piece("b", 100, &mut buf, 1000, &mut visit).unwrap();
+        assert_eq!(seen.iter().map(Vec::len).collect::<Vec<_>>(), [1000, 1000, 500]);
+        assert!(seen.concat() == stream[3100..5600] && buf == stream[3100..5600]);
+        let mut visits = 0;
+        let err = store.read_each_piece("b", 0, &mut buf, 1000, &mut |_| {
+            visits += 1;
+            Err(Error::corrupt("field", "b", "damaged"))
+        });
+        assert!(err.is_err() && visits == 1, "{visits} visits");
+    }
+
+    #[test]
+    fn reading_to_fill_fills_large_buffers_straight_from_storage_across_runs() {
+        // Two runs, the first ending 100 bytes before the end of a DIRECT_READ buffer.
+        let first: Vec<u8> = (0..DIRECT_READ as u32 - 100).map(|i| (i % 253) as u8).collect();
+        let second: Vec<u8> = (0..DIRECT_READ as u32).map(|i| (i % 241) as u8).collect();
+        let mut fields = vec![field("a", 0, first.len() as u64), field("b", 0, second.len() as u64)];
+        fields[0].location.crc32c = crate::checksum::crc32c(&first);
+        fields[1].location.crc32c = crate::checksum::crc32c(&second);
+        let objects = [("a".to_string(), first.clone()), ("b".to_string(), second.clone())].into();
+        let store = Arc::new(Objects { objects, reads: Default::default(), read_ahead: 0 });
+        let mut reader = DataReader::new(store, fields);
+        let mut block = vec![0; DIRECT_READ];
+        assert_eq!(reader.read_to_fill(&mut block).unwrap(), DIRECT_READ);
+        assert!(block[..first.len()] == first && block[first.len()..] == second[..100]);
+        assert!(reader.staging.is_empty(), "nothing was staged (a loop of reads stages the 100 bytes)");
+        assert_eq!(reader.read_to_fill(&mut block).unwrap(), second.len() - 100, "fewer at the end");
+        assert!(block[..second.len() - 100] == second[100..]);
+        assert_eq!(reader.read_to_fill(&mut block).unwrap(), 0);
+        assert!(reader.staging.is_empty());
     }
 
     #[test]
