@@ -3,10 +3,12 @@
 //! (default /tmp), written in 256 KiB writes aligned in the file and synced, as the store
 //! writes its data files, read into one 16 MiB buffer as `bench compare` does: with `pread`
 //! (the kernel copies), with `pread` split between two threads (as the reader splits large
-//! reads), and from a read-only mapping (user space copies); the CRC-32C of 1 MiB fields over
-//! that buffer, which every read checks; and both on two threads, as the reader does. Also
-//! `pread` of the same file written 300 bytes off alignment: the page cache then holds it in
-//! smaller blocks (folios), which is why the store aligns its writes. Seconds per GiB, first
+//! reads), and from a read-only mapping of each block (user space copies); the CRC-32C of
+//! 1 MiB fields over that buffer, which every read checks; and the copy and the check in one
+//! pass, each piece checked right after it is copied, as the reader does (on one thread, and
+//! on two as where a core is idle). Also `pread` of the same file written 300 bytes off
+//! alignment: the page cache then holds it in smaller blocks (folios), which is why the store
+//! aligns its writes. Seconds per GiB, first
 //! and best of five rounds (a retrieve right after archiving is a first round). The POSIX
 //! store picks the faster copy at run time (`large_reads.rs`); this shows the margins, and
 //! what is left when the copy is as fast as the machine allows.
@@ -18,6 +20,8 @@ use std::time::Instant;
 const FILE_BYTES: usize = 1 << 30;
 const BLOCK: usize = 16 << 20;
 const FIELD: usize = 1 << 20;
+/// The piece the reader checks as it copies (`CHECK_PIECE` in core's reader).
+const PIECE: usize = 256 << 10;
 
 /// Seconds of the first of five rounds, and of the fastest.
 fn five_rounds(mut round: impl FnMut()) -> (f64, f64) {
@@ -89,35 +93,39 @@ fn main() {
             }
         }
     });
-    // Reading and checking on two threads, as the reader does with a 16 MiB read: each thread
-    // reads its half, then checks it; or reads and checks field by field (the check then
-    // finds the field still in the cache).
-    let read_then_check = |half: &mut [u8], at: usize, per_field: bool| {
-        if per_field {
-            for (i, field) in half.chunks_mut(FIELD).enumerate() {
-                file.read_exact_at(field, (at + i * FIELD) as u64).unwrap();
-                std::hint::black_box(fieldstore_core::checksum::crc32c(field));
+    // Copy and check in one pass, as the reader does: each piece is checked right after it is
+    // copied, while it is still in the core's cache, by `pread` per piece or out of one
+    // mapping of the whole block; and the mapped way on two threads, a half each.
+    let copy_and_check = |out: &mut [u8], at: usize, piece: usize, mapped: bool| {
+        // SAFETY: the file is ours, complete and not changed while mapped.
+        let map = mapped.then(|| unsafe { memmap2::MmapOptions::new().offset(at as u64).len(out.len()).populate().map(&file).unwrap() });
+        for (i, part) in out.chunks_mut(piece).enumerate() {
+            match &map {
+                Some(map) => part.copy_from_slice(&map[i * piece..i * piece + part.len()]),
+                None => file.read_exact_at(part, (at + i * piece) as u64).unwrap(),
             }
-        } else {
-            file.read_exact_at(half, at as u64).unwrap();
-            for field in half.chunks(FIELD) {
-                std::hint::black_box(fieldstore_core::checksum::crc32c(field));
-            }
+            std::hint::black_box(fieldstore_core::checksum::crc32c(part));
         }
     };
-    let mut two_threads_checked = |per_field: bool| {
+    let mut checked = |piece: usize, mapped: bool| {
         five_rounds(|| {
             for offset in (0..FILE_BYTES).step_by(BLOCK) {
-                let (first, second) = block.split_at_mut(BLOCK / 2);
-                std::thread::scope(|scope| {
-                    scope.spawn(|| read_then_check(second, offset + BLOCK / 2, per_field));
-                    read_then_check(first, offset, per_field);
-                });
+                copy_and_check(&mut block, offset, piece, mapped);
             }
         })
     };
-    let checked_halves = two_threads_checked(false);
-    let checked_fields = two_threads_checked(true);
+    let pread_checked_1m = checked(FIELD, false);
+    let pread_checked = checked(PIECE, false);
+    let mapped_checked = checked(PIECE, true);
+    let mapped_checked_two_threads = five_rounds(|| {
+        for offset in (0..FILE_BYTES).step_by(BLOCK) {
+            let (first, second) = block.split_at_mut(BLOCK / 2);
+            std::thread::scope(|scope| {
+                scope.spawn(|| copy_and_check(second, offset + BLOCK / 2, PIECE, true));
+                copy_and_check(first, offset, PIECE, true);
+            });
+        }
+    });
     std::fs::remove_file(&path).unwrap();
     println!("1 GiB in {dir}, 16 MiB blocks, seconds: first round, best of 5");
     for (what, (first, best)) in [
@@ -126,8 +134,10 @@ fn main() {
         ("pread on two threads", pread_two_threads),
         ("mapped copy", mapped),
         ("CRC-32C of 1 MiB fields", crc),
-        ("two threads: read half, check it", checked_halves),
-        ("two threads: read, check per field", checked_fields),
+        ("pread, check each 1 MiB piece", pread_checked_1m),
+        ("pread, check each 256 KiB piece", pread_checked),
+        ("mapped copy, check each 256 KiB", mapped_checked),
+        ("two threads: the same, a half each", mapped_checked_two_threads),
     ] {
         println!("  {what:<36} {first:.4}  {best:.4}");
     }
