@@ -218,8 +218,8 @@ impl DataReader {
             start = start.saturating_add(field.location.length);
             first += 1;
         }
-        let fields = std::mem::take(&mut self.fields);
-        *self = DataReader { spare_core: self.spare_core, ..DataReader::from_field(self.store.clone(), fields, first) };
+        let (fields, not_found) = (std::mem::take(&mut self.fields), std::mem::take(&mut self.not_found));
+        *self = DataReader { not_found, spare_core: self.spare_core, ..DataReader::from_field(self.store.clone(), fields, first) };
         let skipped = self.skip(position - start);
         self.stop_at(skipped)?;
         Ok(position)
@@ -879,6 +879,7 @@ mod tests {
         for read_ahead in [0, 2] {
             let (store, fields, stream) = three_objects(read_ahead);
             let mut reader = DataReader::new(Arc::new(store), fields);
+            reader.not_found = vec!["step=48".into()];
             let total = stream.len() as u64;
             // Inside a field, at a boundary, before and after the empty field, the start, the end.
             for position in [1500, 3000, 0, 5999, 6000, 2999, 8999, total, total + 10, 17] {
@@ -896,6 +897,7 @@ mod tests {
             assert_eq!((&*entry.location.uri, bytes.len()), ("b", 0));
             let (entry, bytes) = reader.next_field().unwrap().unwrap();
             assert_eq!((&*entry.location.uri, bytes.len()), ("c", 1000));
+            assert_eq!(reader.not_found(), ["step=48"], "what the request missed stays said");
         }
     }
 
