@@ -9,7 +9,7 @@ size = w["field_size"]
 label = f"{size // 1048576} MiB" if size >= 1048576 else f"{size // 1024} KiB"
 fields = w["nsteps"] * w["nlevels"] * w["nparams"]
 cells = [label, str(d["procs"]), str(fields)]
-for name in ("archive+flush", "list", "retrieve", "retrieve, new process"):
+for name in ("archive+flush", "list", "retrieve", "list, new process", "retrieve, new process"):
     r = phases[name]
     cells += [f"{r['fdb5_seconds']:.4f}", f"{r['fieldstore_seconds']:.4f}", f"{r['speedup']:.2f}"]
 archive = d["fieldstore_archive_bytes_per_second"]
