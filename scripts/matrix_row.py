@@ -14,6 +14,7 @@ for name in ("archive+flush", "list", "retrieve", "list, new process", "retrieve
     cells += [f"{r['fdb5_seconds']:.4f}", f"{r['fieldstore_seconds']:.4f}", f"{r['speedup']:.2f}"]
 archive = d["fieldstore_archive_bytes_per_second"]
 cells += [f"{archive / 1048576:.0f}", f"{100 * archive / d['dd_write_bytes_per_second']:.0f}"]
+cells += [f"{100 * archive / d['dd_synced_write_bytes_per_second']:.0f}"]
 retrieve = fields * size * max(d["procs"], 1) / phases["retrieve, new process"]["fieldstore_seconds"]
 cells += [f"{retrieve / 1048576:.0f}", f"{100 * retrieve / d['dd_read_bytes_per_second']:.0f}"]
 print("| " + " | ".join(cells) + " |")

@@ -27,8 +27,8 @@ peer=$here/../shared/peer/fdb5-peer.sh
 # size: steps levels params (fields per process), keeping each run near 1 GiB or less.
 specs=("1024 100 10 10" "4096 100 10 10" "65536 40 10 10" "1048576 10 10 10" "8388608 5 5 5")
 (( quick )) && specs=("1048576 4 5 5" "8388608 2 5 5")
-echo "| field size | procs | fields/proc | archive+flush FDB5 s | fieldstore s | x | list FDB5 s | fieldstore s | x | retrieve FDB5 s | fieldstore s | x | list, new process FDB5 s | fieldstore s | x | retrieve, new process FDB5 s | fieldstore s | x | fieldstore archive MiB/s | % of dd write | fieldstore new-process retrieve MiB/s | % of dd read |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| field size | procs | fields/proc | archive+flush FDB5 s | fieldstore s | x | list FDB5 s | fieldstore s | x | retrieve FDB5 s | fieldstore s | x | list, new process FDB5 s | fieldstore s | x | retrieve, new process FDB5 s | fieldstore s | x | fieldstore archive MiB/s | % of dd write | % of dd writers syncing each step | fieldstore new-process retrieve MiB/s | % of dd read |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for spec in "${specs[@]}"; do
   read -r size nsteps nlevels nparams <<<"$spec"
   [[ -z $sizes || " $sizes " == *" $size "* ]] || continue

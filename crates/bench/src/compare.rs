@@ -281,6 +281,51 @@ pub fn dd_write(dir: &Path, bytes: usize) -> Result<f64> {
     Ok((count << 20) as f64 / seconds)
 }
 
+/// `procs` `dd` processes at once, each writing a file of its own in `dir` in `steps` blocks of
+/// `step_bytes`, each block synced (`oflag=dsync`) as a writer flushes each step: all their
+/// bytes over the time from the first start to the last exit, the best of `reps`. The floor of
+/// an archive by as many writers with a flush per step (on tmpfs, where syncs cost nothing,
+/// the page cache's copy).
+pub fn dd_write_synced(dir: &Path, procs: usize, step_bytes: usize, steps: usize, reps: usize) -> Result<f64> {
+    let files: Vec<PathBuf> = (0..procs.max(1)).map(|i| dir.join(format!("dd-write-{i}.bench"))).collect();
+    let mut best = f64::INFINITY;
+    let mut run = || -> Result<()> {
+        for _ in 0..reps.max(1) {
+            let t = Instant::now();
+            let writers: Vec<std::process::Child> = files
+                .iter()
+                .map(|file| {
+                    let args = [
+                        "if=/dev/zero".into(),
+                        format!("of={}", file.display()),
+                        format!("bs={step_bytes}"),
+                        format!("count={steps}"),
+                        "oflag=dsync".into(),
+                    ];
+                    dd_command(&args).spawn()
+                })
+                .collect::<std::io::Result<_>>()
+                .map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
+            for mut writer in writers {
+                let status = writer.wait().map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
+                if !status.success() {
+                    return Err(Error::new(ErrorKind::Io, format!("dd writing in {} failed", dir.display())));
+                }
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+            for file in &files {
+                let _ = std::fs::remove_file(file);
+            }
+        }
+        Ok(())
+    };
+    let ran = run();
+    for file in &files {
+        let _ = std::fs::remove_file(file);
+    }
+    ran.map(|()| (files.len() * step_bytes * steps) as f64 / best)
+}
+
 /// `procs` `dd` processes at once, each reading a file of `bytes_per_process` in `dir` in
 /// blocks of [`READ_BLOCK`], the block both systems' readers fill: all their bytes over the
 /// time from the first start to the last exit, the best of `reps`. The files are written just
@@ -520,6 +565,9 @@ pub struct ComparisonReport {
     pub phases: Vec<PhaseComparison>,
     /// `dd` with 1 MiB blocks and `fdatasync` of as many bytes, to the same file system.
     pub dd_write_bytes_per_second: f64,
+    /// As many `dd` writers as the run's processes, each syncing every step's bytes
+    /// ([`dd_write_synced`]): the floor of the archive.
+    pub dd_synced_write_bytes_per_second: f64,
     /// As many `dd` processes as fieldstore's, each reading as many bytes as one of them in
     /// 16 MiB blocks from the same file system's page cache ([`dd_read`]).
     pub dd_read_bytes_per_second: f64,
@@ -582,6 +630,8 @@ impl Comparison {
         let (fdb5, ours) = (&runs[0], &runs[1]);
         let total_bytes = w.fields() * w.field_size * procs;
         let dd = dd_write(&self.root, total_bytes)?;
+        let step_bytes = w.nlevels * w.nparams * w.field_size;
+        let dd_synced = dd_write_synced(&self.root, procs, step_bytes, w.nsteps, self.reps)?;
         let dd_read = dd_read(&self.root, procs, w.fields() * w.field_size, self.reps)?;
         let list: PhaseTime = |t| t.list;
         let retrieve: PhaseTime = |t| t.retrieve;
@@ -614,6 +664,7 @@ impl Comparison {
             reps: self.reps,
             phases,
             dd_write_bytes_per_second: dd,
+            dd_synced_write_bytes_per_second: dd_synced,
             dd_read_bytes_per_second: dd_read,
             fieldstore_archive_bytes_per_second: total_bytes as f64 / spread(ours, |t| t.archive).0,
             fdb5_archive_bytes_per_second: total_bytes as f64 / spread(fdb5, |t| t.archive).0,
@@ -723,6 +774,12 @@ impl ComparisonReport {
             mib(self.dd_write_bytes_per_second),
             100.0 * self.fieldstore_archive_bytes_per_second / self.dd_write_bytes_per_second
         ));
+        md.push_str(&format!(
+            "dd, {} writers at once, each syncing every step's bytes: {:.0} MiB/s (fieldstore at {:.0}% of it)\n",
+            self.procs.max(1),
+            mib(self.dd_synced_write_bytes_per_second),
+            100.0 * self.fieldstore_archive_bytes_per_second / self.dd_synced_write_bytes_per_second
+        ));
         let total_bytes = (self.workload.fields() * self.workload.field_size * self.procs.max(1)) as f64;
         let rate = |phase: &str| {
             self.phases
@@ -790,6 +847,16 @@ mod tests {
         assert!(rate.is_finite() && rate > 0.0, "{rate}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the files dd read are removed");
         let missing = dd_read(&dir.path().join("missing"), 2, 1 << 20, 1).unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::Io, "{}", missing.report());
+    }
+
+    #[test]
+    fn dd_write_synced_writes_a_file_per_writer_and_leaves_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let rate = dd_write_synced(dir.path(), 3, 64 << 10, 4, 2).unwrap();
+        assert!(rate.is_finite() && rate > 0.0, "{rate}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the files dd wrote are removed");
+        let missing = dd_write_synced(&dir.path().join("missing"), 2, 4096, 1, 1).unwrap_err();
         assert_eq!(missing.kind(), ErrorKind::Io, "{}", missing.report());
     }
 }
