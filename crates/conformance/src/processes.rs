@@ -139,15 +139,20 @@ pub fn crash_trials() -> usize {
     std::env::var("FIELDSTORE_CRASH_TRIALS").map_or(20, |n| n.parse().expect("FIELDSTORE_CRASH_TRIALS is a number of kills"))
 }
 
-/// Writer processes killed with SIGKILL at random moments ([`crash_trials`] of them) lose
-/// nothing they flushed and leave no partial step visible; the store stays usable.
+/// Writers of one data set flushing at once in each trial, each killed at a moment of its own.
+const WRITERS_PER_TRIAL: usize = 3;
+
+/// Writer processes killed with SIGKILL at random moments ([`crash_trials`] trials, each of
+/// [`WRITERS_PER_TRIAL`] writers of one data set flushing at once) lose nothing they flushed
+/// and leave no partial step visible; the store stays usable.
 pub fn writers_killed_at_random_moments_lose_nothing_flushed_and_leave_no_partial_field(site: &Site, child: &str) {
     let trials = crash_trials();
     let began = Instant::now();
     let (killed, beyond) = writers_killed_at_random_moments(site, child, trials);
     eprintln!(
-        "{}: {trials} writers killed ({killed} mid-run; {beyond} with the step being flushed visible too), nothing flushed lost, no partial step; {:.0} s",
+        "{}: {} writers killed, {WRITERS_PER_TRIAL} at once ({killed} mid-run; {beyond} with the step being flushed visible too), nothing flushed lost, no partial step; {:.0} s",
         site.name,
+        trials * WRITERS_PER_TRIAL,
         began.elapsed().as_secs_f64()
     );
 }
@@ -166,30 +171,42 @@ fn writers_killed_at_random_moments(site: &Site, child: &str, trials: usize) -> 
     // One reader for all trials, as a post-processing job would keep one.
     let fs = site.open();
     for trial in 0..trials {
-        let mut child = spawn_writer(child, site.config(), 100 + trial, 1000);
-        let out = BufReader::new(child.stdout.take().unwrap());
-        let delay = Duration::from_micros(next() % 300_000);
-        let collector = std::thread::spawn(move || out.lines().map_while(Result::ok).filter(|l| l.starts_with("flushed")).count());
-        std::thread::sleep(delay);
-        let _ = child.kill();
-        let status = child.wait().unwrap();
-        if !status.success() {
-            killed_mid_run += 1;
+        // Started together, killed each at its own moment, in the order of the moments.
+        let members: Vec<usize> = (0..WRITERS_PER_TRIAL).map(|k| 100 + trial * WRITERS_PER_TRIAL + k).collect();
+        let mut writers: Vec<(Duration, usize, Child, std::thread::JoinHandle<usize>)> = members
+            .iter()
+            .map(|&member| {
+                let mut child = spawn_writer(child, site.config(), member, 1000);
+                let out = BufReader::new(child.stdout.take().unwrap());
+                let collector = std::thread::spawn(move || out.lines().map_while(Result::ok).filter(|l| l.starts_with("flushed")).count());
+                (Duration::from_micros(next() % 300_000), member, child, collector)
+            })
+            .collect();
+        writers.sort_by_key(|(delay, ..)| *delay);
+        let started = Instant::now();
+        for (delay, member, mut child, collector) in writers {
+            std::thread::sleep(delay.saturating_sub(started.elapsed()));
+            let _ = child.kill();
+            let status = child.wait().unwrap();
+            if !status.success() {
+                killed_mid_run += 1;
+            }
+            let flushed = collector.join().unwrap();
+            let visible = check_visible(&fs, member);
+            // Every step the writer reported flushed is visible; at most the one being flushed
+            // when it died may be visible beyond that, and only complete.
+            assert!(
+                visible.len() >= flushed && visible.len() <= flushed + 1,
+                "{}: trial {trial}, member {member}: {flushed} flushed, {} visible",
+                site.name,
+                visible.len()
+            );
+            beyond_flushed += usize::from(visible.len() > flushed);
+            visible_steps += visible.len();
         }
-        let flushed = collector.join().unwrap();
-        let visible = check_visible(&fs, 100 + trial);
-        // Every step the writer reported flushed is visible; at most the one being flushed
-        // when it died may be visible beyond that, and only complete.
-        assert!(
-            visible.len() >= flushed && visible.len() <= flushed + 1,
-            "{}: trial {trial}: {flushed} flushed, {} visible",
-            site.name,
-            visible.len()
-        );
-        beyond_flushed += usize::from(visible.len() > flushed);
-        visible_steps += visible.len();
     }
-    assert!(killed_mid_run >= trials / 2, "{}: most trials must kill the writer mid-run ({killed_mid_run}/{trials})", site.name);
+    let writers = trials * WRITERS_PER_TRIAL;
+    assert!(killed_mid_run >= writers / 2, "{}: most writers must be killed mid-run ({killed_mid_run}/{writers})", site.name);
     // The store is still usable: a new writer archives and flushes, and everything reads.
     let fs = site.open();
     // Member 99: the trials' writers are members 100 and up.
