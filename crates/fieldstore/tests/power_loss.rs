@@ -110,10 +110,12 @@ fn steps() -> Vec<Step> {
         Step::Wipe(D2),
         // A new writer archives the wiped data set again.
         Step::Archive { writer: 2, fields: fields(&[20231202], 0..2, 4) },
-        // Two processes create a data set at once, one of them adding to another.
+        // Three processes create a data set at once, flushing into it together (two of them
+        // into one collocation), one of them adding to another data set.
         Step::Together(vec![
             fields_of(&[20231204], &["sfc"], 0..3, 5),
             [fields_of(&[20231204], &["pl"], 0..3, 6), fields_of(&[20231201], &["sfc"], 5..7, 6)].concat(),
+            fields_of(&[20231204], &["sfc"], 3..5, 7),
         ]),
     ]
 }
