@@ -288,31 +288,17 @@ pub fn dd_write(dir: &Path, bytes: usize) -> Result<f64> {
 /// the page cache's copy).
 pub fn dd_write_synced(dir: &Path, procs: usize, step_bytes: usize, steps: usize, reps: usize) -> Result<f64> {
     let files: Vec<PathBuf> = (0..procs.max(1)).map(|i| dir.join(format!("dd-write-{i}.bench"))).collect();
+    let writers: Vec<Vec<String>> = files
+        .iter()
+        .map(|file| {
+            let (of, bs, count) = (format!("of={}", file.display()), format!("bs={step_bytes}"), format!("count={steps}"));
+            vec!["if=/dev/zero".into(), of, bs, count, "oflag=dsync".into()]
+        })
+        .collect();
     let mut best = f64::INFINITY;
     let mut run = || -> Result<()> {
         for _ in 0..reps.max(1) {
-            let t = Instant::now();
-            let writers: Vec<std::process::Child> = files
-                .iter()
-                .map(|file| {
-                    let args = [
-                        "if=/dev/zero".into(),
-                        format!("of={}", file.display()),
-                        format!("bs={step_bytes}"),
-                        format!("count={steps}"),
-                        "oflag=dsync".into(),
-                    ];
-                    dd_command(&args).spawn()
-                })
-                .collect::<std::io::Result<_>>()
-                .map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
-            for mut writer in writers {
-                let status = writer.wait().map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
-                if !status.success() {
-                    return Err(Error::new(ErrorKind::Io, format!("dd writing in {} failed", dir.display())));
-                }
-            }
-            best = best.min(t.elapsed().as_secs_f64());
+            best = best.min(dd_at_once(&writers, "writing", dir)?);
             for file in &files {
                 let _ = std::fs::remove_file(file);
             }
@@ -340,22 +326,12 @@ pub fn dd_read(dir: &Path, procs: usize, bytes_per_process: usize, reps: usize) 
         for file in &files {
             run_dd(&["if=/dev/zero".into(), format!("of={}", file.display()), "bs=1M".into(), format!("count={count}")])?;
         }
+        let block = format!("bs={}", READ_BLOCK);
+        let readers: Vec<Vec<String>> =
+            files.iter().map(|file| vec![format!("if={}", file.display()), "of=/dev/null".into(), block.clone()]).collect();
         let mut best = f64::INFINITY;
         for _ in 0..reps.max(1) {
-            let t = Instant::now();
-            let block = format!("bs={}", READ_BLOCK);
-            let readers: Vec<std::process::Child> = files
-                .iter()
-                .map(|file| dd_command(&[format!("if={}", file.display()), "of=/dev/null".into(), block.clone()]).spawn())
-                .collect::<std::io::Result<_>>()
-                .map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
-            for mut reader in readers {
-                let status = reader.wait().map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
-                if !status.success() {
-                    return Err(Error::new(ErrorKind::Io, format!("dd reading in {} failed", dir.display())));
-                }
-            }
-            best = best.min(t.elapsed().as_secs_f64());
+            best = best.min(dd_at_once(&readers, "reading", dir)?);
         }
         Ok((files.len() * (count << 20)) as f64 / best)
     };
@@ -364,6 +340,24 @@ pub fn dd_read(dir: &Path, procs: usize, bytes_per_process: usize, reps: usize) 
         let _ = std::fs::remove_file(file);
     }
     rate
+}
+
+/// Runs a `dd` with each of `args` at once (`doing` in `dir`): the seconds from the first
+/// start to the last exit.
+fn dd_at_once(args: &[Vec<String>], doing: &str, dir: &Path) -> Result<f64> {
+    let t = Instant::now();
+    let children: Vec<std::process::Child> = args
+        .iter()
+        .map(|a| dd_command(a).spawn())
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
+    for mut child in children {
+        let status = child.wait().map_err(|e| Error::caused_by(ErrorKind::Unavailable, "dd", e))?;
+        if !status.success() {
+            return Err(Error::new(ErrorKind::Io, format!("dd {doing} in {} failed", dir.display())));
+        }
+    }
+    Ok(t.elapsed().as_secs_f64())
 }
 
 /// A `dd` with `args`, its report to standard error left out.

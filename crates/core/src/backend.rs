@@ -79,13 +79,7 @@ pub trait Store: Send + Sync {
         piece: usize,
         visit: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<()> {
-        let mut at = offset;
-        for part in buf.chunks_mut(piece.max(1)) {
-            self.read(uri, at, part)?;
-            visit(part)?;
-            at += part.len() as u64;
-        }
-        Ok(())
+        fill_in_pieces(buf, piece, |at, part| self.read(uri, offset + at as u64, part), visit)
     }
     /// How many reads beyond the one being consumed a reader may keep in flight with
     /// [`Store::start_read`]; 0 (the default): none, each read is made when needed.
@@ -128,6 +122,23 @@ pub trait Store: Send + Sync {
     fn commit_source(&self) -> Option<&dyn CommitSource> {
         None
     }
+}
+
+/// Fills `buf` in consecutive pieces of at most `piece` bytes, `fill(at, part)` filling the
+/// part that starts `at` bytes in, and hands each part to `visit` as soon as it is filled
+/// ([`Store::read_each_piece`]). The first error of either ends it.
+pub fn fill_in_pieces(
+    buf: &mut [u8],
+    piece: usize,
+    mut fill: impl FnMut(usize, &mut [u8]) -> Result<()>,
+    visit: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let piece = piece.max(1);
+    for (i, part) in buf.chunks_mut(piece).enumerate() {
+        fill(i * piece, part)?;
+        visit(part)?;
+    }
+    Ok(())
 }
 
 /// An optional capability of a store ([`Store::relative_uris`]): its URIs are relative (to a

@@ -16,7 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{CommitCarrier, CommitSource, RelativeUris};
+use fieldstore_core::backend::{fill_in_pieces, CommitCarrier, CommitSource, RelativeUris};
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
@@ -337,11 +337,7 @@ impl Store for PosixStore {
             }
         };
         let source = self.large_reads.source(&file, offset, len).map_err(failed)?;
-        let piece = piece.max(1);
-        for (i, part) in buf.chunks_mut(piece).enumerate() {
-            source.copy(i * piece, part).map_err(failed)?;
-            visit(part)?;
-        }
+        fill_in_pieces(buf, piece, |at, part| source.copy(at, part).map_err(failed), visit)?;
         source.finish();
         Ok(())
     }
