@@ -139,7 +139,15 @@ impl Key {
     /// The values joined by `,`: the compact form used as an index key inside one index,
     /// where the keyword list is stored once. Values never contain `,` (see [`validate_value`]).
     pub fn values_string(&self) -> String {
-        self.values().collect::<Vec<_>>().join(",")
+        // Built in place: this runs for every field archived.
+        let mut joined = String::with_capacity(self.text.len());
+        for (i, value) in self.values().enumerate() {
+            if i > 0 {
+                joined.push(',');
+            }
+            joined.push_str(value);
+        }
+        joined
     }
 
     /// Rebuilds a key from a keyword list and a [`Key::values_string`].

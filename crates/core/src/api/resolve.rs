@@ -656,12 +656,19 @@ impl Asked<'_> {
                     }
                 }
             }
-            let value_of = |f: &'_ FieldEntry| {
-                let field_value = f.element.get(keyword).or_else(|| f.collocation.get(keyword)).or_else(|| f.dataset.get(keyword));
-                field_value.map(str::to_string)
-            };
-            let found: HashSet<String> = fields.iter().filter_map(value_of).collect();
-            let missing: Vec<&str> = asked.into_iter().filter(|v| !found.contains(*v)).collect();
+            // Each field crosses its value off; usually all are crossed off within the first
+            // fields, so a retrieve of many fields does not look at every one of them.
+            let mut missing: HashSet<&str> = asked.iter().copied().collect();
+            for field in fields {
+                if missing.is_empty() {
+                    break;
+                }
+                let value = field.element.get(keyword).or_else(|| field.collocation.get(keyword)).or_else(|| field.dataset.get(keyword));
+                if let Some(value) = value {
+                    missing.remove(value);
+                }
+            }
+            let missing: Vec<&str> = asked.into_iter().filter(|v| missing.contains(v)).collect();
             if !missing.is_empty() {
                 out.push(format!("{keyword}={}", missing.join("/")));
             }
