@@ -100,7 +100,9 @@ impl Fdb5 {
         self.home.join(format!("config-{}.yaml", self.root.file_name().and_then(|n| n.to_str()).unwrap_or("root")))
     }
 
-    fn tool(&self, name: &str) -> Command {
+    /// FDB5's tool `name` (`fdb-write`, `fdb-list`, ...), its libraries found and this
+    /// configuration in its environment.
+    pub fn tool(&self, name: &str) -> Command {
         let libs: Vec<String> = ["fdb5lib", "metkitlib", "eckitlib", "eccodeslib"]
             .iter()
             .map(|lib| self.site_packages.join(lib).join("lib64").display().to_string())

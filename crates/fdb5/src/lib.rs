@@ -1,0 +1,14 @@
+//! fieldstore-fdb5: FDB5's TOC databases read in place, never written. A database is a
+//! directory under an FDB5 root holding its `toc` (an append-only log of records, [`toc`]),
+//! the `schema` it was made with, index files of B-trees ([`btree`]) and data files of GRIB
+//! messages; [`Database`] puts them together as FDB5's own readers see them: the visible
+//! indexes newest first, masked ones left out, sub-TOCs read in place. The format is written
+//! down in docs/fdb5-format.md.
+
+pub mod btree;
+pub mod database;
+mod stream;
+pub mod toc;
+
+pub use database::{Database, Index};
+pub use stream::DecodeError;

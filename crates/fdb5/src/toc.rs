@@ -1,0 +1,374 @@
+//! FDB5's TOC: an append-only log of records, each a 112-byte header (native little-endian)
+//! and a payload of eckit stream values, padded to its size (a multiple of 1024). The records
+//! say which index B-trees are visible: `i` adds one, `c` masks an index (or a sub-TOC, or all
+//! before it), `s` names a sub-TOC (a writer's own log, read in place), `t` opens the log with
+//! the database's key. See docs/fdb5-format.md.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use fieldstore_core::error::{Error, IoContext, Result};
+
+use crate::stream::{DecodeError, Decoded, StreamReader};
+
+/// The size of a record's header.
+pub const HEADER_BYTES: usize = 112;
+/// The largest record FDB5 writes: its payload is at most 1 MiB, rounded up to 1024.
+const MAX_RECORD_BYTES: u64 = (1 << 20) + 1024 + HEADER_BYTES as u64;
+/// Sub-TOCs name sub-TOCs only one level deep in what FDB5 writes; a loop stops here.
+const MAX_SUB_TOC_DEPTH: usize = 8;
+
+/// A key as FDB5 stores it: keywords in schema order, each with its value.
+pub type Fdb5Key = Vec<(String, String)>;
+
+/// One record's content.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// `t`: opens a log.
+    Init {
+        /// The database's key.
+        key: Fdb5Key,
+        /// Whether this log is a sub-TOC.
+        sub_toc: bool,
+    },
+    /// `i`: an index B-tree made visible.
+    Index(IndexRecord),
+    /// `c`: masks the index (or sub-TOC) named by its file's base name and offset; a path of
+    /// `*` masks every index and sub-TOC before it in this log.
+    Clear {
+        /// The masked index file's or sub-TOC's name (its base name is what counts), or `*`.
+        path: String,
+        /// The masked B-tree's offset in its file (0 for a sub-TOC).
+        offset: i64,
+    },
+    /// `s`: a sub-TOC, read in place.
+    SubToc {
+        /// Its name beside the TOC, or an absolute path (an overlay's).
+        path: String,
+    },
+}
+
+/// A `TOC_INDEX` record: where an index B-tree is and what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexRecord {
+    /// The index file's name, in the directory of the TOC holding the record.
+    pub file: String,
+    /// Where the B-tree starts in that file.
+    pub offset: u64,
+    /// The index type (B-tree key width, page size, value layout).
+    pub kind: String,
+    /// Data files by the ids the B-tree's values use: a name beside the TOC, or an absolute path.
+    pub data_files: BTreeMap<u64, String>,
+    /// Per element keyword, the values present.
+    pub axes: BTreeMap<String, Vec<String>>,
+    /// The index (collocation) key.
+    pub key: Fdb5Key,
+}
+
+/// A record read from a TOC file, with where it is.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// Its offset in the file.
+    pub at: u64,
+    /// Its serialisation version (1-3).
+    pub version: u32,
+    /// Its content.
+    pub record: Record,
+}
+
+/// Reads every whole record of a TOC file. A record cut short at the end is one being
+/// appended (FDB5 writes a record with one `write`): what is before it is returned.
+pub fn read_records(path: &Path) -> Result<Vec<Placed>> {
+    let bytes = std::fs::read(path).ctx("read FDB5 TOC", path)?;
+    let mut records = Vec::new();
+    let mut at = 0usize;
+    while bytes.len() - at >= HEADER_BYTES {
+        let header = &bytes[at..at + HEADER_BYTES];
+        let size = u64::from_le_bytes(header[104..112].try_into().expect("8 bytes"));
+        if !(HEADER_BYTES as u64..=MAX_RECORD_BYTES).contains(&size) {
+            return Err(Error::corrupt("FDB5 TOC", path, format!("record at offset {at} has size {size}")));
+        }
+        let Some(end) = at.checked_add(size as usize).filter(|end| *end <= bytes.len()) else { break };
+        let version = u32::from_le_bytes(header[4..8].try_into().expect("4 bytes"));
+        let record = decode(header[0], version, &bytes[at + HEADER_BYTES..end]).map_err(|e| {
+            Error::corrupt_because("FDB5 TOC", path, format!("record at offset {at} (tag {:?}, version {version})", header[0] as char), e)
+        })?;
+        records.push(Placed { at: at as u64, version, record });
+        at = end;
+    }
+    Ok(records)
+}
+
+/// Decodes one record's payload.
+fn decode(tag: u8, version: u32, payload: &[u8]) -> Decoded<Record> {
+    if !(1..=3).contains(&version) {
+        return Err(DecodeError { at: 0, reason: format!("serialisation version {version} (FDB5 5.x writes 1-3)") });
+    }
+    let mut r = StreamReader::new(payload);
+    Ok(match tag {
+        b't' => {
+            let key = key(&mut r)?;
+            // Before version 2 there were no sub-TOCs, and the oldest logs have no flag.
+            let sub_toc = version >= 2 && r.int()? != 0;
+            Record::Init { key, sub_toc }
+        }
+        b'i' => Record::Index(index_record(&mut r, version)?),
+        b'c' => Record::Clear { path: r.string()?, offset: r.long()? },
+        b's' => Record::SubToc { path: r.string()? },
+        other => return Err(DecodeError { at: 0, reason: format!("unknown record tag 0x{other:02x}") }),
+    })
+}
+
+/// A key: its keyword-value pairs (sorted by keyword), then its keywords in schema order,
+/// each with an empty type name. Values are lower-cased, as FDB5 reads them.
+fn key(r: &mut StreamReader) -> Decoded<Fdb5Key> {
+    let n = r.count(10)?;
+    let mut values = BTreeMap::new();
+    for _ in 0..n {
+        let keyword = r.string()?;
+        values.insert(keyword, r.string()?.to_lowercase());
+    }
+    let at = r.position();
+    let m = r.count(10)?;
+    let mut key = Vec::with_capacity(m);
+    for _ in 0..m {
+        let keyword = r.string()?;
+        r.string()?;
+        let value = values.remove(&keyword).unwrap_or_default();
+        key.push((keyword, value));
+    }
+    if let Some(keyword) = values.keys().next() {
+        return Err(DecodeError { at, reason: format!("keyword {keyword:?} has a value but is not in the key's keyword list") });
+    }
+    Ok(key)
+}
+
+fn index_record(r: &mut StreamReader, version: u32) -> Decoded<IndexRecord> {
+    let file = r.string()?;
+    let at = r.position();
+    let offset = u64::try_from(r.long()?).map_err(|_| DecodeError { at, reason: "a negative index offset".into() })?;
+    let kind = r.string()?;
+    let data_files = file_table(r)?;
+    let (axes, key) = if version >= 3 { index_tail_v3(r)? } else { index_tail_legacy(r)? };
+    Ok(IndexRecord { file, offset, kind, data_files, axes, key })
+}
+
+/// The data files an index's values point to, by id.
+fn file_table(r: &mut StreamReader) -> Decoded<BTreeMap<u64, String>> {
+    let n = r.count(10)?;
+    let mut files = BTreeMap::new();
+    for _ in 0..n {
+        let id = r.ulong()?;
+        files.insert(id, r.string()?);
+    }
+    Ok(files)
+}
+
+/// Axes as versions 1 and 2 write them: a count, then per keyword its values.
+fn axes(r: &mut StreamReader) -> Decoded<BTreeMap<String, Vec<String>>> {
+    let n = r.count(10)?;
+    axes_entries(r, n)
+}
+
+/// `n` axes: per keyword, its values.
+fn axes_entries(r: &mut StreamReader, n: usize) -> Decoded<BTreeMap<String, Vec<String>>> {
+    let mut axes = BTreeMap::new();
+    for _ in 0..n {
+        let keyword = r.string()?;
+        let values = r.count(5)?;
+        let values = (0..values).map(|_| r.string()).collect::<Decoded<Vec<_>>>()?;
+        axes.insert(keyword, values);
+    }
+    Ok(axes)
+}
+
+/// Versions 1 and 2: axes, the index key, an obsolete empty string and the type again.
+fn index_tail_legacy(r: &mut StreamReader) -> Decoded<(BTreeMap<String, Vec<String>>, Fdb5Key)> {
+    let axes = axes(r)?;
+    let key = key(r)?;
+    Ok((axes, key))
+}
+
+/// Version 3: the axes as an object (`size`, then `axes` with that many entries), then an
+/// object of `key`, `type` and `time`, in any order.
+fn index_tail_v3(r: &mut StreamReader) -> Decoded<(BTreeMap<String, Vec<String>>, Fdb5Key)> {
+    r.start_object()?;
+    let (mut size, mut found_axes) = (None, None);
+    while !r.end_of_object()? {
+        let at = r.position();
+        match (r.string()?.as_str(), size) {
+            ("size", _) => size = Some(r.count(10)?),
+            ("axes", Some(n)) => found_axes = Some(axes_entries(r, n)?),
+            ("axes", None) => return Err(DecodeError { at, reason: "axes before their size".into() }),
+            (other, _) => return Err(DecodeError { at, reason: format!("unknown axes field {other:?}") }),
+        }
+    }
+    r.start_object()?;
+    let mut found_key = None;
+    while !r.end_of_object()? {
+        let at = r.position();
+        match r.string()?.as_str() {
+            "key" => found_key = Some(key(r)?),
+            "type" => drop(r.string()?),
+            "time" => drop(r.long()?),
+            other => return Err(DecodeError { at, reason: format!("unknown index field {other:?}") }),
+        }
+    }
+    let missing = |what: &str| DecodeError { at: r.position(), reason: format!("the index record has no {what}") };
+    Ok((found_axes.ok_or_else(|| missing("axes"))?, found_key.ok_or_else(|| missing("key"))?))
+}
+
+/// An index a reader sees, with the directory its relative names are in.
+#[derive(Debug, Clone)]
+pub struct VisibleIndex {
+    /// The directory of the TOC that holds its record.
+    pub dir: PathBuf,
+    /// The record.
+    pub record: IndexRecord,
+}
+
+/// The indexes visible in a database, newest first, as FDB5 computes them: records masked by
+/// a clear are left out, sub-TOCs are read in place (their indexes take the place of the
+/// record naming them). Also returns the database key from the first record.
+pub fn visible_indexes(dir: &Path) -> Result<(Fdb5Key, Vec<VisibleIndex>)> {
+    let toc = dir.join("toc");
+    let records = read_records(&toc)?;
+    let key = match records.first() {
+        Some(Placed { record: Record::Init { key, .. }, .. }) => key.clone(),
+        Some(_) => return Err(Error::corrupt("FDB5 TOC", &toc, "its first record is not TOC_INIT")),
+        None => return Err(Error::corrupt("FDB5 TOC", &toc, "it holds no whole record")),
+    };
+    let mut visible = Vec::new();
+    walk(dir, &records, &HashSet::new(), 0, &mut visible)?;
+    visible.reverse();
+    Ok((key, visible))
+}
+
+/// Masks as (file base name, offset): what FDB5 matches a clear against.
+type Masks = HashSet<(String, u64)>;
+
+fn masks_of(records: &[Placed]) -> Masks {
+    let mut masks = Masks::new();
+    for (i, placed) in records.iter().enumerate() {
+        match &placed.record {
+            Record::Clear { path, .. } if path == "*" => {
+                for earlier in &records[..i] {
+                    match &earlier.record {
+                        Record::Index(index) => drop(masks.insert((base_name(&index.file), index.offset))),
+                        Record::SubToc { path } => drop(masks.insert((base_name(path), 0))),
+                        _ => {}
+                    }
+                }
+            }
+            Record::Clear { path, offset } => drop(masks.insert((base_name(path), u64::try_from(*offset).unwrap_or(u64::MAX)))),
+            _ => {}
+        }
+    }
+    masks
+}
+
+fn walk(dir: &Path, records: &[Placed], outer: &Masks, depth: usize, visible: &mut Vec<VisibleIndex>) -> Result<()> {
+    let masks = masks_of(records);
+    let masked = |name: &str, offset: u64| {
+        let id = (base_name(name), offset);
+        masks.contains(&id) || outer.contains(&id)
+    };
+    for placed in records {
+        match &placed.record {
+            Record::Index(index) if !masked(&index.file, index.offset) => {
+                visible.push(VisibleIndex { dir: dir.to_path_buf(), record: index.clone() })
+            }
+            Record::SubToc { path } if !masked(path, 0) => {
+                if depth >= MAX_SUB_TOC_DEPTH {
+                    return Err(Error::corrupt("FDB5 TOC", dir.join("toc"), format!("sub-TOCs nest deeper than {MAX_SUB_TOC_DEPTH}")));
+                }
+                let sub = sub_toc_path(dir, path);
+                let sub_dir = sub.parent().unwrap_or(dir).to_path_buf();
+                let sub_records = read_records(&sub)?;
+                walk(&sub_dir, sub_records.get(1..).unwrap_or_default(), &masks, depth + 1, visible)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Where a sub-TOC named in a record is: beside the TOC for a plain name; for an absolute
+/// path (an overlay's), the path if it is there, else its base name beside the TOC.
+fn sub_toc_path(dir: &Path, path: &str) -> PathBuf {
+    let named = Path::new(path);
+    if named.is_absolute() && named.exists() {
+        return named.to_path_buf();
+    }
+    dir.join(base_name(path))
+}
+
+/// The last component of a path as FDB5 writes it.
+pub fn base_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::tests::StreamWriter;
+
+    fn key_bytes(w: &mut StreamWriter, pairs: &[(&str, &str)]) {
+        let mut sorted = pairs.to_vec();
+        sorted.sort();
+        w.ulong(sorted.len() as u32);
+        for (k, v) in sorted {
+            w.string(k).string(v);
+        }
+        w.ulong(pairs.len() as u32);
+        for (k, _) in pairs {
+            w.string(k).string("");
+        }
+    }
+
+    #[test]
+    fn keys_come_back_in_schema_order_lower_cased() {
+        let mut w = StreamWriter::default();
+        key_bytes(&mut w, &[("type", "FC"), ("levtype", "pl"), ("timespan", "")]);
+        let got = key(&mut StreamReader::new(&w.0)).unwrap();
+        assert_eq!(got, [("type".into(), "fc".into()), ("levtype".into(), "pl".into()), ("timespan".into(), "".into())]);
+        // A value whose keyword is not in the list.
+        let mut w = StreamWriter::default();
+        w.ulong(1).string("class").string("od").ulong(0);
+        assert!(key(&mut StreamReader::new(&w.0)).unwrap_err().reason.contains("\"class\""));
+    }
+
+    fn index_payload(version: u32) -> Vec<u8> {
+        let mut w = StreamWriter::default();
+        w.string("fc:pl:.x.index").long(65536).string("BTreeIndex").ulong(1).ulong(0).string("fc:pl:.x.data");
+        let axes = |w: &mut StreamWriter| {
+            w.string("param").ulong(2).string("130").string("131").string("step").ulong(1).string("0");
+        };
+        if version >= 3 {
+            w.byte(1).string("size").ulong(2).string("axes");
+            axes(&mut w);
+            w.byte(2).byte(1).string("key");
+            key_bytes(&mut w, &[("type", "fc"), ("levtype", "pl")]);
+            w.string("type").string("BTreeIndex").string("time").long(1_700_000_000).byte(2);
+        } else {
+            w.ulong(2);
+            axes(&mut w);
+            key_bytes(&mut w, &[("type", "fc"), ("levtype", "pl")]);
+            w.string("").string("BTreeIndex");
+        }
+        w.0
+    }
+
+    #[test]
+    fn index_records_of_every_version_decode_alike() {
+        let decoded: Vec<Record> = (1..=3).map(|v| decode(b'i', v, &index_payload(v)).unwrap()).collect();
+        let Record::Index(index) = &decoded[0] else { panic!("{decoded:?}") };
+        assert_eq!((index.file.as_str(), index.offset, index.kind.as_str()), ("fc:pl:.x.index", 65536, "BTreeIndex"));
+        assert_eq!(index.data_files[&0], "fc:pl:.x.data");
+        assert_eq!(index.axes["param"], ["130", "131"]);
+        assert_eq!(index.key[0], ("type".to_string(), "fc".to_string()));
+        assert!(decoded.iter().all(|d| *d == decoded[0]), "{decoded:?}");
+        assert!(decode(b'i', 4, &index_payload(3)).unwrap_err().reason.contains("version 4"));
+        assert!(decode(b'w', 3, &[]).unwrap_err().reason.contains("0x77"));
+    }
+}
