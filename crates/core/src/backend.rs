@@ -42,9 +42,10 @@ use crate::key::Key;
 /// same file or object.
 ///
 /// Who computes the checksum: core, once per field, from the bytes it hands the store
-/// ([`StoreWriter::archive`] returns a location whose `crc32c` is 0, and `FieldStore` sets it
-/// before the catalogue records the location); stores never compute it, so no field's bytes
-/// are summed twice.
+/// ([`StoreWriter::archive`] returns a location whose `crc32c` is `None`, and `FieldStore`
+/// sets it before the catalogue records the location); stores never compute it, so no
+/// field's bytes are summed twice. Every field fieldstore archives has one; a field of a
+/// system that keeps none (FDB5's databases, read in place) has `None`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct FieldLocation {
     /// The file or object holding the bytes, as the store names it (opaque to catalogues).
@@ -54,8 +55,17 @@ pub struct FieldLocation {
     /// The field's length in bytes.
     pub length: u64,
     /// The CRC-32C of the field's bytes (Castagnoli), checked when they are read back;
-    /// computed by core, not by the store (see above).
-    pub crc32c: u32,
+    /// computed by core, not by the store (see above). `None`: stored without one.
+    pub crc32c: Option<u32>,
+}
+
+impl FieldLocation {
+    /// The checksum as fieldstore's own catalogues record it. They index only fields
+    /// fieldstore archived, whose checksum core always sets; a location without one would be
+    /// recorded as 0, which its bytes fail when read back (unless they sum to 0).
+    pub fn recorded_crc32c(&self) -> u32 {
+        self.crc32c.unwrap_or_default()
+    }
 }
 
 /// Byte storage, shared by every thread of a process: reads, removals and descriptions take

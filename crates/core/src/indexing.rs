@@ -159,7 +159,7 @@ mod tests {
     use super::*;
 
     fn location(offset: u64) -> FieldLocation {
-        FieldLocation { uri: "u".into(), offset, length: 1, crc32c: 0 }
+        FieldLocation { uri: "u".into(), offset, length: 1, crc32c: None }
     }
 
     #[test]

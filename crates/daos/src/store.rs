@@ -79,7 +79,7 @@ impl StoreWriter for DaosStoreWriter {
             Ok(format!("daos:{}/{label}/{}", arrays.containers.pool().label(), oid_text(oid)))
         })?;
         let uri = uri.expect("created when missing");
-        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: 0 })
+        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: None })
     }
 
     /// Every archive was persistent when it returned.

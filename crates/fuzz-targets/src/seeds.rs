@@ -67,7 +67,7 @@ fn pending_index() -> PendingIndexes {
     let mut index = PendingIndexes::default();
     let collocation = Key::from_pairs([("type", "fc"), ("levtype", "sfc")]);
     for (step, offset) in [("0", 0), ("6", 100)] {
-        let location = FieldLocation { uri: "data".into(), offset, length: 100, crc32c: 7 };
+        let location = FieldLocation { uri: "data".into(), offset, length: 100, crc32c: Some(7) };
         index.insert(&collocation, &Key::from_pairs([("step", step), ("param", "167")]), location);
     }
     index

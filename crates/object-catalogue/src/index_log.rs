@@ -255,14 +255,14 @@ pub fn encode_location(location: &FieldLocation) -> Vec<u8> {
     e.str(&location.uri);
     e.u64(location.offset);
     e.u64(location.length);
-    e.u32(location.crc32c);
+    e.u32(location.recorded_crc32c());
     e.buf
 }
 
 /// Reads a location written by [`encode_location`]; `None` if it is malformed.
 pub fn decode_location(value: &[u8]) -> Option<FieldLocation> {
     let mut d = Decoder::new(value);
-    let location = FieldLocation { uri: d.str()?.into(), offset: d.u64()?, length: d.u64()?, crc32c: d.u32()? };
+    let location = FieldLocation { uri: d.str()?.into(), offset: d.u64()?, length: d.u64()?, crc32c: Some(d.u32()?) };
     d.finished().then_some(location)
 }
 
@@ -431,7 +431,7 @@ mod tests {
     fn replay_shows_published_indexes_newest_first_and_hides_masked_ones() {
         for sealing in [Sealing::Plain, Sealing::Checksummed] {
             let mut pending = PendingIndexes::default();
-            let location = FieldLocation { uri: "daos:p/c/1.2".into(), offset: 0, length: 7, crc32c: 9 };
+            let location = FieldLocation { uri: "daos:p/c/1.2".into(), offset: 0, length: 7, crc32c: Some(9) };
             pending.insert(&Key::parse("type=fc").unwrap(), &Key::parse("step=1").unwrap(), location.clone());
             let index = pending.iter().next().unwrap();
             let batch = encode_batch(&[index_record("a", index), index_record("b", index)], sealing);
@@ -494,7 +494,7 @@ mod tests {
 
     /// An index of collocation `type=TYPE` holding steps `steps`.
     fn index(kind: &str, steps: &[u32]) -> PendingIndex {
-        let location = |step: &u32| FieldLocation { uri: format!("s3:b/{kind}/{step}").into(), offset: 0, length: 1, crc32c: 0 };
+        let location = |step: &u32| FieldLocation { uri: format!("s3:b/{kind}/{step}").into(), offset: 0, length: 1, crc32c: None };
         PendingIndex {
             collocation: Key::parse(&format!("type={kind}")).unwrap(),
             element_keywords: vec!["step".into()],

@@ -113,7 +113,7 @@ mod tests {
 
     /// An index of `step` and `number` values holding every combination of them.
     fn index(id: &str, steps: &[u32], numbers: &[u32]) -> (IndexInfo, IndexEntries) {
-        let location = FieldLocation { uri: "s3:b/f".into(), offset: 0, length: 1, crc32c: 0 };
+        let location = FieldLocation { uri: "s3:b/f".into(), offset: 0, length: 1, crc32c: None };
         let entries =
             steps.iter().flat_map(|s| numbers.iter().map(|n| (format!("{s},{n}"), location.clone())).collect::<Vec<_>>()).collect();
         let pending = PendingIndex { collocation: Key::new(), element_keywords: vec!["step".into(), "number".into()], entries };

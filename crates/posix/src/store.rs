@@ -255,7 +255,7 @@ impl StoreWriter for PosixStoreWriter {
         let w = self.data_file(dataset, collocation)?;
         let offset = w.size;
         w.append(data)?;
-        Ok(FieldLocation { uri: w.uri.clone(), offset, length: data.len() as u64, crc32c: 0 })
+        Ok(FieldLocation { uri: w.uri.clone(), offset, length: data.len() as u64, crc32c: None })
     }
 
     fn flush(&mut self) -> Result<()> {

@@ -478,7 +478,7 @@ pub fn encode_segment(entries: &BTreeMap<String, FieldLocation>) -> Vec<u8> {
         e.u32(uri_ids[&*loc.uri]);
         e.u64(loc.offset);
         e.u64(loc.length);
-        e.u32(loc.crc32c);
+        e.u32(loc.recorded_crc32c());
     }
     frame(INDEX_MAGIC, KIND_SEGMENT, &e.buf)
 }
@@ -545,7 +545,7 @@ impl Segment {
 
     fn location(&self, i: usize) -> FieldLocation {
         let (_, uri, offset, length, crc32c) = &self.entries[i];
-        FieldLocation { uri: self.uris[*uri as usize].clone(), offset: *offset, length: *length, crc32c: *crc32c }
+        FieldLocation { uri: self.uris[*uri as usize].clone(), offset: *offset, length: *length, crc32c: Some(*crc32c) }
     }
 
     /// The location of the field whose element values (joined by `,`) are `values`.
@@ -578,7 +578,7 @@ mod tests {
     fn record_payload(file: &str, offset: u64, claim: u64) -> Vec<u8> {
         let mut index = PendingIndexes::default();
         let colloc = Key::from_pairs([("type", "fc"), ("levtype", "sfc")]);
-        let location = FieldLocation { uri: "d".into(), offset: 0, length: 1, crc32c: 0 };
+        let location = FieldLocation { uri: "d".into(), offset: 0, length: 1, crc32c: None };
         index.insert(&colloc, &Key::from_pairs([("step", "0"), ("param", "130")]), location.clone());
         index.insert(&colloc, &Key::from_pairs([("step", "6"), ("param", "130")]), location);
         let record = index_record(claim, &SegmentPlace { file: file.into(), offset, length: 10 }, index.iter().next().unwrap());
@@ -741,7 +741,7 @@ mod tests {
         let b_claim = bytes.len() as u64 + 100;
         bytes.extend_from_slice(&claimed("b", 0, b_claim));
         let segment =
-            encode_segment(&BTreeMap::from([("0,130".to_string(), FieldLocation { uri: "d".into(), offset: 0, length: 1, crc32c: 0 })]));
+            encode_segment(&BTreeMap::from([("0,130".to_string(), FieldLocation { uri: "d".into(), offset: 0, length: 1, crc32c: None })]));
         bytes.extend_from_slice(&recovered_frame(&record_payload("c", 0, b_claim - 1), &segment));
         std::fs::write(&path, &bytes).unwrap();
         let mut toc = TocReader::new(path);
@@ -793,7 +793,7 @@ mod tests {
     #[test]
     fn segments_round_trip_and_detect_corruption() {
         let dir = tempfile::tempdir().unwrap();
-        let loc = |o| FieldLocation { uri: "ds/f.data".into(), offset: o, length: 3, crc32c: 7 };
+        let loc = |o| FieldLocation { uri: "ds/f.data".into(), offset: o, length: 3, crc32c: Some(7) };
         let entries: BTreeMap<String, FieldLocation> = [("0,130".to_string(), loc(0)), ("6,130".to_string(), loc(3))].into();
         let seg = encode_segment(&entries);
         std::fs::write(dir.path().join("x.index"), &seg).unwrap();

@@ -79,7 +79,7 @@ impl StoreWriter for RadosStoreWriter {
         self.in_flight.make_room()?;
         self.in_flight.push(write.submit()?);
         let uri = format!("rados:{}/{namespace}/{object}", self.namespaces.pool());
-        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: 0 })
+        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: None })
     }
 
     /// Waits for every write in flight; the first failure is the answer, after all of them

@@ -212,7 +212,7 @@ fn index_objects_sent_early_publish_exactly_what_was_archived() {
     let mut writer = catalogue.writer().unwrap();
     let dataset = Key::parse("class=od,expver=0001").unwrap();
     let index = Key::parse("date=20260101,time=0000").unwrap();
-    let location = |n: u64| FieldLocation { uri: format!("rados:x/y/{n}").into(), offset: 0, length: n, crc32c: 0 };
+    let location = |n: u64| FieldLocation { uri: format!("rados:x/y/{n}").into(), offset: 0, length: n, crc32c: None };
     let archive = |writer: &mut Box<dyn CatalogueWriter>, param: &str, n: u64| {
         let element = Key::parse(&format!("step=0,param={param}")).unwrap();
         writer.archive(&dataset, "schema", &index, &element, location(n)).unwrap();
@@ -252,7 +252,7 @@ fn a_flush_after_a_wipe_fails_and_publishes_nothing() {
     let dataset = Key::parse("class=od,expver=0001").unwrap();
     let index = Key::parse("date=20260101,time=0000").unwrap();
     let element = Key::parse("step=0,param=1").unwrap();
-    let location = FieldLocation { uri: "rados:x/y/z".into(), offset: 0, length: 1, crc32c: 0 };
+    let location = FieldLocation { uri: "rados:x/y/z".into(), offset: 0, length: 1, crc32c: None };
     let visible = |catalogue: &fieldstore_rados::catalogue::RadosCatalogue| {
         catalogue.open(&dataset).unwrap().map(|mut view| view.indexes().unwrap().len())
     };

@@ -168,7 +168,7 @@ impl S3StoreWriter {
         pack.data.extend_from_slice(data);
         pack.fields += 1;
         let uri = format!("s3://{}/{}", pack.place.client.bucket(), pack.path());
-        let location = FieldLocation { uri: uri.into(), offset, length: data.len() as u64, crc32c: 0 };
+        let location = FieldLocation { uri: uri.into(), offset, length: data.len() as u64, crc32c: None };
         // A field of PACK_BYTES or more fills a pack alone: its PUT starts now.
         if self.packs[i].data.len() >= PACK_BYTES {
             self.roll_over(i, collocation)?;
@@ -211,7 +211,7 @@ impl StoreWriter for S3StoreWriter {
         // The PUT outlives the call: the field's one copy (StoreWriter::archive says why the
         // store, not core, makes it).
         self.start_put(&place, path, PutPayload::from(Bytes::copy_from_slice(data)))?;
-        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: 0 })
+        Ok(FieldLocation { uri: uri.into(), offset: 0, length: data.len() as u64, crc32c: None })
     }
 
     /// Starts the PUT of every pack holding fields, then waits for every PUT in flight; the

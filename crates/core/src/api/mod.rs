@@ -212,7 +212,7 @@ impl Archiver {
             Err(e) => return Err(self.discard_pending(e, "this field and ")),
         };
         // The field's one checksum: stores leave it to core ([`FieldLocation`]).
-        location.crc32c = crate::checksum::crc32c(data);
+        location.crc32c = Some(crate::checksum::crc32c(data));
         self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
         self.pending_fields += 1;
         self.stats.fields_archived += 1;
@@ -307,7 +307,8 @@ impl Shared {
         let Ok(length) = usize::try_from(location.length) else { return Ok(false) };
         let mut bytes = vec![0u8; length];
         match self.store.read(&location.uri, location.offset, &mut bytes) {
-            Ok(()) => Ok(crate::checksum::crc32c(&bytes) == location.crc32c),
+            // Recovered records are fieldstore's own: each has its checksum.
+            Ok(()) => Ok(Some(crate::checksum::crc32c(&bytes)) == location.crc32c),
             Err(e) if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::NotFound) => Ok(false),
             Err(e) => Err(e),
         }

@@ -544,16 +544,18 @@ impl DataReader {
         Ok(())
     }
 
-    /// Compares field `index`'s stored checksum with the one of the bytes read.
+    /// Compares field `index`'s stored checksum with the one of the bytes read (a field
+    /// stored without one passes: FDB5's, read in place).
     fn verify(&self, index: usize, read: u32) -> Result<()> {
         let field = &self.fields[index];
-        if read == field.location.crc32c {
+        let Some(stored) = field.location.crc32c else { return Ok(()) };
+        if read == stored {
             return Ok(());
         }
         Err(Error::corrupt(
             format!("field {}", field.identifier()),
             &*field.location.uri,
-            format!("checksum mismatch at offset {} ({:08x} stored, {read:08x} read)", field.location.offset, field.location.crc32c),
+            format!("checksum mismatch at offset {} ({stored:08x} stored, {read:08x} read)", field.location.offset),
         ))
     }
 }
@@ -703,7 +705,7 @@ mod tests {
             dataset: Default::default(),
             collocation: Default::default(),
             element: Key::new(),
-            location: FieldLocation { uri: uri.into(), offset, length, crc32c: 0 },
+            location: FieldLocation { uri: uri.into(), offset, length, crc32c: None },
             superseded: false,
         }
     }
@@ -759,7 +761,7 @@ mod tests {
             let bytes: Vec<u8> = (0..3000u32).map(|j| (j * 7 + i as u32) as u8).collect();
             for (offset, length) in [(0, 1000), (1000, 2000)] {
                 let mut f = field(name, offset, length);
-                f.location.crc32c = crate::checksum::crc32c(&bytes[offset as usize..(offset + length) as usize]);
+                f.location.crc32c = Some(crate::checksum::crc32c(&bytes[offset as usize..(offset + length) as usize]));
                 fields.push(f);
             }
             if i == 1 {
@@ -997,7 +999,7 @@ mod tests {
         let (mut fields, mut offset) = (Vec::new(), 0);
         for length in lengths {
             let mut f = field("big", offset, length);
-            f.location.crc32c = crate::checksum::crc32c(&bytes[offset as usize..(offset + length) as usize]);
+            f.location.crc32c = Some(crate::checksum::crc32c(&bytes[offset as usize..(offset + length) as usize]));
             fields.push(f);
             offset += length;
         }
@@ -1080,8 +1082,8 @@ mod tests {
         let first: Vec<u8> = (0..DIRECT_READ as u32 - 100).map(|i| (i % 253) as u8).collect();
         let second: Vec<u8> = (0..DIRECT_READ as u32).map(|i| (i % 241) as u8).collect();
         let mut fields = vec![field("a", 0, first.len() as u64), field("b", 0, second.len() as u64)];
-        fields[0].location.crc32c = crate::checksum::crc32c(&first);
-        fields[1].location.crc32c = crate::checksum::crc32c(&second);
+        fields[0].location.crc32c = Some(crate::checksum::crc32c(&first));
+        fields[1].location.crc32c = Some(crate::checksum::crc32c(&second));
         let objects = [("a".to_string(), first.clone()), ("b".to_string(), second.clone())].into();
         let store = Arc::new(Objects { objects, reads: Default::default(), read_ahead: 0 });
         let mut reader = DataReader::new(store, fields);
@@ -1093,6 +1095,24 @@ mod tests {
         assert!(block[..second.len() - 100] == second[100..]);
         assert_eq!(reader.read_to_fill(&mut block).unwrap(), 0);
         assert!(reader.staging.is_empty());
+    }
+
+    #[test]
+    fn a_field_stored_without_a_checksum_is_read_unchecked_and_others_still_are() {
+        let bytes: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        let objects = [("a".to_string(), bytes.clone())].into();
+        let store = Arc::new(Objects { objects, reads: Default::default(), read_ahead: 0 });
+        // FDB5's fields have no checksum: passed as read.
+        let mut reader = DataReader::new(store.clone(), vec![field("a", 0, 3000), field("a", 3000, 2000)]);
+        reader.fields[1].location.crc32c = Some(crate::checksum::crc32c(&bytes[3000..]));
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut out).unwrap();
+        assert!(out == bytes);
+        // A checksum that does not match still fails.
+        let mut reader = DataReader::new(store, vec![field("a", 0, 3000), field("a", 3000, 2000)]);
+        reader.fields[1].location.crc32c = Some(0xdead_beef);
+        let error = std::io::Read::read_to_end(&mut reader, &mut Vec::new()).unwrap_err();
+        assert!(error.to_string().contains("checksum mismatch at offset 3000"), "{error}");
     }
 
     #[test]

@@ -846,7 +846,7 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, (step, param))| {
-                    let location = FieldLocation { uri: "f".into(), offset: i as u64, length: 1, crc32c: 0 };
+                    let location = FieldLocation { uri: "f".into(), offset: i as u64, length: 1, crc32c: None };
                     (Key::from_pairs([("step", step), ("param", param)]), location)
                 })
                 .collect();
