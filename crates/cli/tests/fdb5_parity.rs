@@ -33,6 +33,11 @@ fn fieldstore_answers_as_fdb5_does_on_real_shaped_data() {
     let same: Vec<String> = report.no_longer_different.iter().map(|c| format!("{c} ({})", c.differs.unwrap_or(""))).collect();
     assert!(same.is_empty(), "documented differences no longer occur (update docs/fdb5.md and the cases):\n{}", same.join("\n"));
     assert!(report.cases >= 200 && report.fields >= 880, "{} cases over {} fields", report.cases, report.fields);
+    // The same cases (all but wipes and purges) answered by fieldstore from FDB5's own
+    // databases, read in place.
+    let in_place: Vec<String> = report.in_place_unexpected.iter().map(|d| format!("{}\n    {}", d.case, d.detail)).collect();
+    assert!(in_place.is_empty(), "read in place, FDB5's databases answer otherwise in {} cases:\n{}", in_place.len(), in_place.join("\n"));
+    assert!(report.in_place_cases >= 150, "{} cases read in place", report.in_place_cases);
     assert!(!report.expected.is_empty(), "the documented differences are exercised");
 }
 

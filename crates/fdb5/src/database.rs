@@ -90,7 +90,7 @@ fn beside(dir: &Path, name: &str, what: &str) -> Result<PathBuf> {
 }
 
 /// An absolute path from a TOC record, which must lie in one of `roots` (no `..`).
-fn within(roots: &[PathBuf], location: &str) -> Result<PathBuf> {
+pub(crate) fn within(roots: &[PathBuf], location: &str) -> Result<PathBuf> {
     let path = Path::new(location);
     let clean = path.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
     if clean && roots.iter().any(|root| path.starts_with(root)) {

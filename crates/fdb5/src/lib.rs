@@ -4,11 +4,20 @@
 //! messages; [`Database`] puts them together as FDB5's own readers see them: the visible
 //! indexes newest first, masked ones left out, sub-TOCs read in place. The format is written
 //! down in docs/fdb5-format.md.
+//!
+//! As a backend (`type: fdb5`, [`FACTORY`]), the databases are a catalogue
+//! ([`Fdb5Catalogue`]) and a store ([`Fdb5Store`]) that refuse every change.
 
 pub mod btree;
+mod catalogue;
+mod config;
 pub mod database;
+mod store;
 mod stream;
 pub mod toc;
 
+pub use catalogue::Fdb5Catalogue;
+pub use config::{Fdb5Config, FACTORY};
 pub use database::{Database, Index};
+pub use store::Fdb5Store;
 pub use stream::DecodeError;

@@ -99,6 +99,26 @@ pub fn read_records(path: &Path) -> Result<Vec<Placed>> {
     Ok(records)
 }
 
+/// The database key of a TOC, from its first record alone (listing databases reads no more).
+pub fn read_key(path: &Path) -> Result<Fdb5Key> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ctx("open FDB5 TOC", path)?;
+    let mut header = [0u8; HEADER_BYTES];
+    file.read_exact(&mut header).map_err(|e| Error::corrupt_because("FDB5 TOC", path, "no whole first record", e))?;
+    let size = u64::from_le_bytes(header[104..112].try_into().expect("8 bytes"));
+    if !(HEADER_BYTES as u64..=MAX_RECORD_BYTES).contains(&size) {
+        return Err(Error::corrupt("FDB5 TOC", path, format!("record at offset 0 has size {size}")));
+    }
+    let mut payload = vec![0u8; size as usize - HEADER_BYTES];
+    file.read_exact(&mut payload).map_err(|e| Error::corrupt_because("FDB5 TOC", path, "no whole first record", e))?;
+    let version = u32::from_le_bytes(header[4..8].try_into().expect("4 bytes"));
+    match decode(header[0], version, &payload) {
+        Ok(Record::Init { key, .. }) => Ok(key),
+        Ok(_) => Err(Error::corrupt("FDB5 TOC", path, "its first record is not TOC_INIT")),
+        Err(e) => Err(Error::corrupt_because("FDB5 TOC", path, "record at offset 0", e)),
+    }
+}
+
 /// Decodes one record's payload.
 fn decode(tag: u8, version: u32, payload: &[u8]) -> Decoded<Record> {
     if !(1..=3).contains(&version) {

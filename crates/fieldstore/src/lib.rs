@@ -49,10 +49,12 @@ pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
 
 use fieldstore_core::factory::{Factory, PoolSection, Section};
 
-/// The backends this build has, by their `type:` name: POSIX always, RADOS, DAOS and S3 (each
-/// a catalogue, a store and an object pool) with their cargo features (all on by default).
+/// The backends this build has, by their `type:` name: POSIX always, FDB5's databases read in
+/// place (`fdb5`) always, RADOS, DAOS and S3 (each a catalogue, a store and an object pool)
+/// with their cargo features (all on by default).
 pub const BACKENDS: &[&Factory] = &[
     &fieldstore_posix::FACTORY,
+    &fieldstore_fdb5::FACTORY,
     #[cfg(feature = "rados")]
     &fieldstore_rados::FACTORY,
     #[cfg(feature = "daos")]

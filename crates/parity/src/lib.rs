@@ -51,6 +51,11 @@ pub struct Report {
     pub expected: Vec<Difference>,
     /// Cases that expected a difference and got the same answers.
     pub no_longer_different: Vec<Case>,
+    /// Read-only cases whose answer, read by fieldstore from FDB5's own databases in place,
+    /// is not FDB5's (or, where the case expects fieldstore to differ, not fieldstore's own).
+    pub in_place_unexpected: Vec<Difference>,
+    /// How many cases were also answered from FDB5's databases in place.
+    pub in_place_cases: usize,
 }
 
 /// Archives the corpus into both systems and compares their answers to every case.
@@ -60,6 +65,7 @@ pub fn compare(setup: &Setup) -> anyhow::Result<Report> {
     let files = corpus::write(&corpus_dir)?;
     let fdb5 = Fdb5::new(&setup.install_script, &setup.work.join("fdb5-home"), &setup.schema, &setup.work.join("fdb5"))?;
     let fieldstore = Fieldstore::new(&setup.fieldstore, &setup.schema, &setup.work.join("fieldstore"))?;
+    let in_place = Fieldstore::reading_fdb5(&setup.fieldstore, &setup.schema, fdb5.root(), &setup.work.join("in-place.yaml"))?;
     let systems: [&dyn System; 2] = [&fdb5, &fieldstore];
     for file in &files {
         for system in systems {
@@ -82,6 +88,16 @@ pub fn compare(setup: &Setup) -> anyhow::Result<Report> {
             answers.push(answer.with_context(|| format!("{} on {case}", system.name()))?);
         }
         report.cases += 1;
+        if !case.op.removes() {
+            // FDB5's databases read in place answer as FDB5 does, or as fieldstore's own store
+            // where fieldstore means to differ.
+            let answer = in_place.outcome(&case, &scratch).with_context(|| format!("fieldstore in place on {case}"))?;
+            let expected = if case.differs.is_some() { &answers[1] } else { &answers[0] };
+            if let Some(detail) = expected.difference(&answer) {
+                report.in_place_unexpected.push(Difference { case: case.clone(), detail });
+            }
+            report.in_place_cases += 1;
+        }
         match (answers[0].difference(&answers[1]), case.differs) {
             (Some(detail), None) => report.unexpected.push(Difference { case, detail }),
             (Some(detail), Some(_)) => report.expected.push(Difference { case, detail }),

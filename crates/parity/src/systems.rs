@@ -246,18 +246,25 @@ impl Fieldstore {
     /// The `binary` on a store under `root` with the schema file `schema`; writes its
     /// configuration beside the root (`ROOT.yaml`).
     pub fn new(binary: &Path, schema: &Path, root: &Path) -> anyhow::Result<Fieldstore> {
+        Fieldstore::configured(binary, schema, root, &root.with_extension("yaml"), "posix", &format!("root: {}", root.display()))
+    }
+
+    /// The `binary` reading, in place, the FDB5 databases under `fdb5_root`; its
+    /// configuration is the file `config`.
+    pub fn reading_fdb5(binary: &Path, schema: &Path, fdb5_root: &Path, config: &Path) -> anyhow::Result<Fieldstore> {
+        Fieldstore::configured(binary, schema, fdb5_root, config, "fdb5", &format!("roots: [{}]", fdb5_root.display()))
+    }
+
+    fn configured(binary: &Path, schema: &Path, root: &Path, config: &Path, kind: &str, place: &str) -> anyhow::Result<Fieldstore> {
         std::fs::create_dir_all(root)?;
-        let config = root.with_extension("yaml");
-        std::fs::write(
-            &config,
-            format!(
-                "schema: {}\ncatalogue: {{type: posix, root: {}}}\nstore: {{type: posix, root: {}}}\n",
-                schema.display(),
-                root.display(),
-                root.display()
-            ),
-        )?;
-        Ok(Fieldstore { binary: binary.to_path_buf(), schema: schema.to_path_buf(), root: root.to_path_buf(), config })
+        let sections = format!("catalogue: {{type: {kind}, {place}}}\nstore: {{type: {kind}, {place}}}\n");
+        std::fs::write(config, format!("schema: {}\n{sections}", schema.display()))?;
+        Ok(Fieldstore {
+            binary: binary.to_path_buf(),
+            schema: schema.to_path_buf(),
+            root: root.to_path_buf(),
+            config: config.to_path_buf(),
+        })
     }
 
     fn command(&self, args: &[&str]) -> Command {

@@ -1,0 +1,238 @@
+//! FDB5's databases as a catalogue: every database under the roots is a data set, its visible
+//! indexes (newest first) its indexes, each B-tree's entries its fields. The TOC is read
+//! again whenever a reader asks for the indexes, so a reader sees FDB5's writers' flushes as
+//! FDB5's own readers do. Every change is refused.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
+use fieldstore_core::schema::Schema;
+use fieldstore_core::{AxisValues, Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
+
+use crate::btree::BTree;
+use crate::database::{Database, Index};
+use crate::store::read_only;
+use crate::toc::{read_key, Fdb5Key};
+
+/// The catalogue side of FDB5's databases under some roots.
+pub struct Fdb5Catalogue {
+    roots: Vec<PathBuf>,
+    /// Where each database listed so far is.
+    known: Mutex<HashMap<Key, PathBuf>>,
+}
+
+fn to_key(key: &Fdb5Key) -> Key {
+    Key::from_pairs(key.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+impl Fdb5Catalogue {
+    /// A catalogue of the databases directly under `roots`.
+    pub fn new(roots: Vec<PathBuf>) -> Self {
+        Fdb5Catalogue { roots, known: Mutex::new(HashMap::new()) }
+    }
+
+    /// Every database directory under the roots with its key; a root that is missing is
+    /// passed over (FDB5 does too), unless it is the only one.
+    fn scan(&self) -> Result<Vec<(Key, PathBuf)>> {
+        let mut found = Vec::new();
+        for root in &self.roots {
+            let entries = match std::fs::read_dir(root) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.roots.len() > 1 => continue,
+                entries => entries.ctx("read FDB5 root", root)?,
+            };
+            let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("toc").is_file()).collect();
+            dirs.sort();
+            for dir in dirs {
+                found.push((to_key(&read_key(&dir.join("toc"))?), dir));
+            }
+        }
+        Ok(found)
+    }
+
+    /// A database's directory: as listed before, else found by listing again.
+    fn dir_of(&self, dataset: &Key) -> Result<Option<PathBuf>> {
+        if let Some(dir) = self.known.lock().unwrap_or_else(|p| p.into_inner()).get(dataset) {
+            if dir.join("toc").is_file() {
+                return Ok(Some(dir.clone()));
+            }
+        }
+        self.datasets()?;
+        Ok(self.known.lock().unwrap_or_else(|p| p.into_inner()).get(dataset).cloned())
+    }
+}
+
+impl Catalogue for Fdb5Catalogue {
+    fn writer(&self) -> Result<Box<dyn CatalogueWriter>> {
+        Err(read_only("archive"))
+    }
+
+    fn datasets(&self) -> Result<Vec<Key>> {
+        let found = self.scan()?;
+        let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+        known.clear();
+        let mut keys = Vec::new();
+        for (key, dir) in found {
+            // The same database in two roots: FDB5 reads the first (it refuses to write either).
+            if !known.contains_key(&key) {
+                keys.push(key.clone());
+                known.insert(key, dir);
+            }
+        }
+        Ok(keys)
+    }
+
+    fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
+        let Some(dir) = self.dir_of(dataset)? else { return Ok(None) };
+        Ok(Some(Box::new(Fdb5View::open(dir, self.roots.clone())?)))
+    }
+
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        Err(read_only(&format!("wiping {dataset}")))
+    }
+
+    fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
+        let Some(dir) = self.dir_of(dataset)? else { return Ok(BTreeSet::new()) };
+        let locked = Database::locked_actions(&dir);
+        Ok(ControlAction::ALL.into_iter().filter(|a| locked.contains(&a.name())).collect())
+    }
+
+    fn set_lock(&self, dataset: &Key, action: ControlAction, _locked: bool) -> Result<()> {
+        Err(read_only(&format!("{} lock of {dataset}", action.name())))
+    }
+
+    fn describe(&self, dataset: &Key) -> String {
+        match self.dir_of(dataset) {
+            Ok(Some(dir)) => format!("FDB5 database {}, read in place", dir.display()),
+            Ok(None) => format!("no FDB5 database {dataset}"),
+            Err(e) => e.report().to_string(),
+        }
+    }
+}
+
+/// A reader's view of one FDB5 database.
+struct Fdb5View {
+    dir: PathBuf,
+    roots: Vec<PathBuf>,
+    schema: Schema,
+    dataset: Key,
+    /// The visible indexes as last read, by id.
+    indexes: HashMap<String, (Arc<IndexInfo>, Arc<Index>)>,
+    btrees: HashMap<String, Arc<BTree>>,
+}
+
+impl Fdb5View {
+    fn open(dir: PathBuf, roots: Vec<PathBuf>) -> Result<Fdb5View> {
+        let schema_path = dir.join("schema");
+        let text = std::fs::read_to_string(&schema_path).ctx("read FDB5 database schema", &schema_path)?;
+        let schema = Schema::parse(&schema_path.display().to_string(), &text)?;
+        let dataset = to_key(&read_key(&dir.join("toc"))?);
+        Ok(Fdb5View { dir, roots, schema, dataset, indexes: HashMap::new(), btrees: HashMap::new() })
+    }
+
+    /// The element keywords of an index: those of the element rule under its database and
+    /// index keys, in the schema's order (the order of the values in its B-tree's keys).
+    fn element_keywords(&self, index: &Index, collocation: &Key) -> Result<Vec<String>> {
+        let paths = self.schema.paths_for(&self.dataset, Some(collocation));
+        let rule = paths.first().ok_or_else(|| {
+            let reason = format!("no rule of the database's schema takes index key {collocation}");
+            Error::corrupt("FDB5 index record", &index.path, reason)
+        })?;
+        Ok(rule.levels[2].key_keywords().map(String::from).collect())
+    }
+
+    fn info(&self, id: &str, index: &Index) -> Result<IndexInfo> {
+        let collocation = to_key(&index.record.key);
+        let element_keywords = self.element_keywords(index, &collocation)?;
+        let axes: BTreeMap<Arc<str>, AxisValues> = index
+            .record
+            .axes
+            .iter()
+            .map(|(k, values)| (Arc::from(k.as_str()), AxisValues::new(values.iter().map(String::as_str))))
+            .collect();
+        // FDB5 records no count: at most one field per combination of the axes' values.
+        let fields = element_keywords.iter().map(|k| axes.get(k.as_str()).map_or(1, |a| a.len() as u64)).fold(1u64, u64::saturating_mul);
+        Ok(IndexInfo { id: id.to_string(), collocation: Arc::new(collocation), element_keywords: element_keywords.into(), axes, fields })
+    }
+
+    fn index(&self, info: &IndexInfo) -> Result<Arc<Index>> {
+        match self.indexes.get(&info.id) {
+            Some((_, index)) => Ok(index.clone()),
+            None => Err(Error::new(ErrorKind::NotFound, format!("index {} is not visible in {}", info.id, self.dir.display()))),
+        }
+    }
+
+    fn btree(&mut self, info: &IndexInfo) -> Result<(Arc<Index>, Arc<BTree>)> {
+        let index = self.index(info)?;
+        if let Some(tree) = self.btrees.get(&info.id) {
+            return Ok((index, tree.clone()));
+        }
+        let tree = Arc::new(index.btree()?);
+        self.btrees.insert(info.id.clone(), tree.clone());
+        Ok((index, tree))
+    }
+}
+
+/// An index's id: its file and the B-tree's offset (what FDB5's masks name too).
+fn index_id(index: &Index) -> String {
+    format!("{}@{}", index.record.file, index.record.offset)
+}
+
+fn location(index: &Index, field: crate::btree::FieldRef) -> Result<FieldLocation> {
+    let (path, offset, length) = index.locate(field)?;
+    Ok(FieldLocation { uri: path_uri(path).into(), offset, length, crc32c: None })
+}
+
+fn path_uri(path: &Path) -> String {
+    path.display().to_string()
+}
+
+impl DatasetView for Fdb5View {
+    fn schema_text(&self) -> &str {
+        self.schema.text()
+    }
+
+    fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
+        let database = Database::open(&self.dir, &self.roots)?;
+        let mut visible = Vec::with_capacity(database.indexes.len());
+        let mut now = HashMap::with_capacity(database.indexes.len());
+        for index in database.indexes {
+            let id = index_id(&index);
+            let info = match self.indexes.remove(&id) {
+                Some((info, _)) => info,
+                None => Arc::new(self.info(&id, &index)?),
+            };
+            visible.push(info.clone());
+            now.insert(id, (info, Arc::new(index)));
+        }
+        self.btrees.retain(|id, _| now.contains_key(id));
+        self.indexes = now;
+        Ok(visible)
+    }
+
+    fn lookup(&mut self, info: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
+        let values: Option<Vec<&str>> = info.element_keywords.iter().map(|k| element.get(k)).collect();
+        let Some(values) = values else { return Ok(None) };
+        let (index, tree) = self.btree(info)?;
+        tree.lookup(&values.join(":"))?.map(|field| location(&index, field)).transpose()
+    }
+
+    fn entries(&mut self, info: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
+        let (index, tree) = self.btree(info)?;
+        let mut out = Vec::new();
+        for (fingerprint, field) in tree.entries()? {
+            let values: Vec<&str> = fingerprint.split(':').collect();
+            if values.len() != info.element_keywords.len() {
+                let reason = format!("key {fingerprint:?} has {} values for keywords {:?}", values.len(), info.element_keywords);
+                return Err(Error::corrupt("FDB5 index", &index.path, reason));
+            }
+            out.push((Key::from_pairs(info.element_keywords.iter().zip(values)), location(&index, field)?));
+        }
+        Ok(out)
+    }
+
+    fn mask(&mut self, _indexes: &[&IndexInfo]) -> Result<Vec<String>> {
+        Err(read_only(&format!("purging {}", self.dir.display())))
+    }
+}
