@@ -3,6 +3,7 @@
 //! again whenever a reader asks for the indexes, so a reader sees FDB5's writers' flushes as
 //! FDB5's own readers do. Every change is refused.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -75,9 +76,9 @@ impl Catalogue for Fdb5Catalogue {
         let mut keys = Vec::new();
         for (key, dir) in found {
             // The same database in two roots: FDB5 reads the first (it refuses to write either).
-            if !known.contains_key(&key) {
-                keys.push(key.clone());
-                known.insert(key, dir);
+            if let Entry::Vacant(slot) = known.entry(key) {
+                keys.push(slot.key().clone());
+                slot.insert(dir);
             }
         }
         Ok(keys)
