@@ -85,3 +85,84 @@ fn the_import_script_copies_an_fdb5_store_field_for_field() {
     let written: Vec<u8> = ["ens.grib", "oper.grib", "sfc.grib"].iter().flat_map(|f| std::fs::read(work.path().join(f)).unwrap()).collect();
     assert_eq!(messages(&imported), messages(&written), "the same bytes, message for message");
 }
+
+/// Every file of FDB5's databases under `root` (fieldstore's own subdirectory left out): its
+/// path, size and modification time, to show fieldstore changed none.
+fn fdb5_files(root: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    let mut files = Vec::new();
+    for db in std::fs::read_dir(root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("toc").exists()) {
+        for file in std::fs::read_dir(&db).unwrap().map(|e| e.unwrap()) {
+            let meta = file.metadata().unwrap();
+            files.push((file.path(), meta.len(), meta.modified().unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+/// An FDB5 config names FDB5's roots: its databases are read in place, field for field as
+/// FDB5 lists and retrieves them, beside fieldstore's own data sets (kept in the roots'
+/// `fieldstore` subdirectory), whose fields are the newer; nothing in FDB5's databases is
+/// ever changed, and a wipe of one is refused.
+#[test]
+fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
+    let _fdb5 = FDB5.lock().unwrap_or_else(|p| p.into_inner());
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fdb_root = work.path().join("fdb");
+    let tool = format!("bash {} {}", project.join("scripts/fdb5-tool.sh").display(), fdb_root.display());
+    // FDB5's config for the same root and schema as scripts/fdb5-tool.sh's.
+    let schema = "param: Param; step: Step; date: Date; levelist: Double; expver: Expver; time: Time; number: Integer;\n\
+                  [ class, expver, stream, date, time, domain? [ type, levtype [ step, number?, levelist?, param ]]]\n";
+    std::fs::write(work.path().join("schema"), schema).unwrap();
+    let config = format!(
+        "type: local\nengine: toc\nschema: {}\nspaces:\n- handler: Default\n  regex: \".*\"\n  roots:\n  - path: {}\n",
+        work.path().join("schema").display(),
+        fdb_root.display()
+    );
+    std::fs::write(work.path().join("fdb5.yaml"), config).unwrap();
+    let run = |script: &str, ok: bool| {
+        let out = Command::new("bash")
+            .args(["-c", script])
+            .current_dir(work.path())
+            .env("F", format!("{} --config fdb5.yaml", env!("CARGO_BIN_EXE_fieldstore")))
+            .env("FDB", &tool)
+            .env_remove("FIELDSTORE_CONFIG")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.success(), ok, "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    run("$F sample --steps 0/to/24/by/12 --params 130/131 --levels 500/850 -o oper.grib && $FDB fdb-write oper.grib", true);
+    let before = fdb5_files(&fdb_root);
+    let sorted = |out: std::process::Output| {
+        let mut lines: Vec<String> =
+            String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with('{')).map(String::from).collect();
+        lines.sort();
+        lines
+    };
+    let listed = sorted(run("$F list --all --porcelain", true));
+    assert_eq!(listed.len(), 12);
+    assert_eq!(listed, sorted(run("$FDB fdb-list --all --minimum-keys= --porcelain", true)));
+    let messages = |bytes: &[u8]| {
+        let mut all: Vec<Vec<u8>> =
+            fieldstore::grib::scan(bytes, "output").unwrap().iter().map(|m| bytes[m.offset..m.offset + m.length].to_vec()).collect();
+        all.sort();
+        all
+    };
+    assert_eq!(messages(&run("$F retrieve --all -o -", true).stdout), messages(&std::fs::read(work.path().join("oper.grib")).unwrap()));
+
+    // One field archived again through fieldstore: its own, the newer.
+    run("$F sample --steps 12 --params 131 --levels 850 --fill-bits 12 -o new.grib && $F archive new.grib", true);
+    assert!(fdb_root.join("fieldstore").is_dir(), "fieldstore's own data set is in the root's subdirectory");
+    assert_eq!(sorted(run("$F list --all --porcelain", true)), listed, "the same fields");
+    let full = String::from_utf8(run("$F list --all --full", true).stdout).unwrap();
+    assert_eq!(full.lines().filter(|l| l.ends_with("(superseded)")).count(), 1, "{full}");
+    let request = "class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=pl,step=12,levelist=850,param=131";
+    let read = run(&format!("$F retrieve {request} -o -"), true).stdout;
+    assert_eq!(read, std::fs::read(work.path().join("new.grib")).unwrap(), "fieldstore's own field wins");
+
+    let refused = run("$F wipe class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit", false);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("never changes"), "{refused:?}");
+    assert_eq!(fdb5_files(&fdb_root), before, "no file of FDB5's databases was changed, made or removed");
+}

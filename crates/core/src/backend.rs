@@ -132,6 +132,13 @@ pub trait Store: Send + Sync {
     fn commit_source(&self) -> Option<&dyn CommitSource> {
         None
     }
+    /// Whether `uri` names one of this store's files or objects, for a union reading a store
+    /// beside the configured one ([`crate::union`]), which routes each read by it. A store
+    /// read beside another claims its own (FDB5's: absolute paths under its roots), which no
+    /// configured store ever makes; the default claims none.
+    fn claims_uri(&self, _uri: &str) -> bool {
+        false
+    }
 }
 
 /// Fills `buf` in consecutive pieces of at most `piece` bytes, `fill(at, part)` filling the
@@ -172,7 +179,7 @@ pub trait CommitSource: Send + Sync {
 /// at a time.
 pub trait StoreWriter: Send {
     /// Appends a field's bytes for a dataset and collocation key; returns where they are, with
-    /// `crc32c` 0: the caller computes the checksum ([`FieldLocation`]).
+    /// `crc32c` `None`: the caller computes the checksum ([`FieldLocation`]).
     ///
     /// The bytes are lent, not given: every caller of `FieldStore::archive` keeps its own (a
     /// Python `bytes`, a C pointer, the CLI's mapped input, a benchmark's reused buffer), so a

@@ -27,6 +27,7 @@ pub mod objects;
 pub mod request;
 pub mod schema;
 pub mod types;
+pub mod union;
 
 mod cores;
 

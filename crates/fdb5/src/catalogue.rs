@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use fieldstore_core::backend::CatalogueRoot;
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::schema::Schema;
 use fieldstore_core::{AxisValues, Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
@@ -103,12 +104,27 @@ impl Catalogue for Fdb5Catalogue {
         Err(read_only(&format!("{} lock of {dataset}", action.name())))
     }
 
+    fn root(&self) -> Option<&dyn CatalogueRoot> {
+        Some(self)
+    }
+
     fn describe(&self, dataset: &Key) -> String {
         match self.dir_of(dataset) {
             Ok(Some(dir)) => format!("FDB5 database {}, read in place", dir.display()),
             Ok(None) => format!("no FDB5 database {dataset}"),
             Err(e) => e.report().to_string(),
         }
+    }
+}
+
+impl CatalogueRoot for Fdb5Catalogue {
+    /// FDB5's roots are there (of several, one is enough, as FDB5 passes over missing ones).
+    fn check_exists(&self) -> Result<()> {
+        if self.roots.iter().any(|root| root.is_dir()) {
+            return Ok(());
+        }
+        let roots: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
+        Err(Error::new(ErrorKind::NotFound, format!("no FDB5 root is there: {}", roots.join(", "))))
     }
 }
 

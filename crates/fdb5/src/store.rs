@@ -73,4 +73,9 @@ impl Store for Fdb5Store {
     fn describe(&self, dataset: &Key) -> String {
         format!("FDB5 data files of {dataset}, read in place")
     }
+
+    /// Its URIs are absolute paths under its roots, which no store of fieldstore's makes.
+    fn claims_uri(&self, uri: &str) -> bool {
+        within(&self.roots, uri).is_ok()
+    }
 }

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 // The API, module by module: each is the reference for what it holds (the backend traits
 // for code that opens a catalogue or store of its own; factories for backends of its own).
-pub use fieldstore_core::{api, backend, checksum, config, error, factory, key, request, schema, types};
+pub use fieldstore_core::{api, backend, checksum, config, error, factory, key, request, schema, types, union};
 
 // What most programs name: the handle and what its calls take and give.
 pub use fieldstore_core::api::{
@@ -75,7 +75,17 @@ pub fn open_with(config: &Config, backends: &[&Factory]) -> Result<FieldStore> {
     let schema = config.load_schema()?;
     let catalogue = factory::open_catalogue(backends, &Section { name: "catalogue", config: &config.catalogue, source: &config.source })?;
     let store = factory::open_store(backends, &Section { name: "store", config: &config.store, source: &config.source })?;
-    Ok(FieldStore::new(schema, catalogue, store))
+    if config.read_also.is_empty() {
+        return Ok(FieldStore::new(schema, catalogue, store));
+    }
+    let (mut catalogues, mut stores) = (Vec::new(), Vec::new());
+    for section in &config.read_also {
+        let section = Section { name: "read_also", config: section, source: &config.source };
+        catalogues.push(factory::open_catalogue(backends, &section)?);
+        stores.push(factory::open_store(backends, &section)?);
+    }
+    let catalogue = Box::new(union::UnionCatalogue::new(catalogue, catalogues));
+    Ok(FieldStore::new(schema, catalogue, Box::new(union::UnionStore::new(store, stores))))
 }
 
 /// How to reach the pools [`open_object_pool`] names: the options of every backend's pools,

@@ -96,11 +96,20 @@ pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
         [one] => format!("{}", Path::new(one).join(FDB5_ROOT_SUBDIRECTORY).display()),
         _ => format!("the subdirectory {FDB5_ROOT_SUBDIRECTORY} of each of {} roots", roots.len()),
     };
+    let read_also = fdb5_databases(&roots);
     let mut section = serde_yaml::Mapping::new();
     section.insert("spaces".into(), serde_yaml::Value::Sequence(spaces.into_iter().map(serde_yaml::Value::Mapping).collect()));
     section.insert("subdirectory".into(), FDB5_ROOT_SUBDIRECTORY.into());
     let posix = BackendConfig { kind: "posix".into(), options: section };
-    Ok(Config { schema, catalogue: posix.clone(), store: posix, source: format!("{source} (FDB5 config: fieldstore's store in {place})") })
+    let source = format!("{source} (FDB5 config: fieldstore's store in {place}, FDB5's databases read in place)");
+    Ok(Config { schema, catalogue: posix.clone(), store: posix, read_also, source })
+}
+
+/// FDB5's own databases in `roots`, read in place beside fieldstore's data sets.
+fn fdb5_databases(roots: &[&str]) -> Vec<BackendConfig> {
+    let mut options = serde_yaml::Mapping::new();
+    options.insert("roots".into(), serde_yaml::Value::Sequence(roots.iter().map(|r| (*r).into()).collect()));
+    vec![BackendConfig { kind: "fdb5".into(), options }]
 }
 
 /// The schema a local config names: its own, else its FDB5 home's `etc/fdb/schema` (the

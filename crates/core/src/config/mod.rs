@@ -4,6 +4,8 @@
 //! schema: /path/to/schema          # optional; fieldstore's default schema otherwise
 //! catalogue: { type: posix, root: /data/fieldstore }
 //! store:     { type: posix, root: /data/fieldstore }
+//! read_also:                        # optional; read beside them, never written
+//! - { type: fdb5, roots: [/data/fdb] }
 //! ```
 //!
 //! Without a config file, both live under `$FIELDSTORE_ROOT`, or under
@@ -44,6 +46,11 @@ pub struct Config {
     pub catalogue: BackendConfig,
     /// The `store:` section: the backend that holds the fields' bytes.
     pub store: BackendConfig,
+    /// Catalogues and stores read beside these, never written ([`crate::union`]): each a
+    /// section of a backend that offers both, e.g. `{type: fdb5, roots: [/data/fdb]}`,
+    /// FDB5's databases read in place.
+    #[serde(default)]
+    pub read_also: Vec<BackendConfig>,
     /// Where this config came from (for messages).
     #[serde(skip)]
     pub source: String,
@@ -143,6 +150,7 @@ impl Config {
             schema: None,
             catalogue: BackendConfig::posix(&root),
             store: BackendConfig::posix(&root),
+            read_also: Vec::new(),
             source: format!("default (posix root {})", root.display()),
         }
     }

@@ -1,0 +1,323 @@
+//! Catalogues and stores read beside the configured ones, never written (a config's
+//! `read_also:`): FDB5's databases read in place beside fieldstore's own data sets. Requests
+//! see the data sets of all of them; archives, locks, wipes and purges go to the configured
+//! catalogue and store alone, and are refused for a data set that one read beside holds.
+//!
+//! A data set several of them hold is one view: the configured catalogue's indexes first
+//! (fieldstore's own fields are the newer), then each other's in config order. A read goes to
+//! the store that claims the location's URI ([`Store::claims_uri`]), else the configured one.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use crate::backend::{
+    Catalogue, CatalogueFiles, CatalogueRecovery, CatalogueRoot, CatalogueWriter, CommitSource, ControlAction, DatasetView, FieldLocation,
+    IndexInfo, RelativeUris, StartedRead, Store, StoreWriter,
+};
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::Key;
+
+/// The configured catalogue and those read beside it.
+pub struct UnionCatalogue {
+    main: Box<dyn Catalogue>,
+    beside: Vec<Box<dyn Catalogue>>,
+}
+
+/// The configured store and those read beside it.
+pub struct UnionStore {
+    main: Box<dyn Store>,
+    beside: Vec<Box<dyn Store>>,
+}
+
+impl UnionCatalogue {
+    /// `main`, with `beside` read too.
+    pub fn new(main: Box<dyn Catalogue>, beside: Vec<Box<dyn Catalogue>>) -> Self {
+        UnionCatalogue { main, beside }
+    }
+
+    /// Refuses a change to a data set a catalogue read beside holds.
+    fn refuse_if_beside(&self, dataset: &Key, change: &str) -> Result<()> {
+        for catalogue in &self.beside {
+            if catalogue.open(dataset)?.is_some() {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!("{change} {dataset}: it is in {}, which fieldstore reads but never changes", catalogue.describe(dataset)),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Catalogue for UnionCatalogue {
+    fn writer(&self) -> Result<Box<dyn CatalogueWriter>> {
+        self.main.writer()
+    }
+
+    fn datasets(&self) -> Result<Vec<Key>> {
+        // The configured catalogue's place is made by the first archive: until then, the
+        // data sets read beside are all there is.
+        let mut all = match self.main.datasets() {
+            Err(_) if self.main.root().is_some_and(|root| root.check_exists().is_err()) => Vec::new(),
+            found => found?,
+        };
+        let mut seen: BTreeSet<Key> = all.iter().cloned().collect();
+        for catalogue in &self.beside {
+            all.extend(catalogue.datasets()?.into_iter().filter(|d| seen.insert(d.clone())));
+        }
+        Ok(all)
+    }
+
+    fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
+        let mut views = Vec::new();
+        for catalogue in std::iter::once(&self.main).chain(&self.beside) {
+            if let Some(view) = catalogue.open(dataset)? {
+                views.push(view);
+            }
+        }
+        match views.len() {
+            0 => Ok(None),
+            1 => Ok(views.pop()),
+            _ => Ok(Some(Box::new(UnionView::new(dataset, views)?))),
+        }
+    }
+
+    fn schema_text(&self, dataset: &Key) -> Result<Option<String>> {
+        if let Some(text) = self.main.schema_text(dataset)? {
+            return Ok(Some(text));
+        }
+        for catalogue in &self.beside {
+            if let Some(text) = catalogue.schema_text(dataset)? {
+                return Ok(Some(text));
+            }
+        }
+        Ok(None)
+    }
+
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        self.refuse_if_beside(dataset, "wiping")?;
+        self.main.wipe_dataset(dataset)
+    }
+
+    fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
+        let mut locks = self.main.locks(dataset)?;
+        for catalogue in &self.beside {
+            locks.extend(catalogue.locks(dataset)?);
+        }
+        Ok(locks)
+    }
+
+    fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
+        self.refuse_if_beside(dataset, &format!("setting the {} lock of", action.name()))?;
+        self.main.set_lock(dataset, action, locked)
+    }
+
+    fn describe(&self, dataset: &Key) -> String {
+        let mut places = Vec::new();
+        for catalogue in std::iter::once(&self.main).chain(&self.beside) {
+            if let Ok(Some(_)) = catalogue.open(dataset) {
+                places.push(catalogue.describe(dataset));
+            }
+        }
+        if places.is_empty() {
+            self.main.describe(dataset)
+        } else {
+            places.join("; and ")
+        }
+    }
+
+    fn root(&self) -> Option<&dyn CatalogueRoot> {
+        Some(self)
+    }
+
+    fn recovery(&self) -> Option<&dyn CatalogueRecovery> {
+        self.main.recovery()
+    }
+
+    fn own_files(&self) -> Option<&dyn CatalogueFiles> {
+        self.main.own_files()
+    }
+}
+
+impl CatalogueRoot for UnionCatalogue {
+    /// The configured catalogue's place may be missing (the first archive makes it) where a
+    /// catalogue read beside is there.
+    fn check_exists(&self) -> Result<()> {
+        let exists = |c: &dyn Catalogue| c.root().is_none_or(|root| root.check_exists().is_ok());
+        if self.beside.iter().any(|c| exists(c.as_ref())) {
+            return Ok(());
+        }
+        self.main.root().map_or(Ok(()), |root| root.check_exists())
+    }
+}
+
+/// One data set held by several catalogues: their indexes in order, each id prefixed by its
+/// view's place (`0/`, `1/`, ...) so that ids stay unique.
+struct UnionView {
+    views: Vec<Box<dyn DatasetView>>,
+    /// By prefixed id: the view and the index as that view knows it.
+    indexes: HashMap<String, (usize, Arc<IndexInfo>)>,
+}
+
+impl UnionView {
+    fn new(dataset: &Key, views: Vec<Box<dyn DatasetView>>) -> Result<Self> {
+        let schema = views[0].schema_text();
+        if views.iter().any(|v| v.schema_text() != schema) {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("data set {dataset} is held by catalogues read together with different schemas: its fields cannot be read as one"),
+            ));
+        }
+        Ok(UnionView { views, indexes: HashMap::new() })
+    }
+
+    fn of(&self, index: &IndexInfo) -> Result<(usize, Arc<IndexInfo>)> {
+        self.indexes
+            .get(&index.id)
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("index {} is not in this view", index.id)))
+    }
+}
+
+impl DatasetView for UnionView {
+    fn schema_text(&self) -> &str {
+        self.views[0].schema_text()
+    }
+
+    fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
+        let mut all = Vec::new();
+        let mut indexes = HashMap::new();
+        for (i, view) in self.views.iter_mut().enumerate() {
+            for index in view.indexes()? {
+                let id = format!("{i}/{}", index.id);
+                let outer = Arc::new(IndexInfo { id: id.clone(), ..(*index).clone() });
+                indexes.insert(id, (i, index));
+                all.push(outer);
+            }
+        }
+        self.indexes = indexes;
+        Ok(all)
+    }
+
+    fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
+        let (i, inner) = self.of(index)?;
+        self.views[i].lookup(&inner, element)
+    }
+
+    fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
+        let (i, inner) = self.of(index)?;
+        self.views[i].entries(&inner)
+    }
+
+    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
+        let mut removed = Vec::new();
+        for (i, view) in self.views.iter_mut().enumerate() {
+            let mut inner = Vec::new();
+            for index in indexes {
+                match self.indexes.get(&index.id) {
+                    Some((j, found)) if *j == i => inner.push(found.clone()),
+                    Some(_) => {}
+                    None => return Err(Error::new(ErrorKind::NotFound, format!("index {} is not in this view", index.id))),
+                }
+            }
+            if !inner.is_empty() {
+                removed.extend(view.mask(&inner.iter().map(Arc::as_ref).collect::<Vec<_>>())?);
+            }
+        }
+        Ok(removed)
+    }
+
+    fn prefetch(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
+        for (i, view) in self.views.iter_mut().enumerate() {
+            let inner: Vec<Arc<IndexInfo>> =
+                indexes.iter().filter_map(|x| self.indexes.get(&x.id)).filter(|(j, _)| *j == i).map(|(_, found)| found.clone()).collect();
+            if !inner.is_empty() {
+                view.prefetch(&inner.iter().map(Arc::as_ref).collect::<Vec<_>>())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl UnionStore {
+    /// `main`, with `beside` read too.
+    pub fn new(main: Box<dyn Store>, beside: Vec<Box<dyn Store>>) -> Self {
+        UnionStore { main, beside }
+    }
+
+    /// The store whose URI `uri` is.
+    fn of(&self, uri: &str) -> &dyn Store {
+        self.beside.iter().find(|s| s.claims_uri(uri)).map_or(self.main.as_ref(), |s| s.as_ref())
+    }
+}
+
+impl Store for UnionStore {
+    fn writer(&self) -> Result<Box<dyn StoreWriter>> {
+        self.main.writer()
+    }
+
+    fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.of(uri).read(uri, offset, buf)
+    }
+
+    fn read_each_piece(
+        &self,
+        uri: &str,
+        offset: u64,
+        buf: &mut [u8],
+        piece: usize,
+        visit: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        self.of(uri).read_each_piece(uri, offset, buf, piece, visit)
+    }
+
+    fn read_ahead(&self) -> usize {
+        self.main.read_ahead()
+    }
+
+    fn start_read(&self, uri: &str, offset: u64, length: usize, buffer: Vec<u8>) -> Result<Box<dyn StartedRead>> {
+        self.of(uri).start_read(uri, offset, length, buffer)
+    }
+
+    fn remove(&self, uri: &str) -> Result<bool> {
+        self.of(uri).remove(uri)
+    }
+
+    fn remove_all(&self, uris: &[String]) -> Result<Vec<bool>> {
+        // The configured store's in one call (S3 deletes in bulk); another's URI is refused
+        // by its store as one.
+        if uris.iter().any(|u| self.beside.iter().any(|s| s.claims_uri(u))) {
+            return uris.iter().map(|u| self.remove(u)).collect();
+        }
+        self.main.remove_all(uris)
+    }
+
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        self.main.wipe_dataset(dataset)
+    }
+
+    fn describe(&self, dataset: &Key) -> String {
+        self.main.describe(dataset)
+    }
+
+    fn relative_uris(&self) -> Option<&dyn RelativeUris> {
+        Some(self)
+    }
+
+    fn commit_source(&self) -> Option<&dyn CommitSource> {
+        self.main.commit_source()
+    }
+
+    fn claims_uri(&self, uri: &str) -> bool {
+        self.beside.iter().any(|s| s.claims_uri(uri)) || self.main.claims_uri(uri)
+    }
+}
+
+impl RelativeUris for UnionStore {
+    fn absolute_uri(&self, uri: &str) -> Result<String> {
+        match self.of(uri).relative_uris() {
+            Some(relative) => relative.absolute_uri(uri),
+            None => Ok(uri.to_string()),
+        }
+    }
+}
