@@ -266,14 +266,16 @@ pub fn print_info(config: &Config, datasets: usize, json: bool) -> anyhow::Resul
         "schema": schema,
         "catalogue": {"type": config.catalogue.kind, "options": option_text(&config.catalogue)},
         "store": {"type": config.store.kind, "options": option_text(&config.store)},
+        "read_also": config.read_also.iter().map(|b| serde_json::json!({"type": b.kind, "options": option_text(b)})).collect::<Vec<_>>(),
         "backends": fieldstore::BACKENDS.iter().map(|f| f.name).collect::<Vec<_>>(),
         "datasets": datasets,
     });
     if json {
         outln!("{}", serde_json::to_string_pretty(&info)?);
     } else {
+        let read_also: String = config.read_also.iter().map(|b| format!("read also: {} {}\n", b.kind, option_text(b))).collect();
         outln!(
-            "fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}\ndata sets: {datasets}",
+            "fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}\n{read_also}data sets: {datasets}",
             info["version"].as_str().unwrap_or(""),
             config.source,
             config.catalogue.kind,

@@ -56,13 +56,14 @@ impl Catalogue for UnionCatalogue {
 
     fn datasets(&self) -> Result<Vec<Key>> {
         // The configured catalogue's place is made by the first archive: until then, the
-        // data sets read beside are all there is.
+        // data sets read beside are all there is (and a place read beside that is not there
+        // holds none).
         let mut all = match self.main.datasets() {
             Err(_) if self.main.root().is_some_and(|root| root.check_exists().is_err()) => Vec::new(),
             found => found?,
         };
         let mut seen: BTreeSet<Key> = all.iter().cloned().collect();
-        for catalogue in &self.beside {
+        for catalogue in self.beside.iter().filter(|c| c.root().is_none_or(|root| root.check_exists().is_ok())) {
             all.extend(catalogue.datasets()?.into_iter().filter(|d| seen.insert(d.clone())));
         }
         Ok(all)

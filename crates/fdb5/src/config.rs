@@ -27,12 +27,14 @@ pub struct Fdb5Config {
 /// The `fdb5` type's constructors.
 pub const FACTORY: Factory = Factory { name: "fdb5", catalogue: Some(open_catalogue), store: Some(open_store), object_pool: None };
 
+/// The section's roots, a relative one taken from the working directory (as FDB5 does).
 fn roots(section: &Section<'_>) -> Result<Vec<PathBuf>> {
     let config: Fdb5Config = section.typed()?;
-    if config.roots.is_empty() || config.roots.iter().any(|r| !r.is_absolute()) {
-        return Err(section.error(format!("{}.roots: FDB5's roots are one or more absolute paths", section.name)));
+    if config.roots.is_empty() {
+        return Err(section.error(format!("{}.roots: FDB5's roots are one or more directories", section.name)));
     }
-    Ok(config.roots)
+    let here = std::env::current_dir().map_err(|e| section.error_because("the working directory, for FDB5's relative roots", e))?;
+    Ok(config.roots.into_iter().map(|root| here.join(root)).collect())
 }
 
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
