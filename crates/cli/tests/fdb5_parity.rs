@@ -134,7 +134,7 @@ fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
         out
     };
     run("$F sample --steps 0/to/24/by/12 --params 130/131 --levels 500/850 -o oper.grib && $FDB fdb-write oper.grib", true);
-    let before = fdb5_files(&fdb_root);
+    let written = fdb5_files(&fdb_root);
     let sorted = |out: std::process::Output| {
         let mut lines: Vec<String> =
             String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with('{')).map(String::from).collect();
@@ -161,6 +161,15 @@ fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
     let request = "class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=pl,step=12,levelist=850,param=131";
     let read = run(&format!("$F retrieve {request} -o -"), true).stdout;
     assert_eq!(read, std::fs::read(work.path().join("new.grib")).unwrap(), "fieldstore's own field wins");
+    assert_eq!(fdb5_files(&fdb_root), written, "reading and archiving beside changed no file of FDB5's databases");
+
+    // FDB5's own locks are honoured: a database its fdb-lock closed to retrieves is not read.
+    let dataset = "class=od,expver=0001,stream=oper,date=20231201,time=1200";
+    run(&format!("$FDB fdb-lock --retrieve {dataset}"), true);
+    let locked = run(&format!("$F retrieve {request} -o -"), false);
+    assert!(String::from_utf8_lossy(&locked.stderr).contains("is locked for retrieve"), "{locked:?}");
+    run(&format!("$FDB fdb-unlock --retrieve {dataset}"), true);
+    let before = fdb5_files(&fdb_root);
 
     let refused = run("$F wipe class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit", false);
     assert!(String::from_utf8_lossy(&refused.stderr).contains("never changes"), "{refused:?}");

@@ -5,9 +5,11 @@
 //! node, a key and a child page (for keys from it up to the next), `left` holding the child
 //! of keys below the first.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 
@@ -69,12 +71,18 @@ impl Layout {
     }
 }
 
-/// One B-tree of an index file.
+/// Pages kept per B-tree: the root and inner pages every lookup passes, and the leaves of
+/// recent ones (at 64 KiB a page, at most 16 MiB).
+const CACHED_PAGES: usize = 256;
+
+/// One B-tree of an index file. Its pages are read once and kept (a B-tree FDB5 published is
+/// never changed: later flushes start new ones).
 pub struct BTree {
     file: File,
     path: PathBuf,
     offset: u64,
     layout: Layout,
+    pages: Mutex<HashMap<u64, Arc<Page>>>,
 }
 
 /// A page as read: whether it is a node, its left link, and its entries' bytes.
@@ -92,7 +100,7 @@ impl BTree {
             Error::new(ErrorKind::Unsupported, format!("{}: FDB5 index type {kind:?} is not one fieldstore reads", path.display()))
         })?;
         let file = File::open(path).ctx("open FDB5 index", path)?;
-        Ok(BTree { file, path: path.to_path_buf(), offset, layout })
+        Ok(BTree { file, path: path.to_path_buf(), offset, layout, pages: Mutex::new(HashMap::new()) })
     }
 
     fn corrupt(&self, page: u64, reason: impl Into<String>) -> Error {
@@ -102,6 +110,21 @@ impl BTree {
 
     fn page_offset(&self, page: u64) -> Option<u64> {
         page.checked_sub(1)?.checked_mul(self.layout.page_bytes as u64)?.checked_add(self.offset)
+    }
+
+    /// Page `id`, from the cache or read.
+    fn page(&self, id: u64) -> Result<Arc<Page>> {
+        if let Some(page) = self.pages.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
+            return Ok(page.clone());
+        }
+        let page = Arc::new(self.read_page(id)?);
+        let mut pages = self.pages.lock().unwrap_or_else(|p| p.into_inner());
+        if pages.len() >= CACHED_PAGES {
+            // Inner pages are read again at once by the next lookup: cheap to lose.
+            pages.clear();
+        }
+        pages.insert(id, page.clone());
+        Ok(page)
     }
 
     fn read_page(&self, id: u64) -> Result<Page> {
@@ -170,7 +193,7 @@ impl BTree {
         wanted[..key.len()].copy_from_slice(key.as_bytes());
         let mut id = 1;
         for _ in 0..MAX_DEPTH {
-            let page = self.read_page(id)?;
+            let page = self.page(id)?;
             let below = self.count_at_most(&page, &wanted);
             if !page.node {
                 let found = below.checked_sub(1).filter(|&i| self.key(&page, i) == wanted.as_slice());

@@ -379,6 +379,46 @@ mod tests {
         w.0
     }
 
+    /// A record as FDB5 writes it: the header, the payload, zeros up to a multiple of 1024.
+    fn record(tag: u8, version: u32, payload: &[u8]) -> Vec<u8> {
+        let size = (HEADER_BYTES + payload.len()).div_ceil(1024) * 1024;
+        let mut bytes = vec![0u8; size];
+        bytes[0] = tag;
+        bytes[4..8].copy_from_slice(&version.to_le_bytes());
+        bytes[104..112].copy_from_slice(&(size as u64).to_le_bytes());
+        bytes[HEADER_BYTES..HEADER_BYTES + payload.len()].copy_from_slice(payload);
+        bytes
+    }
+
+    #[test]
+    fn a_record_being_written_is_not_read_and_damage_is_named_by_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toc");
+        let mut init = StreamWriter::default();
+        key_bytes(&mut init, &[("class", "od"), ("expver", "0001")]);
+        init.int(0);
+        let mut toc = record(b't', 3, &init.0);
+        toc.extend(record(b'i', 3, &index_payload(3)));
+        std::fs::write(&path, &toc).unwrap();
+        assert_eq!(read_records(&path).unwrap().len(), 2);
+        assert_eq!(read_key(&path).unwrap()[1], ("expver".to_string(), "0001".to_string()));
+        // An index record cut short (a writer's append in progress): the records before it.
+        std::fs::write(&path, &toc[..toc.len() - 100]).unwrap();
+        assert_eq!(read_records(&path).unwrap().len(), 1);
+        // A size no record has, and a payload that does not decode: named by offset.
+        let mut bad = toc.clone();
+        bad[1024 + 104..1024 + 112].copy_from_slice(&7u64.to_le_bytes());
+        std::fs::write(&path, &bad).unwrap();
+        let error = read_records(&path).unwrap_err();
+        assert!(error.to_string().contains("record at offset 1024 has size 7"), "{error}");
+        let mut bad = toc.clone();
+        bad[1024 + HEADER_BYTES] = 0x0a;
+        std::fs::write(&path, &bad).unwrap();
+        let error = read_records(&path).unwrap_err();
+        assert_eq!(error.kind(), fieldstore_core::ErrorKind::Corrupt);
+        assert!(error.report().to_string().contains("record at offset 1024 (tag 'i', version 3)"), "{}", error.report());
+    }
+
     #[test]
     fn index_records_of_every_version_decode_alike() {
         let decoded: Vec<Record> = (1..=3).map(|v| decode(b'i', v, &index_payload(v)).unwrap()).collect();

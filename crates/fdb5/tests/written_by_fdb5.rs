@@ -102,12 +102,24 @@ fn databases_fdb5_writes_read_as_fdb5_reads_them() {
     let first = check_all(&fdb5, &root);
     assert!(first >= 800, "{first} fields");
 
-    // Archived again: one file by writers with sub-TOCs, one in serialisation version 2.
-    for (file, variable, value) in [(&corpus[0], "FDB5_SUB_TOCS", "1"), (&corpus[1], "FDB5_SERIALISATION_VERSION", "2")] {
-        let mut write = fdb5.tool("fdb-write");
-        write.env(variable, value).arg(file);
-        run(write);
+    // Archived again: by writers with sub-TOCs, in serialisation version 2, and into the
+    // index types with 64-byte keys and with 4 MiB pages (whose pages FDB5 keeps on its
+    // stack: it needs a stack without limit).
+    let settings =
+        [("FDB5_SUB_TOCS", "1"), ("FDB5_SERIALISATION_VERSION", "2"), ("FDB_INDEX_TYPE", "BTreeIndex64"), ("FDB_INDEX_TYPE", "BTreeIndex4MB")];
+    for (i, (variable, value)) in settings.into_iter().enumerate() {
+        let write = fdb5.tool("fdb-write");
+        let mut unlimited = Command::new("bash");
+        unlimited.args(["-c", "ulimit -s unlimited && exec \"$0\" \"$@\""]).arg(write.get_program());
+        unlimited.envs(write.get_envs().filter_map(|(k, v)| Some((k, v?)))).env(variable, value).arg(&corpus[i % corpus.len()]);
+        run(unlimited);
     }
+    let kinds: HashSet<String> = databases(&root)
+        .iter()
+        .flat_map(|d| Database::open(d, std::slice::from_ref(&root)).unwrap().indexes)
+        .map(|i| i.record.kind)
+        .collect();
+    assert!(["BTreeIndex", "BTreeIndex64", "BTreeIndex4MB"].iter().all(|k| kinds.contains(*k)), "{kinds:?}");
     let again = check_all(&fdb5, &root);
     assert!(again > first, "{again} fields, {first} before");
     let dirs = databases(&root);
