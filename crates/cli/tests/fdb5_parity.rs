@@ -175,3 +175,51 @@ fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("never changes"), "{refused:?}");
     assert_eq!(fdb5_files(&fdb_root), before, "no file of FDB5's databases was changed, made or removed");
 }
+
+/// While FDB5 writes a database (its C API, one flush per step of 100 fields), fieldstore
+/// reads it in place: every listing holds whole flushed steps, never fewer fields than the
+/// one before, and at the end all of them.
+#[test]
+fn a_database_fdb5_is_writing_is_read_in_whole_flushed_steps() {
+    let _fdb5 = FDB5.lock().unwrap_or_else(|p| p.into_inner());
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fdb_root = work.path().join("fdb");
+    std::fs::create_dir_all(&fdb_root).unwrap();
+    let schema = "param: Param; step: Step; date: Date; levelist: Double; expver: Expver; time: Time; number: Integer;\n\
+                  [ class, expver, stream, date, time, domain? [ type, levtype [ step, number?, levelist?, param ]]]\n";
+    std::fs::write(work.path().join("schema"), schema).unwrap();
+    let config = work.path().join("fdb5.yaml");
+    let roots = format!("spaces:\n- handler: Default\n  regex: \".*\"\n  roots:\n  - path: {}\n", fdb_root.display());
+    std::fs::write(&config, format!("type: local\nengine: toc\nschema: {}\n{roots}", work.path().join("schema").display())).unwrap();
+    let (steps, per_step) = (300, 100);
+    let mut writer = Command::new("bash")
+        .arg(project.join("../shared/peer/fdb5-peer.sh"))
+        .arg(&fdb_root)
+        .args([steps.to_string(), "10".into(), "10".into(), "1024".into(), "1".into()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let listed = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_fieldstore"))
+            .arg("--config")
+            .arg(&config)
+            .args(["list", "class=od,expver=0001,stream=enfo,date=20231201,time=1200", "--porcelain"])
+            .env_remove("FIELDSTORE_CONFIG")
+            .output()
+            .unwrap();
+        // Before FDB5 made the database, there is nothing to match.
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with('{')).count()
+    };
+    let (mut last, mut midway) = (0, 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while writer.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        let count = listed();
+        assert!(count % per_step == 0 && count >= last, "{count} fields listed after {last}: not whole flushed steps");
+        midway += usize::from(count > 0 && count < steps * per_step);
+        last = count;
+    }
+    assert!(writer.wait().unwrap().success(), "FDB5's writer failed");
+    assert_eq!(listed(), steps * per_step);
+    assert!(midway > 0, "no listing while FDB5 was writing");
+}

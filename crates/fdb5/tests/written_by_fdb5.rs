@@ -105,8 +105,12 @@ fn databases_fdb5_writes_read_as_fdb5_reads_them() {
     // Archived again: by writers with sub-TOCs, in serialisation version 2, and into the
     // index types with 64-byte keys and with 4 MiB pages (whose pages FDB5 keeps on its
     // stack: it needs a stack without limit).
-    let settings =
-        [("FDB5_SUB_TOCS", "1"), ("FDB5_SERIALISATION_VERSION", "2"), ("FDB_INDEX_TYPE", "BTreeIndex64"), ("FDB_INDEX_TYPE", "BTreeIndex4MB")];
+    let settings = [
+        ("FDB5_SUB_TOCS", "1"),
+        ("FDB5_SERIALISATION_VERSION", "2"),
+        ("FDB_INDEX_TYPE", "BTreeIndex64"),
+        ("FDB_INDEX_TYPE", "BTreeIndex4MB"),
+    ];
     for (i, (variable, value)) in settings.into_iter().enumerate() {
         let write = fdb5.tool("fdb-write");
         let mut unlimited = Command::new("bash");
