@@ -481,6 +481,17 @@ pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf> {
     Ok(config)
 }
 
+/// A config for fieldstore reading the FDB5 databases under `fdb5_root` in place, with the
+/// peer's schema, written in `dir` (outside FDB5's root).
+pub fn in_place_config(dir: &Path, fdb5_root: &Path) -> Result<PathBuf> {
+    let schema = dir.join("in-place.schema");
+    std::fs::write(&schema, PEER_SCHEMA).ctx("writing", &schema)?;
+    let config = dir.join("in-place.yaml");
+    let place = format!("{{type: fdb5, roots: [{}]}}", fdb5_root.display());
+    std::fs::write(&config, format!("schema: {}\ncatalogue: {place}\nstore: {place}\n", schema.display())).ctx("writing", &config)?;
+    Ok(config)
+}
+
 /// The systems a comparison runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum System {
@@ -490,6 +501,8 @@ enum System {
     Rust,
     /// fieldstore through its C API: FDB5's harness relinked.
     C,
+    /// fieldstore through its Rust API, reading FDB5's databases in place (read mode only).
+    InPlace,
 }
 
 impl System {
@@ -499,6 +512,7 @@ impl System {
             System::Fdb5 => "fdb5",
             System::Rust => "fieldstore",
             System::C => "fieldstore-c",
+            System::InPlace => "fdb5",
         }
     }
 }
@@ -522,6 +536,9 @@ pub struct Comparison {
     /// FDB5's own harness (`fdb5_keybench.c`) built against fieldstore's C API, run as a third
     /// system: what the C layer costs (scripts/c-bench.sh builds it).
     pub c_harness: Option<PathBuf>,
+    /// Also read what FDB5 wrote with fieldstore, in place (`fdb5` databases beside nothing of
+    /// its own), new processes as FDB5's readers are: the phases `... of FDB5's data, in place`.
+    pub in_place: bool,
 }
 
 /// One phase of a comparison: each system's best and worst seconds.
@@ -610,6 +627,8 @@ impl Comparison {
         // Per system: the writer's timings and a new reader process's.
         let mut runs: Vec<Vec<Timings>> = vec![Vec::new(); systems.len()];
         let mut new_readers: Vec<Vec<Timings>> = vec![Vec::new(); systems.len()];
+        // fieldstore's new readers of FDB5's databases, in place.
+        let mut in_place: Vec<Timings> = Vec::new();
         for rep in 0..self.reps.max(1) {
             // Rotate who goes first, so none always meets a warmer cache.
             for turn in 0..systems.len() {
@@ -618,6 +637,9 @@ impl Comparison {
                 clear(&dir);
                 runs[at].push(self.run_system(systems[at], program, &dir, Mode::Write)?);
                 new_readers[at].push(self.run_system(systems[at], program, &dir, Mode::Read)?);
+                if self.in_place && systems[at] == System::Fdb5 {
+                    in_place.push(self.run_system(System::InPlace, program, &dir, Mode::Read)?);
+                }
                 clear(&dir);
             }
         }
@@ -629,17 +651,22 @@ impl Comparison {
         let dd_read = dd_read(&self.root, procs, w.fields() * w.field_size, self.reps)?;
         let list: PhaseTime = |t| t.list;
         let retrieve: PhaseTime = |t| t.retrieve;
-        let named: [(&'static str, &[Vec<Timings>], PhaseTime); 5] = [
-            ("archive+flush", &runs, |t| t.archive),
-            ("list", &runs, list),
-            ("retrieve", &runs, retrieve),
-            ("list, new process", &new_readers, list),
-            ("retrieve, new process", &new_readers, retrieve),
+        let c_runs = |runs: &[Vec<Timings>]| runs.get(2).cloned();
+        let mut named: Vec<(&'static str, &[Timings], &[Timings], Option<Vec<Timings>>, PhaseTime)> = vec![
+            ("archive+flush", &runs[0], &runs[1], c_runs(&runs), |t| t.archive),
+            ("list", &runs[0], &runs[1], c_runs(&runs), list),
+            ("retrieve", &runs[0], &runs[1], c_runs(&runs), retrieve),
+            ("list, new process", &new_readers[0], &new_readers[1], c_runs(&new_readers), list),
+            ("retrieve, new process", &new_readers[0], &new_readers[1], c_runs(&new_readers), retrieve),
         ];
+        if self.in_place {
+            named.push(("list, new process, of FDB5's data in place", &new_readers[0], &in_place, None, list));
+            named.push(("retrieve, new process, of FDB5's data in place", &new_readers[0], &in_place, None, retrieve));
+        }
         let phases = named
-            .iter()
-            .map(|(phase, runs, get)| {
-                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(&runs[0], *get), spread(&runs[1], *get));
+            .into_iter()
+            .map(|(phase, fdb5_runs, our_runs, c, get)| {
+                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(fdb5_runs, get), spread(our_runs, get));
                 PhaseComparison {
                     phase,
                     fdb5_seconds,
@@ -647,7 +674,7 @@ impl Comparison {
                     fieldstore_seconds,
                     fieldstore_worst,
                     speedup: fdb5_seconds / fieldstore_seconds,
-                    fieldstore_c: runs.get(2).map(|c| spread(c, *get)),
+                    fieldstore_c: c.map(|c| spread(&c, get)),
                 }
             })
             .collect();
@@ -671,9 +698,10 @@ impl Comparison {
         let procs = self.procs.max(1);
         Ok(match system {
             System::Fdb5 => fdb5_command(&self.peer, dir, w, member, procs > 1, mode)?,
-            System::Rust => {
+            System::Rust | System::InPlace => {
+                let config = if system == System::InPlace { in_place_config(&self.root, dir)? } else { peer_config(dir, self.commit)? };
                 let mut c = Command::new(program);
-                c.arg("--config").arg(peer_config(dir, self.commit)?).args(["bench", "explicit-keys"]);
+                c.arg("--config").arg(config).args(["bench", "explicit-keys"]);
                 c.args(["--nsteps", &w.nsteps.to_string(), "--nlevels", &w.nlevels.to_string(), "--nparams", &w.nparams.to_string()]);
                 c.args(["--field-size", &w.field_size.to_string(), "--member", &member.to_string()]);
                 if mode == Mode::Read {

@@ -336,6 +336,10 @@ pub struct CompareArgs {
     /// system (scripts/c-bench.sh builds it)
     #[arg(long)]
     c_harness: Option<PathBuf>,
+    /// Also read what FDB5 wrote with fieldstore, in place (new processes reading FDB5's
+    /// databases through `type: fdb5`), against FDB5's own new readers
+    #[arg(long)]
+    in_place: bool,
     #[arg(long)]
     json: bool,
 }
@@ -750,6 +754,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         commit: a.commit,
         fdb5_tool: a.fdb5_tool.clone(),
         c_harness: a.c_harness.clone(),
+        in_place: a.in_place,
     };
     let me = std::env::current_exe()?;
     let (json, md) = if a.grib {
