@@ -610,6 +610,16 @@ pub struct GribComparison {
 /// Picks one phase's seconds out of a run's timings.
 type PhaseTime = fn(&Timings) -> f64;
 
+/// One phase's runs of each system, to compare.
+struct PhaseRuns<'r> {
+    phase: &'static str,
+    fdb5: &'r [Timings],
+    ours: &'r [Timings],
+    /// fieldstore's C API's, if it ran.
+    c: Option<Vec<Timings>>,
+    get: PhaseTime,
+}
+
 /// Best and worst of repeated timings, per phase.
 fn spread(runs: &[Timings], get: PhaseTime) -> (f64, f64) {
     let values: Vec<f64> = runs.iter().map(get).collect();
@@ -652,29 +662,30 @@ impl Comparison {
         let list: PhaseTime = |t| t.list;
         let retrieve: PhaseTime = |t| t.retrieve;
         let c_runs = |runs: &[Vec<Timings>]| runs.get(2).cloned();
-        let mut named: Vec<(&'static str, &[Timings], &[Timings], Option<Vec<Timings>>, PhaseTime)> = vec![
-            ("archive+flush", &runs[0], &runs[1], c_runs(&runs), |t| t.archive),
-            ("list", &runs[0], &runs[1], c_runs(&runs), list),
-            ("retrieve", &runs[0], &runs[1], c_runs(&runs), retrieve),
-            ("list, new process", &new_readers[0], &new_readers[1], c_runs(&new_readers), list),
-            ("retrieve, new process", &new_readers[0], &new_readers[1], c_runs(&new_readers), retrieve),
+        let pair = |phase, fdb5, ours, c, get| PhaseRuns { phase, fdb5, ours, c, get };
+        let mut named = vec![
+            pair("archive+flush", &runs[0], &runs[1], c_runs(&runs), |t| t.archive),
+            pair("list", &runs[0], &runs[1], c_runs(&runs), list),
+            pair("retrieve", &runs[0], &runs[1], c_runs(&runs), retrieve),
+            pair("list, new process", &new_readers[0], &new_readers[1], c_runs(&new_readers), list),
+            pair("retrieve, new process", &new_readers[0], &new_readers[1], c_runs(&new_readers), retrieve),
         ];
         if self.in_place {
-            named.push(("list, new process, of FDB5's data in place", &new_readers[0], &in_place, None, list));
-            named.push(("retrieve, new process, of FDB5's data in place", &new_readers[0], &in_place, None, retrieve));
+            named.push(pair("list, new process, of FDB5's data in place", &new_readers[0], &in_place, None, list));
+            named.push(pair("retrieve, new process, of FDB5's data in place", &new_readers[0], &in_place, None, retrieve));
         }
         let phases = named
             .into_iter()
-            .map(|(phase, fdb5_runs, our_runs, c, get)| {
-                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(fdb5_runs, get), spread(our_runs, get));
+            .map(|p| {
+                let ((fdb5_seconds, fdb5_worst), (fieldstore_seconds, fieldstore_worst)) = (spread(p.fdb5, p.get), spread(p.ours, p.get));
                 PhaseComparison {
-                    phase,
+                    phase: p.phase,
                     fdb5_seconds,
                     fdb5_worst,
                     fieldstore_seconds,
                     fieldstore_worst,
                     speedup: fdb5_seconds / fieldstore_seconds,
-                    fieldstore_c: c.map(|c| spread(&c, get)),
+                    fieldstore_c: p.c.map(|c| spread(&c, p.get)),
                 }
             })
             .collect();
