@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use fieldstore_core::error::{Error, IoContext, Result};
+use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 
 use crate::stream::{DecodeError, Decoded, StreamReader};
 
@@ -304,6 +304,18 @@ fn walk(dir: &Path, records: &[Placed], outer: &Masks, depth: usize, visible: &m
                 }
                 let sub = sub_toc_path(dir, path);
                 let sub_dir = sub.parent().unwrap_or(dir).to_path_buf();
+                if sub_dir != dir {
+                    // fdb-overlay's: another database's TOC, whose fields FDB5 shows under this
+                    // database's key, rewriting the keys inside each message as it reads it.
+                    return Err(Error::new(
+                        ErrorKind::Unsupported,
+                        format!(
+                            "{}: an overlay of the database at {} (fdb-overlay), whose fields FDB5 rewrites as it reads them: fieldstore does not read overlays; read the overlaid database itself",
+                            dir.display(),
+                            sub_dir.display()
+                        ),
+                    ));
+                }
                 let sub_records = read_records(&sub)?;
                 walk(&sub_dir, sub_records.get(1..).unwrap_or_default(), &masks, depth + 1, visible)?;
             }
@@ -417,6 +429,31 @@ mod tests {
         let error = read_records(&path).unwrap_err();
         assert_eq!(error.kind(), fieldstore_core::ErrorKind::Corrupt);
         assert!(error.report().to_string().contains("record at offset 1024 (tag 'i', version 3)"), "{}", error.report());
+    }
+
+    #[test]
+    fn an_overlay_of_another_database_is_refused_by_name() {
+        let root = tempfile::tempdir().unwrap();
+        let (source, overlay) = (root.path().join("rd:xxxx"), root.path().join("rd:yyyy"));
+        let init = |expver: &str| {
+            let mut w = StreamWriter::default();
+            key_bytes(&mut w, &[("class", "rd"), ("expver", expver)]);
+            w.int(0);
+            record(b't', 3, &w.0)
+        };
+        for dir in [&source, &overlay] {
+            std::fs::create_dir(dir).unwrap();
+        }
+        std::fs::write(source.join("toc"), init("xxxx")).unwrap();
+        let mut toc = init("yyyy");
+        let mut sub = StreamWriter::default();
+        sub.string(&source.join("toc").display().to_string()).long(0);
+        toc.extend(record(b's', 3, &sub.0));
+        std::fs::write(overlay.join("toc"), &toc).unwrap();
+        let error = visible_indexes(&overlay).unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Unsupported);
+        assert!(error.to_string().contains("fdb-overlay"), "{error}");
+        assert!(visible_indexes(&source).unwrap().1.is_empty());
     }
 
     #[test]
