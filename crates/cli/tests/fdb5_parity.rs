@@ -169,6 +169,12 @@ fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
     let locked = run(&format!("$F retrieve {request} -o -"), false);
     assert!(String::from_utf8_lossy(&locked.stderr).contains("is locked for retrieve"), "{locked:?}");
     run(&format!("$FDB fdb-unlock --retrieve {dataset}"), true);
+    // And the flags of FDB5's roots: a root closed to listing is passed over.
+    let text = std::fs::read_to_string(work.path().join("fdb5.yaml")).unwrap();
+    let path_line = format!("  - path: {}\n", fdb_root.display());
+    std::fs::write(work.path().join("no-list.yaml"), text.replace(&path_line, &format!("{path_line}    list: false\n"))).unwrap();
+    let closed = run(&format!("{} --config no-list.yaml list {dataset}", env!("CARGO_BIN_EXE_fieldstore")), true);
+    assert!(String::from_utf8_lossy(&closed.stderr).contains("is locked for list"), "{closed:?}");
     let before = fdb5_files(&fdb_root);
 
     let refused = run("$F wipe class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit", false);

@@ -14,13 +14,16 @@ use fieldstore_core::schema::Schema;
 use fieldstore_core::{AxisValues, Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
 use crate::btree::BTree;
+use crate::config::Root;
 use crate::database::{Database, Index};
 use crate::store::read_only;
 use crate::toc::{read_key, Fdb5Key};
 
 /// The catalogue side of FDB5's databases under some roots.
 pub struct Fdb5Catalogue {
-    roots: Vec<PathBuf>,
+    roots: Vec<Root>,
+    /// The roots' directories (what data files must lie under).
+    paths: Vec<PathBuf>,
     /// Where each database listed so far is.
     known: Mutex<HashMap<Key, PathBuf>>,
 }
@@ -31,17 +34,18 @@ fn to_key(key: &Fdb5Key) -> Key {
 
 impl Fdb5Catalogue {
     /// A catalogue of the databases directly under `roots`.
-    pub fn new(roots: Vec<PathBuf>) -> Self {
-        Fdb5Catalogue { roots, known: Mutex::new(HashMap::new()) }
+    pub fn new(roots: Vec<Root>) -> Self {
+        let paths = roots.iter().map(|r| r.path.clone()).collect();
+        Fdb5Catalogue { roots, paths, known: Mutex::new(HashMap::new()) }
     }
 
     /// Every database directory under the roots with its key; a root that is missing is
     /// passed over (FDB5 does too), unless it is the only one.
     fn scan(&self) -> Result<Vec<(Key, PathBuf)>> {
         let mut found = Vec::new();
-        for root in &self.roots {
+        for root in &self.paths {
             let entries = match std::fs::read_dir(root) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.roots.len() > 1 => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.paths.len() > 1 => continue,
                 entries => entries.ctx("read FDB5 root", root)?,
             };
             let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("toc").is_file()).collect();
@@ -87,7 +91,7 @@ impl Catalogue for Fdb5Catalogue {
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
         let Some(dir) = self.dir_of(dataset)? else { return Ok(None) };
-        Ok(Some(Box::new(Fdb5View::open(dir, self.roots.clone())?)))
+        Ok(Some(Box::new(Fdb5View::open(dir, self.paths.clone())?)))
     }
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
@@ -97,7 +101,12 @@ impl Catalogue for Fdb5Catalogue {
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
         let Some(dir) = self.dir_of(dataset)? else { return Ok(BTreeSet::new()) };
         let locked = Database::locked_actions(&dir);
-        Ok(ControlAction::ALL.into_iter().filter(|a| locked.contains(&a.name())).collect())
+        let mut locks: BTreeSet<ControlAction> = ControlAction::ALL.into_iter().filter(|a| locked.contains(&a.name())).collect();
+        // What the flags of the database's root deny.
+        for root in self.roots.iter().filter(|r| dir.starts_with(&r.path)) {
+            locks.extend(root.denied.iter().copied());
+        }
+        Ok(locks)
     }
 
     fn set_lock(&self, dataset: &Key, action: ControlAction, _locked: bool) -> Result<()> {
@@ -120,10 +129,10 @@ impl Catalogue for Fdb5Catalogue {
 impl CatalogueRoot for Fdb5Catalogue {
     /// FDB5's roots are there (of several, one is enough, as FDB5 passes over missing ones).
     fn check_exists(&self) -> Result<()> {
-        if self.roots.iter().any(|root| root.is_dir()) {
+        if self.paths.iter().any(|root| root.is_dir()) {
             return Ok(());
         }
-        let roots: Vec<String> = self.roots.iter().map(|r| r.display().to_string()).collect();
+        let roots: Vec<String> = self.paths.iter().map(|r| r.display().to_string()).collect();
         Err(Error::new(ErrorKind::NotFound, format!("no FDB5 root is there: {}", roots.join(", "))))
     }
 }

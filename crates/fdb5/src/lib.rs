@@ -17,7 +17,7 @@ mod stream;
 pub mod toc;
 
 pub use catalogue::Fdb5Catalogue;
-pub use config::{Fdb5Config, FACTORY};
+pub use config::{Fdb5Config, Fdb5Root, Root, RootEntry, FACTORY};
 pub use database::{Database, Index};
 pub use store::Fdb5Store;
 pub use stream::DecodeError;

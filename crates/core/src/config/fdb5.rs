@@ -96,7 +96,9 @@ pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
         [one] => format!("{}", Path::new(one).join(FDB5_ROOT_SUBDIRECTORY).display()),
         _ => format!("the subdirectory {FDB5_ROOT_SUBDIRECTORY} of each of {} roots", roots.len()),
     };
-    let read_also = fdb5_databases(&roots);
+    let root_entries: Vec<serde_yaml::Value> =
+        spaces.iter().filter_map(|s| s.get("roots").and_then(|r| r.as_sequence())).flatten().cloned().collect();
+    let read_also = fdb5_databases(root_entries);
     let mut section = serde_yaml::Mapping::new();
     section.insert("spaces".into(), serde_yaml::Value::Sequence(spaces.into_iter().map(serde_yaml::Value::Mapping).collect()));
     section.insert("subdirectory".into(), FDB5_ROOT_SUBDIRECTORY.into());
@@ -105,10 +107,11 @@ pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
     Ok(Config { schema, catalogue: posix.clone(), store: posix, read_also, source })
 }
 
-/// FDB5's own databases in `roots`, read in place beside fieldstore's data sets.
-fn fdb5_databases(roots: &[&str]) -> Vec<BackendConfig> {
+/// FDB5's own databases in `roots` (FDB5's root entries, flags and all), read in place beside
+/// fieldstore's data sets.
+fn fdb5_databases(roots: Vec<serde_yaml::Value>) -> Vec<BackendConfig> {
     let mut options = serde_yaml::Mapping::new();
-    options.insert("roots".into(), serde_yaml::Value::Sequence(roots.iter().map(|r| (*r).into()).collect()));
+    options.insert("roots".into(), serde_yaml::Value::Sequence(roots));
     vec![BackendConfig { kind: "fdb5".into(), options }]
 }
 
