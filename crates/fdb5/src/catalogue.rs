@@ -39,13 +39,13 @@ impl Fdb5Catalogue {
         Fdb5Catalogue { roots, paths, known: Mutex::new(HashMap::new()) }
     }
 
-    /// Every database directory under the roots with its key; a root that is missing is
-    /// passed over (FDB5 does too), unless it is the only one.
+    /// Every database directory under the roots with its key; a root that is missing holds
+    /// none (FDB5 passes over it too; tools say so, [`CatalogueRoot::check_exists`]).
     fn scan(&self) -> Result<Vec<(Key, PathBuf)>> {
         let mut found = Vec::new();
         for root in &self.paths {
             let entries = match std::fs::read_dir(root) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.paths.len() > 1 => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 entries => entries.ctx("read FDB5 root", root)?,
             };
             let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("toc").is_file()).collect();
