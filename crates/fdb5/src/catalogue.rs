@@ -57,15 +57,27 @@ impl Fdb5Catalogue {
         Ok(found)
     }
 
-    /// A database's directory: as listed before, else found by listing again.
+    /// A database's directory: as listed before, else where FDB5 names it (the key's values
+    /// joined by `:`) in the first root that holds it with that key. No root is listed for
+    /// it: a data set FDB5 does not hold costs a lookup per root.
     fn dir_of(&self, dataset: &Key) -> Result<Option<PathBuf>> {
         if let Some(dir) = self.known.lock().unwrap_or_else(|p| p.into_inner()).get(dataset) {
             if dir.join("toc").is_file() {
                 return Ok(Some(dir.clone()));
             }
         }
-        self.datasets()?;
-        Ok(self.known.lock().unwrap_or_else(|p| p.into_inner()).get(dataset).cloned())
+        let name = dataset.values().collect::<Vec<_>>().join(":");
+        if name.contains('/') || name.starts_with('.') {
+            return Ok(None);
+        }
+        for root in &self.paths {
+            let dir = root.join(&name);
+            if dir.join("toc").is_file() && to_key(&read_key(&dir.join("toc"))?) == *dataset {
+                self.known.lock().unwrap_or_else(|p| p.into_inner()).insert(dataset.clone(), dir.clone());
+                return Ok(Some(dir));
+            }
+        }
+        Ok(None)
     }
 }
 
