@@ -17,7 +17,7 @@ use crate::btree::BTree;
 use crate::config::Root;
 use crate::database::{Database, Index};
 use crate::store::read_only;
-use crate::toc::{read_key, Fdb5Key};
+use crate::toc::{read_key, Fdb5Key, TocLog};
 
 /// The catalogue side of FDB5's databases under some roots.
 pub struct Fdb5Catalogue {
@@ -155,6 +155,8 @@ struct Fdb5View {
     roots: Vec<PathBuf>,
     schema: Schema,
     dataset: Key,
+    /// Its TOC, read on at each request.
+    toc: TocLog,
     /// The visible indexes as last read, by id.
     indexes: HashMap<String, (Arc<IndexInfo>, Arc<Index>)>,
     btrees: HashMap<String, Arc<BTree>>,
@@ -166,7 +168,8 @@ impl Fdb5View {
         let text = std::fs::read_to_string(&schema_path).ctx("read FDB5 database schema", &schema_path)?;
         let schema = Schema::parse(&schema_path.display().to_string(), &text)?;
         let dataset = to_key(&read_key(&dir.join("toc"))?);
-        Ok(Fdb5View { dir, roots, schema, dataset, indexes: HashMap::new(), btrees: HashMap::new() })
+        let toc = TocLog::new(dir.join("toc"));
+        Ok(Fdb5View { dir, roots, schema, dataset, toc, indexes: HashMap::new(), btrees: HashMap::new() })
     }
 
     /// The element keywords of an index: those of the element rule under its database and
@@ -232,10 +235,10 @@ impl DatasetView for Fdb5View {
     }
 
     fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
-        let database = Database::open(&self.dir, &self.roots)?;
-        let mut visible = Vec::with_capacity(database.indexes.len());
-        let mut now = HashMap::with_capacity(database.indexes.len());
-        for index in database.indexes {
+        let indexes = Database::indexes(&self.dir, &mut self.toc, &self.roots)?;
+        let mut visible = Vec::with_capacity(indexes.len());
+        let mut now = HashMap::with_capacity(indexes.len());
+        for index in indexes {
             let id = index_id(&index);
             let info = match self.indexes.remove(&id) {
                 Some((info, _)) => info,

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 
 use crate::btree::{BTree, FieldRef};
-use crate::toc::{visible_indexes, Fdb5Key, IndexRecord, VisibleIndex};
+use crate::toc::{visible_in, visible_indexes, Fdb5Key, IndexRecord, TocLog, VisibleIndex};
 
 /// FDB5's control files: a database with one is closed to that action.
 pub const LOCK_FILES: [(&str, &str); 4] =
@@ -45,6 +45,13 @@ impl Database {
         let (key, visible) = visible_indexes(dir)?;
         let indexes = visible.into_iter().map(|v| Index::place(v, roots)).collect::<Result<_>>()?;
         Ok(Database { dir: dir.to_path_buf(), key, schema_text, indexes })
+    }
+
+    /// The visible indexes of the database in `dir`, newest first, from its TOC as `toc`
+    /// reads it on (a long-lived reader reads only what was appended since).
+    pub fn indexes(dir: &Path, toc: &mut TocLog, roots: &[PathBuf]) -> Result<Vec<Index>> {
+        let (_, visible) = visible_in(dir, toc.refresh()?)?;
+        visible.into_iter().map(|v| Index::place(v, roots)).collect()
     }
 
     /// The actions FDB5's control files close this database to (`list`, `retrieve`, ...).

@@ -80,23 +80,72 @@ pub struct Placed {
 /// appended (FDB5 writes a record with one `write`): what is before it is returned.
 pub fn read_records(path: &Path) -> Result<Vec<Placed>> {
     let bytes = std::fs::read(path).ctx("read FDB5 TOC", path)?;
+    Ok(parse_records(&bytes, 0, path)?.0)
+}
+
+/// The whole records at the start of `bytes`, which begin at offset `base` of the TOC at
+/// `path` (for messages), and how many bytes they take.
+fn parse_records(bytes: &[u8], base: u64, path: &Path) -> Result<(Vec<Placed>, usize)> {
     let mut records = Vec::new();
     let mut at = 0usize;
     while bytes.len() - at >= HEADER_BYTES {
+        let offset = base + at as u64;
         let header = &bytes[at..at + HEADER_BYTES];
         let size = u64::from_le_bytes(header[104..112].try_into().expect("8 bytes"));
         if !(HEADER_BYTES as u64..=MAX_RECORD_BYTES).contains(&size) {
-            return Err(Error::corrupt("FDB5 TOC", path, format!("record at offset {at} has size {size}")));
+            return Err(Error::corrupt("FDB5 TOC", path, format!("record at offset {offset} has size {size}")));
         }
         let Some(end) = at.checked_add(size as usize).filter(|end| *end <= bytes.len()) else { break };
         let version = u32::from_le_bytes(header[4..8].try_into().expect("4 bytes"));
         let record = decode(header[0], version, &bytes[at + HEADER_BYTES..end]).map_err(|e| {
-            Error::corrupt_because("FDB5 TOC", path, format!("record at offset {at} (tag {:?}, version {version})", header[0] as char), e)
+            Error::corrupt_because(
+                "FDB5 TOC",
+                path,
+                format!("record at offset {offset} (tag {:?}, version {version})", header[0] as char),
+                e,
+            )
         })?;
-        records.push(Placed { at: at as u64, version, record });
+        records.push(Placed { at: offset, version, record });
         at = end;
     }
-    Ok(records)
+    Ok((records, at))
+}
+
+/// A database's TOC as read so far, read on from where it ended at each refresh: FDB5 only
+/// ever appends to it. A TOC replaced (a database wiped and made again) is read anew.
+pub struct TocLog {
+    path: PathBuf,
+    records: Vec<Placed>,
+    /// Where the first record not yet read starts.
+    read_to: u64,
+    /// The file read (device, inode).
+    file: Option<(u64, u64)>,
+}
+
+impl TocLog {
+    /// The TOC at `path`, nothing read yet.
+    pub fn new(path: PathBuf) -> Self {
+        TocLog { path, records: Vec::new(), read_to: 0, file: None }
+    }
+
+    /// Reads what was appended since the last refresh; every whole record so far.
+    pub fn refresh(&mut self) -> Result<&[Placed]> {
+        use std::os::unix::fs::{FileExt, MetadataExt};
+        let file = std::fs::File::open(&self.path).ctx("open FDB5 TOC", &self.path)?;
+        let meta = file.metadata().ctx("stat FDB5 TOC", &self.path)?;
+        let id = (meta.dev(), meta.ino());
+        if self.file != Some(id) || meta.len() < self.read_to {
+            *self = TocLog { path: std::mem::take(&mut self.path), records: Vec::new(), read_to: 0, file: Some(id) };
+        }
+        if meta.len() > self.read_to {
+            let mut bytes = vec![0u8; (meta.len() - self.read_to) as usize];
+            file.read_exact_at(&mut bytes, self.read_to).ctx("read FDB5 TOC", &self.path)?;
+            let (records, used) = parse_records(&bytes, self.read_to, &self.path)?;
+            self.records.extend(records);
+            self.read_to += used as u64;
+        }
+        Ok(&self.records)
+    }
 }
 
 /// The database key of a TOC, from its first record alone (listing databases reads no more).
@@ -251,15 +300,19 @@ pub struct VisibleIndex {
 /// a clear are left out, sub-TOCs are read in place (their indexes take the place of the
 /// record naming them). Also returns the database key from the first record.
 pub fn visible_indexes(dir: &Path) -> Result<(Fdb5Key, Vec<VisibleIndex>)> {
+    visible_in(dir, &read_records(&dir.join("toc"))?)
+}
+
+/// [`visible_indexes`] of a database whose TOC's records are `records`.
+pub fn visible_in(dir: &Path, records: &[Placed]) -> Result<(Fdb5Key, Vec<VisibleIndex>)> {
     let toc = dir.join("toc");
-    let records = read_records(&toc)?;
     let key = match records.first() {
         Some(Placed { record: Record::Init { key, .. }, .. }) => key.clone(),
         Some(_) => return Err(Error::corrupt("FDB5 TOC", &toc, "its first record is not TOC_INIT")),
         None => return Err(Error::corrupt("FDB5 TOC", &toc, "it holds no whole record")),
     };
     let mut visible = Vec::new();
-    walk(dir, &records, &HashSet::new(), 0, &mut visible)?;
+    walk(dir, records, &HashSet::new(), 0, &mut visible)?;
     visible.reverse();
     Ok((key, visible))
 }
@@ -429,6 +482,32 @@ mod tests {
         let error = read_records(&path).unwrap_err();
         assert_eq!(error.kind(), fieldstore_core::ErrorKind::Corrupt);
         assert!(error.report().to_string().contains("record at offset 1024 (tag 'i', version 3)"), "{}", error.report());
+    }
+
+    #[test]
+    fn a_log_is_read_on_from_where_it_ended_and_anew_when_replaced() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toc");
+        let mut init = StreamWriter::default();
+        key_bytes(&mut init, &[("class", "od")]);
+        init.int(0);
+        let index = record(b'i', 3, &index_payload(3));
+        std::fs::write(&path, record(b't', 3, &init.0)).unwrap();
+        let mut log = TocLog::new(path.clone());
+        assert_eq!(log.refresh().unwrap().len(), 1);
+        // A record half appended is left for later, then read whole.
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        file.write_all(&index[..500]).unwrap();
+        assert_eq!(log.refresh().unwrap().len(), 1);
+        file.write_all(&index[500..]).unwrap();
+        let records = log.refresh().unwrap();
+        assert_eq!((records.len(), records[1].at), (2, 1024));
+        // A database made anew (another file at the path): read from its start.
+        let replacement = path.with_extension("new");
+        std::fs::write(&replacement, record(b't', 3, &init.0)).unwrap();
+        std::fs::rename(&replacement, &path).unwrap();
+        assert_eq!(log.refresh().unwrap().len(), 1);
     }
 
     #[test]
