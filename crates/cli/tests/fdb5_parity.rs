@@ -100,6 +100,18 @@ fn fdb5_files(root: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTim
     files
 }
 
+/// Writes, in `work`, FDB5's config `name` for `root` with the schema of
+/// scripts/fdb5-tool.sh and ../shared/peer/fdb5-peer.sh (beside it, as `schema`).
+fn fdb5_config(work: &Path, root: &Path, name: &str) -> std::path::PathBuf {
+    let schema = "param: Param; step: Step; date: Date; levelist: Double; expver: Expver; time: Time; number: Integer;\n\
+                  [ class, expver, stream, date, time, domain? [ type, levtype [ step, number?, levelist?, param ]]]\n";
+    std::fs::write(work.join("schema"), schema).unwrap();
+    let roots = format!("spaces:\n- handler: Default\n  regex: \".*\"\n  roots:\n  - path: {}\n", root.display());
+    let config = work.join(name);
+    std::fs::write(&config, format!("type: local\nengine: toc\nschema: {}\n{roots}", work.join("schema").display())).unwrap();
+    config
+}
+
 /// An FDB5 config names FDB5's roots: its databases are read in place, field for field as
 /// FDB5 lists and retrieves them, beside fieldstore's own data sets (kept in the roots'
 /// `fieldstore` subdirectory), whose fields are the newer; nothing in FDB5's databases is
@@ -111,16 +123,7 @@ fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
     let work = tempfile::tempdir().unwrap();
     let fdb_root = work.path().join("fdb");
     let tool = format!("bash {} {}", project.join("scripts/fdb5-tool.sh").display(), fdb_root.display());
-    // FDB5's config for the same root and schema as scripts/fdb5-tool.sh's.
-    let schema = "param: Param; step: Step; date: Date; levelist: Double; expver: Expver; time: Time; number: Integer;\n\
-                  [ class, expver, stream, date, time, domain? [ type, levtype [ step, number?, levelist?, param ]]]\n";
-    std::fs::write(work.path().join("schema"), schema).unwrap();
-    let config = format!(
-        "type: local\nengine: toc\nschema: {}\nspaces:\n- handler: Default\n  regex: \".*\"\n  roots:\n  - path: {}\n",
-        work.path().join("schema").display(),
-        fdb_root.display()
-    );
-    std::fs::write(work.path().join("fdb5.yaml"), config).unwrap();
+    fdb5_config(work.path(), &fdb_root, "fdb5.yaml");
     let run = |script: &str, ok: bool| {
         let out = Command::new("bash")
             .args(["-c", script])
@@ -192,12 +195,7 @@ fn a_database_fdb5_is_writing_is_read_in_whole_flushed_steps() {
     let work = tempfile::tempdir().unwrap();
     let fdb_root = work.path().join("fdb");
     std::fs::create_dir_all(&fdb_root).unwrap();
-    let schema = "param: Param; step: Step; date: Date; levelist: Double; expver: Expver; time: Time; number: Integer;\n\
-                  [ class, expver, stream, date, time, domain? [ type, levtype [ step, number?, levelist?, param ]]]\n";
-    std::fs::write(work.path().join("schema"), schema).unwrap();
-    let config = work.path().join("fdb5.yaml");
-    let roots = format!("spaces:\n- handler: Default\n  regex: \".*\"\n  roots:\n  - path: {}\n", fdb_root.display());
-    std::fs::write(&config, format!("type: local\nengine: toc\nschema: {}\n{roots}", work.path().join("schema").display())).unwrap();
+    let config = fdb5_config(work.path(), &fdb_root, "fdb5.yaml");
     let (steps, per_step) = (300, 100);
     let mut writer = Command::new("bash")
         .arg(project.join("../shared/peer/fdb5-peer.sh"))
