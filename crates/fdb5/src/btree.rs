@@ -5,7 +5,7 @@
 //! node, a key and a child page (for keys from it up to the next), `left` holding the child
 //! of keys below the first.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -204,22 +204,26 @@ impl BTree {
         Err(self.corrupt(id, format!("deeper than {MAX_DEPTH} levels")))
     }
 
-    /// Every entry, in key order: keys without their padding.
+    /// Every entry, in key order: keys without their padding. Each page is read at most
+    /// once: a damaged tree whose nodes name a page twice is refused, not walked again.
     pub fn entries(&self) -> Result<Vec<(String, FieldRef)>> {
         let mut out = Vec::new();
-        self.collect(1, 0, &mut out)?;
+        self.collect(1, 0, &mut HashSet::new(), &mut out)?;
         Ok(out)
     }
 
-    fn collect(&self, id: u64, depth: usize, out: &mut Vec<(String, FieldRef)>) -> Result<()> {
+    fn collect(&self, id: u64, depth: usize, seen: &mut HashSet<u64>, out: &mut Vec<(String, FieldRef)>) -> Result<()> {
         if depth >= MAX_DEPTH {
             return Err(self.corrupt(id, format!("deeper than {MAX_DEPTH} levels")));
         }
+        if !seen.insert(id) {
+            return Err(self.corrupt(id, "named twice in the tree"));
+        }
         let page = self.read_page(id)?;
         if page.node {
-            self.collect(page.left, depth + 1, out)?;
+            self.collect(page.left, depth + 1, seen, out)?;
             for i in 0..page.count {
-                self.collect(self.child(&page, i), depth + 1, out)?;
+                self.collect(self.child(&page, i), depth + 1, seen, out)?;
             }
             return Ok(());
         }
@@ -268,6 +272,25 @@ mod tests {
         }
         page.resize(65536, 0);
         page
+    }
+
+    #[test]
+    fn a_node_naming_a_page_twice_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.index");
+        // Page 1: a node whose left child and first entry's child are both page 2 (a leaf).
+        let mut node = Vec::new();
+        for word in [1u64, 1, 1, 2, 0] {
+            node.extend_from_slice(&word.to_le_bytes());
+        }
+        node.extend_from_slice(&[b'5'; 32]);
+        node.extend_from_slice(&2u64.to_le_bytes());
+        node.resize(65536, 0);
+        let mut leaf2 = leaf(&[("1", 0, 0, 1)]);
+        leaf2[..8].copy_from_slice(&2u64.to_le_bytes());
+        std::fs::write(&path, [node, leaf2].concat()).unwrap();
+        let error = BTree::open(&path, 0, "BTreeIndex").unwrap().entries().unwrap_err();
+        assert!(error.to_string().contains("page 2 at offset 65536: named twice"), "{error}");
     }
 
     #[test]

@@ -51,7 +51,10 @@ impl Fdb5Catalogue {
             let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("toc").is_file()).collect();
             dirs.sort();
             for dir in dirs {
-                found.push((to_key(&read_key(&dir.join("toc"))?), dir));
+                // A database FDB5 is creating is not one yet.
+                if let Some(key) = read_key(&dir.join("toc"))? {
+                    found.push((to_key(&key), dir));
+                }
             }
         }
         Ok(found)
@@ -72,7 +75,7 @@ impl Fdb5Catalogue {
         }
         for root in &self.paths {
             let dir = root.join(&name);
-            if dir.join("toc").is_file() && to_key(&read_key(&dir.join("toc"))?) == *dataset {
+            if dir.join("toc").is_file() && read_key(&dir.join("toc"))?.is_some_and(|key| to_key(&key) == *dataset) {
                 self.known.lock().unwrap_or_else(|p| p.into_inner()).insert(dataset.clone(), dir.clone());
                 return Ok(Some(dir));
             }
@@ -167,7 +170,9 @@ impl Fdb5View {
         let schema_path = dir.join("schema");
         let text = std::fs::read_to_string(&schema_path).ctx("read FDB5 database schema", &schema_path)?;
         let schema = Schema::parse(&schema_path.display().to_string(), &text)?;
-        let dataset = to_key(&read_key(&dir.join("toc"))?);
+        let key = read_key(&dir.join("toc"))?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: FDB5 is creating this database", dir.display())))?;
+        let dataset = to_key(&key);
         let toc = TocLog::new(dir.join("toc"));
         Ok(Fdb5View { dir, roots, schema, dataset, toc, indexes: HashMap::new(), btrees: HashMap::new() })
     }

@@ -148,21 +148,27 @@ impl TocLog {
     }
 }
 
-/// The database key of a TOC, from its first record alone (listing databases reads no more).
-pub fn read_key(path: &Path) -> Result<Fdb5Key> {
+/// The database key of a TOC, from its first record alone (listing databases reads no more);
+/// `None` while its first record is not whole: FDB5 creates the file, then writes the
+/// database's schema, then appends the record.
+pub fn read_key(path: &Path) -> Result<Option<Fdb5Key>> {
     use std::io::Read;
     let mut file = std::fs::File::open(path).ctx("open FDB5 TOC", path)?;
     let mut header = [0u8; HEADER_BYTES];
-    file.read_exact(&mut header).map_err(|e| Error::corrupt_because("FDB5 TOC", path, "no whole first record", e))?;
+    if file.read_exact(&mut header).is_err() {
+        return Ok(None);
+    }
     let size = u64::from_le_bytes(header[104..112].try_into().expect("8 bytes"));
     if !(HEADER_BYTES as u64..=MAX_RECORD_BYTES).contains(&size) {
         return Err(Error::corrupt("FDB5 TOC", path, format!("record at offset 0 has size {size}")));
     }
     let mut payload = vec![0u8; size as usize - HEADER_BYTES];
-    file.read_exact(&mut payload).map_err(|e| Error::corrupt_because("FDB5 TOC", path, "no whole first record", e))?;
+    if file.read_exact(&mut payload).is_err() {
+        return Ok(None);
+    }
     let version = u32::from_le_bytes(header[4..8].try_into().expect("4 bytes"));
     match decode(header[0], version, &payload) {
-        Ok(Record::Init { key, .. }) => Ok(key),
+        Ok(Record::Init { key, .. }) => Ok(Some(key)),
         Ok(_) => Err(Error::corrupt("FDB5 TOC", path, "its first record is not TOC_INIT")),
         Err(e) => Err(Error::corrupt_because("FDB5 TOC", path, "record at offset 0", e)),
     }
@@ -466,7 +472,11 @@ mod tests {
         toc.extend(record(b'i', 3, &index_payload(3)));
         std::fs::write(&path, &toc).unwrap();
         assert_eq!(read_records(&path).unwrap().len(), 2);
-        assert_eq!(read_key(&path).unwrap()[1], ("expver".to_string(), "0001".to_string()));
+        assert_eq!(read_key(&path).unwrap().unwrap()[1], ("expver".to_string(), "0001".to_string()));
+        // A database being created: its TOC holds no whole record yet.
+        std::fs::write(&path, &toc[..600]).unwrap();
+        assert!(read_key(&path).unwrap().is_none());
+        std::fs::write(&path, &toc).unwrap();
         // An index record cut short (a writer's append in progress): the records before it.
         std::fs::write(&path, &toc[..toc.len() - 100]).unwrap();
         assert_eq!(read_records(&path).unwrap().len(), 1);
