@@ -71,9 +71,9 @@ impl Layout {
     }
 }
 
-/// Pages kept per B-tree: the root and inner pages every lookup passes, and the leaves of
-/// recent ones (at 64 KiB a page, at most 16 MiB).
-const CACHED_PAGES: usize = 256;
+/// Bytes of pages kept per B-tree: the root and inner pages every lookup passes, and the
+/// leaves of recent ones (256 pages of 64 KiB; 4 of 4 MiB).
+const CACHED_BYTES: usize = 16 << 20;
 
 /// One B-tree of an index file. Its pages are read once and kept (a B-tree FDB5 published is
 /// never changed: later flushes start new ones).
@@ -119,7 +119,7 @@ impl BTree {
         }
         let page = Arc::new(self.read_page(id)?);
         let mut pages = self.pages.lock().unwrap_or_else(|p| p.into_inner());
-        if pages.len() >= CACHED_PAGES {
+        if pages.len() >= (CACHED_BYTES / self.layout.page_bytes).max(4) {
             // Inner pages are read again at once by the next lookup: cheap to lose.
             pages.clear();
         }

@@ -1,6 +1,6 @@
 //! FDB5 as the oracle of the format: databases written by FDB5 5.25's own tools (the parity
-//! corpus, fields archived again, sub-TOCs, serialisation version 2, a purge and a partial
-//! wipe) are read with this crate, and every visible field's place must be the one FDB5's
+//! corpus, fields archived again with sub-TOCs, in serialisation version 2 and into the other
+//! index types, then a purge) are read with this crate, and every visible field's place must be the one FDB5's
 //! `fdb-list --full --location` prints, in FDB5's order; each must be a whole GRIB message.
 
 use std::collections::{BTreeMap, HashSet};
