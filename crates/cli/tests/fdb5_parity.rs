@@ -182,6 +182,23 @@ fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
 
     let refused = run("$F wipe class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit", false);
     assert!(String::from_utf8_lossy(&refused.stderr).contains("never changes"), "{refused:?}");
+    // A wipe of part of the data set would hide FDB5's index with fieldstore's own: refused
+    // before either is hidden.
+    let refused = run(&format!("$F wipe {dataset},type=fc,levtype=pl --doit"), false);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("nothing was hidden"), "{refused:?}");
+    assert_eq!(String::from_utf8(run("$F list --all --full", true).stdout).unwrap(), full, "fieldstore's own index is still there");
+    assert_eq!(fdb5_files(&fdb_root), before, "no file of FDB5's databases was changed, made or removed");
+    // Archiving into a database FDB5 made, with a config whose schema has changed since: the
+    // database's own schema is used, so that the two are read as one data set.
+    run("$F sample --date 20231202 -o other-day.grib && $FDB fdb-write other-day.grib", true);
+    let before = fdb5_files(&fdb_root);
+    let schema = std::fs::read_to_string(work.path().join("schema")).unwrap();
+    std::fs::write(work.path().join("schema2"), format!("# changed since\n{schema}")).unwrap();
+    std::fs::write(work.path().join("schema2.yaml"), text.replace("/schema\n", "/schema2\n")).unwrap();
+    run(&format!("{} --config schema2.yaml archive other-day.grib", env!("CARGO_BIN_EXE_fieldstore")), true);
+    let listed = run(&format!("$F list --full {}", dataset.replace("20231201", "20231202")), true);
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert_eq!(listed.lines().filter(|l| l.ends_with("(superseded)")).count(), 1, "FDB5's field and fieldstore's: {listed}");
     assert_eq!(fdb5_files(&fdb_root), before, "no file of FDB5's databases was changed, made or removed");
 }
 

@@ -37,7 +37,7 @@ impl UnionCatalogue {
 
     /// Refuses a change to a data set a catalogue read beside holds.
     fn refuse_if_beside(&self, dataset: &Key, change: &str) -> Result<()> {
-        for catalogue in &self.beside {
+        for catalogue in self.beside.iter() {
             if catalogue.open(dataset)?.is_some() {
                 return Err(Error::new(
                     ErrorKind::Unsupported,
@@ -70,16 +70,16 @@ impl Catalogue for UnionCatalogue {
     }
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
-        let mut views = Vec::new();
-        for catalogue in std::iter::once(&self.main).chain(&self.beside) {
-            if let Some(view) = catalogue.open(dataset)? {
-                views.push(view);
-            }
+        let main = self.main.open(dataset)?;
+        let holds_it = main.is_some();
+        let mut views: Vec<Box<dyn DatasetView>> = main.into_iter().collect();
+        for catalogue in self.beside.iter() {
+            views.extend(catalogue.open(dataset)?);
         }
         match views.len() {
             0 => Ok(None),
             1 => Ok(views.pop()),
-            _ => Ok(Some(Box::new(UnionView::new(dataset, views)?))),
+            _ => Ok(Some(Box::new(UnionView::new(dataset, views, holds_it)?))),
         }
     }
 
@@ -87,7 +87,7 @@ impl Catalogue for UnionCatalogue {
         if let Some(text) = self.main.schema_text(dataset)? {
             return Ok(Some(text));
         }
-        for catalogue in &self.beside {
+        for catalogue in self.beside.iter() {
             if let Some(text) = catalogue.schema_text(dataset)? {
                 return Ok(Some(text));
             }
@@ -102,7 +102,7 @@ impl Catalogue for UnionCatalogue {
 
     fn locks(&self, dataset: &Key) -> Result<BTreeSet<ControlAction>> {
         let mut locks = self.main.locks(dataset)?;
-        for catalogue in &self.beside {
+        for catalogue in self.beside.iter() {
             locks.extend(catalogue.locks(dataset)?);
         }
         Ok(locks)
@@ -115,7 +115,7 @@ impl Catalogue for UnionCatalogue {
 
     fn describe(&self, dataset: &Key) -> String {
         let mut places = Vec::new();
-        for catalogue in std::iter::once(&self.main).chain(&self.beside) {
+        for catalogue in std::iter::once(&self.main).chain(self.beside.iter()) {
             if let Ok(Some(_)) = catalogue.open(dataset) {
                 places.push(catalogue.describe(dataset));
             }
@@ -156,12 +156,14 @@ impl CatalogueRoot for UnionCatalogue {
 /// view's place (`0/`, `1/`, ...) so that ids stay unique.
 struct UnionView {
     views: Vec<Box<dyn DatasetView>>,
+    /// Whether the first view is the configured catalogue's (the only one changed).
+    first_writable: bool,
     /// By prefixed id: the view and the index as that view knows it.
     indexes: HashMap<String, (usize, Arc<IndexInfo>)>,
 }
 
 impl UnionView {
-    fn new(dataset: &Key, views: Vec<Box<dyn DatasetView>>) -> Result<Self> {
+    fn new(dataset: &Key, views: Vec<Box<dyn DatasetView>>, first_writable: bool) -> Result<Self> {
         let schema = views[0].schema_text();
         if views.iter().any(|v| v.schema_text() != schema) {
             return Err(Error::new(
@@ -169,7 +171,7 @@ impl UnionView {
                 format!("data set {dataset} is held by catalogues read together with different schemas: its fields cannot be read as one"),
             ));
         }
-        Ok(UnionView { views, indexes: HashMap::new() })
+        Ok(UnionView { views, first_writable, indexes: HashMap::new() })
     }
 
     fn of(&self, index: &IndexInfo) -> Result<(usize, Arc<IndexInfo>)> {
@@ -210,22 +212,24 @@ impl DatasetView for UnionView {
         self.views[i].entries(&inner)
     }
 
+    /// Only the configured catalogue's indexes are hidden: where any other's is asked for,
+    /// nothing is (a purge or wipe is never left half done).
     fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
-        let mut removed = Vec::new();
-        for (i, view) in self.views.iter_mut().enumerate() {
-            let mut inner = Vec::new();
-            for index in indexes {
-                match self.indexes.get(&index.id) {
-                    Some((j, found)) if *j == i => inner.push(found.clone()),
-                    Some(_) => {}
-                    None => return Err(Error::new(ErrorKind::NotFound, format!("index {} is not in this view", index.id))),
-                }
+        let mut inner = Vec::with_capacity(indexes.len());
+        for index in indexes {
+            let (i, found) = self.of(index)?;
+            if i != 0 || !self.first_writable {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!("hiding index {}: it is in a catalogue fieldstore reads but never changes; nothing was hidden", index.id),
+                ));
             }
-            if !inner.is_empty() {
-                removed.extend(view.mask(&inner.iter().map(Arc::as_ref).collect::<Vec<_>>())?);
-            }
+            inner.push(found);
         }
-        Ok(removed)
+        if inner.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.views[0].mask(&inner.iter().map(Arc::as_ref).collect::<Vec<_>>())
     }
 
     fn prefetch(&mut self, indexes: &[&IndexInfo]) -> Result<()> {

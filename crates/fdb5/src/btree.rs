@@ -11,7 +11,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
+use fieldstore_core::error::{Error, ErrorKind, Result};
 
 const PAGE_HEADER: usize = 40;
 /// Deeper than any tree a file of 2^63 bytes holds: a loop of pages stops here.
@@ -40,26 +40,17 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout an index type's name stands for (`BTreeIndex`, `BTreeIndex64`,
-    /// `BTreeIndex4MB`, `PointDBIndex`, or the full `BTreeIndex_K_P_FieldRef...` names).
+    /// The layout of one of FDB5's index types (`BTreeIndex`, `BTreeIndex64`, `BTreeIndex4MB`,
+    /// `PointDBIndex`).
     pub fn of(kind: &str) -> Option<Layout> {
-        let full = match kind {
-            "BTreeIndex" => "BTreeIndex_32_65536_FieldRefReduced",
-            "BTreeIndex64" => "BTreeIndex_64_65536_FieldRefReduced",
-            "BTreeIndex4MB" => "BTreeIndex_32_4194304_FieldRefReduced",
-            "PointDBIndex" => "BTreeIndex_32_65536_FieldRefFull",
-            other => other,
-        };
-        let mut parts = full.strip_prefix("BTreeIndex_")?.split('_');
-        let key_bytes: usize = parts.next()?.parse().ok()?;
-        let page_bytes: usize = parts.next()?.parse().ok()?;
-        let value_bytes = match parts.next()? {
-            "FieldRefReduced" => 24,
-            "FieldRefFull" => 128,
+        let (key_bytes, page_bytes, value_bytes) = match kind {
+            "BTreeIndex" => (32, 64 << 10, 24),
+            "BTreeIndex64" => (64, 64 << 10, 24),
+            "BTreeIndex4MB" => (32, 4 << 20, 24),
+            "PointDBIndex" => (32, 64 << 10, 128),
             _ => return None,
         };
-        let sane = (1..=1024).contains(&key_bytes) && (PAGE_HEADER + key_bytes + value_bytes..=64 << 20).contains(&page_bytes);
-        (sane && parts.next().is_none()).then_some(Layout { key_bytes, page_bytes, value_bytes })
+        Some(Layout { key_bytes, page_bytes, value_bytes })
     }
 
     fn leaf_entry(&self) -> usize {
@@ -78,7 +69,7 @@ const CACHED_BYTES: usize = 16 << 20;
 /// One B-tree of an index file. Its pages are read once and kept (a B-tree FDB5 published is
 /// never changed: later flushes start new ones).
 pub struct BTree {
-    file: File,
+    file: Arc<File>,
     path: PathBuf,
     offset: u64,
     layout: Layout,
@@ -94,12 +85,11 @@ struct Page {
 }
 
 impl BTree {
-    /// The tree at `offset` of the index file at `path`, of index type `kind`.
-    pub fn open(path: &Path, offset: u64, kind: &str) -> Result<BTree> {
+    /// The tree at `offset` of the index file at `path`, open as `file`, of index type `kind`.
+    pub fn open(file: Arc<File>, path: &Path, offset: u64, kind: &str) -> Result<BTree> {
         let layout = Layout::of(kind).ok_or_else(|| {
             Error::new(ErrorKind::Unsupported, format!("{}: FDB5 index type {kind:?} is not one fieldstore reads", path.display()))
         })?;
-        let file = File::open(path).ctx("open FDB5 index", path)?;
         Ok(BTree { file, path: path.to_path_buf(), offset, layout, pages: Mutex::new(HashMap::new()) })
     }
 
@@ -243,17 +233,17 @@ mod tests {
 
     #[test]
     fn index_type_names_give_their_layouts() {
-        let default = Layout { key_bytes: 32, page_bytes: 65536, value_bytes: 24 };
-        assert_eq!(Layout::of("BTreeIndex"), Some(default));
-        assert_eq!(Layout::of("BTreeIndex_32_65536_FieldRefReduced"), Some(default));
+        assert_eq!(Layout::of("BTreeIndex"), Some(Layout { key_bytes: 32, page_bytes: 65536, value_bytes: 24 }));
         assert_eq!(Layout::of("BTreeIndex64").unwrap().key_bytes, 64);
         assert_eq!(Layout::of("BTreeIndex4MB").unwrap().page_bytes, 4 << 20);
         assert_eq!(Layout::of("PointDBIndex").unwrap().value_bytes, 128);
-        for bad in
-            ["", "BTreeIndex_32", "BTreeIndex_0_65536_FieldRefReduced", "BTreeIndex_32_10_FieldRefReduced", "BTreeIndex_32_65536_X", "PMem"]
-        {
+        for bad in ["", "BTreeIndex_32_65536_FieldRefReduced", "PMem"] {
             assert_eq!(Layout::of(bad), None, "{bad}");
         }
+    }
+
+    fn open(path: &Path, offset: u64, kind: &str) -> Result<BTree> {
+        BTree::open(Arc::new(File::open(path).unwrap()), path, offset, kind)
     }
 
     /// A tree of one leaf (page 1) written as eckit writes it.
@@ -289,7 +279,7 @@ mod tests {
         let mut leaf2 = leaf(&[("1", 0, 0, 1)]);
         leaf2[..8].copy_from_slice(&2u64.to_le_bytes());
         std::fs::write(&path, [node, leaf2].concat()).unwrap();
-        let error = BTree::open(&path, 0, "BTreeIndex").unwrap().entries().unwrap_err();
+        let error = open(&path, 0, "BTreeIndex").unwrap().entries().unwrap_err();
         assert!(error.to_string().contains("page 2 at offset 65536: named twice"), "{error}");
     }
 
@@ -300,20 +290,20 @@ mod tests {
         let mut bytes = vec![0u8; 65536]; // another tree before
         bytes.extend(leaf(&[("0:1:100:1", 0, 0, 8), ("0:1:100:10", 1, 8, 9), ("0:1:100:2", 0, 17, 10)]));
         std::fs::write(&path, &bytes).unwrap();
-        let tree = BTree::open(&path, 65536, "BTreeIndex").unwrap();
+        let tree = open(&path, 65536, "BTreeIndex").unwrap();
         assert_eq!(tree.lookup("0:1:100:10").unwrap(), Some(FieldRef { file: 1, offset: 8, length: 9 }));
         assert_eq!(tree.lookup("0:1:100:3").unwrap(), None);
         assert_eq!(tree.lookup(&"9".repeat(33)).unwrap(), None, "longer than any key");
         let keys: Vec<String> = tree.entries().unwrap().into_iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["0:1:100:1", "0:1:100:10", "0:1:100:2"]);
         // The tree at offset 0 is all zeros: page 1 says it is page 0.
-        let error = BTree::open(&path, 0, "BTreeIndex").unwrap().lookup("0").unwrap_err();
+        let error = open(&path, 0, "BTreeIndex").unwrap().lookup("0").unwrap_err();
         assert!(error.to_string().contains("page 1 at offset 0: it says it is page 0"), "{error}");
         assert_eq!(error.kind(), ErrorKind::Corrupt);
         // A count beyond what a page holds.
         bytes[65536 + 8..65536 + 16].copy_from_slice(&5000u64.to_le_bytes());
         std::fs::write(&path, &bytes).unwrap();
-        let error = BTree::open(&path, 65536, "BTreeIndex").unwrap().entries().unwrap_err();
+        let error = open(&path, 65536, "BTreeIndex").unwrap().entries().unwrap_err();
         assert!(error.to_string().contains("5000 entries"), "{error}");
     }
 }

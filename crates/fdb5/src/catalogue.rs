@@ -13,17 +13,19 @@ use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::schema::Schema;
 use fieldstore_core::{AxisValues, Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
-use crate::btree::BTree;
-use crate::config::Root;
-use crate::database::{Database, Index};
+use crate::btree::{BTree, FieldRef};
+use crate::config::{allowed_dirs, Root};
+use crate::database::{Database, Index, IndexFiles};
 use crate::store::read_only;
 use crate::toc::{read_key, Fdb5Key, TocLog};
 
 /// The catalogue side of FDB5's databases under some roots.
 pub struct Fdb5Catalogue {
     roots: Vec<Root>,
-    /// The roots' directories (what data files must lie under).
+    /// The roots' directories.
     paths: Vec<PathBuf>,
+    /// What data files must lie under ([`allowed_dirs`]).
+    allowed: Vec<PathBuf>,
     /// Where each database listed so far is.
     known: Mutex<HashMap<Key, PathBuf>>,
 }
@@ -35,8 +37,8 @@ fn to_key(key: &Fdb5Key) -> Key {
 impl Fdb5Catalogue {
     /// A catalogue of the databases directly under `roots`.
     pub fn new(roots: Vec<Root>) -> Self {
-        let paths = roots.iter().map(|r| r.path.clone()).collect();
-        Fdb5Catalogue { roots, paths, known: Mutex::new(HashMap::new()) }
+        let paths: Vec<PathBuf> = roots.iter().map(|r| r.path.clone()).collect();
+        Fdb5Catalogue { allowed: allowed_dirs(&paths), roots, paths, known: Mutex::new(HashMap::new()) }
     }
 
     /// Every database directory under the roots with its key; a root that is missing holds
@@ -106,7 +108,7 @@ impl Catalogue for Fdb5Catalogue {
 
     fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
         let Some(dir) = self.dir_of(dataset)? else { return Ok(None) };
-        Ok(Some(Box::new(Fdb5View::open(dir, self.paths.clone())?)))
+        Ok(Some(Box::new(Fdb5View::open(dir, self.allowed.clone())?)))
     }
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
@@ -163,6 +165,9 @@ struct Fdb5View {
     /// The visible indexes as last read, by id.
     indexes: HashMap<String, (Arc<IndexInfo>, Arc<Index>)>,
     btrees: HashMap<String, Arc<BTree>>,
+    index_files: IndexFiles,
+    /// Data files' sizes as last seen, which fields' ranges are checked against.
+    data_sizes: HashMap<PathBuf, u64>,
 }
 
 impl Fdb5View {
@@ -174,14 +179,29 @@ impl Fdb5View {
             .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: FDB5 is creating this database", dir.display())))?;
         let dataset = to_key(&key);
         let toc = TocLog::new(dir.join("toc"));
-        Ok(Fdb5View { dir, roots, schema, dataset, toc, indexes: HashMap::new(), btrees: HashMap::new() })
+        Ok(Fdb5View {
+            dir,
+            roots,
+            schema,
+            dataset,
+            toc,
+            indexes: HashMap::new(),
+            btrees: HashMap::new(),
+            index_files: IndexFiles::default(),
+            data_sizes: HashMap::new(),
+        })
     }
 
     /// The element keywords of an index: those of the element rule under its database and
-    /// index keys, in the schema's order (the order of the values in its B-tree's keys).
+    /// index keys whose keywords its axes name, in the schema's order (the order of the
+    /// values in its B-tree's keys).
     fn element_keywords(&self, index: &Index, collocation: &Key) -> Result<Vec<String>> {
         let paths = self.schema.paths_for(&self.dataset, Some(collocation));
-        let rule = paths.first().ok_or_else(|| {
+        let axes = &index.record.axes;
+        let names_the_axes = |rule: &fieldstore_core::schema::Rule| {
+            rule.key_keywords().count() == axes.len() && rule.key_keywords().all(|k| axes.contains_key(k))
+        };
+        let rule = paths.iter().find(|path| names_the_axes(path.levels[2])).or(paths.first()).ok_or_else(|| {
             let reason = format!("no rule of the database's schema takes index key {collocation}");
             Error::corrupt("FDB5 index record", &index.path, reason)
         })?;
@@ -214,20 +234,38 @@ impl Fdb5View {
         if let Some(tree) = self.btrees.get(&info.id) {
             return Ok((index, tree.clone()));
         }
-        let tree = Arc::new(index.btree()?);
+        let tree = Arc::new(index.btree(&mut self.index_files)?);
         self.btrees.insert(info.id.clone(), tree.clone());
         Ok((index, tree))
+    }
+
+    /// A field's location, its range checked against its data file's size: the length read
+    /// from a damaged index would otherwise size the reader's buffer.
+    fn location(&mut self, index: &Index, field: FieldRef) -> Result<FieldLocation> {
+        let (path, offset, length) = index.locate(field)?;
+        // Both are at most i64::MAX (checked as read).
+        let end = offset + length;
+        let size = match self.data_sizes.get(path) {
+            Some(&size) if size >= end => size,
+            // Unknown, or the file has grown since (FDB5 appends to it).
+            _ => {
+                let size = std::fs::metadata(path).ctx("stat FDB5 data file", path)?.len();
+                self.data_sizes.insert(path.to_path_buf(), size);
+                size
+            }
+        };
+        if end > size {
+            let reason =
+                format!("a field of {length} bytes at offset {offset} runs past the end of data file {} ({size} bytes)", path.display());
+            return Err(Error::corrupt("FDB5 index", &index.path, reason));
+        }
+        Ok(FieldLocation { uri: path_uri(path).into(), offset, length, crc32c: None })
     }
 }
 
 /// An index's id: its file and the B-tree's offset (what FDB5's masks name too).
 fn index_id(index: &Index) -> String {
     format!("{}@{}", index.record.file, index.record.offset)
-}
-
-fn location(index: &Index, field: crate::btree::FieldRef) -> Result<FieldLocation> {
-    let (path, offset, length) = index.locate(field)?;
-    Ok(FieldLocation { uri: path_uri(path).into(), offset, length, crc32c: None })
 }
 
 fn path_uri(path: &Path) -> String {
@@ -253,6 +291,7 @@ impl DatasetView for Fdb5View {
             now.insert(id, (info, Arc::new(index)));
         }
         self.btrees.retain(|id, _| now.contains_key(id));
+        self.index_files.keep_only(now.values().map(|(_, index)| index.as_ref()));
         self.indexes = now;
         Ok(visible)
     }
@@ -261,7 +300,7 @@ impl DatasetView for Fdb5View {
         let values: Option<Vec<&str>> = info.element_keywords.iter().map(|k| element.get(k)).collect();
         let Some(values) = values else { return Ok(None) };
         let (index, tree) = self.btree(info)?;
-        tree.lookup(&values.join(":"))?.map(|field| location(&index, field)).transpose()
+        tree.lookup(&values.join(":"))?.map(|field| self.location(&index, field)).transpose()
     }
 
     fn entries(&mut self, info: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
@@ -273,7 +312,7 @@ impl DatasetView for Fdb5View {
                 let reason = format!("key {fingerprint:?} has {} values for keywords {:?}", values.len(), info.element_keywords);
                 return Err(Error::corrupt("FDB5 index", &index.path, reason));
             }
-            out.push((Key::from_pairs(info.element_keywords.iter().zip(values)), location(&index, field)?));
+            out.push((Key::from_pairs(info.element_keywords.iter().zip(values)), self.location(&index, field)?));
         }
         Ok(out)
     }

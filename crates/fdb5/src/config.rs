@@ -11,7 +11,7 @@
 //! FDB5 passes over them.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use fieldstore_core::factory::{Factory, Section};
 use fieldstore_core::{Catalogue, ControlAction, Result, Store};
@@ -74,14 +74,36 @@ fn roots(section: &Section<'_>) -> Result<Vec<Root>> {
     }
     let here = std::env::current_dir().map_err(|e| section.error_because("the working directory, for FDB5's relative roots", e))?;
     let root = |root: Fdb5Root| match root {
-        Fdb5Root::Path(path) => Root { path: here.join(path), denied: BTreeSet::new() },
+        Fdb5Root::Path(path) => Root { path: absolute(&here, &path), denied: BTreeSet::new() },
         Fdb5Root::Entry(entry) => {
             let visit = entry.visit.unwrap_or(true);
             let allowed = [(ControlAction::List, entry.list.unwrap_or(visit)), (ControlAction::Retrieve, entry.retrieve.unwrap_or(visit))];
-            Root { path: here.join(entry.path), denied: allowed.into_iter().filter(|(_, ok)| !ok).map(|(a, _)| a).collect() }
+            Root { path: absolute(&here, &entry.path), denied: allowed.into_iter().filter(|(_, ok)| !ok).map(|(a, _)| a).collect() }
         }
     };
     Ok(config.roots.into_iter().map(root).collect())
+}
+
+/// `path` made absolute from `here`, its `.` and `..` resolved by name (`/data/fdb/../old` is
+/// `/data/old`), as the paths FDB5 records under it are compared by name.
+fn absolute(here: &Path, path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in here.join(path).components() {
+        match part {
+            Component::ParentDir => drop(out.pop()),
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The directories data files may be in: the roots by name, and where a root is reached
+/// through a symbolic link, also where it really is (FDB5 may record either).
+pub fn allowed_dirs(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs = roots.to_vec();
+    dirs.extend(roots.iter().filter_map(|root| std::fs::canonicalize(root).ok()).filter(|real| !roots.contains(real)));
+    dirs
 }
 
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
@@ -90,4 +112,17 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
     Ok(Box::new(Fdb5Store::new(roots(section)?.into_iter().map(|r| r.path).collect())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_are_absolute_without_dots() {
+        let here = Path::new("/work/run");
+        assert_eq!(absolute(here, Path::new("../fdb/./root")), PathBuf::from("/work/fdb/root"));
+        assert_eq!(absolute(here, Path::new("/data/fdb/../old/")), PathBuf::from("/data/old"));
+        assert_eq!(absolute(here, Path::new("/../..")), PathBuf::from("/"));
+    }
 }

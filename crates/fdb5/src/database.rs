@@ -2,8 +2,10 @@
 //! indexes (newest first) and, through each, its fields. Nothing is ever written, created or
 //! locked in it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 
@@ -60,21 +62,55 @@ impl Database {
     }
 }
 
+/// Index files open, by path.
+#[derive(Default)]
+pub struct IndexFiles(HashMap<PathBuf, Arc<File>>);
+
+impl IndexFiles {
+    fn open(&mut self, path: &Path) -> Result<Arc<File>> {
+        if let Some(file) = self.0.get(path) {
+            return Ok(file.clone());
+        }
+        let file = Arc::new(File::open(path).ctx("open FDB5 index", path)?);
+        self.0.insert(path.to_path_buf(), file.clone());
+        Ok(file)
+    }
+
+    /// Closes the files no index in `used` is in.
+    pub fn keep_only<'a>(&mut self, used: impl IntoIterator<Item = &'a Index>) {
+        let used: HashSet<&Path> = used.into_iter().map(|index| index.path.as_path()).collect();
+        self.0.retain(|path, _| used.contains(path.as_path()));
+    }
+}
+
 impl Index {
     fn place(visible: VisibleIndex, roots: &[PathBuf]) -> Result<Index> {
         let VisibleIndex { dir, record } = visible;
         let path = beside(&dir, &record.file, "index file")?;
         let mut data_files = BTreeMap::new();
         for (id, location) in &record.data_files {
-            let data = if Path::new(location).is_absolute() { within(roots, location)? } else { beside(&dir, location, "data file")? };
+            let data = if location.contains("://") {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "{}: data file {location} is in a store fieldstore does not read in place (it reads FDB5's POSIX files)",
+                        dir.join("toc").display()
+                    ),
+                ));
+            } else if Path::new(location).is_absolute() {
+                within(roots, location)?
+            } else {
+                beside(&dir, location, "data file")?
+            };
             data_files.insert(*id, data);
         }
         Ok(Index { path, record, data_files })
     }
 
-    /// The index's B-tree.
-    pub fn btree(&self) -> Result<BTree> {
-        BTree::open(&self.path, self.record.offset, &self.record.kind)
+    /// The index's B-tree, its file opened once in `files` (one index file holds the
+    /// B-trees of many flushes).
+    pub fn btree(&self, files: &mut IndexFiles) -> Result<BTree> {
+        BTree::open(files.open(&self.path)?, &self.path, self.record.offset, &self.record.kind)
     }
 
     /// The data file and range of a field reference.

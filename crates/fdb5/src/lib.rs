@@ -18,6 +18,6 @@ pub mod toc;
 
 pub use catalogue::Fdb5Catalogue;
 pub use config::{Fdb5Config, Fdb5Root, Root, RootEntry, FACTORY};
-pub use database::{Database, Index};
+pub use database::{Database, Index, IndexFiles};
 pub use store::Fdb5Store;
 pub use stream::DecodeError;

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::{Key, Store, StoreWriter};
 
+use crate::config::allowed_dirs;
 use crate::database::within;
 
 /// Open data files kept per store handle.
@@ -24,7 +25,7 @@ pub struct Fdb5Store {
 impl Fdb5Store {
     /// A store reading data files under `roots`.
     pub fn new(roots: Vec<PathBuf>) -> Self {
-        Fdb5Store { roots, files: Mutex::new(HashMap::new()) }
+        Fdb5Store { roots: allowed_dirs(&roots), files: Mutex::new(HashMap::new()) }
     }
 
     fn file(&self, uri: &str) -> Result<Arc<File>> {

@@ -118,8 +118,9 @@ pub struct TocLog {
     records: Vec<Placed>,
     /// Where the first record not yet read starts.
     read_to: u64,
-    /// The file read (device, inode).
-    file: Option<(u64, u64)>,
+    /// The file read: (device, inode) and its first record's header, which holds when and by
+    /// which process it was made (an inode number is used again once its file is removed).
+    file: Option<((u64, u64), [u8; HEADER_BYTES])>,
 }
 
 impl TocLog {
@@ -134,8 +135,11 @@ impl TocLog {
         let file = std::fs::File::open(&self.path).ctx("open FDB5 TOC", &self.path)?;
         let meta = file.metadata().ctx("stat FDB5 TOC", &self.path)?;
         let id = (meta.dev(), meta.ino());
-        if self.file != Some(id) || meta.len() < self.read_to {
-            *self = TocLog { path: std::mem::take(&mut self.path), records: Vec::new(), read_to: 0, file: Some(id) };
+        let mut first = [0u8; HEADER_BYTES];
+        let whole_first = file.read_exact_at(&mut first, 0).is_ok();
+        let same = self.file.is_some_and(|(was, header)| was == id && whole_first && header == first);
+        if !same || meta.len() < self.read_to {
+            *self = TocLog { path: std::mem::take(&mut self.path), records: Vec::new(), read_to: 0, file: None };
         }
         if meta.len() > self.read_to {
             let mut bytes = vec![0u8; (meta.len() - self.read_to) as usize];
@@ -143,6 +147,9 @@ impl TocLog {
             let (records, used) = parse_records(&bytes, self.read_to, &self.path)?;
             self.records.extend(records);
             self.read_to += used as u64;
+        }
+        if self.file.is_none() && !self.records.is_empty() {
+            self.file = Some((id, first));
         }
         Ok(&self.records)
     }
@@ -328,16 +335,19 @@ type Masks = HashSet<(String, u64)>;
 
 fn masks_of(records: &[Placed]) -> Masks {
     let mut masks = Masks::new();
+    // Each record is added once, at the first `*` after it: linear in the log's length.
+    let mut unmasked_from = 0;
     for (i, placed) in records.iter().enumerate() {
         match &placed.record {
             Record::Clear { path, .. } if path == "*" => {
-                for earlier in &records[..i] {
+                for earlier in &records[unmasked_from..i] {
                     match &earlier.record {
                         Record::Index(index) => drop(masks.insert((base_name(&index.file), index.offset))),
                         Record::SubToc { path } => drop(masks.insert((base_name(path), 0))),
                         _ => {}
                     }
                 }
+                unmasked_from = i;
             }
             Record::Clear { path, offset } => drop(masks.insert((base_name(path), u64::try_from(*offset).unwrap_or(u64::MAX)))),
             _ => {}
@@ -518,6 +528,22 @@ mod tests {
         std::fs::write(&replacement, record(b't', 3, &init.0)).unwrap();
         std::fs::rename(&replacement, &path).unwrap();
         assert_eq!(log.refresh().unwrap().len(), 1);
+        // Made anew in the same file (an inode used again), as long as before: its first
+        // record's header (when and by which process) differs.
+        let mut other = StreamWriter::default();
+        key_bytes(&mut other, &[("class", "rd")]);
+        other.int(0);
+        let mut remade = record(b't', 3, &other.0);
+        remade[8..16].copy_from_slice(&1_800_000_000u64.to_le_bytes());
+        remade.extend_from_slice(&record(b'i', 2, &index_payload(2)));
+        std::fs::write(&path, &remade).unwrap();
+        let records = log.refresh().unwrap();
+        assert!(matches!(&records[0].record, Record::Init { key, .. } if key[0].1 == "rd"), "{:?}", records[0]);
+        assert_eq!(records.len(), 2);
+        std::fs::write(&path, [remade[..1024].to_vec(), index.clone(), index].concat()).unwrap();
+        let records = log.refresh().unwrap();
+        // The same first record: read on, what was read kept (the version 2 record).
+        assert_eq!(records.iter().map(|r| r.version).collect::<Vec<_>>(), [3, 2, 3]);
     }
 
     #[test]

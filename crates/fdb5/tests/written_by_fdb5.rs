@@ -48,7 +48,7 @@ fn fdb5_places(fdb5: &Fdb5, full: bool) -> BTreeMap<PathBuf, Vec<Place>> {
 fn our_places(db: &Database) -> (Vec<Place>, Vec<Place>) {
     let (mut full, mut newest, mut seen) = (Vec::new(), Vec::new(), HashSet::new());
     for index in &db.indexes {
-        for (key, field) in index.btree().unwrap().entries().unwrap() {
+        for (key, field) in index.btree(&mut Default::default()).unwrap().entries().unwrap() {
             let (path, offset, length) = index.locate(field).unwrap();
             let place = (path.to_path_buf(), offset, length);
             if seen.insert((index.record.key.clone(), key)) {
@@ -124,6 +124,7 @@ fn databases_fdb5_writes_read_as_fdb5_reads_them() {
         .map(|i| i.record.kind)
         .collect();
     assert!(["BTreeIndex", "BTreeIndex64", "BTreeIndex4MB"].iter().all(|k| kinds.contains(*k)), "{kinds:?}");
+    assert_eq!(versions_written(&root), HashSet::from([2, 3]), "FDB5 5.25 writes version 3 unless told 2");
     let again = check_all(&fdb5, &root);
     assert!(again > first, "{again} fields, {first} before");
     let dirs = databases(&root);
@@ -138,4 +139,57 @@ fn databases_fdb5_writes_read_as_fdb5_reads_them() {
     run(purge);
     let purged = check_all(&fdb5, &root);
     assert!(purged < again, "the purge masked indexes: {purged} fields listed in full, {again} before");
+
+    // A wipe of part of a database (the indexes of one level type) masks those indexes.
+    let wiped_part: Vec<String> = request.iter().cloned().chain(["levtype=sfc".to_string()]).collect();
+    let mut wipe = fdb5.tool("fdb-wipe");
+    wipe.args(["--doit", "--minimum-keys="]).arg(wiped_part.join(","));
+    run(wipe);
+    let after_wipe = check_all(&fdb5, &root);
+    assert!(after_wipe < purged, "the wipe masked indexes: {after_wipe} fields listed in full, {purged} before");
+    assert!(after_wipe > 0, "the rest of the database is still listed");
+
+    a_damaged_fields_length_is_reported_not_allocated(&root);
+}
+
+/// Checks that records of the serialisation version `FDB5_SERIALISATION_VERSION` asked for
+/// were written and read.
+fn versions_written(root: &Path) -> HashSet<u32> {
+    let tocs = databases(root).into_iter().flat_map(|d| std::fs::read_dir(d).unwrap()).map(|e| e.unwrap().path());
+    tocs.filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("toc"))
+        .flat_map(|toc| fieldstore_fdb5::toc::read_records(&toc).unwrap())
+        .map(|placed| placed.version)
+        .collect()
+}
+
+/// A length of 2^62 in a B-tree leaf (a damaged index file) is an error naming the index
+/// file, checked against the data file's size before any buffer is sized by it.
+fn a_damaged_fields_length_is_reported_not_allocated(root: &Path) {
+    use fieldstore_core::{Catalogue, ErrorKind, Key};
+    use std::os::unix::fs::FileExt;
+    // An index of the default type whose root page is a leaf.
+    let is_leaf = |index: &fieldstore_fdb5::Index| {
+        let mut node = [0u8; 8];
+        std::fs::File::open(&index.path).unwrap().read_exact_at(&mut node, index.record.offset + 16).unwrap();
+        index.record.kind == "BTreeIndex" && u64::from_le_bytes(node) == 0
+    };
+    let (db, index) = databases(root)
+        .iter()
+        .map(|dir| Database::open(dir, &[root.to_path_buf()]).unwrap())
+        .find_map(|db| db.indexes.iter().position(is_leaf).map(|i| (db, i)))
+        .expect("an index whose root page is a leaf");
+    let index = &db.indexes[index];
+    let file = std::fs::OpenOptions::new().write(true).open(&index.path).unwrap();
+    file.write_all_at(&(1u64 << 62).to_le_bytes(), index.record.offset + 40 + 32 + 16).unwrap();
+
+    let catalogue =
+        fieldstore_fdb5::Fdb5Catalogue::new(vec![fieldstore_fdb5::Root { path: root.to_path_buf(), denied: Default::default() }]);
+    let dataset = Key::from_pairs(db.key.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let mut view = catalogue.open(&dataset).unwrap().unwrap();
+    let id = format!("{}@{}", index.record.file, index.record.offset);
+    let info = view.indexes().unwrap().into_iter().find(|info| info.id == id).unwrap();
+    let error = view.entries(&info).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Corrupt);
+    let report = error.report().to_string();
+    assert!(report.contains(&index.path.display().to_string()) && report.contains("runs past the end of data file"), "{report}");
 }
