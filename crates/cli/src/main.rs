@@ -166,6 +166,40 @@ Examples:\n  fieldstore compact class=od,expver=0001
     #[command(after_help = "Examples:\n  fieldstore where class=od,expver=0001
   fieldstore where --all --json")]
     Where(QueryArgs),
+    /// Copy the fields requests name from one config's store to another's (FDB5's fdb-copy): streamed, resumable, verified
+    #[command(after_help = "A copy run again copies only what the target does not hold yet.
+Examples:\n  fieldstore copy --source fdb5-config.yaml --target s3.yaml class=od,expver=0001,date=20231201
+  fieldstore --config old.yaml copy --target new.yaml --modifiers expver=0042 class=rd,expver=0001 --json")]
+    Copy {
+        #[command(flatten)]
+        request: RequestArgs,
+        /// Config to copy from (FDB5's or fieldstore's; default: --config's, else the default store)
+        #[arg(long, value_name = "FILE")]
+        source: Option<PathBuf>,
+        /// Config to copy into
+        #[arg(long, value_name = "FILE")]
+        target: PathBuf,
+        /// Set these keys in each message (through ecCodes) before archiving it, as fdb-copy
+        /// --modifiers: e.g. expver=0042
+        #[arg(long, value_name = "K=V,...")]
+        modifiers: Option<String>,
+        /// Copy in the order the fields lie in the source's files (fdb-copy --sort)
+        #[arg(long)]
+        sort: bool,
+        /// Also read every copied field back from the target, checking each byte
+        #[arg(long)]
+        read_back: bool,
+        /// Bytes of fields read, archived and flushed together: at most what an interrupted
+        /// copy has to do again
+        #[arg(long, value_name = "BYTES", default_value_t = fieldstore::CopyOptions::default().batch_bytes, value_parser = clap::value_parser!(u64).range(1..))]
+        batch_bytes: u64,
+        /// fdb-copy's: read the arguments as list requests (fieldstore always does)
+        #[arg(long, hide = true)]
+        from_list: bool,
+        /// Print the summary as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Check or show a schema (default: the configured one)
     #[command(after_help = "Examples:\n  fieldstore schema --check /etc/fdb/schema
   fieldstore schema --split class=od,expver=1,stream=oper,date=20231201,time=0,type=fc,levtype=sfc,step=6,param=2t
@@ -470,6 +504,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Where(q) => for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| {
             output::print_json_or(fs.where_is(r)?.as_slice(), q.json, output::where_text)
         }),
+        Command::Copy { request, source, target, modifiers, sort, read_back, batch_bytes, from_list: _, json } => {
+            let source = open_existing(source.as_deref().or(config))?;
+            let requests: Vec<Request> = request.requests(&source, MINIMUM_KEYS)?.into_iter().map(|r| r.request).collect();
+            let options = fieldstore::CopyOptions {
+                modifiers: modifiers.as_deref().map(fieldstore::GribOptions::parse_modifiers).transpose()?.unwrap_or_default(),
+                sort_by_location: sort,
+                read_back,
+                batch_bytes,
+            };
+            copy(&source, &open(Some(&target))?, &requests, &options, json)
+        }
         Command::Schema { check, split } => schema(config, check.as_deref(), split.as_deref()),
         Command::Info { json } => {
             let config = Config::resolve(config)?;
@@ -606,6 +651,25 @@ fn archive(fs: &FieldStore, files: &[String], options: &fieldstore::GribOptions)
     let bytes = fs.archive_stats().bytes_archived;
     note!("archived {total} fields ({}) from {} input(s)", output::human_bytes(bytes), inputs.len());
     Ok(())
+}
+
+/// `copy`: the copy with a progress bar, then its summary.
+fn copy(
+    source: &FieldStore,
+    target: &FieldStore,
+    requests: &[Request],
+    options: &fieldstore::CopyOptions,
+    json: bool,
+) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let mut bar = None;
+    let report = fieldstore::copy(source, target, requests, options, &mut |p| {
+        bar.get_or_insert_with(|| output::progress(p.total, "copying")).set_position(p.done);
+    })?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    output::print_copy(&report, started.elapsed().as_secs_f64(), json)
 }
 
 /// Where retrieved fields go: standard output, or a file written under a temporary name beside

@@ -134,6 +134,31 @@ pub fn print_json_or<T: Serialize + ?Sized>(value: &T, json: bool, text: fn(&T) 
     Ok(())
 }
 
+/// A copy's summary: what was named, copied, found already there and checked, and how fast.
+pub fn print_copy(report: &fieldstore::CopyReport, seconds: f64, json: bool) -> anyhow::Result<()> {
+    if json {
+        #[derive(Serialize)]
+        struct Summary<'a> {
+            #[serde(flatten)]
+            report: &'a fieldstore::CopyReport,
+            seconds: f64,
+        }
+        outln!("{}", serde_json::to_string_pretty(&Summary { report, seconds })?);
+        return Ok(());
+    }
+    let rate = if seconds > 0.0 { human_bytes((report.bytes_copied as f64 / seconds) as u64) } else { "-".to_string() };
+    let read_back = if report.read_back > 0 { format!(", {} read back", report.read_back) } else { String::new() };
+    note!(
+        "copied {} of {} fields ({}) in {seconds:.2} s ({rate}/s); {} already in the target; {} verified{read_back}",
+        report.copied,
+        report.fields,
+        human_bytes(report.bytes_copied),
+        report.already_there,
+        report.verified
+    );
+    Ok(())
+}
+
 pub fn stats_text(s: &StatsReport) -> String {
     let mut text = format!(
         "data sets: {}\nindexes: {}\nfields: {}\nbytes: {}\nsuperseded fields: {}\nsuperseded bytes: {}\ndata files/objects: {}\n",

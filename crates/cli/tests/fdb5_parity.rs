@@ -86,6 +86,54 @@ fn the_import_script_copies_an_fdb5_store_field_for_field() {
     assert_eq!(messages(&imported), messages(&written), "the same bytes, message for message");
 }
 
+/// `fieldstore copy --source` an FDB5 config brings its databases, read in place, into
+/// another store: the same bytes, message for message; run again, it copies nothing; FDB5's
+/// files are left as they were.
+#[test]
+fn copy_brings_fdb5_databases_read_in_place_into_another_store() {
+    let _fdb5 = FDB5.lock().unwrap_or_else(|p| p.into_inner());
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fdb_root = work.path().join("fdb");
+    let tool = format!("bash {} {}", project.join("scripts/fdb5-tool.sh").display(), fdb_root.display());
+    fdb5_config(work.path(), &fdb_root, "fdb5.yaml");
+    let own = work.path().join("own");
+    std::fs::write(
+        work.path().join("own.yaml"),
+        format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", own.display()),
+    )
+    .unwrap();
+    let run = |script: &str| {
+        let out = Command::new("bash")
+            .args(["-c", script])
+            .current_dir(work.path())
+            .env("F", env!("CARGO_BIN_EXE_fieldstore"))
+            .env("FDB", &tool)
+            .env_remove("FIELDSTORE_CONFIG")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    run("$F sample --stream enfo --type pf --numbers 1/to/3 --steps 0/6 --fill-bits 12 -o ens.grib && \
+         $F sample --steps 0/to/24/by/12 --params 130/131 --levels 500/850 -o oper.grib && $FDB fdb-write ens.grib oper.grib");
+    let written = fdb5_files(&fdb_root);
+    let summary = |stdout: Vec<u8>| -> serde_json::Value { serde_json::from_slice(&stdout).unwrap() };
+    let copied = summary(run("$F copy --source fdb5.yaml --target own.yaml --all --json"));
+    assert_eq!((copied["fields"].as_u64(), copied["copied"].as_u64(), copied["verified"].as_u64()), (Some(18), Some(18), Some(18)));
+    let messages = |bytes: &[u8]| {
+        let mut all: Vec<Vec<u8>> =
+            fieldstore::grib::scan(bytes, "output").unwrap().iter().map(|m| bytes[m.offset..m.offset + m.length].to_vec()).collect();
+        all.sort();
+        all
+    };
+    let written_bytes: Vec<u8> = ["ens.grib", "oper.grib"].iter().flat_map(|f| std::fs::read(work.path().join(f)).unwrap()).collect();
+    assert_eq!(messages(&run("$F --config own.yaml retrieve --all -o -")), messages(&written_bytes), "the same bytes, message for message");
+    let again = summary(run("$F copy --source fdb5.yaml --target own.yaml --all --json"));
+    assert_eq!((again["copied"].as_u64(), again["already_there"].as_u64()), (Some(0), Some(18)), "{again}");
+    assert_eq!(fdb5_files(&fdb_root), written, "no file of FDB5's databases was changed, made or removed");
+}
+
 /// Every file of FDB5's databases under `root` (fieldstore's own subdirectory left out): its
 /// path, size and modification time, to show fieldstore changed none.
 fn fdb5_files(root: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {

@@ -43,8 +43,10 @@ pub use fieldstore_rados as rados;
 #[cfg(feature = "s3")]
 pub use fieldstore_s3 as s3;
 
+mod copy;
 mod grib_input;
 
+pub use copy::{copy, CopyOptions, CopyProgress, CopyReport};
 pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
 
 use fieldstore_core::factory::{Factory, PoolSection, Section};
