@@ -481,6 +481,66 @@ pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf> {
     Ok(config)
 }
 
+/// FDB5's tools, run directly (not through scripts/fdb5-tool.sh, whose start, a Python
+/// interpreter finding them, would be timed too).
+struct Fdb5Tools {
+    bin: PathBuf,
+    library_path: String,
+}
+
+impl Fdb5Tools {
+    /// The tools of the FDB5 that scripts/fdb5-install.sh (beside `tool_script`) installs.
+    fn find(tool_script: &Path) -> Result<Fdb5Tools> {
+        let install = tool_script.with_file_name("fdb5-install.sh");
+        let out = Command::new("bash")
+            .arg(&install)
+            .output()
+            .map_err(|e| Error::caused_by(ErrorKind::Unavailable, install.display().to_string(), e))?;
+        if !out.status.success() {
+            return Err(Error::new(
+                ErrorKind::Unavailable,
+                format!("{} failed: {}", install.display(), String::from_utf8_lossy(&out.stderr)),
+            ));
+        }
+        let packages = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let libraries: Vec<String> = ["fdb5lib", "metkitlib", "eckitlib", "eccodeslib"]
+            .iter()
+            .map(|p| packages.join(p).join("lib64").display().to_string())
+            .collect();
+        Ok(Fdb5Tools { bin: packages.join("fdb5lib/bin"), library_path: libraries.join(":") })
+    }
+
+    fn command(&self, tool: &str) -> Command {
+        let mut command = Command::new(self.bin.join(tool));
+        command.env("LD_LIBRARY_PATH", &self.library_path);
+        command
+    }
+}
+
+/// FDB5's config for its databases under `root`, with the peer's schema, written in `dir` as `name`.
+fn fdb5_config(dir: &Path, root: &Path, name: &str) -> Result<PathBuf> {
+    let schema = dir.join("fdb5-copy.schema");
+    std::fs::write(&schema, PEER_SCHEMA).ctx("writing", &schema)?;
+    let config = dir.join(name);
+    let text = format!(
+        "type: local\nengine: toc\nschema: {}\nspaces:\n- handler: Default\n  regex: \".*\"\n  roots:\n  - path: {}\n",
+        schema.display(),
+        root.display()
+    );
+    std::fs::write(&config, text).ctx("writing", &config)?;
+    Ok(config)
+}
+
+/// Bytes in MiB.
+fn mib(bytes: f64) -> f64 {
+    bytes / 1048576.0
+}
+
+/// The smallest and largest of some seconds.
+fn best_and_worst(seconds: &[f64]) -> (f64, f64) {
+    (seconds.iter().cloned().fold(f64::INFINITY, f64::min), seconds.iter().cloned().fold(0.0, f64::max))
+}
+
 /// A config for fieldstore reading the FDB5 databases under `fdb5_root` in place, with the
 /// peer's schema, written in `dir` (outside FDB5's root).
 pub fn in_place_config(dir: &Path, fdb5_root: &Path) -> Result<PathBuf> {
@@ -539,6 +599,41 @@ pub struct Comparison {
     /// Also read what FDB5 wrote with fieldstore, in place (`fdb5` databases beside nothing of
     /// its own), new processes as FDB5's readers are: the phases `... of FDB5's data, in place`.
     pub in_place: bool,
+    /// Also copy what was written into another store, new processes: `fieldstore copy` of
+    /// fieldstore's data (and, with `in_place`, of FDB5's databases), [`CopyComparison`]; with
+    /// GRIB, FDB5's `fdb-copy` too, [`GribCopyComparison`]. One process only.
+    pub copy: bool,
+}
+
+/// What `fieldstore copy` of the written data into a new store took, new processes, best and
+/// worst seconds from its stores open to the copy verified (as fieldstore's other processes
+/// time their phases), against fieldstore's own retrieve and archive done apart.
+#[derive(Clone, Debug, Serialize)]
+pub struct CopyComparison {
+    /// `fieldstore copy --all` of fieldstore's data into another store.
+    pub fieldstore_copy: (f64, f64),
+    /// `fieldstore copy --all` of FDB5's databases, read in place, into fieldstore.
+    pub fieldstore_copy_of_fdb5: Option<(f64, f64)>,
+    /// fieldstore's best retrieve (a new process) plus its best archive+flush: the copy's two
+    /// halves done apart.
+    pub apart_seconds: f64,
+    /// `apart_seconds` over fieldstore's best copy: the copy's bandwidth as a share of the
+    /// halves' (at least 0.8 is the target).
+    pub bandwidth_share: f64,
+}
+
+/// FDB5's `fdb-copy` against `fieldstore copy` of the same GRIB messages, each of its own
+/// system's store into a new one, whole new processes, best and worst seconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct GribCopyComparison {
+    /// `fdb-copy --from-list --all`.
+    pub fdb_copy: (f64, f64),
+    /// `fieldstore copy --all`.
+    pub fieldstore_copy: (f64, f64),
+    /// `fieldstore copy --all` of FDB5's databases, read in place, into fieldstore.
+    pub fieldstore_copy_of_fdb5: (f64, f64),
+    /// `fdb-copy`'s best seconds over `fieldstore copy`'s.
+    pub speedup: f64,
 }
 
 /// One phase of a comparison: each system's best and worst seconds.
@@ -586,6 +681,8 @@ pub struct ComparisonReport {
     pub fieldstore_archive_bytes_per_second: f64,
     /// All processes' bytes over FDB5's best archive+flush time.
     pub fdb5_archive_bytes_per_second: f64,
+    /// The copies (with [`Comparison::copy`]).
+    pub copy: Option<CopyComparison>,
 }
 
 /// What [`Comparison::run_grib`] measured.
@@ -605,6 +702,8 @@ pub struct GribComparison {
     pub reps: usize,
     #[serde(skip)]
     root: PathBuf,
+    /// The copies (with [`Comparison::copy`]).
+    pub copy: Option<GribCopyComparison>,
 }
 
 /// Picks one phase's seconds out of a run's timings.
@@ -639,6 +738,11 @@ impl Comparison {
         let mut new_readers: Vec<Vec<Timings>> = vec![Vec::new(); systems.len()];
         // fieldstore's new readers of FDB5's databases, in place.
         let mut in_place: Vec<Timings> = Vec::new();
+        if self.copy && procs > 1 {
+            return Err(Error::new(ErrorKind::BadRequest, "the copy is measured with one process (--procs 1)"));
+        }
+        // fieldstore's copies of its own data and of FDB5's.
+        let (mut copies, mut copies_of_fdb5) = (Vec::new(), Vec::new());
         for rep in 0..self.reps.max(1) {
             // Rotate who goes first, so none always meets a warmer cache.
             for turn in 0..systems.len() {
@@ -649,6 +753,13 @@ impl Comparison {
                 new_readers[at].push(self.run_system(systems[at], program, &dir, Mode::Read)?);
                 if self.in_place && systems[at] == System::Fdb5 {
                     in_place.push(self.run_system(System::InPlace, program, &dir, Mode::Read)?);
+                }
+                match systems[at] {
+                    System::Fdb5 if self.copy && self.in_place => {
+                        copies_of_fdb5.push(self.time_copy(program, &in_place_config(&self.root, &dir)?)?.1)
+                    }
+                    System::Rust if self.copy => copies.push(self.time_copy(program, &peer_config(&dir, self.commit)?)?.1),
+                    _ => {}
                 }
                 clear(&dir);
             }
@@ -700,7 +811,66 @@ impl Comparison {
             dd_read_bytes_per_second: dd_read,
             fieldstore_archive_bytes_per_second: total_bytes as f64 / spread(ours, |t| t.archive).0,
             fdb5_archive_bytes_per_second: total_bytes as f64 / spread(fdb5, |t| t.archive).0,
+            copy: self.copy.then(|| {
+                let apart_seconds = spread(&new_readers[1], retrieve).0 + spread(ours, |t| t.archive).0;
+                let fieldstore_copy = best_and_worst(&copies);
+                CopyComparison {
+                    fieldstore_copy,
+                    fieldstore_copy_of_fdb5: self.in_place.then(|| best_and_worst(&copies_of_fdb5)),
+                    apart_seconds,
+                    bandwidth_share: apart_seconds / fieldstore_copy.0,
+                }
+            }),
         })
+    }
+
+    /// `fieldstore copy --all` from the store `source` names into a new store, a new process:
+    /// the whole process's seconds, and those it reports, from its stores open to the copy
+    /// verified (as the phases of fieldstore's other processes are timed).
+    fn time_copy(&self, program: &Path, source: &Path) -> Result<(f64, f64)> {
+        let target = self.root.join("copy-target");
+        clear(&target);
+        let config = peer_config(&target, self.commit)?;
+        let started = Instant::now();
+        let out = Command::new(program)
+            .arg("--config")
+            .arg(source)
+            .args(["copy", "--all", "--json", "--target"])
+            .arg(&config)
+            .output()
+            .map_err(|e| Error::caused_by(ErrorKind::Unavailable, program.display().to_string(), e))?;
+        let whole = started.elapsed().as_secs_f64();
+        if !out.status.success() {
+            return Err(Error::new(ErrorKind::Io, format!("fieldstore copy failed: {}", String::from_utf8_lossy(&out.stderr))));
+        }
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .map_err(|e| Error::caused_by(ErrorKind::Corrupt, "the summary fieldstore copy printed", e))?;
+        clear(&target);
+        let reported = summary["seconds"]
+            .as_f64()
+            .ok_or_else(|| Error::new(ErrorKind::Corrupt, format!("no seconds in fieldstore copy's summary {summary}")))?;
+        Ok((whole, reported))
+    }
+
+    /// FDB5's `fdb-copy` of the databases under `source` into a new root, a new process.
+    fn time_fdb_copy(&self, tools: &Fdb5Tools, source: &Path) -> Result<f64> {
+        let target = self.root.join("fdb5-copy-target");
+        clear(&target);
+        std::fs::create_dir_all(&target).ctx("creating", &target)?;
+        let configs = [(source, "fdb5-copy-source.yaml"), (&target, "fdb5-copy-target.yaml")];
+        let [from, to] = configs.map(|(root, name)| fdb5_config(&self.root, root, name));
+        let (from, to) = (from?, to?);
+        let mut command = tools.command("fdb-copy");
+        command.arg(format!("--source={}", from.display())).arg(format!("--target={}", to.display()));
+        command.args(["--from-list", "--all", "--minimum-keys="]);
+        let t = Instant::now();
+        let out = command.output().map_err(|e| Error::caused_by(ErrorKind::Unavailable, "fdb-copy", e))?;
+        if !out.status.success() {
+            return Err(Error::new(ErrorKind::Io, format!("fdb-copy failed: {}", String::from_utf8_lossy(&out.stderr))));
+        }
+        let seconds = t.elapsed().as_secs_f64();
+        clear(&target);
+        Ok(seconds)
     }
 
     /// The process running `system`'s share of the workload for ensemble member `member`.
@@ -747,6 +917,9 @@ impl Comparison {
         let file = self.root.join("workload.grib");
         let grib_bytes = write_grib_workload(&file, &self.workload)?;
         let (mut fdb5, mut ours) = (Vec::new(), Vec::new());
+        let fdb5_tools = if self.copy { Some(Fdb5Tools::find(&self.fdb5_tool)?) } else { None };
+        // fdb-copy, fieldstore copy, and fieldstore copy of FDB5's databases.
+        let mut copies: [Vec<f64>; 3] = Default::default();
         for _ in 0..self.reps.max(1) {
             let (fdb5_root, our_root) = (self.root.join("fdb5"), self.root.join("fieldstore"));
             clear(&fdb5_root);
@@ -754,9 +927,21 @@ impl Comparison {
             fdb5.push(time_command(&self.fdb5_tool, &[fdb5_root.as_os_str(), "fdb-write".as_ref(), file.as_os_str()])?);
             let config = peer_config(&our_root, self.commit)?;
             ours.push(time_command(program, &["--config".as_ref(), config.as_os_str(), "archive".as_ref(), file.as_os_str()])?);
+            if let Some(tools) = &fdb5_tools {
+                copies[0].push(self.time_fdb_copy(tools, &fdb5_root)?);
+                // Whole processes, as fdb-copy is timed.
+                copies[1].push(self.time_copy(program, &config)?.0);
+                copies[2].push(self.time_copy(program, &in_place_config(&self.root, &fdb5_root)?)?.0);
+            }
         }
         let best = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min);
         let (f, o) = (best(&fdb5), best(&ours));
+        let copy = fdb5_tools.map(|_| GribCopyComparison {
+            fdb_copy: best_and_worst(&copies[0]),
+            fieldstore_copy: best_and_worst(&copies[1]),
+            fieldstore_copy_of_fdb5: best_and_worst(&copies[2]),
+            speedup: best(&copies[0]) / best(&copies[1]),
+        });
         Ok(GribComparison {
             workload: self.workload,
             grib_bytes,
@@ -765,6 +950,7 @@ impl Comparison {
             speedup: f / o,
             reps: self.reps,
             root: self.root.clone(),
+            copy,
         })
     }
 }
@@ -799,7 +985,6 @@ impl ComparisonReport {
             }
             md.push('\n');
         }
-        let mib = |b: f64| b / 1048576.0;
         md.push_str(&format!(
             "archive+flush bandwidth: fieldstore {:.0} MiB/s, FDB5 {:.0} MiB/s; dd 1 MiB blocks + fdatasync: {:.0} MiB/s (fieldstore at {:.0}% of dd)\n",
             mib(self.fieldstore_archive_bytes_per_second),
@@ -831,6 +1016,27 @@ impl ComparisonReport {
             mib(self.dd_read_bytes_per_second),
             100.0 * ours_new / self.dd_read_bytes_per_second
         ));
+        if let Some(c) = &self.copy {
+            md.push_str(&c.markdown(total_bytes));
+        }
+        md
+    }
+}
+
+impl CopyComparison {
+    /// The copies' table and the copy's share of its halves' bandwidth, for `bytes` copied.
+    fn markdown(&self, bytes: f64) -> String {
+        let row = |what: &str, (best, worst): (f64, f64)| format!("| {what} | {best:.4} ({worst:.4}) | {:.0} |\n", mib(bytes / best));
+        let mut md = String::from("| copy, new process | seconds (worst) | MiB/s |\n|---|---|---|\n");
+        md.push_str(&row("fieldstore copy", self.fieldstore_copy));
+        if let Some(of_fdb5) = self.fieldstore_copy_of_fdb5 {
+            md.push_str(&row("fieldstore copy of FDB5's databases in place", of_fdb5));
+        }
+        md.push_str(&format!(
+            "fieldstore's copy at {:.0}% of the bandwidth of its retrieve (new process) and archive+flush done apart ({:.4} s)\n",
+            100.0 * self.bandwidth_share,
+            self.apart_seconds
+        ));
         md
     }
 }
@@ -839,7 +1045,7 @@ impl GribComparison {
     /// The report as a heading line and a Markdown table.
     pub fn markdown(&self) -> String {
         let (fields, f, o) = (self.workload.fields() as f64, self.fdb_write_seconds, self.fieldstore_archive_seconds);
-        format!(
+        let mut md = format!(
             "GRIB file of {} messages ({} bytes), best of {} on {}\n| tool | seconds | fields/s |\n|---|---|---|\n| fdb-write | {f:.3} | {:.0} |\n| fieldstore archive | {o:.3} | {:.0} |\nspeed-up: {:.2}x\n",
             self.workload.fields(),
             self.grib_bytes,
@@ -848,7 +1054,16 @@ impl GribComparison {
             fields / f,
             fields / o,
             self.speedup
-        )
+        );
+        if let Some(c) = &self.copy {
+            let row = |what: &str, (best, worst): (f64, f64)| format!("| {what} | {best:.4} ({worst:.4}) | {:.0} |\n", fields / best);
+            md.push_str("| copy, whole new process | seconds (worst) | fields/s |\n|---|---|---|\n");
+            md.push_str(&row("FDB5 fdb-copy", c.fdb_copy));
+            md.push_str(&row("fieldstore copy", c.fieldstore_copy));
+            md.push_str(&row("fieldstore copy of FDB5's databases in place", c.fieldstore_copy_of_fdb5));
+            md.push_str(&format!("copy speed-up over fdb-copy: {:.2}x\n", c.speedup));
+        }
+        md
     }
 }
 

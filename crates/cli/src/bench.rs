@@ -340,6 +340,11 @@ pub struct CompareArgs {
     /// databases through `type: fdb5`), against FDB5's own new readers
     #[arg(long)]
     in_place: bool,
+    /// Also copy what each system wrote into another store of its own (FDB5's fdb-copy,
+    /// fieldstore copy; with --in-place also fieldstore copy of FDB5's databases), new
+    /// processes, against fieldstore's retrieve and archive done apart (one process)
+    #[arg(long)]
+    copy: bool,
     #[arg(long)]
     json: bool,
 }
@@ -755,6 +760,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         fdb5_tool: a.fdb5_tool.clone(),
         c_harness: a.c_harness.clone(),
         in_place: a.in_place,
+        copy: a.copy,
     };
     let me = std::env::current_exe()?;
     let (json, md) = if a.grib {

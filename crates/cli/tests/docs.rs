@@ -1,7 +1,8 @@
 //! Runs the examples in `docs/*.md`: every ```console block, in order, one store per document.
 //! A line `$ COMMAND` is run with bash; the lines up to the next `$` are its expected standard
 //! output (`...` matches any text). A command must succeed unless its expected output starts
-//! with `fieldstore: error:`. The examples need nothing beside the repository. Also checks
+//! with `fieldstore: error:`. The examples need nothing beside the repository (which
+//! `$FIELDSTORE_REPO` names, for its scripts) and `../shared` beside it. Also checks
 //! that every relative link in `docs/` and the README names a file of the repository (and a
 //! heading of it, for `#anchors`).
 
@@ -67,6 +68,7 @@ fn run_document(path: &Path) -> usize {
             .current_dir(&work)
             .env("PATH", &path_var)
             .env("FIELDSTORE_ROOT", dir.path().join("store"))
+            .env("FIELDSTORE_REPO", Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap())
             .env_remove("FIELDSTORE_CONFIG")
             .output()
             .unwrap();

@@ -173,7 +173,25 @@ impl Key {
 
     /// Concatenates keys (dataset + collocation + element = the full identifier).
     pub fn join(parts: &[&Key]) -> Key {
-        Key::from_pairs(parts.iter().flat_map(|k| k.iter()))
+        Key::join_where(parts, |_| true)
+    }
+
+    /// Concatenates keys, leaving out the empty values (absent optional keywords): a field's
+    /// identifier as a request names it.
+    pub fn join_non_empty(parts: &[&Key]) -> Key {
+        Key::join_where(parts, |value| !value.is_empty())
+    }
+
+    /// Concatenates the entries of keys whose values `keep` accepts, in one allocation each
+    /// for the text and the ends (identifiers are built for every field listed).
+    fn join_where(parts: &[&Key], keep: impl Fn(&str) -> bool) -> Key {
+        let entries = parts.iter().map(|k| k.ends.len()).sum();
+        let bytes = parts.iter().map(|k| k.text.len()).sum();
+        let mut key = Key::with_capacity(entries, bytes);
+        for (k, v) in parts.iter().flat_map(|k| k.iter()).filter(|(_, v)| keep(v)) {
+            key.push(k, v);
+        }
+        key
     }
 }
 

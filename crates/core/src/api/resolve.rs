@@ -90,7 +90,7 @@ pub struct FieldEntry {
 impl FieldEntry {
     /// The full identifier (absent optional keywords left out).
     pub fn identifier(&self) -> Key {
-        Key::from_pairs(Key::join(&[&self.dataset, &self.collocation, &self.element]).iter().filter(|(_, v)| !v.is_empty()))
+        Key::join_non_empty(&[&self.dataset, &self.collocation, &self.element])
     }
 }
 
