@@ -173,3 +173,51 @@ fn bad_targets_and_requests_are_errors_naming_them() {
     let error = fails(&["copy", "--target", "target.yaml", "--all", "--modifiers", "expver"]);
     assert!(error.contains("a modifier is key=value"), "{error}");
 }
+
+/// A copy from each backend into the next (POSIX, S3 with a POSIX catalogue, RADOS, the
+/// libdaos emulation, POSIX again), each verified and each the same bytes; a backend whose
+/// service is not there is passed over (`fieldstore_testing` says so; CI requires them).
+#[test]
+fn copies_run_between_every_backend() {
+    let pair = Pair::new();
+    let fields = pair.fill_source("0/6/12") as u64;
+    let source = pair.messages("source.yaml");
+    let unique =
+        format!("copy-{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    let mut configs: Vec<(&str, String)> = Vec::new();
+    if let Some(s3) = fieldstore_testing::s3_server("FIELDSTORE_TEST_S3_") {
+        let store = format!(
+            "{{type: s3, endpoint: '{}', bucket: {}, prefix: {unique}/, access_key_id: {}, secret_access_key: '{}'}}",
+            s3.endpoint,
+            fieldstore_testing::S3_TEST_BUCKET,
+            s3.access_key,
+            s3.secret_key
+        );
+        configs.push(("s3.yaml", format!("catalogue: {{type: posix, root: {}}}\nstore: {store}\n", pair.path("s3-catalogue").display())));
+    }
+    if let Some(conf) = fieldstore_testing::ceph_conf() {
+        let pool = fieldstore_testing::rados_pool("FIELDSTORE_TEST_RADOS_POOL", "fieldstore");
+        let section = format!("{{type: rados, pool: {pool}, ceph_conf: {}, namespace_prefix: {unique}-}}", conf.display());
+        configs.push(("rados.yaml", format!("catalogue: {section}\nstore: {section}\n")));
+    }
+    if let Some((library, root)) = fieldstore_testing::daos_emulation() {
+        std::fs::create_dir_all(root.join("cli")).unwrap();
+        let section = format!("{{type: daos, pool: cli, root_container: {}, library: {library}}}", unique.replace('-', ""));
+        configs.push(("daos.yaml", format!("catalogue: {section}\nstore: {section}\n")));
+    }
+    let last = pair.path("last");
+    configs.push(("last.yaml", format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", last.display())));
+    let mut from = "source.yaml";
+    for (name, text) in &configs {
+        std::fs::write(pair.path(name), text).unwrap();
+        let summary: serde_json::Value =
+            serde_json::from_slice(&pair.ok(from, &["copy", "--target", name, "--all", "--json", "--read-back"])).unwrap();
+        assert_eq!(
+            (count(&summary, "copied"), count(&summary, "verified"), count(&summary, "read_back")),
+            (fields, fields, fields),
+            "{from} to {name}"
+        );
+        assert_eq!(pair.messages(name), source, "{from} to {name}: the same bytes");
+        from = name;
+    }
+}
