@@ -3,7 +3,7 @@
 //! moment), a field the target holds with other bytes is copied again, and `--modifiers` set
 //! keys in each message.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_fieldstore");
@@ -115,43 +115,84 @@ fn modifiers_set_keys_in_each_message_and_its_identifier() {
     // Run again: the modified messages are there already.
     let again = pair.copy(&["--all", "--modifiers", "expver=0042"]);
     assert_eq!((count(&again, "copied"), count(&again, "already_there")), (0, fields));
+    // Modifiers that make several fields one are refused, naming two of them.
+    let out = pair.command("source.yaml", &["copy", "--target", "target.yaml", "--all", "--modifiers", "step=0"]).output().unwrap();
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && error.contains("the modifiers make fields") && error.contains("one field"), "{error}");
     // A modifier ecCodes does not know is an error naming the field.
     let out = pair.command("source.yaml", &["copy", "--target", "target.yaml", "--all", "--modifiers", "noSuchKey=1"]).output().unwrap();
     let error = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && error.contains("setting the modifiers in field") && error.contains("noSuchKey"), "{error}");
 }
 
-/// A copy killed (SIGKILL) at moments spread over its run (one field per batch), then run again to the end: the
-/// target ends with every field once, byte for byte, and the second run copies no more than
-/// the first left out.
+/// A copy killed (SIGKILL) part way, then run again to the end: the target ends with every
+/// field once, byte for byte. Each copy (a flush per field) is killed once its target's TOC
+/// shows so many flushes, watched as it grows; and once at its very start.
 #[test]
-fn a_copy_killed_at_any_moment_and_run_again_ends_with_every_field() {
+fn a_copy_killed_part_way_and_run_again_ends_with_every_field() {
     let pair = Pair::new();
     let fields = pair.fill_source_with("0/to/240/by/3", "130/131/132/133/135/138", "300/500/850/1000") as u64;
     let source = pair.messages("source.yaml");
-    let target_root: &Path = &pair.path("target");
-    let mut interrupted_part_way = 0;
-    for delay_ms in [20u64, 60, 120, 250, 500] {
-        let _ = std::fs::remove_dir_all(target_root);
+    let target_root = pair.path("target");
+    // The TOC of the target's one data set, once it is there.
+    let toc_size = || {
+        let dirs = std::fs::read_dir(&target_root).ok()?;
+        dirs.filter_map(|d| d.ok()).find_map(|d| std::fs::metadata(d.path().join("toc")).ok()).map(|m| m.len())
+    };
+    let mut part_way = 0;
+    for kill_at_toc_bytes in [0u64, 1, 20_000, 100_000] {
+        let _ = std::fs::remove_dir_all(&target_root);
         let mut child = pair
             .command("source.yaml", &["copy", "--target", "target.yaml", "--all", "--batch-bytes", "1"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while kill_at_toc_bytes > 0 && toc_size().unwrap_or(0) < kill_at_toc_bytes && std::time::Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         let _ = child.kill();
         let killed = !child.wait().unwrap().success();
         let resumed = pair.copy(&["--all"]);
         assert_eq!(count(&resumed, "copied") + count(&resumed, "already_there"), fields);
         if killed && count(&resumed, "already_there") > 0 && count(&resumed, "copied") > 0 {
-            interrupted_part_way += 1;
+            part_way += 1;
         }
-        assert_eq!(pair.messages("target.yaml"), source, "killed after {delay_ms} ms, then run again");
+        assert_eq!(pair.messages("target.yaml"), source, "killed at a TOC of {kill_at_toc_bytes} bytes, then run again");
     }
-    // 1,944 flushes make the copy last long enough to be cut.
-    assert!(interrupted_part_way >= 1, "no copy was killed part way");
-    eprintln!("{interrupted_part_way} of 5 copies were killed part way");
+    assert!(part_way >= 1, "no copy was killed part way");
+}
+
+/// A target whose schema orders the element keywords otherwise files the copies under
+/// identifiers in its own order: the copy is verified, and run again copies nothing.
+#[test]
+fn a_target_with_another_keyword_order_is_verified_and_resumed() {
+    let pair = Pair::new();
+    let fields = pair.fill_source("0/6/12") as u64;
+    let schema = String::from_utf8(pair.ok("source.yaml", &["schema"])).unwrap();
+    let reordered = schema
+        .replace("[ step, levelist?, param", "[ param, levelist?, step")
+        .replace("[ step, number?, levelist?, param", "[ param, number?, levelist?, step");
+    assert_ne!(reordered, schema);
+    std::fs::write(pair.path("reordered.schema"), reordered).unwrap();
+    let root = pair.path("target");
+    let config = format!(
+        "schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n",
+        pair.path("reordered.schema").display(),
+        root.display()
+    );
+    std::fs::write(pair.path("target.yaml"), config).unwrap();
+    let copied = pair.copy(&["--all"]);
+    assert_eq!((count(&copied, "copied"), count(&copied, "verified")), (fields, fields));
+    let listed = String::from_utf8(pair.ok("target.yaml", &["list", "--all"])).unwrap();
+    assert!(listed.contains("{param=130,levelist=500,step=0}"), "the target's own order: {listed}");
+    let again = pair.copy(&["--all"]);
+    assert_eq!((count(&again, "copied"), count(&again, "already_there")), (0, fields));
+    assert_eq!(pair.messages("target.yaml"), pair.messages("source.yaml"));
 }
 
 #[test]

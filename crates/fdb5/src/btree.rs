@@ -40,14 +40,16 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout of one of FDB5's index types (`BTreeIndex`, `BTreeIndex64`, `BTreeIndex4MB`,
-    /// `PointDBIndex`).
+    /// The layout of one of FDB5's index types, by the short name it records by default
+    /// (`BTreeIndex`, `BTreeIndex64`, `BTreeIndex4MB`, `PointDBIndex`) or the full name its
+    /// B-tree class is registered under (`BTreeIndex_32_65536_FieldRefReduced`, ...), which
+    /// `fdbIndexType` may name.
     pub fn of(kind: &str) -> Option<Layout> {
         let (key_bytes, page_bytes, value_bytes) = match kind {
-            "BTreeIndex" => (32, 64 << 10, 24),
-            "BTreeIndex64" => (64, 64 << 10, 24),
-            "BTreeIndex4MB" => (32, 4 << 20, 24),
-            "PointDBIndex" => (32, 64 << 10, 128),
+            "BTreeIndex" | "BTreeIndex_32_65536_FieldRefReduced" => (32, 64 << 10, 24),
+            "BTreeIndex64" | "BTreeIndex_64_65536_FieldRefReduced" => (64, 64 << 10, 24),
+            "BTreeIndex4MB" | "BTreeIndex_32_4194304_FieldRefReduced" => (32, 4 << 20, 24),
+            "PointDBIndex" | "BTreeIndex_32_65536_FieldRefFull" => (32, 64 << 10, 128),
             _ => return None,
         };
         Some(Layout { key_bytes, page_bytes, value_bytes })
@@ -234,10 +236,12 @@ mod tests {
     #[test]
     fn index_type_names_give_their_layouts() {
         assert_eq!(Layout::of("BTreeIndex"), Some(Layout { key_bytes: 32, page_bytes: 65536, value_bytes: 24 }));
+        assert_eq!(Layout::of("BTreeIndex_32_65536_FieldRefReduced"), Layout::of("BTreeIndex"));
+        assert_eq!(Layout::of("BTreeIndex_32_4194304_FieldRefReduced"), Layout::of("BTreeIndex4MB"));
         assert_eq!(Layout::of("BTreeIndex64").unwrap().key_bytes, 64);
         assert_eq!(Layout::of("BTreeIndex4MB").unwrap().page_bytes, 4 << 20);
         assert_eq!(Layout::of("PointDBIndex").unwrap().value_bytes, 128);
-        for bad in ["", "BTreeIndex_32_65536_FieldRefReduced", "PMem"] {
+        for bad in ["", "BTreeIndex_32_1024_FieldRefReduced", "PMem"] {
             assert_eq!(Layout::of(bad), None, "{bad}");
         }
     }

@@ -248,11 +248,16 @@ impl Fdb5View {
         let size = match self.data_sizes.get(path) {
             Some(&size) if size >= end => size,
             // Unknown, or the file has grown since (FDB5 appends to it).
-            _ => {
-                let size = std::fs::metadata(path).ctx("stat FDB5 data file", path)?.len();
-                self.data_sizes.insert(path.to_path_buf(), size);
-                size
-            }
+            _ => match std::fs::metadata(path) {
+                Ok(meta) => {
+                    self.data_sizes.insert(path.to_path_buf(), meta.len());
+                    meta.len()
+                }
+                // A missing data file's fields are listed as FDB5 lists them (without
+                // reading data); reading them fails naming the file.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => end,
+                Err(e) => return Err(e).ctx("stat FDB5 data file", path),
+            },
         };
         if end > size {
             let reason =

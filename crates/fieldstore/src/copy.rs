@@ -16,9 +16,10 @@
 //! - **Modifiers** (`--modifiers expver=0042`) set keys in each GRIB message through ecCodes,
 //!   as `fdb-copy` does; the copy's identifier is then read from the modified message.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use fieldstore_core::checksum::crc32c;
 use fieldstore_core::error::ErrorKind;
@@ -80,12 +81,15 @@ pub struct CopyProgress {
     pub total: u64,
 }
 
-/// A field copied: its identifier in the target, length and checksum.
+/// A field copied: its identity in the target ([`identity`]), length and checksum.
 struct Copied {
-    identifier: Key,
+    identity: Key,
     length: u64,
     crc32c: u32,
 }
+
+/// What the target holds: length and checksum by identity.
+type Holdings = HashMap<Key, (u64, Option<u32>)>;
 
 /// Copies the fields `requests` name in `source` into `target` (see the module's docs).
 pub fn copy(
@@ -108,13 +112,13 @@ pub fn copy(
     // already without reading it.
     let (there, to_copy): (Vec<FieldEntry>, Vec<FieldEntry>) = fields.into_iter().partition(|field| {
         let crc = field.location.crc32c.filter(|_| options.modifiers.is_empty() && !held.is_empty());
-        crc.is_some_and(|crc| held.get(&field.identifier()) == Some(&(field.location.length, Some(crc))))
+        crc.is_some_and(|crc| held.get(&identity(entries_of(field))) == Some(&(field.location.length, Some(crc))))
     });
     report.already_there = there.len() as u64;
     done.done = there.iter().map(|f| f.location.length).sum();
     progress(done);
-    let copied = copy_fields(source, target, to_copy, options, &held, &mut report, &mut done, progress)?;
-    report.verified = verify(target, &target_requests, &copied, options.read_back)?;
+    let (copied, datasets) = copy_fields(source, target, to_copy, options, &held, &mut report, &mut done, progress)?;
+    report.verified = verify(target, &datasets, &copied, options.read_back)?;
     report.read_back = if options.read_back { report.verified } else { 0 };
     Ok(report)
 }
@@ -137,7 +141,9 @@ fn source_fields(source: &FieldStore, requests: &[Request]) -> Result<Vec<FieldE
 }
 
 /// A request as it names the copies in the target: the modifiers' values set for the
-/// keywords the target's schema has (others, such as `packingType`, change no identifier).
+/// keywords the target's schema has. A modifier of another ecCodes key that changes a MARS
+/// key (`paramId` for `param`) is not followed: the target's copies are then not found before
+/// the copy, and are copied again.
 fn target_request(target: &FieldStore, request: &Request, modifiers: &[(String, String)]) -> Request {
     let keywords = target.schema().keywords();
     let mut request = request.clone();
@@ -147,26 +153,38 @@ fn target_request(target: &FieldStore, request: &Request, modifiers: &[(String, 
     request
 }
 
-/// What the target holds of what the requests name: length and checksum by identifier. A
-/// target not yet made holds nothing.
-fn target_holdings(target: &FieldStore, requests: &[Request]) -> Result<HashMap<Key, (u64, Option<u32>)>> {
+/// What the target holds of what the requests name. A target not yet made holds nothing.
+fn target_holdings(target: &FieldStore, requests: &[Request]) -> Result<Holdings> {
     let mut held = HashMap::new();
-    if target.check_exists().is_err() {
-        return Ok(held);
+    match target.check_exists() {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(held),
+        checked => checked?,
     }
     for request in requests {
         for field in target.list(request, ListOptions::default())?.fields {
-            held.insert(field.identifier(), (field.location.length, field.location.crc32c));
+            held.insert(identity(entries_of(&field)), (field.location.length, field.location.crc32c));
         }
     }
     Ok(held)
 }
 
-/// A message's MARS keys as the target lists the field's identifier: the schema's keywords
-/// in its order, canonical values, absent ones left out.
-fn stored_identifier(target: &FieldStore, keys: &Key) -> Result<Key> {
+/// A field's identity: its identifier's keyword-value pairs (absent optional keywords left
+/// out) sorted by keyword, so that two schemas ordering keywords differently agree on it.
+fn identity<'a>(entries: impl Iterator<Item = (&'a str, &'a str)>) -> Key {
+    let mut pairs: Vec<(&str, &str)> = entries.filter(|(_, v)| !v.is_empty()).collect();
+    pairs.sort_unstable();
+    Key::from_pairs(pairs)
+}
+
+/// A listed field's identifier, entry by entry (absent optional keywords left out).
+fn entries_of(field: &FieldEntry) -> impl Iterator<Item = (&str, &str)> {
+    field.dataset.iter().chain(field.collocation.iter()).chain(field.element.iter()).filter(|(_, v)| !v.is_empty())
+}
+
+/// The identifier a message's MARS keys give in the target, and its data set there.
+fn target_identifier(target: &FieldStore, keys: &Key) -> Result<(Key, Key)> {
     let split = target.schema().split(keys)?;
-    Ok(Key::join_non_empty(&[&split.dataset, &split.collocation, &split.element]))
+    Ok((Key::join_non_empty(&[&split.dataset, &split.collocation, &split.element]), (*split.dataset).clone()))
 }
 
 /// Reads `fields` from the source on a thread of their own, a chunk of whole fields at a
@@ -179,28 +197,34 @@ fn copy_fields(
     target: &FieldStore,
     fields: Vec<FieldEntry>,
     options: &CopyOptions,
-    held: &HashMap<Key, (u64, Option<u32>)>,
+    held: &Holdings,
     report: &mut CopyReport,
     done: &mut CopyProgress,
     progress: &mut dyn FnMut(CopyProgress),
-) -> Result<Vec<Copied>> {
+) -> Result<(Vec<Copied>, BTreeSet<Key>)> {
     let chunks = whole_field_chunks(&fields, CHUNK_BYTES);
+    let mut sizes = Vec::with_capacity(chunks.len());
+    for chunk in &chunks {
+        let bytes = fields[chunk.clone()].iter().fold(0u64, |sum, f| sum.saturating_add(f.location.length));
+        sizes.push(usize::try_from(bytes).map_err(|_| too_large(&fields[chunk.start], bytes))?);
+    }
     let mut reader = source.read_fields(fields.clone())?;
+    let mut archived = Archived::default();
     std::thread::scope(|scope| {
         // Made here, so that an early return drops the receiver and the reading thread stops.
         let (filled, filled_rx) = mpsc::sync_channel::<Result<(Vec<u8>, usize)>>(CHUNKS_AHEAD);
         let (spare, spare_rx) = mpsc::channel::<Vec<u8>>();
-        let sizes: Vec<usize> = chunks.iter().map(|chunk| fields[chunk.clone()].iter().map(|f| f.location.length as usize).sum()).collect();
+        let first_fields: Vec<String> = chunks.iter().map(|c| fields[c.start].identifier().to_string()).collect();
         scope.spawn(move || {
-            for size in sizes {
+            for (size, first) in sizes.into_iter().zip(first_fields) {
                 let mut buffer = spare_rx.try_recv().unwrap_or_default();
-                if buffer.len() < size {
-                    buffer.resize(size, 0);
-                }
-                let read = match reader.read_to_fill(&mut buffer[..size]) {
-                    Ok(n) if n == size => Ok((buffer, size)),
-                    Ok(n) => Err(Error::new(ErrorKind::Corrupt, format!("the source's fields ended {} bytes early", size - n))),
+                let read = match room(&mut buffer, size, &first) {
                     Err(e) => Err(e),
+                    Ok(()) => match reader.read_to_fill(&mut buffer[..size]) {
+                        Ok(n) if n == size => Ok((buffer, size)),
+                        Ok(n) => Err(Error::new(ErrorKind::Corrupt, format!("the source's fields ended {} bytes early", size - n))),
+                        Err(e) => Err(e),
+                    },
                 };
                 let failed = read.is_err();
                 if filled.send(read).is_err() || failed {
@@ -216,7 +240,7 @@ fn copy_fields(
             for field in &fields[chunk] {
                 let bytes = &buffer[at..at + field.location.length as usize];
                 at += bytes.len();
-                if let Some(c) = copy_field(target, field, bytes, options, held)? {
+                if let Some(c) = copy_field(target, field, bytes, options, held, &mut archived)? {
                     report.copied += 1;
                     report.bytes_copied += c.length;
                     unflushed += c.length;
@@ -236,8 +260,39 @@ fn copy_fields(
             let _ = spare.send(buffer);
         }
         target.flush()?;
-        Ok(copied)
+        Ok((copied, archived.datasets))
     })
+}
+
+/// Makes `buffer` hold at least `size` bytes, or says that it cannot (a length read from a
+/// damaged catalogue must not end the process).
+fn room(buffer: &mut Vec<u8>, size: usize, first: &str) -> Result<()> {
+    if buffer.len() < size {
+        buffer.try_reserve_exact(size - buffer.len()).map_err(|_| {
+            Error::new(
+                ErrorKind::Unsupported,
+                format!("field {first} and those after it, {size} bytes, cannot be held in memory to be copied"),
+            )
+        })?;
+        buffer.resize(size, 0);
+    }
+    Ok(())
+}
+
+fn too_large(field: &FieldEntry, bytes: u64) -> Error {
+    Error::new(ErrorKind::Unsupported, format!("field {} ({bytes} bytes) cannot be held in memory to be copied", field.identifier()))
+}
+
+/// What the copy has archived into the target so far.
+#[derive(Default)]
+struct Archived {
+    /// The target's data sets it archived into (listed again to verify the copies).
+    datasets: BTreeSet<Key>,
+    /// The target's data set of each source data set seen, by the address of its shared key.
+    dataset_of: HashMap<usize, Key>,
+    /// With modifiers: the source field each identity archived came from (two made one by the
+    /// modifiers are refused).
+    sources: HashMap<Key, Key>,
 }
 
 /// Consecutive fields in chunks of at most `bytes` (a field larger is a chunk of its own).
@@ -264,51 +319,76 @@ fn copy_field(
     field: &FieldEntry,
     bytes: &[u8],
     options: &CopyOptions,
-    held: &HashMap<Key, (u64, Option<u32>)>,
+    held: &Holdings,
+    archived: &mut Archived,
 ) -> Result<Option<Copied>> {
     let modified;
-    let (identifier, bytes) = if options.modifiers.is_empty() {
-        (field.identifier(), bytes)
+    let (identifier, dataset, bytes) = if options.modifiers.is_empty() {
+        let identifier = field.identifier();
+        let dataset = match archived.dataset_of.entry(Arc::as_ptr(&field.dataset) as usize) {
+            Entry::Occupied(known) => known.get().clone(),
+            Entry::Vacant(slot) => slot.insert(target_identifier(target, &identifier)?.1).clone(),
+        };
+        (identifier, dataset, bytes)
     } else {
         let culprit =
             |e: Error| Error::caused_by(ErrorKind::BadRequest, format!("setting the modifiers in field {}", field.identifier()), e);
         modified = grib::modify(bytes, &options.modifiers).map_err(culprit)?;
         let keys = grib::mars_keys(&modified).map_err(culprit)?;
-        (stored_identifier(target, &keys).map_err(culprit)?, modified.as_slice())
+        let (identifier, dataset) = target_identifier(target, &keys).map_err(culprit)?;
+        (identifier, dataset, modified.as_slice())
     };
+    let identity = identity(identifier.iter());
+    if !options.modifiers.is_empty() {
+        if let Some(earlier) = archived.sources.insert(identity.clone(), field.identifier()) {
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "the modifiers make fields {earlier} and {} one field, {identifier}: the copy would keep only one",
+                    field.identifier()
+                ),
+            ));
+        }
+    }
     // The source's checksum was checked as the bytes were read; FDB5 records none.
     let crc = match field.location.crc32c {
         Some(crc) if options.modifiers.is_empty() => crc,
         _ => crc32c(bytes),
     };
     let length = bytes.len() as u64;
-    if !held.is_empty() && held.get(&identifier) == Some(&(length, Some(crc))) {
+    if !held.is_empty() && held.get(&identity) == Some(&(length, Some(crc))) {
         return Ok(None);
     }
     target.archive(&identifier, bytes)?;
-    Ok(Some(Copied { identifier, length, crc32c: crc }))
+    archived.datasets.insert(dataset);
+    Ok(Some(Copied { identity, length, crc32c: crc }))
 }
 
-/// Lists the target again: every field copied must be there, newest under its identifier,
-/// with the length and checksum of the bytes given to it; with `read_back`, each is then read
-/// (every byte checked against that checksum). Returns how many were checked.
-fn verify(target: &FieldStore, requests: &[Request], copied: &[Copied], read_back: bool) -> Result<u64> {
+/// Lists the target's data sets the copy archived into: every field copied must be there,
+/// newest under its identity, with the length and checksum of the bytes given to it; with
+/// `read_back`, each is then read (every byte checked against that checksum). Returns how
+/// many were checked.
+fn verify(target: &FieldStore, datasets: &BTreeSet<Key>, copied: &[Copied], read_back: bool) -> Result<u64> {
     if copied.is_empty() {
         return Ok(0);
     }
     let mut listed = Vec::new();
-    for request in requests {
-        listed.extend(target.list(request, ListOptions::default())?.fields);
+    for dataset in datasets {
+        let mut request = Request::default();
+        for (keyword, value) in dataset.iter().filter(|(_, v)| !v.is_empty()) {
+            request.set(keyword, vec![value.to_string()]);
+        }
+        listed.extend(target.list(&request, ListOptions::default())?.fields);
     }
-    // By a hash of each identifier, not the identifier itself: no key is built per field.
+    // By a hash of each identity: no key is built per field listed.
     let mut by_hash = HashMap::with_capacity(listed.len());
     for (i, field) in listed.iter().enumerate() {
-        by_hash.insert(identifier_hash(entries_of(field)), i);
+        by_hash.insert(identity_hash(entries_of(field)), i);
     }
     let find = |c: &Copied| {
-        let same = |i: &usize| entries_of(&listed[*i]).eq(c.identifier.iter());
-        // Two identifiers with one hash: the other is found by looking at all.
-        by_hash.get(&identifier_hash(c.identifier.iter())).copied().filter(same).or_else(|| (0..listed.len()).find(same))
+        let same = |i: &usize| identity(entries_of(&listed[*i])) == c.identity;
+        // Two identities with one hash: the other is found by looking at all.
+        by_hash.get(&identity_hash(c.identity.iter())).copied().filter(same).or_else(|| (0..listed.len()).find(same))
     };
     let mut to_read = Vec::with_capacity(if read_back { copied.len() } else { 0 });
     for c in copied {
@@ -321,7 +401,7 @@ fn verify(target: &FieldStore, requests: &[Request], copied: &[Copied], read_bac
                 Some((length, None)) => format!("is in the target with {length} bytes and no checksum"),
             };
             let reason = format!("{what}; {} bytes with checksum {:08x} were copied", c.length, c.crc32c);
-            return Err(Error::corrupt("copied field", c.identifier.to_string(), reason));
+            return Err(Error::corrupt("copied field", c.identity.to_string(), reason));
         }
         if read_back {
             to_read.extend(found.cloned());
@@ -332,20 +412,12 @@ fn verify(target: &FieldStore, requests: &[Request], copied: &[Copied], read_bac
     Ok(copied.len() as u64)
 }
 
-/// A listed field's identifier, entry by entry (absent optional keywords left out).
-fn entries_of(field: &FieldEntry) -> impl Iterator<Item = (&str, &str)> {
-    field.dataset.iter().chain(field.collocation.iter()).chain(field.element.iter()).filter(|(_, v)| !v.is_empty())
-}
-
-/// A hash of an identifier given entry by entry.
-fn identifier_hash<'a>(entries: impl Iterator<Item = (&'a str, &'a str)>) -> u64 {
-    use std::hash::Hasher;
+/// A hash of an identity from an identifier given entry by entry, in any keyword order.
+fn identity_hash<'a>(entries: impl Iterator<Item = (&'a str, &'a str)>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut pairs: Vec<(&str, &str)> = entries.filter(|(_, v)| !v.is_empty()).collect();
+    pairs.sort_unstable();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    for (keyword, value) in entries {
-        hasher.write(keyword.as_bytes());
-        hasher.write_u8(b'=');
-        hasher.write(value.as_bytes());
-        hasher.write_u8(b',');
-    }
+    pairs.hash(&mut hasher);
     hasher.finish()
 }
