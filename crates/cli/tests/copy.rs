@@ -209,6 +209,8 @@ fn bad_targets_and_requests_are_errors_naming_them() {
     std::fs::write(pair.path("broken.yaml"), "catalogue: {type: posix}\n").unwrap();
     let error = fails(&["copy", "--target", "broken.yaml", "--all"]);
     assert!(error.contains("broken.yaml"), "{error}");
+    let error = fails(&["copy", "--target", "target.yaml", "class=od,expver=0001,step=99"]);
+    assert!(error.contains("nothing matched") && error.contains("step=99"), "{error}");
     let error = fails(&["copy", "--target", "target.yaml", "stream=oper"]);
     assert!(error.contains("minimum keys"), "{error}");
     let error = fails(&["copy", "--target", "target.yaml", "--all", "--modifiers", "expver"]);

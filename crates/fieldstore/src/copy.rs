@@ -123,19 +123,21 @@ pub fn copy(
     Ok(report)
 }
 
-/// The fields the requests name in the source, each once (requests may overlap).
+/// The fields the requests name in the source, each once (requests may overlap). A request
+/// that names none is an error saying why (as for retrieve, and FDB5's tools).
 fn source_fields(source: &FieldStore, requests: &[Request]) -> Result<Vec<FieldEntry>> {
-    if let [request] = requests {
-        return Ok(source.list(request, ListOptions::default())?.fields);
-    }
-    let mut seen = HashSet::new();
     let mut fields = Vec::new();
+    let mut seen = HashSet::new();
     for request in requests {
-        for field in source.list(request, ListOptions::default())?.fields {
-            if seen.insert(field.identifier()) {
-                fields.push(field);
-            }
+        let matches = source.list(request, ListOptions::default())?;
+        if matches.fields.is_empty() {
+            let why = matches.explanation.unwrap_or_else(|| "no field".to_string());
+            return Err(Error::new(ErrorKind::NotFound, format!("nothing matched {request} in the source: {why}")));
         }
+        if requests.len() == 1 {
+            return Ok(matches.fields);
+        }
+        fields.extend(matches.fields.into_iter().filter(|field| seen.insert(field.identifier())));
     }
     Ok(fields)
 }
