@@ -16,7 +16,6 @@
 //! - **Modifiers** (`--modifiers expver=0042`) set keys in each GRIB message through ecCodes,
 //!   as `fdb-copy` does; the copy's identifier is then read from the modified message.
 
-use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 use std::sync::{mpsc, Arc};
@@ -26,6 +25,10 @@ use fieldstore_core::error::ErrorKind;
 use fieldstore_core::{Error, FieldEntry, FieldStore, Key, ListOptions, Request, Result};
 use fieldstore_grib as grib;
 use serde::Serialize;
+
+/// Listings in the catalogue's order: a copy takes every field, and reads them in that order
+/// (close to where they lie), unless sorted by location.
+const STORAGE_ORDER: ListOptions = ListOptions { depth: 3, include_superseded: false, in_request_order: false, storage_order: true };
 
 /// Bytes of whole fields the reading thread hands over at a time (a larger field alone).
 const CHUNK_BYTES: u64 = 2 << 20;
@@ -81,9 +84,9 @@ pub struct CopyProgress {
     pub total: u64,
 }
 
-/// A field copied: its identity in the target ([`identity`]), length and checksum.
+/// A field copied: its identifier as archived into the target, length and checksum.
 struct Copied {
-    identity: Key,
+    identifier: Key,
     length: u64,
     crc32c: u32,
 }
@@ -129,7 +132,7 @@ fn source_fields(source: &FieldStore, requests: &[Request]) -> Result<Vec<FieldE
     let mut fields = Vec::new();
     let mut seen = HashSet::new();
     for request in requests {
-        let matches = source.list(request, ListOptions::default())?;
+        let matches = source.list(request, STORAGE_ORDER)?;
         if matches.fields.is_empty() {
             let why = matches.explanation.unwrap_or_else(|| "no field".to_string());
             return Err(Error::new(ErrorKind::NotFound, format!("nothing matched {request} in the source: {why}")));
@@ -163,7 +166,7 @@ fn target_holdings(target: &FieldStore, requests: &[Request]) -> Result<Holdings
         checked => checked?,
     }
     for request in requests {
-        for field in target.list(request, ListOptions::default())?.fields {
+        for field in target.list(request, STORAGE_ORDER)?.fields {
             held.insert(identity(entries_of(&field)), (field.location.length, field.location.crc32c));
         }
     }
@@ -173,13 +176,23 @@ fn target_holdings(target: &FieldStore, requests: &[Request]) -> Result<Holdings
 /// A field's identity: its identifier's keyword-value pairs (absent optional keywords left
 /// out) sorted by keyword, so that two schemas ordering keywords differently agree on it.
 fn identity<'a>(entries: impl Iterator<Item = (&'a str, &'a str)>) -> Key {
+    let pairs = sorted_pairs(entries);
+    let mut key = Key::with_capacity(pairs.len(), pairs.iter().map(|(k, v)| k.len() + v.len()).sum());
+    for (keyword, value) in pairs {
+        key.push(keyword, value);
+    }
+    key
+}
+
+/// An identifier's pairs with a value, sorted by keyword: its identity, without a key built.
+fn sorted_pairs<'a>(entries: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(&'a str, &'a str)> {
     let mut pairs: Vec<(&str, &str)> = entries.filter(|(_, v)| !v.is_empty()).collect();
     pairs.sort_unstable();
-    Key::from_pairs(pairs)
+    pairs
 }
 
 /// A listed field's identifier, entry by entry (absent optional keywords left out).
-fn entries_of(field: &FieldEntry) -> impl Iterator<Item = (&str, &str)> {
+fn entries_of(field: &FieldEntry) -> impl Iterator<Item = (&str, &str)> + Clone {
     field.dataset.iter().chain(field.collocation.iter()).chain(field.element.iter()).filter(|(_, v)| !v.is_empty())
 }
 
@@ -290,8 +303,8 @@ fn too_large(field: &FieldEntry, bytes: u64) -> Error {
 struct Archived {
     /// The target's data sets it archived into (listed again to verify the copies).
     datasets: BTreeSet<Key>,
-    /// The target's data set of each source data set seen, by the address of its shared key.
-    dataset_of: HashMap<usize, Key>,
+    /// The source's data sets seen, by the address of their shared keys.
+    seen_datasets: HashSet<usize>,
     /// With modifiers: the source field each identity archived came from (two made one by the
     /// modifiers are refused).
     sources: HashMap<Key, Key>,
@@ -327,22 +340,22 @@ fn copy_field(
     let modified;
     let (identifier, dataset, bytes) = if options.modifiers.is_empty() {
         let identifier = field.identifier();
-        let dataset = match archived.dataset_of.entry(Arc::as_ptr(&field.dataset) as usize) {
-            Entry::Occupied(known) => known.get().clone(),
-            Entry::Vacant(slot) => slot.insert(target_identifier(target, &identifier)?.1).clone(),
-        };
-        (identifier, dataset, bytes)
+        // Its data set in the target, once per data set of the source (listed to verify
+        // even where none of its fields needs copying).
+        if archived.seen_datasets.insert(Arc::as_ptr(&field.dataset) as usize) {
+            archived.datasets.insert(target_identifier(target, &identifier)?.1);
+        }
+        (identifier, None, bytes)
     } else {
         let culprit =
             |e: Error| Error::caused_by(ErrorKind::BadRequest, format!("setting the modifiers in field {}", field.identifier()), e);
         modified = grib::modify(bytes, &options.modifiers).map_err(culprit)?;
         let keys = grib::mars_keys(&modified).map_err(culprit)?;
         let (identifier, dataset) = target_identifier(target, &keys).map_err(culprit)?;
-        (identifier, dataset, modified.as_slice())
+        (identifier, Some(dataset), modified.as_slice())
     };
-    let identity = identity(identifier.iter());
     if !options.modifiers.is_empty() {
-        if let Some(earlier) = archived.sources.insert(identity.clone(), field.identifier()) {
+        if let Some(earlier) = archived.sources.insert(identity(identifier.iter()), field.identifier()) {
             return Err(Error::new(
                 ErrorKind::BadRequest,
                 format!(
@@ -358,12 +371,14 @@ fn copy_field(
         _ => crc32c(bytes),
     };
     let length = bytes.len() as u64;
-    if !held.is_empty() && held.get(&identity) == Some(&(length, Some(crc))) {
+    if !held.is_empty() && held.get(&identity(identifier.iter())) == Some(&(length, Some(crc))) {
         return Ok(None);
     }
     target.archive(&identifier, bytes)?;
-    archived.datasets.insert(dataset);
-    Ok(Some(Copied { identity, length, crc32c: crc }))
+    if let Some(dataset) = dataset.filter(|d| !archived.datasets.contains(d)) {
+        archived.datasets.insert(dataset);
+    }
+    Ok(Some(Copied { identifier, length, crc32c: crc }))
 }
 
 /// Lists the target's data sets the copy archived into: every field copied must be there,
@@ -380,7 +395,7 @@ fn verify(target: &FieldStore, datasets: &BTreeSet<Key>, copied: &[Copied], read
         for (keyword, value) in dataset.iter().filter(|(_, v)| !v.is_empty()) {
             request.set(keyword, vec![value.to_string()]);
         }
-        listed.extend(target.list(&request, ListOptions::default())?.fields);
+        listed.extend(target.list(&request, STORAGE_ORDER)?.fields);
     }
     // By a hash of each identity: no key is built per field listed.
     let mut by_hash = HashMap::with_capacity(listed.len());
@@ -388,9 +403,13 @@ fn verify(target: &FieldStore, datasets: &BTreeSet<Key>, copied: &[Copied], read
         by_hash.insert(identity_hash(entries_of(field)), i);
     }
     let find = |c: &Copied| {
-        let same = |i: &usize| identity(entries_of(&listed[*i])) == c.identity;
+        let same = |i: &usize| {
+            let theirs = entries_of(&listed[*i]);
+            // In the same order (one schema's) they are compared as they are.
+            theirs.clone().eq(c.identifier.iter()) || sorted_pairs(theirs) == sorted_pairs(c.identifier.iter())
+        };
         // Two identities with one hash: the other is found by looking at all.
-        by_hash.get(&identity_hash(c.identity.iter())).copied().filter(same).or_else(|| (0..listed.len()).find(same))
+        by_hash.get(&identity_hash(c.identifier.iter())).copied().filter(same).or_else(|| (0..listed.len()).find(same))
     };
     let mut to_read = Vec::with_capacity(if read_back { copied.len() } else { 0 });
     for c in copied {
@@ -403,7 +422,7 @@ fn verify(target: &FieldStore, datasets: &BTreeSet<Key>, copied: &[Copied], read
                 Some((length, None)) => format!("is in the target with {length} bytes and no checksum"),
             };
             let reason = format!("{what}; {} bytes with checksum {:08x} were copied", c.length, c.crc32c);
-            return Err(Error::corrupt("copied field", c.identity.to_string(), reason));
+            return Err(Error::corrupt("copied field", c.identifier.to_string(), reason));
         }
         if read_back {
             to_read.extend(found.cloned());
@@ -414,12 +433,13 @@ fn verify(target: &FieldStore, datasets: &BTreeSet<Key>, copied: &[Copied], read
     Ok(copied.len() as u64)
 }
 
-/// A hash of an identity from an identifier given entry by entry, in any keyword order.
+/// A hash of an identity from an identifier's entries in any keyword order: the sum of its
+/// pairs' hashes (nothing sorted, nothing allocated).
 fn identity_hash<'a>(entries: impl Iterator<Item = (&'a str, &'a str)>) -> u64 {
     use std::hash::{Hash, Hasher};
-    let mut pairs: Vec<(&str, &str)> = entries.filter(|(_, v)| !v.is_empty()).collect();
-    pairs.sort_unstable();
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    pairs.hash(&mut hasher);
-    hasher.finish()
+    entries.filter(|(_, v)| !v.is_empty()).fold(0u64, |sum, pair| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        pair.hash(&mut hasher);
+        sum.wrapping_add(hasher.finish())
+    })
 }

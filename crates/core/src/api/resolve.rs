@@ -34,11 +34,15 @@ pub struct ListOptions {
     /// nested as the schema nests them, each keyword's values in the order written), and by
     /// each keyword's type where the request names none. Otherwise by type only.
     pub in_request_order: bool,
+    /// Leave the fields in the order the catalogue gives them (index by index, newest index
+    /// first), unsorted, and skip finding the values asked that no field has: for tools that
+    /// take every field anyway (`copy` reads them in that order, close to where they lie).
+    pub storage_order: bool,
 }
 
 impl Default for ListOptions {
     fn default() -> Self {
-        ListOptions { depth: 3, include_superseded: false, in_request_order: false }
+        ListOptions { depth: 3, include_superseded: false, in_request_order: false, storage_order: false }
     }
 }
 
@@ -224,10 +228,12 @@ impl FieldStore {
             r.why.add(3, reason);
         }
         let mut matches = r.matches;
-        sort_fields(&mut matches.fields, &r.groups, r.field_order);
+        if !options.storage_order {
+            sort_fields(&mut matches.fields, &r.groups, r.field_order);
+        }
         // A list of fields (and a retrieve) that found none says why, even where data sets
         // and indexes matched: every value asked may be stored, but never together.
-        if options.depth >= 3 && !matches.fields.is_empty() {
+        if options.depth >= 3 && !matches.fields.is_empty() && !options.storage_order {
             matches.not_found = r.asked.not_found_in(&matches.fields);
         }
         if matches.datasets.is_empty() || (options.depth >= 3 && matches.fields.is_empty()) {
@@ -340,9 +346,11 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
             if superseded && !r.options.include_superseded {
                 continue;
             }
-            let asked_at = |i: usize, v: &str| order.get(i).and_then(Option::as_ref).and_then(|o| o.get(v).copied());
-            let keys = element.values().zip(element_types).enumerate().map(|(i, (v, t))| OrderKey::new(asked_at(i, v), v, *t));
-            r.field_order.push((group, keys.collect()));
+            if !r.options.storage_order {
+                let asked_at = |i: usize, v: &str| order.get(i).and_then(Option::as_ref).and_then(|o| o.get(v).copied());
+                let keys = element.values().zip(element_types).enumerate().map(|(i, (v, t))| OrderKey::new(asked_at(i, v), v, *t));
+                r.field_order.push((group, keys.collect()));
+            }
             g.fields.push(r.matches.fields.len());
             r.matches.fields.push(FieldEntry {
                 dataset: g.dataset.clone(),
