@@ -233,6 +233,27 @@ class FieldStore:
         unless `doit`."""
         return json.loads(self._native.purge(_request_text(request), doit))
 
+    def copy_to(
+        self,
+        target: "FieldStore",
+        request: Request,
+        modifiers: Optional[Mapping[str, Any]] = None,
+        sort_by_location: bool = False,
+        read_back: bool = False,
+        batch_bytes: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """Copies the fields `request` names into `target`, another store (FDB5's fdb-copy):
+        streamed, resumable (what `target` holds already with the same bytes is not copied
+        again) and verified (every copy's checksum checked in `target`; with `read_back`,
+        each read back). `modifiers` sets GRIB keys in each message through ecCodes
+        (`{"expver": "0042"}`); `batch_bytes` is how much is archived between flushes of
+        `target` (256 MiB). Returns the counts: fields, bytes, copied, bytes_copied,
+        already_there, verified, read_back."""
+        modifier_text = ",".join(f"{k}={v}" for k, v in (modifiers or {}).items())
+        return json.loads(
+            self._native.copy_to(target._native, _request_text(request), modifier_text or None, sort_by_location, read_back, batch_bytes)
+        )
+
     def compact(self, request: Request) -> Dict[str, Any]:
         """Merges the small indexes of the data sets `request` names into larger ones
         (object-store catalogues), changing nothing any reader sees; per data set, its

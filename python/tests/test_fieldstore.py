@@ -122,6 +122,29 @@ def test_wipe_purge_stats_where_and_locks(store, root):
     assert list(store.list({"class": "od", "expver": "0001"})) == []
 
 
+def test_copy_to_another_store_is_verified_and_resumed(store, grib_steps, tmp_path: Path):
+    for message in grib_steps.values():
+        store.archive(message)
+    store.archive(payload(0), key(0))
+    store.flush()
+    target = fieldstore.FieldStore(posix_config(tmp_path / "target"))
+    request = {"class": "od", "expver": "0001"}
+    report = store.copy_to(target, request, read_back=True)
+    fields = len(grib_steps) + 1
+    assert (report["fields"], report["copied"], report["verified"], report["read_back"]) == (fields, fields, fields, fields)
+    grib_request = "class=od,expver=0001,date=20070424,step=12/0/6"
+    assert target.retrieve(grib_request).read() == store.retrieve(grib_request).read() == grib_steps[12] + grib_steps[0] + grib_steps[6]
+    again = store.copy_to(target, request)
+    assert (again["copied"], again["already_there"]) == (0, fields)
+    # Modifiers set keys in each GRIB message; raw payloads have none to set.
+    with pytest.raises(fieldstore.BadRequest, match="setting the modifiers"):
+        store.copy_to(target, request, modifiers={"expver": "0042"})
+    grib_only = {"class": "od", "expver": "0001", "date": "20070424"}
+    modified = store.copy_to(target, grib_only, modifiers={"expver": "0042"})
+    assert modified["copied"] == len(grib_steps)
+    assert sorted(e.key()["step"] for e in target.list({"class": "od", "expver": "0042"})) == sorted(str(s) for s in grib_steps)
+
+
 def test_errors_are_exceptions_of_their_kind(store, root, tmp_path: Path):
     with pytest.raises(fieldstore.NothingMatched, match="nothing matched"):
         store.retrieve({"class": "od", "expver": "0001", "step": 99})

@@ -174,6 +174,32 @@ impl Handle {
         json(py.detach(|| self.store.purge(&request, doit)).map_err(to_py)?)
     }
 
+    /// Copies the fields a request names into the store `target` opens (FDB5's fdb-copy:
+    /// resumable and verified, [`fieldstore::copy`]); the report as JSON.
+    #[pyo3(signature = (target, request, modifiers=None, sort_by_location=false, read_back=false, batch_bytes=None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each
+    fn copy_to(
+        &self,
+        py: Python<'_>,
+        target: &Handle,
+        request: &str,
+        modifiers: Option<&str>,
+        sort_by_location: bool,
+        read_back: bool,
+        batch_bytes: Option<u64>,
+    ) -> PyResult<String> {
+        target.owner.check("FieldStore")?;
+        let request = self.request(request)?;
+        let defaults = fieldstore::CopyOptions::default();
+        let options = fieldstore::CopyOptions {
+            modifiers: modifiers.map(fieldstore::GribOptions::parse_modifiers).transpose().map_err(to_py)?.unwrap_or_default(),
+            sort_by_location,
+            read_back,
+            batch_bytes: batch_bytes.filter(|b| *b > 0).unwrap_or(defaults.batch_bytes),
+        };
+        json(py.detach(|| fieldstore::copy(&self.store, &target.store, &[request], &options, &mut |_| {})).map_err(to_py)?)
+    }
+
     /// Merges the indexes of the data sets a request names into fewer, larger ones; the
     /// report as JSON.
     fn compact(&self, py: Python<'_>, request: &str) -> PyResult<String> {
