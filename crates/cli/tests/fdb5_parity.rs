@@ -51,13 +51,9 @@ fn the_import_script_copies_an_fdb5_store_field_for_field() {
     let (fdb_root, fs_root) = (work.path().join("fdb"), work.path().join("fieldstore"));
     let tool = format!("bash {} {}", project.join("scripts/fdb5-tool.sh").display(), fdb_root.display());
     let run = |script: &str| {
-        let out = Command::new("bash")
-            .args(["-c", script])
-            .current_dir(work.path())
-            .env("F", env!("CARGO_BIN_EXE_fieldstore"))
-            .env("FDB", &tool)
+        let out = shell(work.path(), env!("CARGO_BIN_EXE_fieldstore"), &tool)
             .env("FIELDSTORE_ROOT", &fs_root)
-            .env_remove("FIELDSTORE_CONFIG")
+            .args(["-c", script])
             .output()
             .unwrap();
         assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
@@ -75,12 +71,6 @@ fn the_import_script_copies_an_fdb5_store_field_for_field() {
         lines
     };
     assert_eq!(sorted(run("$F list --all --porcelain")), sorted(run("$FDB fdb-list --all --minimum-keys= --porcelain")));
-    let messages = |bytes: &[u8]| {
-        let mut all: Vec<Vec<u8>> =
-            fieldstore::grib::scan(bytes, "output").unwrap().iter().map(|m| bytes[m.offset..m.offset + m.length].to_vec()).collect();
-        all.sort();
-        all
-    };
     let imported = run("$F retrieve --all -o -").stdout;
     let written: Vec<u8> = ["ens.grib", "oper.grib", "sfc.grib"].iter().flat_map(|f| std::fs::read(work.path().join(f)).unwrap()).collect();
     assert_eq!(messages(&imported), messages(&written), "the same bytes, message for message");
@@ -92,11 +82,7 @@ fn the_import_script_copies_an_fdb5_store_field_for_field() {
 #[test]
 fn copy_brings_fdb5_databases_read_in_place_into_another_store() {
     let _fdb5 = FDB5.lock().unwrap_or_else(|p| p.into_inner());
-    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let fdb_root = work.path().join("fdb");
-    let tool = format!("bash {} {}", project.join("scripts/fdb5-tool.sh").display(), fdb_root.display());
-    fdb5_config(work.path(), &fdb_root, "fdb5.yaml");
+    let (work, fdb_root, tool) = fdb5_work();
     let own = work.path().join("own");
     std::fs::write(
         work.path().join("own.yaml"),
@@ -104,14 +90,7 @@ fn copy_brings_fdb5_databases_read_in_place_into_another_store() {
     )
     .unwrap();
     let run = |script: &str| {
-        let out = Command::new("bash")
-            .args(["-c", script])
-            .current_dir(work.path())
-            .env("F", env!("CARGO_BIN_EXE_fieldstore"))
-            .env("FDB", &tool)
-            .env_remove("FIELDSTORE_CONFIG")
-            .output()
-            .unwrap();
+        let out = shell(work.path(), env!("CARGO_BIN_EXE_fieldstore"), &tool).args(["-c", script]).output().unwrap();
         assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
         out.stdout
     };
@@ -121,17 +100,38 @@ fn copy_brings_fdb5_databases_read_in_place_into_another_store() {
     let summary = |stdout: Vec<u8>| -> serde_json::Value { serde_json::from_slice(&stdout).unwrap() };
     let copied = summary(run("$F copy --source fdb5.yaml --target own.yaml --all --json"));
     assert_eq!((copied["fields"].as_u64(), copied["copied"].as_u64(), copied["verified"].as_u64()), (Some(18), Some(18), Some(18)));
-    let messages = |bytes: &[u8]| {
-        let mut all: Vec<Vec<u8>> =
-            fieldstore::grib::scan(bytes, "output").unwrap().iter().map(|m| bytes[m.offset..m.offset + m.length].to_vec()).collect();
-        all.sort();
-        all
-    };
     let written_bytes: Vec<u8> = ["ens.grib", "oper.grib"].iter().flat_map(|f| std::fs::read(work.path().join(f)).unwrap()).collect();
     assert_eq!(messages(&run("$F --config own.yaml retrieve --all -o -")), messages(&written_bytes), "the same bytes, message for message");
     let again = summary(run("$F copy --source fdb5.yaml --target own.yaml --all --json"));
     assert_eq!((again["copied"].as_u64(), again["already_there"].as_u64()), (Some(0), Some(18)), "{again}");
     assert_eq!(fdb5_files(&fdb_root), written, "no file of FDB5's databases was changed, made or removed");
+}
+
+/// A work directory with an FDB5 root `fdb` in it, FDB5's config `fdb5.yaml` for that root
+/// ([`fdb5_config`]), and the command that runs FDB5's tools on it (`$FDB` in the scripts).
+fn fdb5_work() -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let fdb_root = work.path().join("fdb");
+    let tool = format!("bash {} {}", project.join("scripts/fdb5-tool.sh").display(), fdb_root.display());
+    fdb5_config(work.path(), &fdb_root, "fdb5.yaml");
+    (work, fdb_root, tool)
+}
+
+/// bash in `work`, with `$F` running fieldstore (`fieldstore`: the command) and `$FDB` FDB5's
+/// tools (`tool`), and no config from the environment; add `-c SCRIPT`.
+fn shell(work: &Path, fieldstore: &str, tool: &str) -> Command {
+    let mut command = Command::new("bash");
+    command.current_dir(work).env("F", fieldstore).env("FDB", tool).env_remove("FIELDSTORE_CONFIG");
+    command
+}
+
+/// The GRIB messages in `bytes`, sorted: what two stores hold compared whatever their order.
+fn messages(bytes: &[u8]) -> Vec<Vec<u8>> {
+    let mut all: Vec<Vec<u8>> =
+        fieldstore::grib::scan(bytes, "output").unwrap().iter().map(|m| bytes[m.offset..m.offset + m.length].to_vec()).collect();
+    all.sort();
+    all
 }
 
 /// Every file of FDB5's databases under `root` (fieldstore's own subdirectory left out): its
@@ -167,20 +167,10 @@ fn fdb5_config(work: &Path, root: &Path, name: &str) -> std::path::PathBuf {
 #[test]
 fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
     let _fdb5 = FDB5.lock().unwrap_or_else(|p| p.into_inner());
-    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let fdb_root = work.path().join("fdb");
-    let tool = format!("bash {} {}", project.join("scripts/fdb5-tool.sh").display(), fdb_root.display());
-    fdb5_config(work.path(), &fdb_root, "fdb5.yaml");
+    let (work, fdb_root, tool) = fdb5_work();
+    let fieldstore = format!("{} --config fdb5.yaml", env!("CARGO_BIN_EXE_fieldstore"));
     let run = |script: &str, ok: bool| {
-        let out = Command::new("bash")
-            .args(["-c", script])
-            .current_dir(work.path())
-            .env("F", format!("{} --config fdb5.yaml", env!("CARGO_BIN_EXE_fieldstore")))
-            .env("FDB", &tool)
-            .env_remove("FIELDSTORE_CONFIG")
-            .output()
-            .unwrap();
+        let out = shell(work.path(), &fieldstore, &tool).args(["-c", script]).output().unwrap();
         assert_eq!(out.status.success(), ok, "{script}: {}", String::from_utf8_lossy(&out.stderr));
         out
     };
@@ -195,12 +185,6 @@ fn an_fdb5_config_reads_fdb5_databases_in_place_beside_fieldstores_own() {
     let listed = sorted(run("$F list --all --porcelain", true));
     assert_eq!(listed.len(), 12);
     assert_eq!(listed, sorted(run("$FDB fdb-list --all --minimum-keys= --porcelain", true)));
-    let messages = |bytes: &[u8]| {
-        let mut all: Vec<Vec<u8>> =
-            fieldstore::grib::scan(bytes, "output").unwrap().iter().map(|m| bytes[m.offset..m.offset + m.length].to_vec()).collect();
-        all.sort();
-        all
-    };
     assert_eq!(messages(&run("$F retrieve --all -o -", true).stdout), messages(&std::fs::read(work.path().join("oper.grib")).unwrap()));
 
     // One field archived again through fieldstore: its own, the newer.
