@@ -722,8 +722,7 @@ struct PhaseRuns<'r> {
 
 /// Best and worst of repeated timings, per phase.
 fn spread(runs: &[Timings], get: PhaseTime) -> (f64, f64) {
-    let values: Vec<f64> = runs.iter().map(get).collect();
-    (values.iter().cloned().fold(f64::INFINITY, f64::min), values.iter().cloned().fold(0.0, f64::max))
+    best_and_worst(&runs.iter().map(get).collect::<Vec<f64>>())
 }
 
 impl Comparison {
