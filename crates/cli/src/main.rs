@@ -200,6 +200,34 @@ Examples:\n  fieldstore copy --source fdb5-config.yaml --target s3.yaml class=od
         #[arg(long)]
         json: bool,
     },
+    /// Move whole data sets to another root of the configuration (FDB5's fdb-move): read all along, writers refused meanwhile
+    #[command(after_help = "Readers find every field, once, throughout; archive, wipe and purge of a data set are refused while it moves.
+A move killed at any instant leaves each data set whole in one root: run it again to finish it.
+Examples:\n  fieldstore --config fdb5-config.yaml move --dest /data/tier2 class=od,expver=0001,stream=oper,date=20231201,time=1200
+  fieldstore move --dest /data/tier2 --keep --json class=rd,expver=xywz,stream=oper,date=20190603,time=0")]
+    Move {
+        #[command(flatten)]
+        request: RequestArgs,
+        /// The root to move to: one of the roots of the data sets' space (fdb-move --dest)
+        #[arg(long, value_name = "ROOT")]
+        dest: PathBuf,
+        /// Keep each source, hidden in its root as .kept.DIR=..., instead of removing it
+        #[arg(long)]
+        keep: bool,
+        /// Seconds between the switch and the removal of a source: readers that found it just
+        /// before read it at least this long
+        #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+        delay: u64,
+        /// Files copied at once
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+        threads: u16,
+        /// fdb-move's MPI transport: not supported (one process moves)
+        #[arg(long, hide = true)]
+        transport: Option<String>,
+        /// Print the summary as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Check or show a schema (default: the configured one)
     #[command(after_help = "Examples:\n  fieldstore schema --check /etc/fdb/schema
   fieldstore schema --split class=od,expver=1,stream=oper,date=20231201,time=0,type=fc,levtype=sfc,step=6,param=2t
@@ -515,6 +543,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             copy(&source, &open(Some(&target))?, &requests, &options, json)
         }
+        Command::Move { transport: Some(transport), .. } => {
+            bail!("--transport {transport}: fieldstore moves with one process (FDB5's MPI transport is not supported); leave it out")
+        }
+        Command::Move { request, dest, keep, delay, threads, transport: None, json } => {
+            let options = fieldstore::MoveOptions { destination: dest, keep, delay: std::time::Duration::from_secs(delay), threads: threads.into() };
+            move_datasets(config, &request, &options, json)
+        }
         Command::Schema { check, split } => schema(config, check.as_deref(), split.as_deref()),
         Command::Info { json } => {
             let config = Config::resolve(config)?;
@@ -670,6 +705,32 @@ fn copy(
         bar.finish_and_clear();
     }
     output::print_copy(&report, started.elapsed().as_secs_f64(), json)
+}
+
+/// `move`: each data set moved with a progress bar, then the summary.
+fn move_datasets(config: Option<&Path>, request: &RequestArgs, options: &fieldstore::MoveOptions, json: bool) -> anyhow::Result<()> {
+    let resolved = Config::resolve(config)?;
+    let fs = fieldstore::open(&resolved)?;
+    fs.check_exists()?;
+    let requests: Vec<Request> = request.requests(&fs, MINIMUM_KEYS_TO_CHANGE)?.into_iter().map(|r| r.request).collect();
+    let started = std::time::Instant::now();
+    let bar: std::sync::Mutex<Option<(Key, indicatif::ProgressBar)>> = std::sync::Mutex::new(None);
+    let report = fieldstore::move_datasets(&resolved, &fs, &requests, options, &|dataset, p| {
+        let mut bar = bar.lock().unwrap_or_else(|e| e.into_inner());
+        if bar.as_ref().is_none_or(|(d, _)| d != dataset) {
+            if let Some((_, done)) = bar.take() {
+                done.finish_and_clear();
+            }
+            *bar = Some((dataset.clone(), output::progress(p.total, &format!("moving {dataset}"))));
+        }
+        if let Some((_, b)) = bar.as_ref() {
+            b.set_position(p.done);
+        }
+    });
+    if let Some((_, b)) = bar.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        b.finish_and_clear();
+    }
+    output::print_move(&report?, started.elapsed().as_secs_f64(), json)
 }
 
 /// Where retrieved fields go: standard output, or a file written under a temporary name beside

@@ -134,17 +134,22 @@ pub fn print_json_or<T: Serialize + ?Sized>(value: &T, json: bool, text: fn(&T) 
     Ok(())
 }
 
+/// A report as JSON, with the seconds its command took beside its fields.
+fn print_json_timed<T: Serialize>(report: &T, seconds: f64) -> anyhow::Result<()> {
+    #[derive(Serialize)]
+    struct Timed<'a, T> {
+        #[serde(flatten)]
+        report: &'a T,
+        seconds: f64,
+    }
+    outln!("{}", serde_json::to_string_pretty(&Timed { report, seconds })?);
+    Ok(())
+}
+
 /// A copy's summary: what was named, copied, found already there and checked, and how fast.
 pub fn print_copy(report: &fieldstore::CopyReport, seconds: f64, json: bool) -> anyhow::Result<()> {
     if json {
-        #[derive(Serialize)]
-        struct Summary<'a> {
-            #[serde(flatten)]
-            report: &'a fieldstore::CopyReport,
-            seconds: f64,
-        }
-        outln!("{}", serde_json::to_string_pretty(&Summary { report, seconds })?);
-        return Ok(());
+        return print_json_timed(report, seconds);
     }
     let rate = if seconds > 0.0 { human_bytes((report.bytes_copied as f64 / seconds) as u64) } else { "-".to_string() };
     let read_back = if report.read_back > 0 { format!(", {} read back", report.read_back) } else { String::new() };
@@ -156,6 +161,28 @@ pub fn print_copy(report: &fieldstore::CopyReport, seconds: f64, json: bool) -> 
         report.already_there,
         report.verified
     );
+    Ok(())
+}
+
+/// A move's summary: each data set's directories before and after, and what was copied.
+pub fn print_move(report: &fieldstore::MoveReport, seconds: f64, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json_timed(report, seconds);
+    }
+    for m in &report.datasets {
+        for leftover in &m.leftovers_removed {
+            note!("removed {}, left by a move of {} that was stopped", leftover.display(), m.dataset);
+        }
+        if m.already_there {
+            note!("{} is in {} already", m.dataset, m.to.display());
+            continue;
+        }
+        let kept = m.kept.as_ref().map(|k| format!("; the source kept as {}", k.display())).unwrap_or_default();
+        note!("moved {} from {} to {}: {} files, {}{kept}", m.dataset, m.from.display(), m.to.display(), m.files, human_bytes(m.bytes));
+    }
+    let moved: Vec<&fieldstore::DatasetMove> = report.datasets.iter().filter(|m| !m.already_there).collect();
+    let bytes = moved.iter().map(|m| m.bytes).sum::<u64>();
+    note!("moved {} data set(s), {} in {seconds:.2} s", moved.len(), human_bytes(bytes));
     Ok(())
 }
 

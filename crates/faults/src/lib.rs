@@ -59,6 +59,10 @@ enum Kind {
     NoSpace,
     Io,
     Short,
+    /// The process is killed before the call.
+    Kill,
+    /// The process stops before the call, which is made once it is continued.
+    Stop,
 }
 
 /// What the environment asked for, read once.
@@ -91,6 +95,8 @@ fn parse_fault(text: &str) -> Option<(Class, u64, Kind)> {
         "enospc" => Kind::NoSpace,
         "eio" => Kind::Io,
         "short" if class == Class::Write => Kind::Short,
+        "kill" => Kind::Kill,
+        "stop" => Kind::Stop,
         _ => return None,
     };
     Some((class, n, kind))
@@ -132,6 +138,17 @@ fn watch(class: Class, path: &[u8], other: Option<&[u8]>) -> Option<Watched> {
     let n = COUNTS[class as usize].fetch_add(1, Ordering::SeqCst) + 1;
     let fault = settings.fault.filter(|(c, at, _)| *c == class && *at == n).map(|(_, _, kind)| kind);
     log(if fault.is_some() { "FAILED " } else { "" }, class, n, path);
+    let signal = match fault {
+        Some(Kind::Kill) => Some(libc::SIGKILL),
+        Some(Kind::Stop) => Some(libc::SIGSTOP),
+        _ => None,
+    };
+    if let Some(signal) = signal {
+        // SAFETY: raise takes no pointers; SIGKILL ends the process, SIGSTOP returns once it
+        // is continued, and the call is then made as if nothing had been asked.
+        unsafe { libc::raise(signal) };
+        return Some(Watched { fault: None, recording: record::start(settings.record.as_ref()) });
+    }
     Some(Watched { fault, recording: record::start(settings.record.as_ref()) })
 }
 

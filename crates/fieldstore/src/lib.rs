@@ -45,9 +45,11 @@ pub use fieldstore_s3 as s3;
 
 mod copy;
 mod grib_input;
+mod moving;
 
 pub use copy::{copy, CopyOptions, CopyProgress, CopyReport};
 pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
+pub use moving::{move_datasets, DatasetMove, MoveOptions, MoveProgress, MoveReport};
 
 use fieldstore_core::factory::{Factory, PoolSection, Section};
 

@@ -90,8 +90,19 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
 }
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
+    Ok(Box::new(PosixStore::with_placement(store_placement(section)?)))
+}
+
+/// The roots of a `type: posix` catalogue section, and the rules placing data sets in them.
+pub fn catalogue_placement(section: &Section<'_>) -> Result<Placement> {
+    let config: PosixCatalogueConfig = section.typed()?;
+    placement(section, config.root, config.spaces, config.subdirectory)
+}
+
+/// The roots of a `type: posix` store section, and the rules placing data sets in them.
+pub fn store_placement(section: &Section<'_>) -> Result<Placement> {
     let config: PosixStoreConfig = section.typed()?;
-    Ok(Box::new(PosixStore::with_placement(placement(section, config.root, config.spaces, config.subdirectory)?)))
+    placement(section, config.root, config.spaces, config.subdirectory)
 }
 
 /// The pool in the directory the pool's name is (created if missing); it has no options.

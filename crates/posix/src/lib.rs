@@ -9,6 +9,7 @@ pub mod embedded;
 mod in_use;
 mod large_reads;
 mod listing;
+pub mod moving;
 pub mod naming;
 pub mod placement;
 mod store;

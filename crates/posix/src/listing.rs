@@ -35,6 +35,11 @@ pub fn create_dir_durably(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Makes the entries of `dir` durable (names created, renamed or removed in it).
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir).and_then(|d| d.sync_all()).ctx("sync directory", dir)
+}
+
 /// Whether `path` still names the file `file` was opened as (a wipe renames a data set's
 /// directory away: files opened in it are then elsewhere, or gone).
 pub fn still_at(file: &File, path: &Path) -> Result<bool> {

@@ -6,7 +6,9 @@
 //!
 //! A data set lives in one root. Locations stay relative to it (`dataset-dir/file`), so the
 //! store finds a location's root by its directory; a directory found in two roots is refused
-//! as a conflict (FDB5 refuses it too), never read from one of them. A root's flags
+//! as a conflict (FDB5 refuses it too), never read from one of them, unless all but one of
+//! them were moved away ([`crate::moving`]): while a move switches a data set to another
+//! root, the source carries a `moved-away` marker and the copy is the data set. A root's flags
 //! (`writable`, `visit`, `archive`, `list`, `retrieve`, `wipe`) lock the actions they deny
 //! on the data sets in it, so every path that checks locks honours them, wipe included.
 //!
@@ -280,11 +282,49 @@ impl Placement {
             return Ok(root);
         }
         let holding: Vec<&Path> = roots.iter().copied().filter(|r| r.join(dir_name).is_dir()).collect();
-        match holding.as_slice() {
+        match not_moved_away(holding, |r| r.join(dir_name)).as_slice() {
             [] => Ok(roots[0]),
             [root] => Ok(root),
             many => Err(in_several_roots(dir_name, many.iter().copied())),
         }
+    }
+
+    /// Where a move of `dataset` (its directory named `dir_name`) takes it: from the root of
+    /// its space that holds it to `destination`, which must be another root of that space
+    /// (as configured, or its data directory) allowing wipes (FDB5's rule: a data set moved
+    /// there can be wiped and moved again). Also every other root of the space holding a
+    /// directory of that name: what earlier moves left behind.
+    pub fn move_between(&self, dataset: &Key, dir_name: &str, destination: &Path) -> Result<MoveRoots> {
+        let Some(space) = self.space_of(dataset)? else {
+            return Err(Error::new(ErrorKind::BadRequest, format!("no space of the configuration takes data set {dataset}")));
+        };
+        let Some(from) = space.holding(dataset, dir_name)? else {
+            return Err(Error::new(ErrorKind::NotFound, format!("data set {dataset} is in no root")));
+        };
+        let wanted = canonical(destination);
+        let Some(to) = space.roots.iter().find(|r| canonical(&r.path) == wanted || canonical(&r.data) == wanted) else {
+            let roots: Vec<String> = space.roots.iter().map(|r| r.path.display().to_string()).collect();
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!(
+                    "{} is no root of the space data set {dataset} is in: move it to one of [{}]",
+                    destination.display(),
+                    roots.join(", ")
+                ),
+            ));
+        };
+        if to.denied.contains(&ControlAction::Wipe) {
+            return Err(Error::new(
+                ErrorKind::Locked,
+                format!("root {} takes no wipes (writable: false or wipe: false): a data set moved there could not be moved or wiped again", to.path.display()),
+            ));
+        }
+        if !to.path.is_dir() {
+            return Err(Error::new(ErrorKind::NotFound, format!("root {} does not exist", to.path.display())));
+        }
+        let others = space.roots.iter().filter(|r| r.data != from.data && r.data.join(dir_name).is_dir()).map(|r| r.data.clone()).collect();
+        let all = space.roots.iter().map(|r| r.data.clone()).collect();
+        Ok(MoveRoots { from: from.data.clone(), from_denied: from.denied.clone(), to: to.data.clone(), others, all })
     }
 
     /// The space taking `dataset`: the group of the first space whose `select` and `excludes`
@@ -375,7 +415,7 @@ impl Space {
     /// The root of this space holding data set directory `dir_name`, if one does.
     fn holding(&self, dataset: &Key, dir_name: &str) -> Result<Option<&Root>> {
         let holding: Vec<&Root> = self.roots.iter().filter(|r| r.data.join(dir_name).is_dir()).collect();
-        match holding.as_slice() {
+        match not_moved_away(holding, |r| r.data.join(dir_name)).as_slice() {
             [] => Ok(None),
             [root] => Ok(Some(root)),
             many => Err(in_several_roots(&format!("data set {dataset}"), many.iter().map(|r| r.data.as_path()))),
@@ -427,6 +467,44 @@ fn compile(pattern: &str, what: &str) -> std::result::Result<Regex, SpacesError>
 /// A data set key's values joined by `:`, as FDB5's space regexes see it.
 fn colon_values(dataset: &Key) -> String {
     dataset.values().collect::<Vec<_>>().join(":")
+}
+
+/// The directories a move took a data set from, and where.
+#[derive(Debug)]
+pub struct MoveRoots {
+    /// The directory of the root holding the data set's directory.
+    pub from: PathBuf,
+    /// The actions that root's flags deny.
+    pub from_denied: BTreeSet<ControlAction>,
+    /// The directory of the destination root the data set's directory goes in.
+    pub to: PathBuf,
+    /// Directories of other roots holding a directory of the data set's name, each moved
+    /// away (else the data set would be in several roots): left by a move killed after its
+    /// switch.
+    pub others: Vec<PathBuf>,
+    /// The directories of every root of the space.
+    pub all: Vec<PathBuf>,
+}
+
+/// Of the roots holding a data set's directory (`dir` of each), those whose directory was
+/// not moved away; all of them when every one was (a move killed before its switch leaves
+/// the marker in the one place the data set is).
+fn not_moved_away<T: Copy>(holding: Vec<T>, dir: impl Fn(T) -> PathBuf) -> Vec<T> {
+    if holding.len() < 2 {
+        return holding;
+    }
+    let kept: Vec<T> = holding.iter().copied().filter(|r| !crate::moving::moved_away(&dir(*r))).collect();
+    if kept.is_empty() {
+        holding
+    } else {
+        kept
+    }
+}
+
+/// A path as the file system resolves it, for comparing roots; as given where it cannot be
+/// resolved (a root that does not exist).
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn in_several_roots<'a>(what: &str, roots: impl Iterator<Item = &'a Path>) -> Error {

@@ -106,7 +106,16 @@ impl PosixStore {
             return Ok(f.clone());
         }
         let path = self.path_of(uri)?;
-        let file = Arc::new(File::open(&path).ctx("open data file", &path)?);
+        let file = match File::open(&path) {
+            // Its data set moved to another root between finding the file and opening it
+            // (crate::moving): found again there.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let moved = self.path_of(uri)?;
+                File::open(&moved).ctx("open data file", &moved)
+            }
+            other => other.ctx("open data file", &path),
+        };
+        let file = Arc::new(file?);
         if readers.len() >= MAX_OPEN_READERS {
             readers.clear();
         }
@@ -139,6 +148,11 @@ impl PosixStoreWriter {
         // O_EXCL: a name collision can never make two writers share a file.
         let file = OpenOptions::new().append(true).create_new(true).mode(0o666).open(&path).ctx("create data file", &path)?;
         in_use::hold(&file);
+        // Checked once the file is held: a move locking the data set meanwhile sees it.
+        if let Err(e) = crate::moving::refuse_if_moving(&dir, "archiving into it") {
+            let _ = std::fs::remove_file(&path);
+            return Err(e);
+        }
         let uri: Arc<str> = format!("{dir_name}/{file_name}").into();
         let (dataset, collocation) = (dataset.clone(), collocation.clone());
         let buffer = Vec::with_capacity(WRITE_BUFFER);

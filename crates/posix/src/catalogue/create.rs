@@ -1,7 +1,7 @@
 //! Creating a data set's directory (its schema, TOC and key, published race-free) and
 //! reading its key and schema back, checked.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -43,9 +43,7 @@ pub(super) fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Re
 }
 
 /// Makes the entries of a directory durable (created, renamed and removed names).
-pub(super) fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir).and_then(|d| d.sync_all()).ctx("sync directory", dir)
-}
+pub(super) use crate::listing::sync_dir;
 
 /// Writes `name` durably unless it exists: temp file, fsync, then `link` (atomic, no clobber).
 fn publish(dir: &Path, name: &str, contents: &[u8]) -> Result<()> {

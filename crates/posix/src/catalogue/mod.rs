@@ -173,6 +173,7 @@ impl Catalogue for PosixCatalogue {
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         let Some(dir) = self.dataset_dir(dataset)? else { return Ok(()) };
+        crate::moving::refuse_if_moving(&dir, "wiping it")?;
         let root = dir.parent().unwrap_or(&dir);
         let doomed = root.join(format!(".wiped.{}", unique_suffix()));
         match std::fs::rename(&dir, &doomed) {

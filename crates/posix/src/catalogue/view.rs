@@ -31,10 +31,25 @@ pub(super) struct PosixView {
 impl PosixView {
     /// A view of `dataset` where `placement` finds it; `None` if it is in no root.
     pub(super) fn open(placement: &Arc<Placement>, dataset: &Key) -> Result<Option<PosixView>> {
-        let Some(dir) = placement.existing(dataset, &dataset_dir_name(dataset)?)? else { return Ok(None) };
-        let Some(schema_text) = read_schema(&dir)? else { return Ok(None) };
-        let toc = TocReader::new(dir.join(TOC_FILE));
-        Ok(Some(PosixView { dataset: dataset.clone(), placement: placement.clone(), dir, schema_text, toc, segments: HashMap::new() }))
+        let name = dataset_dir_name(dataset)?;
+        // A directory gone between finding and reading it moved to another root
+        // (crate::moving): found again there.
+        for _ in 0..2 {
+            let Some(dir) = placement.existing(dataset, &name)? else { return Ok(None) };
+            let schema_text = match read_schema(&dir) {
+                Err(e) if e.kind() == ErrorKind::NotFound => None,
+                other => other?,
+            };
+            if let Some(schema_text) = schema_text {
+                let toc = TocReader::new(dir.join(TOC_FILE));
+                return Ok(Some(PosixView { dataset: dataset.clone(), placement: placement.clone(), dir, schema_text, toc, segments: HashMap::new() }));
+            }
+            if dir.exists() {
+                // There, without its key yet: a data set being created.
+                return Ok(None);
+            }
+        }
+        Ok(None)
     }
 
     /// After a wipe (the view's directory gone): the view of the data set created again
@@ -60,7 +75,18 @@ impl PosixView {
             return Ok(s.clone());
         }
         let segment = match self.toc.source(&index.id) {
-            Some(SegmentSource::File(place)) => Arc::new(Segment::load(&self.dir, place)?),
+            Some(SegmentSource::File(place)) => match Segment::load(&self.dir, place) {
+                // Moved to another root since its TOC was read (crate::moving): read there.
+                Err(e) if e.kind() == ErrorKind::NotFound && !self.dir.join(KEY_FILE).exists() => {
+                    let before = self.dir.clone();
+                    self.follow_a_new_data_set()?;
+                    match (self.dir != before, self.toc.source(&index.id)) {
+                        (true, Some(SegmentSource::File(place))) => Arc::new(Segment::load(&self.dir, place)?),
+                        _ => return Err(e),
+                    }
+                }
+                other => Arc::new(other?),
+            },
             Some(SegmentSource::Inline(segment)) => segment.clone(),
             None => return Err(Error::new(ErrorKind::Corrupt, format!("unknown index {}", index.id))),
         };
@@ -104,6 +130,7 @@ impl DatasetView for PosixView {
         if indexes.is_empty() {
             return Ok(Vec::new());
         }
+        crate::moving::refuse_if_moving(&self.dir, "purging or wiping in it")?;
         let path = self.dir.join(TOC_FILE);
         let ids: Vec<String> = indexes.iter().map(|i| i.id.clone()).collect();
         let mut toc = OpenOptions::new().append(true).open(&path).ctx("open TOC", &path)?;

@@ -74,6 +74,7 @@ impl PosixCatalogueWriter {
             Some(i) => i,
             None => {
                 let dir = self.placement.for_archive(dataset, &dataset_dir_name(dataset)?)?;
+                crate::moving::refuse_if_moving(&dir, "archiving into it")?;
                 create_dataset(&dir, dataset, schema_text)?;
                 let toc_path = dir.join(TOC_FILE);
                 let toc = OpenOptions::new().append(true).create(true).mode(0o666).open(&toc_path).ctx("open TOC", &toc_path)?;
@@ -229,6 +230,11 @@ impl DatasetWriter {
             let path = self.dir.join(&name);
             let file = OpenOptions::new().append(true).create_new(true).mode(0o666).open(&path).ctx("create index file", &path)?;
             crate::in_use::hold(&file);
+            // Checked once the file is held: a move locking the data set meanwhile sees it.
+            if let Err(e) = crate::moving::refuse_if_moving(&self.dir, "archiving into it") {
+                let _ = std::fs::remove_file(&path);
+                return Err(e);
+            }
             self.index_files.insert(collocation.clone(), (file, name, 0));
             self.names_unsynced = true;
         }
