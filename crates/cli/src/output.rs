@@ -173,6 +173,9 @@ pub fn print_move(report: &fieldstore::MoveReport, seconds: f64, json: bool) -> 
         for leftover in &m.leftovers_removed {
             note!("removed {}, left by a move of {} that was stopped", leftover.display(), m.dataset);
         }
+        for kept in &m.leftovers_kept {
+            note!("kept {}: the source of a move of {} that was stopped (kept as that move or its root asked)", kept.display(), m.dataset);
+        }
         if m.already_there {
             note!("{} is in {} already", m.dataset, m.to.display());
             continue;

@@ -26,9 +26,13 @@
 //! first removes what a killed one left (a stale `.incoming`, a stale `moved-away`, a source
 //! moved away but not removed) and then moves, or finds the data set where it was sent.
 //!
+//! Wipes and purges hold the data set's directory with a shared `flock` while they change it,
+//! the mover holds it exclusively from before its copy to the switch: one of them is refused.
+//!
 //! On a file system without `flock` (some Lustre mounts) a `moving` marker is taken as live:
-//! writers stay refused after a killed move until it is run again, and the mover cannot see
-//! live writers (as purge there, a move must not run while writers archive into the data set).
+//! writers stay refused after a killed move until its `moving` file is removed by hand, and the
+//! mover cannot see live writers (as purge there, a move must not run while writers archive
+//! into the data set).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -59,6 +63,9 @@ const INCOMING: &str = ".incoming.";
 const REMOVING: &str = ".moved.";
 /// Prefix of a moved-away source kept (`--keep`).
 const KEPT: &str = ".kept.";
+/// The last line of a `moved-away` note whose source is to be kept, or removed.
+const KEEP: &str = "keep";
+const REMOVE: &str = "remove";
 /// Bytes copied between progress reports.
 const PROGRESS_STEP: u64 = 8 << 20;
 
@@ -95,6 +102,9 @@ pub struct DatasetMove {
     pub kept: Option<PathBuf>,
     /// What earlier moves, killed, had left and this one removed.
     pub leftovers_removed: Vec<PathBuf>,
+    /// Sources of earlier moves, killed, that this one put aside as `.kept.DIR=...` (their
+    /// move said `--keep`, or their root takes no wipes).
+    pub leftovers_kept: Vec<PathBuf>,
 }
 
 /// Bytes copied so far of a data set's move, and of how many.
@@ -115,16 +125,19 @@ pub fn move_dataset(
 ) -> Result<DatasetMove> {
     let name = dataset_dir_name(dataset)?;
     let roots = placement.move_between(dataset, &name, &options.destination)?;
-    let mut report = DatasetMove { dataset: dataset.to_string(), ..DatasetMove::default() };
-    report.leftovers_removed = remove_leftovers(&roots, &name, options.keep)?;
     let source = roots.from.join(&name);
-    report.from = source.clone();
-    report.to = roots.to.join(&name);
+    let mut report = DatasetMove { dataset: dataset.to_string(), from: source.clone(), to: roots.to.join(&name), ..DatasetMove::default() };
+    let note = format!("to {} by process {}", roots.to.display(), std::process::id());
+    // Locked before anything is removed: two moves of one data set never clean up together.
+    let lock = MovingLock::take(&source, &note, dataset)?;
+    (report.leftovers_removed, report.leftovers_kept) = remove_leftovers(&roots, &name, options.keep)?;
     if roots.from == roots.to {
         report.already_there = true;
+        lock.release();
         return Ok(report);
     }
     if !options.keep && roots.from_denied.contains(&ControlAction::Wipe) {
+        lock.release();
         return Err(Error::new(
             ErrorKind::Locked,
             format!(
@@ -133,10 +146,7 @@ pub fn move_dataset(
             ),
         ));
     }
-    crate::listing::create_dir_durably(&roots.to)?;
-    let note = format!("to {} by process {}", roots.to.display(), std::process::id());
-    let lock = MovingLock::take(&source, &note, dataset)?;
-    let moved = copy_and_switch(&source, &roots.to, &name, &lock, options, progress);
+    let moved = crate::listing::create_dir_durably(&roots.to).and_then(|()| copy_and_switch(&source, &roots.to, &name, &lock, options, progress));
     let (files, bytes, incoming_lock) = match moved {
         Ok(done) => done,
         Err(e) => {
@@ -168,6 +178,11 @@ fn copy_and_switch(
     options: &MoveOptions,
     progress: &(dyn Fn(MoveProgress) + Sync),
 ) -> Result<(u64, u64, MovingLock)> {
+    // Held until the switch: a wipe or purge holds it shared while it changes the data set.
+    let _changes = lock_directory(source, libc::LOCK_EX).map_err(|e| {
+        let why = format!("{} is being wiped or purged: run the move again once that is done", source.display());
+        Error::caused_by(ErrorKind::Locked, why, e)
+    })?;
     refuse_live_writers(source)?;
     let before = Snapshot::of(source)?;
     let incoming = to_root.join(format!("{INCOMING}{name}={}", unique_suffix()));
@@ -183,12 +198,15 @@ fn copy_and_switch(
             ));
         }
         refuse_live_writers(source)?;
-        write_durably(&source.join(MOVED_AWAY), lock.note.as_bytes())?;
+        let disposal = if options.keep { KEEP } else { REMOVE };
+        write_durably(&source.join(MOVED_AWAY), format!("{}\n{disposal}\n", lock.note).as_bytes())?;
         Ok(incoming_lock)
     })();
     let incoming_lock = match copied {
         Ok(lock) => lock,
         Err(e) => {
+            // A marker half written, if that is what failed, goes with the copy.
+            let _ = std::fs::remove_file(source.join(MOVED_AWAY));
             let _ = std::fs::remove_dir_all(&incoming);
             return Err(e);
         }
@@ -206,8 +224,11 @@ fn copy_and_switch(
             Error::io("rename", &incoming, e),
         ));
     }
-    sync_dir(to_root)?;
-    Ok((before.files(), before.bytes(), incoming_lock.at(target.join(MOVING))))
+    sync_dir(to_root).map_err(|e| {
+        let why = format!("{} is the data set now, but its root could not be synced: run the move again to finish it", target.display());
+        Error::caused_by(e.kind(), why, e)
+    })?;
+    Ok((before.files(), before.bytes()?, incoming_lock.at(target.join(MOVING))))
 }
 
 /// Step 6: the moved-away source renamed out of the data set's name, then removed or kept.
@@ -225,26 +246,24 @@ fn dispose_of(source: &Path, root: &Path, name: &str, keep: bool) -> Result<Opti
     Ok(None)
 }
 
-/// What killed moves of the data set named `name` left in the roots of its space: copies
-/// never switched to, sources moved away but not removed, a `moved-away` marker in the one
-/// place the data set is. Refused while another move of it runs.
-fn remove_leftovers(roots: &MoveRoots, name: &str, keep: bool) -> Result<Vec<PathBuf>> {
-    let mut removed = Vec::new();
-    let current = roots.from.join(name);
-    if let Some(note) = live_move(&current)? {
-        return Err(being_moved(&current, &note));
-    }
+/// What killed moves of the data set named `name` left in the roots of its space (its mover
+/// holding the data set's lock): copies never switched to, sources moved away but not removed
+/// (kept instead where their move or root says so: `--keep`, or a root without wipes), a
+/// stale `moved-away` in the one place the data set is. Returns those removed and those kept.
+fn remove_leftovers(roots: &MoveRoots, name: &str, keep: bool) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let (mut removed, mut kept) = (Vec::new(), Vec::new());
     for other in &roots.others {
-        let dir = other.join(name);
+        let dir = other.root.join(name);
         if let Some(note) = live_move(&dir)? {
             return Err(being_moved(&dir, &note));
         }
-        if let Some(kept) = dispose_of(&dir, other, name, keep)? {
-            removed.push(kept);
-        } else {
-            removed.push(dir);
+        let asked_to_keep = std::fs::read_to_string(dir.join(MOVED_AWAY)).is_ok_and(|note| note.lines().any(|l| l == KEEP));
+        match dispose_of(&dir, &other.root, name, keep || asked_to_keep || !other.removable)? {
+            Some(hidden) => kept.push(hidden),
+            None => removed.push(dir),
         }
     }
+    let current = roots.from.join(name);
     if current.join(MOVED_AWAY).exists() {
         let path = current.join(MOVED_AWAY);
         std::fs::remove_file(&path).ctx("remove stale marker", &path)?;
@@ -262,7 +281,19 @@ fn remove_leftovers(roots: &MoveRoots, name: &str, keep: bool) -> Result<Vec<Pat
             }
         }
     }
-    Ok(removed)
+    Ok((removed, kept))
+}
+
+/// `attempt`'s answer, asked again while it is `None`: the directory of a data set it found
+/// was gone when it came to use it (moved to another root meanwhile, or wiped), and is to be
+/// found again, never made again where it was.
+pub fn found_again<T>(dataset: &Key, mut attempt: impl FnMut() -> Result<Option<T>>) -> Result<T> {
+    for _ in 0..3 {
+        if let Some(answer) = attempt()? {
+            return Ok(answer);
+        }
+    }
+    Err(Error::new(ErrorKind::Conflict, format!("data set {dataset} was moved or wiped each time this writer found it: archive again")))
 }
 
 /// Whether the data set directory `dir` was moved away (a copy elsewhere is the data set).
@@ -296,6 +327,25 @@ fn live_move(dir: &Path) -> Result<Option<String>> {
     let mut note = String::new();
     let _ = file.read_to_string(&mut note);
     Ok(Some(if note.is_empty() { "by another process".into() } else { note }))
+}
+
+/// Holds a data set's directory while a wipe or purge changes it: refused (naming the move)
+/// while a move copies it. The guard releases it.
+pub fn hold_for_change(dir: &Path, what: &str) -> Result<File> {
+    refuse_if_moving(dir, what)?;
+    lock_directory(dir, libc::LOCK_SH)
+        .map_err(|e| Error::caused_by(ErrorKind::Locked, format!("{} is being moved: {what} is refused until the move ends", dir.display()), e))
+}
+
+/// The directory `dir` opened and `flock`ed (`operation`: shared or exclusive, never waiting);
+/// an error if another process holds a lock that excludes it. Where the file system has no
+/// `flock`, the directory is merely opened.
+fn lock_directory(dir: &Path, operation: libc::c_int) -> Result<File> {
+    let file = File::open(dir).ctx("open directory", dir)?;
+    match flock(&file, operation | libc::LOCK_NB) {
+        Flock::Held => Err(Error::new(ErrorKind::Locked, format!("another process has locked {}", dir.display()))),
+        Flock::Taken | Flock::Unsupported => Ok(file),
+    }
 }
 
 fn being_moved(dir: &Path, note: &str) -> Error {
@@ -428,8 +478,9 @@ impl Snapshot {
         self.entries.iter().filter(|(_, size)| size.is_some()).count() as u64
     }
 
-    fn bytes(&self) -> u64 {
-        self.entries.iter().filter_map(|(_, size)| *size).sum()
+    fn bytes(&self) -> Result<u64> {
+        let mut sizes = self.entries.iter().filter_map(|(_, size)| *size);
+        sizes.try_fold(0u64, u64::checked_add).ok_or_else(|| Error::new(ErrorKind::Corrupt, "the data set's files add up to more than 2^64 bytes"))
     }
 
     /// Copies every file into `to` (`threads` at once), each synced, then the directories.
@@ -438,7 +489,7 @@ impl Snapshot {
             std::fs::create_dir(to.join(dir)).ctx("create directory", to.join(dir))?;
         }
         let files: Vec<(&PathBuf, u64)> = self.entries.iter().filter_map(|(p, size)| size.map(|s| (p, s))).collect();
-        let (next, done, total) = (AtomicUsize::new(0), AtomicU64::new(0), self.bytes());
+        let (next, done, total) = (AtomicUsize::new(0), AtomicU64::new(0), self.bytes()?);
         let failed: Mutex<Option<Error>> = Mutex::new(None);
         std::thread::scope(|scope| {
             for _ in 0..threads.min(files.len()) {
@@ -468,7 +519,9 @@ impl Snapshot {
 fn copy_file(from: &Path, to: &Path, size: u64, step: &dyn Fn(u64)) -> Result<()> {
     let source = File::open(from).ctx("open", from)?;
     let mode = source.metadata().ctx("stat", from)?.permissions().mode();
-    let mut target = OpenOptions::new().write(true).create_new(true).mode(mode & 0o7777).open(to).ctx("create", to)?;
+    let mut target = OpenOptions::new().write(true).create_new(true).open(to).ctx("create", to)?;
+    // As the source's, whatever the umask.
+    target.set_permissions(std::fs::Permissions::from_mode(mode & 0o7777)).ctx("set the mode of", to)?;
     let mut copied = 0;
     while copied < size {
         let chunk = (size - copied).min(PROGRESS_STEP);

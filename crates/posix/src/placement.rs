@@ -221,12 +221,15 @@ impl Placement {
         Ok(space.holding(dataset, dir_name)?.map(|root| root.data.join(dir_name)))
     }
 
-    /// The directory to archive a data set's fields into: where it is, else the first root of
-    /// its space that takes archives and exists. Refused when no space takes the data set,
-    /// when its root does not take archives, or when no root does.
-    pub fn for_archive(&self, dataset: &Key, dir_name: &str) -> Result<PathBuf> {
+    /// The directory to archive a data set's fields into, and whether the data set was found
+    /// there: where it is, else the first root of its space that takes archives and exists.
+    /// Refused when no space takes the data set, when its root does not take archives, or
+    /// when no root does. A directory found must not be made again if it is gone: the data
+    /// set moved to another root meanwhile ([`crate::moving`]), and is to be found again.
+    pub fn for_archive(&self, dataset: &Key, dir_name: &str) -> Result<(PathBuf, bool)> {
         if let Some(root) = self.only_root() {
-            return Ok(root.join(dir_name));
+            // One root: nowhere to move to.
+            return Ok((root.join(dir_name), false));
         }
         let Some(space) = self.space_of(dataset)? else {
             return Err(Error::new(
@@ -241,11 +244,11 @@ impl Placement {
                     format!("data set {dataset} is in root {}, which takes no archives (writable: false)", root.path.display()),
                 ));
             }
-            return Ok(root.data.join(dir_name));
+            return Ok((root.data.join(dir_name), true));
         }
         let writable = space.roots.iter().find(|r| !r.denied.contains(&ControlAction::Archive) && r.path.is_dir());
         match writable {
-            Some(root) => Ok(root.data.join(dir_name)),
+            Some(root) => Ok((root.data.join(dir_name), false)),
             None => {
                 let roots: Vec<String> = space.roots.iter().map(|r| r.path.display().to_string()).collect();
                 Err(Error::new(
@@ -281,7 +284,7 @@ impl Placement {
         if let [root] = roots.as_slice() {
             return Ok(root);
         }
-        let holding: Vec<&Path> = roots.iter().copied().filter(|r| r.join(dir_name).is_dir()).collect();
+        let holding = twice_if_nowhere(|| roots.iter().copied().filter(|r| r.join(dir_name).is_dir()).collect());
         match not_moved_away(holding, |r| r.join(dir_name)).as_slice() {
             [] => Ok(roots[0]),
             [root] => Ok(root),
@@ -322,9 +325,25 @@ impl Placement {
         if !to.path.is_dir() {
             return Err(Error::new(ErrorKind::NotFound, format!("root {} does not exist", to.path.display())));
         }
-        let others = space.roots.iter().filter(|r| r.data != from.data && r.data.join(dir_name).is_dir()).map(|r| r.data.clone()).collect();
+        let others = space
+            .roots
+            .iter()
+            .filter(|r| r.data != from.data && r.data.join(dir_name).is_dir())
+            .map(|r| OtherCopy { root: r.data.clone(), removable: !r.denied.contains(&ControlAction::Wipe) })
+            .collect();
         let all = space.roots.iter().map(|r| r.data.clone()).collect();
         Ok(MoveRoots { from: from.data.clone(), from_denied: from.denied.clone(), to: to.data.clone(), others, all })
+    }
+
+    /// The directories of `dataset` (named `dir_name`) moved away from roots of its space
+    /// and not yet removed (a move killed after its switch): they go with a wipe, or one of
+    /// them, alone, would be the data set again.
+    pub fn moved_away_copies(&self, dataset: &Key, dir_name: &str) -> Result<Vec<PathBuf>> {
+        if self.only_root().is_some() {
+            return Ok(Vec::new());
+        }
+        let Some(space) = self.space_of(dataset)? else { return Ok(Vec::new()) };
+        Ok(space.roots.iter().map(|r| r.data.join(dir_name)).filter(|d| d.is_dir() && crate::moving::moved_away(d)).collect())
     }
 
     /// The space taking `dataset`: the group of the first space whose `select` and `excludes`
@@ -414,7 +433,7 @@ impl Space {
 
     /// The root of this space holding data set directory `dir_name`, if one does.
     fn holding(&self, dataset: &Key, dir_name: &str) -> Result<Option<&Root>> {
-        let holding: Vec<&Root> = self.roots.iter().filter(|r| r.data.join(dir_name).is_dir()).collect();
+        let holding = twice_if_nowhere(|| self.roots.iter().filter(|r| r.data.join(dir_name).is_dir()).collect());
         match not_moved_away(holding, |r| r.data.join(dir_name)).as_slice() {
             [] => Ok(None),
             [root] => Ok(Some(root)),
@@ -478,12 +497,33 @@ pub struct MoveRoots {
     pub from_denied: BTreeSet<ControlAction>,
     /// The directory of the destination root the data set's directory goes in.
     pub to: PathBuf,
-    /// Directories of other roots holding a directory of the data set's name, each moved
-    /// away (else the data set would be in several roots): left by a move killed after its
-    /// switch.
-    pub others: Vec<PathBuf>,
+    /// Other roots holding a directory of the data set's name, each moved away (else the
+    /// data set would be in several roots): left by a move killed after its switch.
+    pub others: Vec<OtherCopy>,
     /// The directories of every root of the space.
     pub all: Vec<PathBuf>,
+}
+
+/// The roots `find` finds holding a directory, looked for again if none does: a move puts
+/// the data set in its new root before it leaves the old one, but a look at the new root
+/// before the move and at the old one after it finds it in neither; a second look, begun
+/// after the first ended, finds it in the new one.
+pub(crate) fn twice_if_nowhere<T>(find: impl Fn() -> Vec<T>) -> Vec<T> {
+    let found = find();
+    if found.is_empty() {
+        find()
+    } else {
+        found
+    }
+}
+
+/// A root holding a moved-away copy of a data set's directory.
+#[derive(Debug)]
+pub struct OtherCopy {
+    /// The root's directory.
+    pub root: PathBuf,
+    /// Whether its flags allow the copy to be removed (wipe).
+    pub removable: bool,
 }
 
 /// Of the roots holding a data set's directory (`dir` of each), those whose directory was
@@ -541,10 +581,10 @@ mod tests {
         );
         let placement = spaces(&yaml).unwrap();
         let name = "n";
-        assert_eq!(placement.for_archive(&dataset("od", "0001"), name).unwrap(), a.join(name));
-        assert_eq!(placement.for_archive(&dataset("rd", "0001"), name).unwrap(), a.join(name));
+        assert_eq!(placement.for_archive(&dataset("od", "0001"), name).unwrap().0, a.join(name));
+        assert_eq!(placement.for_archive(&dataset("rd", "0001"), name).unwrap().0, a.join(name));
         // Excluded from the first space, taken by the second's regex: its first root is missing.
-        assert_eq!(placement.for_archive(&dataset("od", "0002"), name).unwrap(), c.join(name));
+        assert_eq!(placement.for_archive(&dataset("od", "0002"), name).unwrap().0, c.join(name));
         let err = placement.for_archive(&dataset("mc", "0001"), name).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::BadRequest);
         assert!(err.to_string().contains("no space") && err.to_string().contains("mc:0001:oper"), "{err}");
@@ -578,7 +618,7 @@ mod tests {
         let (od, rd) = (dataset("od", "0001"), dataset("rd", "0001"));
         assert_eq!(placement.denied(&od, &shared.join("od")).unwrap(), BTreeSet::from([ControlAction::Archive, ControlAction::Wipe]));
         assert_eq!(placement.denied(&rd, &shared.join("rd")).unwrap(), BTreeSet::new());
-        assert_eq!(placement.for_archive(&rd, "rd").unwrap(), shared.join("rd"));
+        assert_eq!(placement.for_archive(&rd, "rd").unwrap().0, shared.join("rd"));
     }
 
     #[test]
@@ -596,7 +636,7 @@ mod tests {
         let enfo = Key::from_pairs([("class", "od"), ("expver", "0001"), ("stream", "enfo")]);
         let err = placement.for_archive(&enfo, "n").unwrap_err();
         assert!(err.to_string().contains("no space"), "{err}");
-        assert_eq!(placement.for_archive(&dataset("rd", "0001"), "n").unwrap(), b.join("n"));
+        assert_eq!(placement.for_archive(&dataset("rd", "0001"), "n").unwrap().0, b.join("n"));
     }
 
     #[test]

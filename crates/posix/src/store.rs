@@ -138,15 +138,22 @@ impl PosixStoreWriter {
 
     fn create_data_file(&self, dataset: &Key, collocation: &Key) -> Result<DataFile> {
         let dir_name = dataset_dir_name(dataset)?;
-        let dir = self.placement.for_archive(dataset, &dir_name)?;
-        // On a root of its own (else the catalogue made it), the directory's name must be
-        // durable before any commit or record points into it.
-        crate::listing::create_dir_durably(&dir)?;
-        crate::toc::refuse_foreign(&dir)?;
         let file_name = format!("{}.{}.data", collocation_name(collocation)?, unique_suffix());
-        let path = dir.join(&file_name);
-        // O_EXCL: a name collision can never make two writers share a file.
-        let file = OpenOptions::new().append(true).create_new(true).mode(0o666).open(&path).ctx("create data file", &path)?;
+        let (dir, path, file) = crate::moving::found_again(dataset, || {
+            let (dir, found) = self.placement.for_archive(dataset, &dir_name)?;
+            if !found {
+                // On a root of its own (else the catalogue made it), the directory's name must
+                // be durable before any commit or record points into it.
+                crate::listing::create_dir_durably(&dir)?;
+            }
+            crate::toc::refuse_foreign(&dir)?;
+            let path = dir.join(&file_name);
+            // O_EXCL: a name collision can never make two writers share a file.
+            match OpenOptions::new().append(true).create_new(true).mode(0o666).open(&path) {
+                Err(e) if found && e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                file => Ok(Some((dir, path.clone(), file.ctx("create data file", &path)?))),
+            }
+        })?;
         in_use::hold(&file);
         // Checked once the file is held: a move locking the data set meanwhile sees it.
         if let Err(e) = crate::moving::refuse_if_moving(&dir, "archiving into it") {

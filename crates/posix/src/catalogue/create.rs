@@ -15,10 +15,14 @@ use super::{KEY_FILE, SCHEMA_FILE, TOC_FILE};
 use crate::naming::dataset_dir_name;
 use crate::toc::identity_frame;
 
-/// Creates a dataset directory with its schema and key, or checks an existing one.
-pub(super) fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Result<()> {
+/// Creates a dataset directory with its schema and key, or checks an existing one. A data set
+/// `found` there is never made again: false if it is gone (moved or wiped meanwhile).
+pub(super) fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str, found: bool) -> Result<bool> {
     let key_path = dir.join(KEY_FILE);
     if !key_path.exists() {
+        if found {
+            return Ok(false);
+        }
         crate::listing::create_dir_durably(dir)?;
         crate::toc::refuse_foreign(dir)?;
         publish(dir, SCHEMA_FILE, schema_text.as_bytes())?;
@@ -39,7 +43,7 @@ pub(super) fn create_dataset(dir: &Path, dataset: &Key, schema_text: &str) -> Re
     if stored != *dataset {
         return Err(Error::new(ErrorKind::Corrupt, format!("directory {} holds data set {stored}, not {dataset}", dir.display())));
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Makes the entries of a directory durable (created, renamed and removed names).

@@ -131,7 +131,11 @@ impl Catalogue for PosixCatalogue {
         let roots = self.placement.roots();
         let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
-        for root in &roots {
+        // Over several roots, twice: a data set moving to a root looked at before the switch,
+        // from one looked at after its source went, is found in neither by one pass, and in
+        // its new root by a second begun after the first ended (crate::moving).
+        let passes = if roots.len() > 1 { 2 } else { 1 };
+        for root in (0..passes).flat_map(|_| &roots) {
             // Of several roots, one may be missing (FDB5 passes over it too).
             let names = match crate::listing::names(root, "read store root") {
                 Err(e) if roots.len() > 1 && !root.exists() => {
@@ -148,7 +152,11 @@ impl Catalogue for PosixCatalogue {
                 if let Some(key) = known.get(&name) {
                     out.push(key.clone());
                 } else if path.join(KEY_FILE).exists() {
-                    let key = read_key(&path)?.key;
+                    let key = match read_key(&path) {
+                        // Moved to another root (or wiped) since it was seen.
+                        Err(e) if e.kind() == ErrorKind::NotFound && !path.exists() => continue,
+                        key => key?.key,
+                    };
                     known.insert(name, key.clone());
                     out.push(key);
                 }
@@ -173,17 +181,13 @@ impl Catalogue for PosixCatalogue {
 
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         let Some(dir) = self.dataset_dir(dataset)? else { return Ok(()) };
-        crate::moving::refuse_if_moving(&dir, "wiping it")?;
-        let root = dir.parent().unwrap_or(&dir);
-        let doomed = root.join(format!(".wiped.{}", unique_suffix()));
-        match std::fs::rename(&dir, &doomed) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            other => other.ctx("hide dataset directory", &dir)?,
+        let _held = crate::moving::hold_for_change(&dir, "wiping it")?;
+        // Copies a killed move left in other roots go first: alone, one would be the data set.
+        let name = dataset_dir_name(dataset)?;
+        for copy in self.placement.moved_away_copies(dataset, &name)?.into_iter().filter(|c| *c != dir) {
+            wipe_directory(&copy)?;
         }
-        // Durable before anything in it goes: a power loss must not bring the data set back
-        // with some of its files removed.
-        sync_dir(root)?;
-        std::fs::remove_dir_all(&doomed).ctx("remove wiped dataset", &doomed)
+        wipe_directory(&dir)
     }
 
     /// The lock files, and the actions the flags of the data set's root deny.
@@ -195,7 +199,10 @@ impl Catalogue for PosixCatalogue {
     }
 
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()> {
-        let path = self.existing_dir(dataset)?.join(lock_name(action));
+        let dir = self.existing_dir(dataset)?;
+        // A lock set while the data set is copied could be left behind with the source.
+        crate::moving::refuse_if_moving(&dir, "locking or unlocking it")?;
+        let path = dir.join(lock_name(action));
         if locked {
             File::create(&path).ctx("create lock", &path)?;
         } else if let Err(e) = std::fs::remove_file(&path) {
@@ -243,6 +250,21 @@ impl CatalogueRoot for PosixCatalogue {
         }
         first_error.map_or(Ok(()), Err)
     }
+}
+
+/// Removes a data set's directory: renamed out of its name (one atomic step for readers),
+/// made durable, then removed.
+fn wipe_directory(dir: &Path) -> Result<()> {
+    let root = dir.parent().unwrap_or(dir);
+    let doomed = root.join(format!(".wiped.{}", unique_suffix()));
+    match std::fs::rename(dir, &doomed) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        other => other.ctx("hide dataset directory", dir)?,
+    }
+    // Durable before anything in it goes: a power loss must not bring the data set back
+    // with some of its files removed.
+    sync_dir(root)?;
+    std::fs::remove_dir_all(&doomed).ctx("remove wiped dataset", &doomed)
 }
 
 fn lock_name(action: ControlAction) -> String {

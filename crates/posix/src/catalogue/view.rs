@@ -37,7 +37,7 @@ impl PosixView {
         for _ in 0..2 {
             let Some(dir) = placement.existing(dataset, &name)? else { return Ok(None) };
             let schema_text = match read_schema(&dir) {
-                Err(e) if e.kind() == ErrorKind::NotFound => None,
+                Err(e) if e.kind() == ErrorKind::NotFound && !dir.exists() => None,
                 other => other?,
             };
             if let Some(schema_text) = schema_text {
@@ -130,7 +130,7 @@ impl DatasetView for PosixView {
         if indexes.is_empty() {
             return Ok(Vec::new());
         }
-        crate::moving::refuse_if_moving(&self.dir, "purging or wiping in it")?;
+        let _held = crate::moving::hold_for_change(&self.dir, "purging or wiping in it")?;
         let path = self.dir.join(TOC_FILE);
         let ids: Vec<String> = indexes.iter().map(|i| i.id.clone()).collect();
         let mut toc = OpenOptions::new().append(true).open(&path).ctx("open TOC", &path)?;

@@ -16,7 +16,7 @@ use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{CatalogueWriter, Commit, FieldLocation, Key};
 
 use super::create::{create_dataset, sync_dir};
-use super::{CommitMode, TOC_FILE};
+use super::{CommitMode, KEY_FILE, TOC_FILE};
 use crate::config::CommitSetting;
 use crate::naming::{collocation_name, dataset_dir_name};
 use crate::placement::Placement;
@@ -73,11 +73,22 @@ impl PosixCatalogueWriter {
         let i = match self.writers.find(|w| w.dataset == *dataset) {
             Some(i) => i,
             None => {
-                let dir = self.placement.for_archive(dataset, &dataset_dir_name(dataset)?)?;
-                crate::moving::refuse_if_moving(&dir, "archiving into it")?;
-                create_dataset(&dir, dataset, schema_text)?;
-                let toc_path = dir.join(TOC_FILE);
-                let toc = OpenOptions::new().append(true).create(true).mode(0o666).open(&toc_path).ctx("open TOC", &toc_path)?;
+                let name = dataset_dir_name(dataset)?;
+                let (dir, toc) = crate::moving::found_again(dataset, || {
+                    let (dir, _) = self.placement.for_archive(dataset, &name)?;
+                    // The data set is there once its key is (the store may have made the
+                    // directory first).
+                    let found = dir.join(KEY_FILE).exists();
+                    crate::moving::refuse_if_moving(&dir, "archiving into it")?;
+                    if !create_dataset(&dir, dataset, schema_text, found)? {
+                        return Ok(None);
+                    }
+                    let toc_path = dir.join(TOC_FILE);
+                    match OpenOptions::new().append(true).create(true).mode(0o666).open(&toc_path) {
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                        toc => Ok(Some((dir, toc.ctx("open TOC", &toc_path)?))),
+                    }
+                })?;
                 let mode = self.commit.mode(dir.parent().unwrap_or(&dir));
                 let marker = match (mode, boot_id()) {
                     (CommitMode::Embedded, Some(_)) => Some(Marker::create(&dir)?),

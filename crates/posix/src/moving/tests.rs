@@ -85,7 +85,7 @@ fn a_moved_data_set_is_read_from_its_new_root_and_gone_from_the_old() {
     let moved = roots.move_to(&roots.b, false).unwrap();
     assert_eq!(moved.from, roots.a.join("od:0001"));
     assert_eq!(moved.to, roots.b.join("od:0001"));
-    assert_eq!((moved.files, moved.bytes), (files_before.files(), files_before.bytes()));
+    assert_eq!((moved.files, moved.bytes), (files_before.files(), files_before.bytes().unwrap()));
     assert!(!moved.already_there && moved.kept.is_none());
     assert_eq!(Snapshot::of(&roots.b.join("od:0001")).unwrap(), files_before, "the same files, the same sizes, no marker");
     assert_eq!(crate::listing::names(&roots.a, "test").unwrap().len(), 0, "nothing left in the old root");
@@ -198,7 +198,7 @@ fn after_the_switch_the_copy_is_read_and_a_second_move_removes_the_source() {
     // Without a marker, in two roots is a conflict; with one, the copy is the data set.
     let refused = roots.store().retrieve(&Request::parse("class=od,expver=0001").unwrap()).err().expect("a conflict");
     assert_eq!(refused.kind(), ErrorKind::Conflict);
-    std::fs::write(source.join(MOVED_AWAY), "to b").unwrap();
+    std::fs::write(source.join(MOVED_AWAY), "to b\nremove\n").unwrap();
     assert_eq!(read_all(&roots.store()), ALL);
     // Run again to another root (here: back to a), the move first removes the old source.
     let moved = roots.move_to(&roots.a, false).unwrap();
@@ -206,4 +206,66 @@ fn after_the_switch_the_copy_is_read_and_a_second_move_removes_the_source() {
     assert_eq!(moved.from, copy);
     assert_eq!(read_all(&roots.store()), ALL);
     assert!(!copy.exists());
+}
+
+/// The state a move killed after its switch leaves: the copy in `b` is the data set, the
+/// source in `a` moved away (its note saying whether to keep it).
+fn switched_but_not_removed(roots: &Roots, note: &str) -> (PathBuf, PathBuf) {
+    roots.archive();
+    let (source, copy) = (roots.a.join("od:0001"), roots.b.join("od:0001"));
+    std::fs::create_dir(&copy).unwrap();
+    Snapshot::of(&source).unwrap().copy_into(&source, &copy, 1, &|_| {}).unwrap();
+    std::fs::write(source.join(MOVED_AWAY), note).unwrap();
+    (source, copy)
+}
+
+#[test]
+fn a_wipe_takes_the_copies_a_killed_move_left_with_the_data_set() {
+    let roots = Roots::new("");
+    let (source, copy) = switched_but_not_removed(&roots, "to b\nremove\n");
+    let fs = roots.store();
+    fs.wipe(&Request::parse("class=od,expver=0001").unwrap(), true).unwrap();
+    assert!(!source.exists() && !copy.exists());
+    let listed = fs.list(&Request::parse("class=od").unwrap(), fieldstore_core::ListOptions::default()).unwrap();
+    assert!(listed.fields.is_empty(), "the moved-away source must not come back");
+}
+
+#[test]
+fn a_killed_move_s_source_is_kept_where_its_move_or_its_root_says_so() {
+    for (flags, note) in [("", "to b\nkeep\n"), (", wipe: false", "to a\nremove\n")] {
+        let roots = Roots::new(flags);
+        // With wipe: false on b, the data set is moved b -> a: the source left is in b.
+        let (left, copy) = if flags.is_empty() {
+            switched_but_not_removed(&roots, note)
+        } else {
+            let (a, b) = switched_but_not_removed(&roots, note);
+            std::fs::remove_file(a.join(MOVED_AWAY)).unwrap();
+            std::fs::write(b.join(MOVED_AWAY), note).unwrap();
+            (b, a)
+        };
+        let moved = roots.move_to(copy.parent().unwrap(), false).unwrap();
+        assert!(moved.already_there && moved.leftovers_removed.is_empty(), "{flags}: {moved:?}");
+        let [kept] = moved.leftovers_kept.as_slice() else { panic!("{flags}: {moved:?}") };
+        assert_eq!(kept.parent(), left.parent());
+        assert!(kept.join("toc").exists() && !kept.join(MOVED_AWAY).exists() && !left.exists(), "{flags}");
+        assert!(!copy.join(MOVING).exists(), "{flags}: the move's own marker goes");
+        assert_eq!(read_all(&roots.store()), ALL);
+    }
+}
+
+#[test]
+fn a_wipe_or_purge_under_way_stops_a_move_and_a_move_under_way_stops_them() {
+    let roots = Roots::new("");
+    roots.archive();
+    let dir = roots.a.join("od:0001");
+    let held = hold_for_change(&dir, "wiping it").unwrap();
+    let err = roots.move_to(&roots.b, false).unwrap_err();
+    assert!(err.to_string().contains("is being wiped or purged"), "{err}");
+    assert!(!dir.join(MOVING).exists() && crate::listing::names(&roots.b, "test").unwrap().is_empty());
+    drop(held);
+    let copying = lock_directory(&dir, libc::LOCK_EX).unwrap();
+    let err = hold_for_change(&dir, "wiping it").unwrap_err();
+    assert!(fieldstore_core::Report::of(&err).to_string().contains("is being moved: wiping it is refused"), "{err}");
+    drop(copying);
+    roots.move_to(&roots.b, false).unwrap();
 }
