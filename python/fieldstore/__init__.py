@@ -254,6 +254,16 @@ class FieldStore:
             self._native.copy_to(target._native, _request_text(request), modifier_text or None, sort_by_location, read_back, batch_bytes)
         )
 
+    def move(self, request: Request, dest: Union[str, "os.PathLike[str]"], keep: bool = False, delay: float = 0.0, threads: int = 1) -> Dict[str, Any]:
+        """Moves the data sets `request` names (at least class and expver) to `dest`, another
+        root of their space in this store's POSIX configuration (FDB5's fdb-move): readers
+        find every field throughout, writers are refused while a data set moves, and a move
+        killed at any instant leaves each data set whole in one root (run it again to finish
+        it). `keep` keeps each source, hidden in its root; `delay` is the seconds between the
+        switch and the removal of a source; `threads` the files copied at once. Returns, per
+        data set, its directories before and after and the files and bytes copied."""
+        return json.loads(self._native.move_to(_request_text(request), os.fspath(dest), keep, delay, threads))
+
     def compact(self, request: Request) -> Dict[str, Any]:
         """Merges the small indexes of the data sets `request` names into larger ones
         (object-store catalogues), changing nothing any reader sees; per data set, its

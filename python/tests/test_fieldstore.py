@@ -6,6 +6,7 @@ from __future__ import annotations
 import array
 import io
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -143,6 +144,32 @@ def test_copy_to_another_store_is_verified_and_resumed(store, grib_steps, tmp_pa
     modified = store.copy_to(target, grib_only, modifiers={"expver": "0042"})
     assert modified["copied"] == len(grib_steps)
     assert sorted(e.key()["step"] for e in target.list({"class": "od", "expver": "0042"})) == sorted(str(s) for s in grib_steps)
+
+
+def test_move_takes_data_sets_to_another_root_unless_a_writer_has_them_open(grib_steps, tmp_path: Path):
+    tiers = [tmp_path / "tier1", tmp_path / "tier2"]
+    for tier in tiers:
+        tier.mkdir()
+    space = {"roots": [{"path": str(tier)} for tier in tiers]}
+    config = {"catalogue": {"type": "posix", "spaces": [space]}, "store": {"type": "posix", "spaces": [space]}}
+    writer = fieldstore.FieldStore(config)
+    for message in grib_steps.values():
+        writer.archive(message)
+    writer.flush()
+    request = {"class": "od", "expver": "0001", "date": "20070424"}
+    with pytest.raises(fieldstore.Locked, match="a writer has .* open"):
+        writer.move(request, tiers[1])
+    del writer
+    store = fieldstore.FieldStore(config)
+    before = store.retrieve(request).read()
+    [moved] = store.move(request, tiers[1], threads=2)["datasets"]
+    assert moved["from"].startswith(str(tiers[0])) and moved["to"].startswith(str(tiers[1])) and moved["files"] >= 4
+    assert os.listdir(tiers[0]) == []
+    assert store.retrieve(request).read() == before == grib_steps[0] + grib_steps[6] + grib_steps[12]
+    with pytest.raises(fieldstore.BadRequest, match="needs 'class'"):
+        store.move({"expver": "0001"}, tiers[0])
+    with pytest.raises(fieldstore.BadRequest, match="no root of the space"):
+        store.move(request, tmp_path)
 
 
 def test_errors_are_exceptions_of_their_kind(store, root, tmp_path: Path):

@@ -15,6 +15,9 @@ use fieldstore_posix::naming::dataset_dir_name;
 
 pub use fieldstore_posix::moving::{DatasetMove, MoveOptions, MoveProgress};
 
+/// The keywords every request of a move must name, so that none moves the whole store.
+const MINIMUM_KEYS: [&str; 2] = ["class", "expver"];
+
 /// What a move did, data set by data set.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct MoveReport {
@@ -60,6 +63,12 @@ pub fn move_datasets(
     }
     let mut datasets = Vec::new();
     for request in requests {
+        if let Some(missing) = MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("move needs '{missing}' in the request {request} (it must name at least {})", MINIMUM_KEYS.join(", ")),
+            ));
+        }
         let matches = fs.list(request, ListOptions { depth: 1, ..ListOptions::default() })?;
         if let Some(why) = matches.explanation {
             return Err(Error::new(ErrorKind::NotFound, format!("nothing to move for {request}: {why}")));

@@ -296,6 +296,22 @@ pub fn found_again<T>(dataset: &Key, mut attempt: impl FnMut() -> Result<Option<
     Err(Error::new(ErrorKind::Conflict, format!("data set {dataset} was moved or wiped each time this writer found it: archive again")))
 }
 
+/// The error of a writer whose data set's directory `dir` is no longer where it wrote: moved
+/// to another root, or wiped. Either way what it wrote since its last flush went with the old
+/// directory ([`Error::Wiped`], which makes the writer forget it).
+pub fn gone_under_writer(placement: &Placement, dataset: &Key, dir: Option<&Path>) -> Error {
+    let wiped = Error::Wiped { dataset: dataset.to_string() };
+    let now = dataset_dir_name(dataset).and_then(|name| placement.existing(dataset, &name));
+    match (now, dir) {
+        (Ok(Some(now)), Some(dir)) if now != dir && !moved_away(&now) => Error::caused_by(
+            ErrorKind::Conflict,
+            format!("data set {dataset} was moved to {} while this handle wrote into {}: archive again", now.display(), dir.display()),
+            wiped,
+        ),
+        _ => wiped,
+    }
+}
+
 /// Whether the data set directory `dir` was moved away (a copy elsewhere is the data set).
 pub fn moved_away(dir: &Path) -> bool {
     dir.join(MOVED_AWAY).exists()

@@ -321,7 +321,7 @@ impl CommitCarrier for PosixStoreWriter {
         // publishes them.
         for (w, written) in self.writers.iter().zip(written) {
             if written && !w.in_place()? {
-                return Err(Error::Wiped { dataset: w.dataset.to_string() });
+                return Err(crate::moving::gone_under_writer(&self.placement, &w.dataset, w.path.parent()));
             }
         }
         Ok(carriers.iter().map(Option::is_some).collect())

@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use fieldstore::{Config, ControlAction, FieldEntry, FieldStore, Key, ListOptions, Request};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -27,6 +28,8 @@ use reader::Reader;
 struct Handle {
     /// Taken only by `Drop`, which drops it with the GIL released.
     store: ManuallyDrop<FieldStore>,
+    /// The configuration it was opened with (a move places data sets by its roots).
+    config: Config,
     owner: Owner,
 }
 
@@ -52,7 +55,7 @@ impl Handle {
         }
         .map_err(to_py)?;
         let store = py.detach(|| fieldstore::open(&config)).map_err(to_py)?;
-        Ok(Handle { store: ManuallyDrop::new(store), owner: Owner::current() })
+        Ok(Handle { store: ManuallyDrop::new(store), config, owner: Owner::current() })
     }
 
     /// Archives `data` under `key` (a MARS key, `class=od,expver=0001,...`), or, without a key,
@@ -198,6 +201,18 @@ impl Handle {
             batch_bytes: batch_bytes.filter(|b| *b > 0).unwrap_or(defaults.batch_bytes),
         };
         json(py.detach(|| fieldstore::copy(&self.store, &target.store, &[request], &options, &mut |_| {})).map_err(to_py)?)
+    }
+
+    /// Moves the data sets a request names to another root of the configuration (FDB5's
+    /// fdb-move, [`fieldstore::move_datasets`]); the report as JSON.
+    #[pyo3(signature = (request, dest, keep=false, delay=0.0, threads=1))]
+    fn move_to(&self, py: Python<'_>, request: &str, dest: PathBuf, keep: bool, delay: f64, threads: usize) -> PyResult<String> {
+        self.owner.check("FieldStore")?;
+        let request = self.request(request)?;
+        let delay = std::time::Duration::try_from_secs_f64(delay)
+            .map_err(|e| PyValueError::new_err(format!("delay={delay}: not a number of seconds ({e})")))?;
+        let options = fieldstore::MoveOptions { destination: dest, keep, delay, threads: threads.clamp(1, 256) };
+        json(py.detach(|| fieldstore::move_datasets(&self.config, &self.store, &[request], &options, &|_, _| {})).map_err(to_py)?)
     }
 
     /// Merges the indexes of the data sets a request names into fewer, larger ones; the

@@ -33,6 +33,8 @@ pub struct PosixCatalogueWriter {
 /// What one writer has archived into one dataset since its last flush.
 pub(super) struct DatasetWriter {
     dataset: Key,
+    /// Where data set directories are found, should this one move.
+    placement: Arc<Placement>,
     dir: PathBuf,
     toc: File,
     /// Present while TOC records or segments this writer appended may not be durable
@@ -97,6 +99,7 @@ impl PosixCatalogueWriter {
                 let dataset = dataset.clone();
                 self.writers.push(DatasetWriter {
                     dataset,
+                    placement: self.placement.clone(),
                     dir,
                     toc,
                     marker,
@@ -225,7 +228,7 @@ impl DatasetWriter {
         // is no longer at its path were wiped with it, and this flush must not say otherwise.
         if !self.toc_in_place()? {
             self.wiped = true;
-            return Err(Error::Wiped { dataset: self.dataset.to_string() });
+            return Err(crate::moving::gone_under_writer(&self.placement, &self.dataset, Some(&self.dir)));
         }
         Ok(())
     }

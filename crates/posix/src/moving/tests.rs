@@ -269,3 +269,18 @@ fn a_wipe_or_purge_under_way_stops_a_move_and_a_move_under_way_stops_them() {
     drop(copying);
     roots.move_to(&roots.b, false).unwrap();
 }
+
+#[test]
+fn a_writer_whose_directory_moved_is_told_where_it_went() {
+    let roots = Roots::new("");
+    roots.archive();
+    roots.move_to(&roots.b, false).unwrap();
+    let old = roots.a.join("od:0001");
+    let err = gone_under_writer(&roots.placement(), &dataset(), Some(&old));
+    assert!(err.is_wiped(), "the writer forgets what it wrote there");
+    let text = fieldstore_core::Report::of(&err).to_string();
+    assert!(text.contains(&format!("was moved to {}", roots.b.join("od:0001").display())), "{text}");
+    // Gone from every root: wiped.
+    roots.store().wipe(&Request::parse("class=od,expver=0001").unwrap(), true).unwrap();
+    assert!(matches!(gone_under_writer(&roots.placement(), &dataset(), Some(&old)), Error::Wiped { .. }));
+}
