@@ -254,14 +254,30 @@ class FieldStore:
             self._native.copy_to(target._native, _request_text(request), modifier_text or None, sort_by_location, read_back, batch_bytes)
         )
 
-    def move(self, request: Request, dest: Union[str, "os.PathLike[str]"], keep: bool = False, delay: float = 0.0, threads: int = 1) -> Dict[str, Any]:
+    def move(
+        self,
+        request: Request,
+        dest: Optional[Union[str, "os.PathLike[str]"]] = None,
+        keep: bool = False,
+        delay: float = 0.0,
+        threads: int = 1,
+        target: Optional["FieldStore"] = None,
+    ) -> Dict[str, Any]:
         """Moves the data sets `request` names (at least class and expver) to `dest`, another
         root of their space in this store's POSIX configuration (FDB5's fdb-move): readers
         find every field throughout, writers are refused while a data set moves, and a move
         killed at any instant leaves each data set whole in one root (run it again to finish
         it). `keep` keeps each source, hidden in its root; `delay` is the seconds between the
         switch and the removal of a source; `threads` the files copied at once. Returns, per
-        data set, its directories before and after and the files and bytes copied."""
+        data set, its directories before and after and the files and bytes copied.
+
+        Or, with `target` (another `FieldStore`, any backend) instead of `dest`: each data set
+        is locked for archiving, copied with one flush, every field checked in `target`, then
+        wiped here; per data set, its copy's counts."""
+        if (dest is None) == (target is None):
+            raise ValueError("move needs dest (a root) or target (another FieldStore), not both")
+        if target is not None:
+            return json.loads(self._native.move_to_store(target._native, _request_text(request)))
         return json.loads(self._native.move_to(_request_text(request), os.fspath(dest), keep, delay, threads))
 
     def compact(self, request: Request) -> Dict[str, Any]:

@@ -170,6 +170,14 @@ def test_move_takes_data_sets_to_another_root_unless_a_writer_has_them_open(grib
         store.move({"expver": "0001"}, tiers[0])
     with pytest.raises(fieldstore.BadRequest, match="no root of the space"):
         store.move(request, tmp_path)
+    # Into another store: all of it there, none of it here.
+    elsewhere = fieldstore.FieldStore(posix_config(tmp_path / "elsewhere"))
+    [moved] = store.move(request, target=elsewhere)["datasets"]
+    assert moved["copy"]["fields"] == len(grib_steps) and moved["copy"]["copied"] == len(grib_steps)
+    assert elsewhere.retrieve(request).read() == before
+    assert list(store.list({"class": "od", "expver": "0001"})) == []
+    with pytest.raises(ValueError, match="dest .* or target"):
+        store.move(request)
 
 
 def test_errors_are_exceptions_of_their_kind(store, root, tmp_path: Path):

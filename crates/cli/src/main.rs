@@ -200,17 +200,23 @@ Examples:\n  fieldstore copy --source fdb5-config.yaml --target s3.yaml class=od
         #[arg(long)]
         json: bool,
     },
-    /// Move whole data sets to another root of the configuration (FDB5's fdb-move): read all along, writers refused meanwhile
-    #[command(after_help = "Readers find every field, once, throughout; archive, wipe and purge of a data set are refused while it moves.
-A move killed at any instant leaves each data set whole in one root: run it again to finish it.
+    /// Move whole data sets to another root (FDB5's fdb-move) or another config's store: read all along, writers refused meanwhile
+    #[command(after_help = "--dest: readers find every field, once, throughout; archive, wipe and purge of a data set are refused while
+it moves; a move killed at any instant leaves each data set whole in one root: run it again to finish it.
+--target: each data set locked for archiving, copied with one flush (the target's readers see none of it, then all), every
+field read back, then wiped from the source; killed, run it again to finish it.
 Examples:\n  fieldstore --config fdb5-config.yaml move --dest /data/tier2 class=od,expver=0001,stream=oper,date=20231201,time=1200
-  fieldstore move --dest /data/tier2 --keep --json class=rd,expver=xywz,stream=oper,date=20190603,time=0")]
+  fieldstore move --dest /data/tier2 --keep --json class=rd,expver=xywz,stream=oper,date=20190603,time=0
+  fieldstore move --target s3.yaml class=od,expver=0001,stream=oper,date=20231201")]
     Move {
         #[command(flatten)]
         request: RequestArgs,
         /// The root to move to: one of the roots of the data sets' space (fdb-move --dest)
-        #[arg(long, value_name = "ROOT")]
-        dest: PathBuf,
+        #[arg(long, value_name = "ROOT", required_unless_present = "target", conflicts_with = "target")]
+        dest: Option<PathBuf>,
+        /// Move into the store this config names instead (any backend)
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["keep", "delay", "threads"])]
+        target: Option<PathBuf>,
         /// Keep each source, hidden in its root as .kept.DIR=..., instead of removing it
         #[arg(long)]
         keep: bool,
@@ -546,10 +552,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Move { transport: Some(transport), .. } => {
             bail!("--transport {transport}: fieldstore moves with one process (FDB5's MPI transport is not supported); leave it out")
         }
-        Command::Move { request, dest, keep, delay, threads, transport: None, json } => {
+        Command::Move { request, target: Some(target), transport: None, json, .. } => move_to_store(config, &request, &target, json),
+        Command::Move { request, dest: Some(dest), keep, delay, threads, transport: None, json, .. } => {
             let options = fieldstore::MoveOptions { destination: dest, keep, delay: std::time::Duration::from_secs(delay), threads: threads.into() };
             move_datasets(config, &request, &options, json)
         }
+        Command::Move { .. } => bail!("move needs --dest ROOT or --target FILE"),
         Command::Schema { check, split } => schema(config, check.as_deref(), split.as_deref()),
         Command::Info { json } => {
             let config = Config::resolve(config)?;
@@ -714,23 +722,25 @@ fn move_datasets(config: Option<&Path>, request: &RequestArgs, options: &fieldst
     fs.check_exists()?;
     let requests: Vec<Request> = request.requests(&fs, MINIMUM_KEYS_TO_CHANGE)?.into_iter().map(|r| r.request).collect();
     let started = std::time::Instant::now();
-    let bar: std::sync::Mutex<Option<(Key, indicatif::ProgressBar)>> = std::sync::Mutex::new(None);
+    // Files are copied by several threads.
+    let bar = std::sync::Mutex::new(output::DatasetBar::default());
     let report = fieldstore::move_datasets(&resolved, &fs, &requests, options, &|dataset, p| {
-        let mut bar = bar.lock().unwrap_or_else(|e| e.into_inner());
-        if bar.as_ref().is_none_or(|(d, _)| d != dataset) {
-            if let Some((_, done)) = bar.take() {
-                done.finish_and_clear();
-            }
-            *bar = Some((dataset.clone(), output::progress(p.total, &format!("moving {dataset}"))));
-        }
-        if let Some((_, b)) = bar.as_ref() {
-            b.set_position(p.done);
-        }
+        bar.lock().unwrap_or_else(|e| e.into_inner()).show(dataset, p.done, p.total);
     });
-    if let Some((_, b)) = bar.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        b.finish_and_clear();
-    }
+    bar.into_inner().unwrap_or_else(|e| e.into_inner()).finish();
     output::print_move(&report?, started.elapsed().as_secs_f64(), json)
+}
+
+/// `move --target`: each data set moved with a progress bar, then the summary.
+fn move_to_store(config: Option<&Path>, request: &RequestArgs, target: &Path, json: bool) -> anyhow::Result<()> {
+    let source = open_existing(config)?;
+    let requests: Vec<Request> = request.requests(&source, MINIMUM_KEYS_TO_CHANGE)?.into_iter().map(|r| r.request).collect();
+    let target = open(Some(target))?;
+    let started = std::time::Instant::now();
+    let mut bar = output::DatasetBar::default();
+    let report = fieldstore::move_to_store(&source, &target, &requests, &mut |dataset, p| bar.show(dataset, p.done, p.total));
+    bar.finish();
+    output::print_store_move(&report?, started.elapsed().as_secs_f64(), json)
 }
 
 /// Where retrieved fields go: standard output, or a file written under a temporary name beside

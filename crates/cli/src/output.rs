@@ -134,6 +134,30 @@ pub fn print_json_or<T: Serialize + ?Sized>(value: &T, json: bool, text: fn(&T) 
     Ok(())
 }
 
+/// A progress bar per data set, each replaced by the next data set's as it begins.
+#[derive(Default)]
+pub struct DatasetBar(Option<(fieldstore::Key, ProgressBar)>);
+
+impl DatasetBar {
+    /// Shows `done` of `total` bytes of `dataset`.
+    pub fn show(&mut self, dataset: &fieldstore::Key, done: u64, total: u64) {
+        if self.0.as_ref().is_none_or(|(d, _)| d != dataset) {
+            self.finish();
+            self.0 = Some((dataset.clone(), progress(total, &format!("moving {dataset}"))));
+        }
+        if let Some((_, bar)) = &self.0 {
+            bar.set_position(done);
+        }
+    }
+
+    /// Clears the bar shown.
+    pub fn finish(&mut self) {
+        if let Some((_, bar)) = self.0.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// A report as JSON, with the seconds its command took beside its fields.
 fn print_json_timed<T: Serialize>(report: &T, seconds: f64) -> anyhow::Result<()> {
     #[derive(Serialize)]
@@ -186,6 +210,26 @@ pub fn print_move(report: &fieldstore::MoveReport, seconds: f64, json: bool) -> 
     let moved: Vec<&fieldstore::DatasetMove> = report.datasets.iter().filter(|m| !m.already_there).collect();
     let bytes = moved.iter().map(|m| m.bytes).sum::<u64>();
     note!("moved {} data set(s), {} in {seconds:.2} s", moved.len(), human_bytes(bytes));
+    Ok(())
+}
+
+/// A move to another store's summary: each data set's fields moved, found there already and checked.
+pub fn print_store_move(report: &fieldstore::StoreMoveReport, seconds: f64, json: bool) -> anyhow::Result<()> {
+    if json {
+        return print_json_timed(report, seconds);
+    }
+    for m in &report.datasets {
+        let c = &m.copy;
+        note!(
+            "moved {}: {} fields ({}), {} of them in the target already, every one checked there; wiped from the source",
+            m.dataset,
+            c.fields,
+            human_bytes(c.bytes),
+            c.already_there
+        );
+    }
+    let bytes = report.datasets.iter().map(|m| m.copy.bytes).sum::<u64>();
+    note!("moved {} data set(s), {} in {seconds:.2} s", report.datasets.len(), human_bytes(bytes));
     Ok(())
 }
 

@@ -48,8 +48,12 @@ impl Site {
     }
 
     fn command(&self, args: &[&str], fault: Option<(&str, &Path)>) -> Command {
+        self.command_with("config.yaml", args, fault)
+    }
+
+    fn command_with(&self, config: &str, args: &[&str], fault: Option<(&str, &Path)>) -> Command {
         let mut command = Command::new(BIN);
-        command.arg("--config").arg(self.dir.join("config.yaml")).args(args).env_remove("FIELDSTORE_CONFIG");
+        command.current_dir(&self.dir).arg("--config").arg(self.dir.join(config)).args(args).env_remove("FIELDSTORE_CONFIG");
         if let Some((spec, log)) = fault {
             let _ = std::fs::remove_file(log);
             command.env("LD_PRELOAD", injector()).env("FIELDSTORE_FAULT_ROOT", &self.dir).env("FIELDSTORE_FAULT_LOG", log);
@@ -72,11 +76,16 @@ impl Site {
 
     /// What a reader sees of the data set: its fields' bytes and its listing.
     fn answer(&self) -> String {
+        self.answer_of("config.yaml")
+    }
+
+    /// What a reader of the store `config` names sees of the data set.
+    fn answer_of(&self, config: &str) -> String {
         let output = self.dir.join("retrieved.grib");
         let _ = std::fs::remove_file(&output);
         let request = format!("{DATASET},{EVERYTHING}");
-        let out = self.run(&["retrieve", &request, "-o", &output.to_string_lossy()]);
-        let listed = self.run(&["list", &request, "--porcelain"]);
+        let out = self.command_with(config, &["retrieve", &request, "-o", &output.to_string_lossy()], None).output().unwrap();
+        let listed = self.command_with(config, &["list", &request, "--porcelain"], None).output().unwrap();
         let bytes = std::fs::read(&output).unwrap_or_default();
         let digest = fieldstore::checksum::crc32c(&bytes);
         format!("retrieve: {} {} bytes, crc32c {digest:08x}\nlist: {}", out.status.success(), bytes.len(), String::from_utf8_lossy(&listed.stdout))
@@ -242,4 +251,63 @@ fn while_a_move_runs_readers_see_every_field_once_and_writers_and_wipes_are_refu
     }
     assert!(frozen >= 10, "{frozen}");
     eprintln!("{frozen} points of a move looked at");
+}
+
+#[test]
+fn a_move_to_another_store_killed_at_any_call_shows_the_data_set_whole_and_run_again_completes() {
+    assert!(faults_available(), "the fault injector must be built");
+    let scratch = tempfile::tempdir().unwrap();
+    let (base, _) = prepared(scratch.path());
+    let other = |site: &Site| {
+        let root = site.dir.join("other");
+        std::fs::write(site.dir.join("other.yaml"), format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display()))
+            .unwrap();
+    };
+    let expected = base.answer();
+    other(&base);
+    let nothing = base.answer_of("other.yaml");
+    let args = ["move", "--target", "other.yaml", DATASET];
+    let log = scratch.path().join("trial.log");
+    let counting = base.copy_to(scratch.path().join("count"));
+    other(&counting);
+    assert!(counting.command(&args, Some(("", &log))).output().unwrap().status.success());
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let mut trials = 0;
+    for class in ["write", "sync", "rename", "unlink"] {
+        for n in 1..=calls.lines().filter(|l| l.starts_with(&format!("{class} "))).count() {
+            let spec = format!("{class}:{n}:kill");
+            let trial = base.copy_to(scratch.path().join("trial"));
+            other(&trial);
+            let out = trial.command(&args, Some((&spec, &log))).output().unwrap();
+            assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{spec}: {}", String::from_utf8_lossy(&out.stderr));
+            // Each store shows the data set whole or not at all, and one of them shows it.
+            let (here, there) = (trial.answer(), trial.answer_of("other.yaml"));
+            assert!(here == expected || there == expected, "{spec}: in neither store whole:\n{here}\n{there}");
+            assert!(there == expected || there == nothing, "{spec}: the target shows part of it:\n{there}");
+            // Killed once the source was wiped, there is nothing left to move: said so.
+            let moved_already = trial.ok(&["list", "--all", "--depth", "1"]).is_empty();
+            let again = trial.run(&args);
+            let stderr = String::from_utf8_lossy(&again.stderr);
+            assert!(again.status.success() != moved_already, "{spec}: {stderr}");
+            assert!(!moved_already || stderr.contains("nothing to move"), "{spec}: {stderr}");
+            assert_eq!(trial.answer_of("other.yaml"), expected, "{spec}: after the move run again");
+            assert!(trial.ok(&["list", "--all", "--depth", "1"]).is_empty(), "{spec}: the source keeps it");
+            trials += 1;
+        }
+    }
+    assert!(trials >= 20, "{trials}");
+    eprintln!("{trials} moves to another store killed");
+    // Frozen at its first sync (the target's flush): the source is read whole, the target shows
+    // nothing yet, and writers of the data set are refused.
+    let trial = base.copy_to(scratch.path().join("trial"));
+    other(&trial);
+    let mut mover = trial.command(&args, Some(("sync:1:stop", &log))).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    assert!(stopped(&mut mover));
+    assert_eq!((trial.answer(), trial.answer_of("other.yaml")), (expected.clone(), nothing.clone()));
+    let archived = trial.run(&["archive", &scratch.path().join("late.grib").to_string_lossy()]);
+    assert!(String::from_utf8_lossy(&archived.stderr).contains("is locked for archive"), "{}", String::from_utf8_lossy(&archived.stderr));
+    // SAFETY: kill takes no pointers; the child is ours and stopped.
+    assert_eq!(unsafe { libc::kill(mover.id() as libc::pid_t, libc::SIGCONT) }, 0);
+    assert!(mover.wait().unwrap().success());
+    assert_eq!((trial.answer_of("other.yaml"), trial.ok(&["list", "--all", "--depth", "1"])), (expected, String::new()));
 }

@@ -49,7 +49,7 @@ mod moving;
 
 pub use copy::{copy, CopyOptions, CopyProgress, CopyReport};
 pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
-pub use moving::{move_datasets, DatasetMove, MoveOptions, MoveProgress, MoveReport};
+pub use moving::{move_datasets, move_to_store, DatasetMove, DatasetTransfer, MoveOptions, MoveProgress, MoveReport, StoreMoveReport};
 
 use fieldstore_core::factory::{Factory, PoolSection, Section};
 

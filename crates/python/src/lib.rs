@@ -215,6 +215,15 @@ impl Handle {
         json(py.detach(|| fieldstore::move_datasets(&self.config, &self.store, &[request], &options, &|_, _| {})).map_err(to_py)?)
     }
 
+    /// Moves the data sets a request names into `target`, another store of any backend
+    /// ([`fieldstore::move_to_store`]); the report as JSON.
+    fn move_to_store(&self, py: Python<'_>, target: &Handle, request: &str) -> PyResult<String> {
+        self.owner.check("FieldStore")?;
+        target.owner.check("FieldStore")?;
+        let request = self.request(request)?;
+        json(py.detach(|| fieldstore::move_to_store(&self.store, &target.store, &[request], &mut |_, _| {})).map_err(to_py)?)
+    }
+
     /// Merges the indexes of the data sets a request names into fewer, larger ones; the
     /// report as JSON.
     fn compact(&self, py: Python<'_>, request: &str) -> PyResult<String> {
