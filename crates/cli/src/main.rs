@@ -554,7 +554,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Move { request, target: Some(target), transport: None, json, .. } => move_to_store(config, &request, &target, json),
         Command::Move { request, dest: Some(dest), keep, delay, threads, transport: None, json, .. } => {
-            let options = fieldstore::MoveOptions { destination: dest, keep, delay: std::time::Duration::from_secs(delay), threads: threads.into() };
+            let options =
+                fieldstore::MoveOptions { destination: dest, keep, delay: std::time::Duration::from_secs(delay), threads: threads.into() };
             move_datasets(config, &request, &options, json)
         }
         Command::Move { .. } => bail!("move needs --dest ROOT or --target FILE"),

@@ -250,8 +250,10 @@ fn moves_run_between_every_backend() {
     let mut from = "source.yaml";
     for (name, text) in &every_backend(&pair, "move") {
         std::fs::write(pair.path(name), text).unwrap();
-        let summary: serde_json::Value =
-            serde_json::from_slice(&pair.ok(from, &["move", "--target", name, "class=od,expver=1", "--minimum-keys", "class,expver", "--json"])).unwrap();
+        let summary: serde_json::Value = serde_json::from_slice(
+            &pair.ok(from, &["move", "--target", name, "class=od,expver=1", "--minimum-keys", "class,expver", "--json"]),
+        )
+        .unwrap();
         let moved: u64 = summary["datasets"].as_array().unwrap().iter().map(|d| count(&d["copy"], "fields")).sum();
         assert_eq!(moved, fields, "{from} to {name}: {summary}");
         assert_eq!(pair.messages(name), source, "{from} to {name}: the same bytes");

@@ -34,7 +34,8 @@ impl Site {
             std::fs::create_dir_all(dir.join(root)).unwrap();
         }
         let spaces = format!("spaces: [{{roots: [{{path: {0}/a}}, {{path: {0}/b}}]}}]", dir.display());
-        std::fs::write(dir.join("config.yaml"), format!("catalogue: {{type: posix, {spaces}}}\nstore: {{type: posix, {spaces}}}\n")).unwrap();
+        std::fs::write(dir.join("config.yaml"), format!("catalogue: {{type: posix, {spaces}}}\nstore: {{type: posix, {spaces}}}\n"))
+            .unwrap();
         Site { dir }
     }
 
@@ -88,7 +89,12 @@ impl Site {
         let listed = self.command_with(config, &["list", &request, "--porcelain"], None).output().unwrap();
         let bytes = std::fs::read(&output).unwrap_or_default();
         let digest = fieldstore::checksum::crc32c(&bytes);
-        format!("retrieve: {} {} bytes, crc32c {digest:08x}\nlist: {}", out.status.success(), bytes.len(), String::from_utf8_lossy(&listed.stdout))
+        format!(
+            "retrieve: {} {} bytes, crc32c {digest:08x}\nlist: {}",
+            out.status.success(),
+            bytes.len(),
+            String::from_utf8_lossy(&listed.stdout)
+        )
     }
 
     /// The roots holding the data set: those with its directory, less those moved away when
@@ -260,8 +266,11 @@ fn a_move_to_another_store_killed_at_any_call_shows_the_data_set_whole_and_run_a
     let (base, _) = prepared(scratch.path());
     let other = |site: &Site| {
         let root = site.dir.join("other");
-        std::fs::write(site.dir.join("other.yaml"), format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display()))
-            .unwrap();
+        std::fs::write(
+            site.dir.join("other.yaml"),
+            format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display()),
+        )
+        .unwrap();
     };
     let expected = base.answer();
     other(&base);

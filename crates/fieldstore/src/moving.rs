@@ -139,7 +139,8 @@ pub fn move_to_store(
     let mut report = StoreMoveReport::default();
     for dataset in datasets_named(source, requests)? {
         let request = Request::parse(&dataset.to_string())?;
-        let locked_before = source.control(&request, &[ControlAction::Archive], None)?.iter().any(|(_, l)| l.contains(&ControlAction::Archive));
+        let locked_before =
+            source.control(&request, &[ControlAction::Archive], None)?.iter().any(|(_, l)| l.contains(&ControlAction::Archive));
         // FDB5's databases read in place refuse this: nothing of theirs is copied to be kept twice.
         source.control(&request, &[ControlAction::Archive], Some(true))?;
         let copied = copy_whole(source, target, &dataset, &request, progress);

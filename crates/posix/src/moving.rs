@@ -146,7 +146,8 @@ pub fn move_dataset(
             ),
         ));
     }
-    let moved = crate::listing::create_dir_durably(&roots.to).and_then(|()| copy_and_switch(&source, &roots.to, &name, &lock, options, progress));
+    let moved =
+        crate::listing::create_dir_durably(&roots.to).and_then(|()| copy_and_switch(&source, &roots.to, &name, &lock, options, progress));
     let (files, bytes, incoming_lock) = match moved {
         Ok(done) => done,
         Err(e) => {
@@ -159,7 +160,10 @@ pub fn move_dataset(
     report.kept = dispose_of(&source, &roots.from, &name, options.keep).map_err(|e| {
         Error::caused_by(
             e.kind(),
-            format!("data set {dataset} is in {} now, but its source was not removed: run the move again to remove it", report.to.display()),
+            format!(
+                "data set {dataset} is in {} now, but its source was not removed: run the move again to remove it",
+                report.to.display()
+            ),
             e,
         )
     })?;
@@ -194,7 +198,10 @@ fn copy_and_switch(
         if now != before || !crate::listing::still_at(&lock.file, &lock.path)? {
             return Err(Error::new(
                 ErrorKind::Conflict,
-                format!("{} changed while it was copied (a writer, a wipe or a purge): nothing moved; run the move again", source.display()),
+                format!(
+                    "{} changed while it was copied (a writer, a wipe or a purge): nothing moved; run the move again",
+                    source.display()
+                ),
             ));
         }
         refuse_live_writers(source)?;
@@ -321,10 +328,9 @@ pub fn moved_away(dir: &Path) -> bool {
 /// it") is refused until it ends.
 pub fn refuse_if_moving(dir: &Path, what: &str) -> Result<()> {
     match live_move(dir)? {
-        Some(note) => Err(Error::new(
-            ErrorKind::Locked,
-            format!("{} is being moved ({note}): {what} is refused until the move ends", dir.display()),
-        )),
+        Some(note) => {
+            Err(Error::new(ErrorKind::Locked, format!("{} is being moved ({note}): {what} is refused until the move ends", dir.display())))
+        }
         None => Ok(()),
     }
 }
@@ -349,8 +355,9 @@ fn live_move(dir: &Path) -> Result<Option<String>> {
 /// while a move copies it. The guard releases it.
 pub fn hold_for_change(dir: &Path, what: &str) -> Result<File> {
     refuse_if_moving(dir, what)?;
-    lock_directory(dir, libc::LOCK_SH)
-        .map_err(|e| Error::caused_by(ErrorKind::Locked, format!("{} is being moved: {what} is refused until the move ends", dir.display()), e))
+    lock_directory(dir, libc::LOCK_SH).map_err(|e| {
+        Error::caused_by(ErrorKind::Locked, format!("{} is being moved: {what} is refused until the move ends", dir.display()), e)
+    })
 }
 
 /// The directory `dir` opened and `flock`ed (`operation`: shared or exclusive, never waiting);
@@ -483,7 +490,10 @@ impl Snapshot {
             } else {
                 return Err(Error::new(
                     ErrorKind::Unsupported,
-                    format!("{} is neither a file nor a directory of writers' markers: the data set is not moved", root.join(&path).display()),
+                    format!(
+                        "{} is neither a file nor a directory of writers' markers: the data set is not moved",
+                        root.join(&path).display()
+                    ),
                 ));
             }
         }
@@ -496,7 +506,9 @@ impl Snapshot {
 
     fn bytes(&self) -> Result<u64> {
         let mut sizes = self.entries.iter().filter_map(|(_, size)| *size);
-        sizes.try_fold(0u64, u64::checked_add).ok_or_else(|| Error::new(ErrorKind::Corrupt, "the data set's files add up to more than 2^64 bytes"))
+        sizes
+            .try_fold(0u64, u64::checked_add)
+            .ok_or_else(|| Error::new(ErrorKind::Corrupt, "the data set's files add up to more than 2^64 bytes"))
     }
 
     /// Copies every file into `to` (`threads` at once), each synced, then the directories.

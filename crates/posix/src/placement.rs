@@ -319,7 +319,10 @@ impl Placement {
         if to.denied.contains(&ControlAction::Wipe) {
             return Err(Error::new(
                 ErrorKind::Locked,
-                format!("root {} takes no wipes (writable: false or wipe: false): a data set moved there could not be moved or wiped again", to.path.display()),
+                format!(
+                    "root {} takes no wipes (writable: false or wipe: false): a data set moved there could not be moved or wiped again",
+                    to.path.display()
+                ),
             ));
         }
         if !to.path.is_dir() {

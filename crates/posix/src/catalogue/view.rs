@@ -42,7 +42,14 @@ impl PosixView {
             };
             if let Some(schema_text) = schema_text {
                 let toc = TocReader::new(dir.join(TOC_FILE));
-                return Ok(Some(PosixView { dataset: dataset.clone(), placement: placement.clone(), dir, schema_text, toc, segments: HashMap::new() }));
+                return Ok(Some(PosixView {
+                    dataset: dataset.clone(),
+                    placement: placement.clone(),
+                    dir,
+                    schema_text,
+                    toc,
+                    segments: HashMap::new(),
+                }));
             }
             if dir.exists() {
                 // There, without its key yet: a data set being created.
