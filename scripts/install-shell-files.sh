@@ -5,6 +5,8 @@
 #   PREFIX/share/zsh/site-functions/_fieldstore
 #   PREFIX/share/fish/vendor_completions.d/fieldstore.fish
 #   PREFIX/share/man/man1/fieldstore.1, fieldstore-list.1, ...
+#   PREFIX/bin/fdb-list, ...: links to the binary, which run as FDB5's tools of those names
+#   (its options, its output: docs/fdb5-users.md)
 # The binary is $FIELDSTORE_BIN, else `fieldstore` on PATH, else this checkout's release build
 # (built if missing).
 #   scripts/install-shell-files.sh [PREFIX]        (sudo scripts/install-shell-files.sh /usr/local)
@@ -24,4 +26,8 @@ install_generated "$prefix/share/bash-completion/completions/fieldstore" "$bin" 
 install_generated "$prefix/share/zsh/site-functions/_fieldstore" "$bin" completions zsh
 install_generated "$prefix/share/fish/vendor_completions.d/fieldstore.fish" "$bin" completions fish
 "$bin" --quiet man --out "$prefix/share/man/man1"
-echo "installed completions and man pages under $prefix (man fieldstore-list; bash: new shells complete 'fieldstore li<TAB>')"
+mkdir -p "$prefix/bin"
+for tool in $("$bin" fdb5-tools); do
+  ln -sfn "$(realpath "$bin")" "$prefix/bin/$tool"
+done
+echo "installed completions, man pages and FDB5's tools' names ($("$bin" fdb5-tools | tr '\n' ' ')) under $prefix (man fieldstore-list; bash: new shells complete 'fieldstore li<TAB>')"

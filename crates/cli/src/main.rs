@@ -40,6 +40,7 @@ macro_rules! detail {
 }
 
 mod bench;
+mod fdb5_tools;
 mod output;
 mod sample;
 
@@ -261,6 +262,9 @@ Examples:\n  fieldstore --config fdb5-config.yaml move --dest /data/tier2 class=
     /// Benchmarks: hammer, field-io, ior, analyze, sweep, and side-by-side comparison with FDB5
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// The names of FDB5's tools this binary runs as (for the links the install script makes)
+    #[command(hide = true)]
+    Fdb5Tools,
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to standard output
     #[command(after_help = "Examples:\n  fieldstore completions bash > ~/.local/share/bash-completion/completions/fieldstore\n  \
 fieldstore completions zsh > ~/.zfunc/_fieldstore\n  fieldstore completions fish > ~/.config/fish/completions/fieldstore.fish")]
@@ -447,6 +451,10 @@ fn main() {
         libc::signal(libc::SIGBUS, mapped_file_truncated as *const () as libc::sighandler_t);
     }
     keep_freed_heap();
+    // One of FDB5's tools: run under its name (a link `fdb-list`), or `fieldstore fdb-list ...`.
+    if let Some((tool, args)) = fdb5_tools::invoked(std::env::args_os().collect()) {
+        std::process::exit(fdb5_tools::run(&tool, &args));
+    }
     let cli = Cli::try_parse().unwrap_or_else(|e| {
         // --help and --version are no errors; a wrong argument exits 1, as any other error
         // does (FDB5's tools' convention), after clap's message and usage.
@@ -572,6 +580,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Sample(args) => sample::run(&args),
         Command::Bench(b) => bench::run(&b, config),
+        Command::Fdb5Tools => {
+            for name in fdb5_tools::names() {
+                outln!("{name}");
+            }
+            Ok(())
+        }
         Command::Completions { shell } => {
             let mut out = std::io::stdout().lock();
             clap_complete::generate(shell, &mut Cli::command(), "fieldstore", &mut out);

@@ -385,6 +385,11 @@ fn completions_man_pages_help_and_verbosity() {
         prefix.join("share/bash-completion/completions/fieldstore").display()
     ));
     assert_eq!(String::from_utf8_lossy(&completed.stdout), "list\n--porcelain\n", "{completed:?}");
+    // FDB5's tools' names, linked to the binary, run as those tools.
+    let link = prefix.join("bin/fdb-list");
+    assert_eq!(std::fs::canonicalize(&link).unwrap(), std::fs::canonicalize(env!("CARGO_BIN_EXE_fieldstore")).unwrap());
+    let usage = Command::new(&link).arg("--bogus").output().unwrap();
+    assert!(String::from_utf8_lossy(&usage.stdout).starts_with("Invalid option --bogus\nUsage: fdb-list [options]"), "{usage:?}");
     let man = std::fs::read_to_string(prefix.join("share/man/man1/fieldstore-list.1")).unwrap();
     assert!(man.contains("fieldstore\\-list") && man.contains("Examples:") && man.contains("\\-\\-porcelain"), "{man}");
     // Every command but the benchmarks' ends its help with examples.
