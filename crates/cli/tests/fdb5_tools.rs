@@ -71,60 +71,72 @@ impl Fdb5Site {
     }
 }
 
-/// Every option of `fdb-list` alone and in the combinations scripts use, several requests per
-/// call, FDB5's option forms, requests it expands, and the command lines it refuses.
-const FDB_LIST: &[&str] = &[
-    "class=od,expver=1",
-    "class=od,expver=1 --porcelain",
-    "class=od,expver=1 --json",
-    "class=od,expver=1 --location",
-    "class=od,expver=1 --length",
-    "class=od,expver=1 --location --length --porcelain",
-    "class=od,expver=1 --full",
-    "class=od,expver=1 --full --porcelain --location",
-    "class=od,expver=1 --only-duplicates",
-    "class=od,expver=1 --only-duplicates --json",
-    "class=od,expver=1 --depth=1",
-    "class=od,expver=1 --depth 2",
-    "class=od,expver=1 --depth=1 --json",
-    "class=od,expver=1 --depth=2 --json",
-    "class=od,expver=1 --depth=2 --length",
-    "class=od,expver=1 --compact",
-    "class=od,expver=1 --compact --porcelain",
-    "class=od,expver=1 --compact --depth=1",
-    "class=od,expver=1,date=20231201 --compact",
-    "class=od,expver=1,step=0 class=od,expver=1,date=20231202 --porcelain",
-    "class=od,expver=1,step=0 class=od,expver=1,date=20231202",
-    "class=od,expver=1,step=0/to/12/by/6,param=t,date=20231201,levelist=500.0",
-    "class=od,expver=1,step=99",
-    "class=od,expver=1,step=99 --json",
-    "--minimum-keys= --all --depth=1",
-    "--minimum-keys=class class=od --depth=1 --porcelain",
-    "",
-    "class=od",
-    "--all",
-    "class=od,expver=1 --bogus",
-    "class=od,expver=1 --compact --full",
-    "class=od,expver=1 --compact --location",
-    "class=od,expver=1 --compact --only-duplicates",
-    "class=od,expver=1 --full --only-duplicates",
-    "class=od,expver=1 --json --timestamp",
+/// Each tool's options alone and in the combinations scripts use, several requests per call,
+/// FDB5's option forms, requests it expands, and the command lines it refuses.
+const COMMAND_LINES: &[&str] = &[
+    "fdb-list class=od,expver=1",
+    "fdb-list class=od,expver=1 --porcelain",
+    "fdb-list class=od,expver=1 --json",
+    "fdb-list class=od,expver=1 --location",
+    "fdb-list class=od,expver=1 --length",
+    "fdb-list class=od,expver=1 --location --length --porcelain",
+    "fdb-list class=od,expver=1 --full",
+    "fdb-list class=od,expver=1 --full --porcelain --location",
+    "fdb-list class=od,expver=1 --only-duplicates",
+    "fdb-list class=od,expver=1 --only-duplicates --json",
+    "fdb-list class=od,expver=1 --depth=1",
+    "fdb-list class=od,expver=1 --depth 2",
+    "fdb-list class=od,expver=1 --depth=1 --json",
+    "fdb-list class=od,expver=1 --depth=2 --json",
+    "fdb-list class=od,expver=1 --depth=2 --length",
+    "fdb-list class=od,expver=1 --compact",
+    "fdb-list class=od,expver=1 --compact --porcelain",
+    "fdb-list class=od,expver=1 --compact --depth=1",
+    "fdb-list class=od,expver=1,date=20231201 --compact",
+    "fdb-list class=od,expver=1,step=0 class=od,expver=1,date=20231202 --porcelain",
+    "fdb-list class=od,expver=1,step=0 class=od,expver=1,date=20231202",
+    "fdb-list class=od,expver=1,step=0/to/12/by/6,param=t,date=20231201,levelist=500.0",
+    "fdb-list class=od,expver=1,step=99",
+    "fdb-list class=od,expver=1,step=99 --json",
+    "fdb-list --minimum-keys= --all --depth=1",
+    "fdb-list --minimum-keys=class class=od --depth=1 --porcelain",
+    "fdb-list",
+    "fdb-list class=od",
+    "fdb-list --all",
+    "fdb-list class=od,expver=1 --bogus",
+    "fdb-list class=od,expver=1 --compact --full",
+    "fdb-list class=od,expver=1 --compact --location",
+    "fdb-list class=od,expver=1 --compact --only-duplicates",
+    "fdb-list class=od,expver=1 --full --only-duplicates",
+    "fdb-list class=od,expver=1 --json --timestamp",
+    "fdb-axes class=od,expver=1",
+    "fdb-axes class=od,expver=1 --json",
+    "fdb-axes class=od,expver=1 --level=1",
+    "fdb-axes class=od,expver=1 --level=2 --json",
+    "fdb-axes class=od,expver=1,step=99",
+    "fdb-axes class=od,expver=1,levtype=sfc",
+    "fdb-axes class=od,expver=1,date=20231202",
+    "fdb-axes class=od,expver=1,step=0 class=od,expver=1,date=20231202 --json",
+    "fdb-axes class=od,expver=1,step=0,param=131,levelist=850",
+    "fdb-axes class=od",
+    "fdb-axes class=od,expver=1 --bogus",
+    "fdb-axes --minimum-keys= --all --level=2",
 ];
 
 #[test]
-fn fdb_list_prints_what_fdb5_s_prints_and_exits_as_it_does() {
+fn fdb5_s_tools_print_what_fdb5_s_print_and_exit_as_they_do() {
     let site = Fdb5Site::new();
     let mut differences = Vec::new();
-    for args in FDB_LIST {
-        let [fdb5, fieldstore] = site.both(&format!("fdb-list {args}"));
+    for command in COMMAND_LINES {
+        let [fdb5, fieldstore] = site.both(command);
         if fdb5 != fieldstore {
             differences.push(format!(
-                "fdb-list {args}\n--- FDB5 (exit {:?}):\n{}\n--- fieldstore (exit {:?}):\n{}",
+                "{command}\n--- FDB5 (exit {:?}):\n{}\n--- fieldstore (exit {:?}):\n{}",
                 fdb5.1, fdb5.0, fieldstore.1, fieldstore.0
             ));
         }
     }
-    assert!(differences.is_empty(), "{} of {} command lines differ:\n{}", differences.len(), FDB_LIST.len(), differences.join("\n"));
+    assert!(differences.is_empty(), "{} of {} command lines differ:\n{}", differences.len(), COMMAND_LINES.len(), differences.join("\n"));
 }
 
 #[test]

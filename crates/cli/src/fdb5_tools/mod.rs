@@ -4,6 +4,7 @@
 //! commands keep their defaults; these keep FDB5's, and `crates/cli/tests/fdb5_tools.rs` runs
 //! each command line on FDB5's tools and on these and compares what they print.
 
+mod axes;
 mod list;
 mod options;
 mod text;
@@ -19,7 +20,7 @@ use options::{usage, CommandLine, Opt};
 type Tool = fn(&[String]) -> Result<(), Failure>;
 
 /// The tools here, by FDB5's name.
-const TOOLS: &[(&str, Tool)] = &[("fdb-list", list::run)];
+const TOOLS: &[(&str, Tool)] = &[("fdb-axes", axes::run), ("fdb-list", list::run)];
 
 /// The names of the tools here.
 pub fn names() -> impl Iterator<Item = &'static str> {

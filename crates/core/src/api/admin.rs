@@ -144,6 +144,18 @@ impl FieldStore {
 
     /// The values present for each keyword among what a request names, in numeric order.
     pub fn axes(&self, request: &Request) -> Result<(Axes, Option<String>)> {
+        self.axes_of(request, false)
+    }
+
+    /// The values of each keyword in the indexes a request names, whole: an index the
+    /// request names gives all its values, those the request leaves out too (FDB5's
+    /// `fdb-axes`, whose axes are its indexes'), in numeric order.
+    pub fn index_axes(&self, request: &Request) -> Result<(Axes, Option<String>)> {
+        self.axes_of(request, true)
+    }
+
+    /// [`FieldStore::axes`], or with `whole_indexes` [`FieldStore::index_axes`].
+    fn axes_of(&self, request: &Request, whole_indexes: bool) -> Result<(Axes, Option<String>)> {
         let matches = self.resolve(request, ListOptions { depth: 2, ..ListOptions::default() }, Some(ControlAction::List))?;
         let mut axes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (dataset, coll) in &matches.collocations {
@@ -158,7 +170,7 @@ impl FieldStore {
                     .get(kw.as_str())
                     .into_iter()
                     .flat_map(|a| a.iter())
-                    .filter(|v| c.as_ref().is_none_or(|c| c.iter().any(|x| x == v)));
+                    .filter(|v| whole_indexes || c.as_ref().is_none_or(|c| c.iter().any(|x| x == v)));
                 axes.entry(kw.clone()).or_default().extend(values.map(String::from));
             }
         }
