@@ -11,8 +11,9 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_fieldstore");
 
 /// FDB5's tool runner and a work directory with an FDB5 root written by `fdb-write`: one data
-/// set archived twice (every field superseded once), another once, fields of 2 steps, 2
-/// levels and 2 parameters, and an FDB5 config reading that root with the same schema.
+/// set archived twice (every field superseded once), another once and locked by `fdb-lock`
+/// for retrieve and wipe, fields of 2 steps, 2 levels and 2 parameters, and an FDB5 config
+/// reading that root with the same schema.
 struct Fdb5Site {
     work: tempfile::TempDir,
     tool: String,
@@ -41,7 +42,8 @@ impl Fdb5Site {
         let site = Fdb5Site { work, tool };
         site.shell(
             "$F sample --steps 0/6 --params 130/131 --levels 500/850 -o a.grib && $F sample --date 20231202 --steps 12 --params 130 -o b.grib \
-             && $FDB fdb-write a.grib && $FDB fdb-write a.grib && $FDB fdb-write b.grib",
+             && $FDB fdb-write a.grib && $FDB fdb-write a.grib && $FDB fdb-write b.grib \
+             && $FDB fdb-lock class=od,expver=1,stream=oper,date=20231202,time=1200 --retrieve --wipe",
         );
         site
     }
@@ -120,6 +122,16 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-axes class=od,expver=1,step=0,param=131,levelist=850",
     "fdb-axes class=od",
     "fdb-axes class=od,expver=1 --bogus",
+    "fdb-where class=od,expver=1",
+    "fdb-where class=od,expver=1 --porcelain",
+    "fdb-where class=od,expver=1,step=99",
+    "fdb-where class=od,expver=2",
+    "fdb-where class=od,expver=2 --ignore-no-data",
+    "fdb-where class=od",
+    "fdb-status class=od,expver=1",
+    "fdb-status class=od,expver=2",
+    "fdb-status class=od,expver=1,date=20231202 class=od,expver=1,date=20231201",
+    "fdb-status --minimum-keys= --all",
     "fdb-axes --minimum-keys= --all --level=2",
 ];
 

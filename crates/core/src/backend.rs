@@ -317,6 +317,12 @@ pub trait Catalogue: Send + Sync {
     fn set_lock(&self, dataset: &Key, action: ControlAction, locked: bool) -> Result<()>;
     /// Where the dataset's catalogue lives, for humans (`fieldstore where`).
     fn describe(&self, dataset: &Key) -> String;
+    /// Where the dataset's catalogue is, as other programs name it (a directory: FDB5's
+    /// `fdb-where` prints it); none if it is not there, or where the catalogue has no such
+    /// name (the default).
+    fn locations(&self, _dataset: &Key) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
     /// The place the catalogue is kept in, if that place can be missing ([`CatalogueRoot`], an
     /// optional capability). Default: `None` (a backend whose open fails without its place).
     fn root(&self) -> Option<&dyn CatalogueRoot> {

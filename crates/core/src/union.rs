@@ -113,6 +113,15 @@ impl Catalogue for UnionCatalogue {
         self.main.set_lock(dataset, action, locked)
     }
 
+    /// Those of each catalogue holding it.
+    fn locations(&self, dataset: &Key) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for catalogue in std::iter::once(&self.main).chain(self.beside.iter()) {
+            out.extend(catalogue.locations(dataset)?);
+        }
+        Ok(out)
+    }
+
     fn describe(&self, dataset: &Key) -> String {
         let mut places = Vec::new();
         for catalogue in std::iter::once(&self.main).chain(self.beside.iter()) {

@@ -134,6 +134,10 @@ impl Catalogue for Fdb5Catalogue {
         Some(self)
     }
 
+    fn locations(&self, dataset: &Key) -> Result<Vec<String>> {
+        Ok(self.dir_of(dataset)?.into_iter().map(|d| d.display().to_string()).collect())
+    }
+
     fn describe(&self, dataset: &Key) -> String {
         match self.dir_of(dataset) {
             Ok(Some(dir)) => format!("FDB5 database {}, read in place", dir.display()),

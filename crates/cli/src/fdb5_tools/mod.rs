@@ -8,6 +8,7 @@ mod axes;
 mod list;
 mod options;
 mod text;
+mod where_;
 
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
@@ -20,7 +21,8 @@ use options::{usage, CommandLine, Opt};
 type Tool = fn(&[String]) -> Result<(), Failure>;
 
 /// The tools here, by FDB5's name.
-const TOOLS: &[(&str, Tool)] = &[("fdb-axes", axes::run), ("fdb-list", list::run)];
+const TOOLS: &[(&str, Tool)] =
+    &[("fdb-axes", axes::run), ("fdb-list", list::run), ("fdb-status", where_::run_status), ("fdb-where", where_::run_where)];
 
 /// The names of the tools here.
 pub fn names() -> impl Iterator<Item = &'static str> {

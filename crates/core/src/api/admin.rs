@@ -125,6 +125,9 @@ pub struct WhereReport {
     pub catalogue: String,
     /// Where its bytes live, as the store describes it for humans.
     pub store: String,
+    /// Where its catalogue is, as other programs name it (a directory), where the catalogue
+    /// says ([`crate::backend::Catalogue::locations`]).
+    pub locations: Vec<String>,
 }
 
 /// One index's entries split into live and superseded ones, newest index first.
@@ -438,10 +441,13 @@ impl FieldStore {
     /// Where each named dataset's catalogue and bytes live.
     pub fn where_is(&self, request: &Request) -> Result<Vec<WhereReport>> {
         let datasets = self.all_datasets_matching(request)?;
-        Ok(datasets
+        datasets
             .into_iter()
-            .map(|d| WhereReport { catalogue: self.catalogue().describe(&d), store: self.store().describe(&d), dataset: d })
-            .collect())
+            .map(|d| {
+                let locations = self.catalogue().locations(&d)?;
+                Ok(WhereReport { catalogue: self.catalogue().describe(&d), store: self.store().describe(&d), locations, dataset: d })
+            })
+            .collect()
     }
 
     /// Datasets a request names, locked or not (for control and where); none is an error

@@ -213,6 +213,11 @@ impl Catalogue for PosixCatalogue {
         Ok(())
     }
 
+    fn locations(&self, dataset: &Key) -> Result<Vec<String>> {
+        let dir = self.dataset_dir(dataset)?.filter(|d| d.join(KEY_FILE).exists());
+        Ok(dir.into_iter().map(|d| d.display().to_string()).collect())
+    }
+
     fn describe(&self, dataset: &Key) -> String {
         match self.existing_dir(dataset) {
             Ok(dir) => format!("posix {} (commit: {})", dir.display(), self.commit.mode(dir.parent().unwrap_or(&dir)).name()),
