@@ -43,7 +43,9 @@ impl Fdb5Site {
         site.shell(
             "$F sample --steps 0/6 --params 130/131 --levels 500/850 -o a.grib && $F sample --date 20231202 --steps 12 --params 130 -o b.grib \
              && $FDB fdb-write a.grib && $FDB fdb-write a.grib && $FDB fdb-write b.grib \
-             && $FDB fdb-lock class=od,expver=1,stream=oper,date=20231202,time=1200 --retrieve --wipe",
+             && $FDB fdb-lock class=od,expver=1,stream=oper,date=20231202,time=1200 --retrieve --wipe \
+             && printf 'retrieve,class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=0/6,levelist=500,param=131/t\\n' > two.req \
+             && printf 'retrieve,class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=99,param=130\\n' > none.req",
         );
         site
     }
@@ -61,15 +63,25 @@ impl Fdb5Site {
         out
     }
 
-    /// Standard output and exit code of `command` (`fdb-list ARGS`) run by FDB5, then by fieldstore.
-    fn both(&self, command: &str) -> [(String, Option<i32>); 2] {
+    /// Standard output, exit code and the file `{out}` names of `command` (`fdb-list ARGS`) run
+    /// by FDB5, then by fieldstore; rates and times (`fdb-read`'s last lines) left out.
+    fn both(&self, command: &str) -> [(String, Option<i32>, Vec<u8>); 2] {
         let config = self.work.path().join("fdb5.yaml");
-        let run = |script: String| {
-            let out =
+        let run = |script: String, out: &str| {
+            let output = self.work.path().join(out);
+            let _ = std::fs::remove_file(&output);
+            let script = script.replace("{out}", out);
+            let done =
                 Command::new("bash").current_dir(self.work.path()).env_remove("FIELDSTORE_CONFIG").args(["-c", &script]).output().unwrap();
-            (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+            let timed = ["Read  rate:", "Write rate:", "Save into:"];
+            let stdout = String::from_utf8_lossy(&done.stdout);
+            let kept: Vec<&str> = stdout.split_inclusive('\n').filter(|l| !timed.iter().any(|t| l.starts_with(t))).collect();
+            (kept.concat(), done.status.code(), std::fs::read(output).unwrap_or_default())
         };
-        [run(format!("{} {command}", self.tool)), run(format!("{BIN} --config {} {command}", config.display()))]
+        [
+            run(format!("{} {command}", self.tool), "fdb5.out"),
+            run(format!("{BIN} --config {} {command}", config.display()), "fieldstore.out"),
+        ]
     }
 }
 
@@ -132,6 +144,13 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-status class=od,expver=2",
     "fdb-status class=od,expver=1,date=20231202 class=od,expver=1,date=20231201",
     "fdb-status --minimum-keys= --all",
+    "fdb-read two.req {out}",
+    "fdb-read none.req {out}",
+    "fdb-read --extract b.grib {out}",
+    "fdb-read --extract a.grib {out}",
+    "fdb-read --raw two.req /dev/null",
+    "fdb-read two.req",
+    "fdb-read --bogus two.req {out}",
     "fdb-axes --minimum-keys= --all --level=2",
 ];
 
@@ -142,10 +161,8 @@ fn fdb5_s_tools_print_what_fdb5_s_print_and_exit_as_they_do() {
     for command in COMMAND_LINES {
         let [fdb5, fieldstore] = site.both(command);
         if fdb5 != fieldstore {
-            differences.push(format!(
-                "{command}\n--- FDB5 (exit {:?}):\n{}\n--- fieldstore (exit {:?}):\n{}",
-                fdb5.1, fdb5.0, fieldstore.1, fieldstore.0
-            ));
+            let [a, b] = [&fdb5, &fieldstore].map(|(stdout, code, file)| format!("exit {code:?}, {} bytes written:\n{stdout}", file.len()));
+            differences.push(format!("{command}\n--- FDB5, {a}\n--- fieldstore, {b}"));
         }
     }
     assert!(differences.is_empty(), "{} of {} command lines differ:\n{}", differences.len(), COMMAND_LINES.len(), differences.join("\n"));
@@ -169,4 +186,36 @@ fn the_binary_runs_as_fdb_list_under_that_name() {
     let unknown = Command::new(BIN).args(["fdb-nothing"]).output().unwrap();
     assert_eq!(unknown.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("fdb-nothing is not one of FDB5's tools"));
+}
+
+/// `fdb-write` into a new FDB5 root and, through an FDB5 config of another, into fieldstore:
+/// the same lines printed, the same exit codes, and then the same fields listed by each.
+#[test]
+fn fdb_write_archives_as_fdb5_s_does() {
+    let site = Fdb5Site::new();
+    let (fdb5_root, ours) = (site.work.path().join("fdb5-new"), site.work.path().join("ours"));
+    std::fs::create_dir_all(&ours).unwrap();
+    let config = std::fs::read_to_string(site.work.path().join("fdb5.yaml")).unwrap();
+    let ours_config = site.work.path().join("ours.yaml");
+    std::fs::write(&ours_config, config.replace(&*site.work.path().join("fdb").to_string_lossy(), &ours.to_string_lossy())).unwrap();
+    let fdb5_tool = site.tool.replace(&*site.work.path().join("fdb").to_string_lossy(), &fdb5_root.to_string_lossy());
+    let ours_tool = format!("{BIN} --config {}", ours_config.display());
+    let run = |prefix: &str, args: &str| {
+        let out = Command::new("bash").current_dir(site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+    };
+    for args in [
+        "a.grib b.grib",
+        "--modifiers=expver=0042 --include-filter=step=6 a.grib",
+        "--exclude-filter=param=131 a.grib",
+        "missing.grib",
+        "--bogus a.grib",
+    ] {
+        assert_eq!(run(&fdb5_tool, &format!("fdb-write {args}")), run(&ours_tool, &format!("fdb-write {args}")), "fdb-write {args}");
+    }
+    let list = "fdb-list --minimum-keys= --all --porcelain --full | sort";
+    let listed = run(&fdb5_tool, list);
+    // a.grib and b.grib, step 6 of a.grib as expver 0042, then param 130 of a.grib again.
+    assert_eq!(listed.0.lines().count(), 8 + 1 + 4 + 4, "{listed:?}");
+    assert_eq!(run(&ours_tool, list), listed);
 }

@@ -9,20 +9,27 @@ mod list;
 mod options;
 mod text;
 mod where_;
+mod write_read;
 
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
 use fieldstore::{Config, FieldStore, Request};
 
-use options::{usage, CommandLine, Opt};
+use options::{usage, CommandLine, Opt, Synopsis};
 
 /// A tool's run: its arguments, the program name left out.
 type Tool = fn(&[String]) -> Result<(), Failure>;
 
 /// The tools here, by FDB5's name.
-const TOOLS: &[(&str, Tool)] =
-    &[("fdb-axes", axes::run), ("fdb-list", list::run), ("fdb-status", where_::run_status), ("fdb-where", where_::run_where)];
+const TOOLS: &[(&str, Tool)] = &[
+    ("fdb-axes", axes::run),
+    ("fdb-list", list::run),
+    ("fdb-read", write_read::run_read),
+    ("fdb-status", where_::run_status),
+    ("fdb-where", where_::run_where),
+    ("fdb-write", write_read::run_write),
+];
 
 /// The names of the tools here.
 pub fn names() -> impl Iterator<Item = &'static str> {
@@ -96,7 +103,7 @@ pub enum Failure {
 
 impl Failure {
     fn usage(message: String, tool: &str, options: &[&[Opt]]) -> Failure {
-        Failure::Usage(message, usage(tool, "class=rd,expver=xywz,stream=oper,date=20190603,time=00", options))
+        Failure::Usage(message, usage(tool, &Synopsis::Visit, options))
     }
 
     fn user(message: &str) -> Failure {
@@ -113,7 +120,7 @@ impl Failure {
 
     fn print(&self) {
         match self {
-            Failure::Usage(message, usage) => println!("{message}\n{usage}"),
+            Failure::Usage(message, usage) => println!("{message}{usage}"),
             Failure::User(message) => eprintln!("Exception: UserError: {message}"),
             Failure::Unsupported(message) => eprintln!("fieldstore: not supported: {message}"),
             Failure::Store(e) => eprintln!("fieldstore: error: {}", report(e)),
@@ -149,6 +156,24 @@ impl From<anyhow::Error> for Failure {
     fn from(e: anyhow::Error) -> Failure {
         Failure::Store(e)
     }
+}
+
+/// A request's keywords and their values as FDB5 prints them: expanded by their types
+/// (`expver=1` as `0001`, `step=0/to/12/by/6` as `0/6/12`, `param=t` as `130`), unless `raw`,
+/// in the request's order.
+fn expanded(fs: &FieldStore, request: &Request, raw: bool) -> Result<Vec<(String, String)>, Failure> {
+    let types = fs.schema().global_types();
+    let mut pairs = Vec::new();
+    for keyword in request.keywords() {
+        let given = request.get(keyword).map(ToString::to_string).unwrap_or_default();
+        let ty = types.iter().find(|(k, _)| k == keyword).map_or(fieldstore::types::KeywordType::Default, |(_, t)| *t);
+        let values = match (raw, request.values(keyword, ty)) {
+            (false, Ok(Some(values))) => values.join("/"),
+            _ => given,
+        };
+        pairs.push((keyword.to_string(), values));
+    }
+    Ok(pairs)
 }
 
 /// A visiting tool's store and requests (FDB5's `FDBVisitTool`): the config of `--config` or
@@ -187,20 +212,10 @@ impl ToolRequests {
     /// unless `--raw`).
     fn requests(&self) -> Result<Vec<(Request, String)>, Failure> {
         let keywords = self.store.schema().keywords();
-        let types = self.store.schema().global_types();
         let mut out = Vec::new();
         for request in &self.requests {
             let request = request.for_fields(|k| keywords.contains(k))?.request;
-            let mut pairs = Vec::new();
-            for keyword in request.keywords() {
-                let given = request.get(keyword).map(ToString::to_string).unwrap_or_default();
-                let ty = types.iter().find(|(k, _)| k == keyword).map_or(fieldstore::types::KeywordType::Default, |(_, t)| *t);
-                let values = match (self.raw, request.values(keyword, ty)) {
-                    (false, Ok(Some(values))) => values.join("/"),
-                    _ => given,
-                };
-                pairs.push((keyword.to_string(), values));
-            }
+            let pairs = expanded(&self.store, &request, self.raw)?;
             let lines: Vec<String> = text::in_mars_order(pairs).into_iter().map(|(k, v)| format!("\t{k}={v}")).collect();
             // `--all` (a request naming nothing) prints as FDB5 prints it.
             let header = if lines.is_empty() { " -- ALL --".to_string() } else { format!("list,\n{}\n\n", lines.join(",\n")) };

@@ -107,11 +107,24 @@ impl CommandLine {
     }
 }
 
-/// FDB5's usage text for a tool: its line, an example, and every option with its help.
-pub fn usage(tool: &str, example: &str, options: &[&[Opt]]) -> String {
-    let mut text = format!(
-        "Usage: {tool} [options] [request1] [request2] ...\n\nExamples:\n=========\n\n{tool} {example}\n\n\nOptions are:\n===========:\n\n"
-    );
+/// What FDB5 prints after a command line it refuses, before the options: a visiting tool's
+/// usage line and example (`fdb-list`), or a tool's own synopsis (`fdb-read`).
+pub enum Synopsis {
+    Visit,
+    Lines(&'static str),
+}
+
+/// FDB5's usage text for a tool, printed after the message saying what is wrong: its
+/// synopsis, and every option with its help.
+pub fn usage(tool: &str, synopsis: &Synopsis, options: &[&[Opt]]) -> String {
+    let mut text = match synopsis {
+        Synopsis::Visit => format!(
+            "\nUsage: {tool} [options] [request1] [request2] ...\n\nExamples:\n=========\n\n{tool} \
+             class=rd,expver=xywz,stream=oper,date=20190603,time=00\n\n\n"
+        ),
+        Synopsis::Lines(lines) => format!("\n\n{lines}\n"),
+    };
+    text.push_str("Options are:\n===========:\n\n");
     for opt in options.iter().flat_map(|o| o.iter()) {
         let value = match opt.value {
             Value::Switch => "",
