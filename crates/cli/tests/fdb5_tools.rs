@@ -189,9 +189,11 @@ fn the_binary_runs_as_fdb_list_under_that_name() {
 }
 
 /// `fdb-write` into a new FDB5 root and, through an FDB5 config of another, into fieldstore:
-/// the same lines printed, the same exit codes, and then the same fields listed by each.
+/// the same lines printed, the same exit codes, and then the same fields listed by each; then
+/// `fdb-lock` and `fdb-unlock` on each's own data sets print the same (each root's path read
+/// as the other's).
 #[test]
-fn fdb_write_archives_as_fdb5_s_does() {
+fn fdb_write_lock_and_unlock_change_as_fdb5_s_do() {
     let site = Fdb5Site::new();
     let (fdb5_root, ours) = (site.work.path().join("fdb5-new"), site.work.path().join("ours"));
     std::fs::create_dir_all(&ours).unwrap();
@@ -218,4 +220,19 @@ fn fdb_write_archives_as_fdb5_s_does() {
     // a.grib and b.grib, step 6 of a.grib as expver 0042, then param 130 of a.grib again.
     assert_eq!(listed.0.lines().count(), 8 + 1 + 4 + 4, "{listed:?}");
     assert_eq!(run(&ours_tool, list), listed);
+    let (theirs, ours_dir) = (fdb5_root.to_string_lossy().into_owned(), ours.join("fieldstore").to_string_lossy().into_owned());
+    for args in [
+        "fdb-lock class=od,expver=1,stream=oper,date=20231201,time=1200 --retrieve --wipe",
+        "fdb-lock class=od,expver=42,stream=oper,date=20231201,time=1200 --list",
+        "fdb-status class=od",
+        "fdb-unlock class=od,expver=1,stream=oper,date=20231201,time=1200 --wipe",
+        "fdb-unlock class=od,expver=42,stream=oper,date=20231201,time=1200 --list --archive",
+        "fdb-status class=od",
+        "fdb-lock class=od,expver=1",
+        "fdb-lock class=od,expver=1,stream=oper,date=20231201,time=1200",
+        "fdb-unlock class=od,expver=1,stream=oper,date=20231201,time=1200 --bogus",
+    ] {
+        let (stdout, code) = run(&ours_tool, args);
+        assert_eq!(run(&fdb5_tool, args), (stdout.replace(&ours_dir, &theirs), code), "{args}");
+    }
 }

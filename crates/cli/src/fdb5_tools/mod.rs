@@ -6,6 +6,7 @@
 
 mod axes;
 mod list;
+mod lock;
 mod options;
 mod text;
 mod where_;
@@ -25,8 +26,10 @@ type Tool = fn(&[String]) -> Result<(), Failure>;
 const TOOLS: &[(&str, Tool)] = &[
     ("fdb-axes", axes::run),
     ("fdb-list", list::run),
+    ("fdb-lock", lock::run_lock),
     ("fdb-read", write_read::run_read),
     ("fdb-status", where_::run_status),
+    ("fdb-unlock", lock::run_unlock),
     ("fdb-where", where_::run_where),
     ("fdb-write", write_read::run_write),
 ];

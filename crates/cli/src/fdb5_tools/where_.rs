@@ -4,7 +4,9 @@
 
 use std::io::Write;
 
-use fieldstore::{ControlAction, ErrorKind, Request};
+use std::collections::BTreeSet;
+
+use fieldstore::{ControlAction, ErrorKind, FieldStore, Key, Request};
 
 use super::options::{CommandLine, Opt, Value, VISIT, VISIT_LAST};
 use super::{Failure, ToolRequests};
@@ -40,17 +42,23 @@ pub fn run_status(args: &[String]) -> Result<(), Failure> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (request, _) in tool.requests()? {
         for (dataset, locks) in found(line.has("ignore-no-data"), &request, || tool.store.control(&request, &[], None))? {
-            writeln!(out, "Database: {{{}}}", dataset.display_non_empty())?;
-            let locations = tool.store.where_is(&Request::parse(&dataset.to_string())?)?;
-            for location in locations.iter().filter(|w| w.dataset == dataset).flat_map(|w| &w.locations) {
-                writeln!(out, "  location: {location}")?;
-            }
-            for action in LOCKS.iter().filter(|a| locks.contains(a)) {
-                writeln!(out, "  {}: LOCKED", action.name())?;
-            }
+            print_status(&mut out, &tool.store, &dataset, &locks)?;
         }
     }
     out.flush()?;
+    Ok(())
+}
+
+/// A data set as `fdb-status` prints it: its key, where it is, and its locks.
+pub fn print_status(out: &mut impl Write, fs: &FieldStore, dataset: &Key, locks: &BTreeSet<ControlAction>) -> Result<(), Failure> {
+    writeln!(out, "Database: {{{}}}", dataset.display_non_empty())?;
+    let places = fs.where_is(&Request::parse(&dataset.to_string())?)?;
+    for location in places.iter().filter(|w| w.dataset == *dataset).flat_map(|w| &w.locations) {
+        writeln!(out, "  location: {location}")?;
+    }
+    for action in LOCKS.iter().filter(|a| locks.contains(a)) {
+        writeln!(out, "  {}: LOCKED", action.name())?;
+    }
     Ok(())
 }
 
