@@ -83,6 +83,32 @@ impl KeywordType {
         })
     }
 
+    /// The type's schema name, as FDB5 prints it (`from_name`'s inverse).
+    pub fn name(self) -> &'static str {
+        use KeywordType::*;
+        match self {
+            Default => "Default",
+            Date => "Date",
+            Time => "Time",
+            Step => "Step",
+            Param => "Param",
+            ParamId => "ParamID",
+            Expver => "Expver",
+            Integer => "Integer",
+            Double => "Double",
+            Grid => "Grid",
+            Ignore => "Ignore",
+            Year => "Year",
+            Month => "Month",
+            YearMonth => "YearMonth",
+            MonthOfDate => "MonthOfDate",
+            ClimateDaily => "ClimateDaily",
+            ClimateMonthly => "ClimateMonthly",
+            First3 => "First3",
+            Lowercase => "Lowercase",
+        }
+    }
+
     /// The names accepted by [`KeywordType::from_name`], for error messages.
     pub fn known_names() -> &'static str {
         "Default, Date, Time, Step, Param, ParamID, Expver, Integer, Double, Grid, Ignore, Year, Month, \

@@ -8,6 +8,7 @@ mod axes;
 mod list;
 mod lock;
 mod options;
+mod schema;
 mod text;
 mod where_;
 mod write_read;
@@ -28,6 +29,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-list", list::run),
     ("fdb-lock", lock::run_lock),
     ("fdb-read", write_read::run_read),
+    ("fdb-schema", schema::run),
     ("fdb-status", where_::run_status),
     ("fdb-unlock", lock::run_unlock),
     ("fdb-where", where_::run_where),

@@ -6,6 +6,7 @@
 //! walks the rule tree, so a dataset rule that fails is tried once, not once per path below
 //! it (FDB5's test schema has 98 dataset rules and 188 paths).
 
+mod dump;
 mod parse;
 
 use std::collections::BTreeSet;
