@@ -11,8 +11,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::backend::{
-    Catalogue, CatalogueFiles, CatalogueRecovery, CatalogueRoot, CatalogueWriter, CommitSource, ControlAction, DatasetView, FieldLocation,
-    IndexInfo, RelativeUris, StartedRead, Store, StoreWriter,
+    Catalogue, CatalogueFiles, CatalogueRecovery, CatalogueRoot, CatalogueUsage, CatalogueWriter, CommitSource, ControlAction,
+    DatasetFiles, DatasetView, FieldLocation, IndexInfo, RelativeUris, StartedRead, Store, StoreWriter,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
@@ -145,7 +145,28 @@ impl Catalogue for UnionCatalogue {
     }
 
     fn own_files(&self) -> Option<&dyn CatalogueFiles> {
-        self.main.own_files()
+        Some(self)
+    }
+}
+
+/// What each catalogue holding a data set keeps for it, added up; a wipe names the
+/// configured catalogue's files (it alone changes).
+impl CatalogueFiles for UnionCatalogue {
+    fn usage(&self, dataset: &Key) -> Result<Option<CatalogueUsage>> {
+        let mut total: Option<CatalogueUsage> = None;
+        for catalogue in std::iter::once(&self.main).chain(self.beside.iter()) {
+            if let Some(usage) = catalogue.own_files().map(|f| f.usage(dataset)).transpose()?.flatten() {
+                match &mut total {
+                    Some(total) => total.add(&usage),
+                    None => total = Some(usage),
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    fn files(&self, dataset: &Key) -> Result<DatasetFiles> {
+        self.main.own_files().map_or_else(|| Ok(DatasetFiles::default()), |f| f.files(dataset))
     }
 }
 

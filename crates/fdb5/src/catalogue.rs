@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::CatalogueRoot;
+use fieldstore_core::backend::{CatalogueFiles, CatalogueRoot, CatalogueUsage, DatasetFiles};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::schema::Schema;
 use fieldstore_core::{AxisValues, Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
@@ -131,6 +131,10 @@ impl Catalogue for Fdb5Catalogue {
     }
 
     fn root(&self) -> Option<&dyn CatalogueRoot> {
+        Some(self)
+    }
+
+    fn own_files(&self) -> Option<&dyn CatalogueFiles> {
         Some(self)
     }
 
@@ -328,5 +332,50 @@ impl DatasetView for Fdb5View {
 
     fn mask(&mut self, _indexes: &[&IndexInfo]) -> Result<Vec<String>> {
         Err(read_only(&format!("purging {}", self.dir.display())))
+    }
+}
+
+/// What a database's directory holds, as FDB5's `fdb-stats` counts it: its TOC's records and
+/// the sizes of its TOC files (the TOC and its sub-TOCs), schema, index files and the data
+/// files in it (FDB5's "owned" data files).
+impl CatalogueFiles for Fdb5Catalogue {
+    fn usage(&self, dataset: &Key) -> Result<Option<CatalogueUsage>> {
+        let Some(dir) = self.dir_of(dataset)? else { return Ok(None) };
+        let records = crate::toc::read_records(&dir.join("toc"))?.len() as u64;
+        let mut usage = CatalogueUsage { records: Some(records), ..CatalogueUsage::default() };
+        let add = |count: &mut Option<u64>, bytes: &mut Option<u64>, size: u64| {
+            *count = Some(count.unwrap_or(0) + 1);
+            *bytes = Some(bytes.unwrap_or(0).saturating_add(size));
+        };
+        let (mut toc_files, mut schemas) = (None, None);
+        for entry in std::fs::read_dir(&dir).ctx("read FDB5 database", &dir)? {
+            let entry = entry.ctx("read FDB5 database", &dir)?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let size = entry.metadata().ctx("stat", entry.path())?.len();
+            match name.as_str() {
+                "toc" => add(&mut toc_files, &mut usage.record_bytes, size),
+                n if n.starts_with("toc.") => add(&mut toc_files, &mut usage.record_bytes, size),
+                "schema" => add(&mut schemas, &mut usage.schema_bytes, size),
+                n if n.ends_with(".index") => add(&mut usage.index_files, &mut usage.index_bytes, size),
+                n if n.ends_with(".data") => add(&mut usage.data_files, &mut usage.data_bytes, size),
+                _ => {}
+            }
+        }
+        for count in [&mut usage.index_files, &mut usage.data_files] {
+            count.get_or_insert(0);
+        }
+        usage.index_bytes.get_or_insert(0);
+        usage.data_bytes.get_or_insert(0);
+        Ok(Some(usage))
+    }
+
+    /// Named by their paths; never removed (every change to FDB5's databases is refused).
+    fn files(&self, dataset: &Key) -> Result<DatasetFiles> {
+        let Some(dir) = self.dir_of(dataset)? else { return Ok(DatasetFiles::default()) };
+        let path = |name: &str| dir.join(name).display().to_string();
+        let mut files = DatasetFiles { catalogue: vec![path("schema"), path("toc")], ..DatasetFiles::default() };
+        files.control =
+            crate::database::LOCK_FILES.iter().filter(|(_, file)| dir.join(file).exists()).map(|(_, file)| path(file)).collect();
+        Ok(files)
     }
 }

@@ -9,6 +9,7 @@ mod list;
 mod lock;
 mod options;
 mod schema;
+mod stats;
 mod text;
 mod where_;
 mod write_read;
@@ -30,6 +31,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-lock", lock::run_lock),
     ("fdb-read", write_read::run_read),
     ("fdb-schema", schema::run),
+    ("fdb-stats", stats::run),
     ("fdb-status", where_::run_status),
     ("fdb-unlock", lock::run_unlock),
     ("fdb-where", where_::run_where),
