@@ -247,3 +247,56 @@ fn fdb_write_lock_and_unlock_change_as_fdb5_s_do() {
         assert_eq!(run(&fdb5_tool, args), (stdout.replace(&ours_dir, &theirs), code), "{args}");
     }
 }
+
+/// `fdb-wipe` of a database FDB5 wrote and of the same fields archived by fieldstore into a
+/// store of its own: the same report (dry run, `--porcelain`, `--doit`), each root's path and
+/// each index and data file's unique name read as the same. Kept apart, as docs/fdb5-users.md
+/// says: fieldstore's data sets have a `key` file, and FDB5 locks a database while it wipes it
+/// (its `--doit` names the lock files it made).
+#[test]
+fn fdb_wipe_reports_as_fdb5_s_does() {
+    let site = Fdb5Site::new();
+    let ours = site.work.path().join("ours");
+    let ours_config = site.work.path().join("ours.yaml");
+    std::fs::write(&ours_config, format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", ours.display()))
+        .unwrap();
+    let fdb5_root = site.work.path().join("fdb5-new");
+    let fdb5_tool = site.tool.replace(&*site.work.path().join("fdb").to_string_lossy(), &fdb5_root.to_string_lossy());
+    let ours_tool = format!("{BIN} --config {}", ours_config.display());
+    let run = |prefix: &str, args: &str| {
+        let out = Command::new("bash").current_dir(site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
+        assert!(out.status.success(), "{prefix} {args}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for tool in [&fdb5_tool, &ours_tool] {
+        // Twice: every field superseded once.
+        run(tool, "fdb-write a.grib");
+        run(tool, "fdb-write a.grib");
+    }
+    let normalised = |text: String, root: &Path| -> String {
+        let text = text.replace(&*root.to_string_lossy(), "ROOT");
+        let mut kept = Vec::new();
+        let mut control = false;
+        for line in text.lines() {
+            control = (control && !line.is_empty()) || line == "Control URIs to delete:";
+            if control || line.ends_with("/key") || line.ends_with(".lock") {
+                continue;
+            }
+            let unique = line.rfind('/').filter(|_| line.ends_with(".data") || line.ends_with(".index"));
+            kept.push(match unique {
+                Some(at) => format!("{}/X.{}", &line[..at], line.rsplit('.').next().unwrap_or_default()),
+                None => line.to_string(),
+            });
+        }
+        kept.dedup_by(|a, b| a.is_empty() && b.is_empty());
+        kept.join("\n")
+    };
+    let request = "class=od,expver=1,stream=oper,date=20231201,time=1200";
+    for options in ["", "--porcelain", "--doit"] {
+        let args = format!("fdb-wipe {request} {options}");
+        let theirs = normalised(run(&fdb5_tool, &args), &fdb5_root);
+        assert!(theirs.contains("Data URIs to delete:\n    ROOT/od:0001:oper:20231201:1200:g/X.data"), "{theirs}");
+        assert_eq!(normalised(run(&ours_tool, &args), &ours), theirs, "{args}");
+    }
+    assert_eq!(std::fs::read_dir(&ours).unwrap().count(), 0, "wiped");
+}

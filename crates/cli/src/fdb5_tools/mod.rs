@@ -12,6 +12,7 @@ mod schema;
 mod stats;
 mod text;
 mod where_;
+mod wipe;
 mod write_read;
 
 use std::ffi::{OsStr, OsString};
@@ -35,6 +36,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-status", where_::run_status),
     ("fdb-unlock", lock::run_unlock),
     ("fdb-where", where_::run_where),
+    ("fdb-wipe", wipe::run),
     ("fdb-write", write_read::run_write),
 ];
 
@@ -218,6 +220,12 @@ impl ToolRequests {
     /// (`list,`, then each keyword on a line of its own, in MARS's order, its values expanded
     /// unless `--raw`).
     fn requests(&self) -> Result<Vec<(Request, String)>, Failure> {
+        self.requests_as("list")
+    }
+
+    /// [`ToolRequests::requests`], the header with the verb FDB5's tool prints (`retrieve`
+    /// for wipe and purge).
+    fn requests_as(&self, verb: &str) -> Result<Vec<(Request, String)>, Failure> {
         let keywords = self.store.schema().keywords();
         let mut out = Vec::new();
         for request in &self.requests {
@@ -225,7 +233,7 @@ impl ToolRequests {
             let pairs = expanded(&self.store, &request, self.raw)?;
             let lines: Vec<String> = text::in_mars_order(pairs).into_iter().map(|(k, v)| format!("\t{k}={v}")).collect();
             // `--all` (a request naming nothing) prints as FDB5 prints it.
-            let header = if lines.is_empty() { " -- ALL --".to_string() } else { format!("list,\n{}\n\n", lines.join(",\n")) };
+            let header = if lines.is_empty() { " -- ALL --".to_string() } else { format!("{verb},\n{}\n\n", lines.join(",\n")) };
             out.push((request, header));
         }
         Ok(out)
