@@ -300,3 +300,52 @@ fn fdb_wipe_reports_as_fdb5_s_does() {
     }
     assert_eq!(std::fs::read_dir(&ours).unwrap().count(), 0, "wiped");
 }
+
+/// `fdb-copy` from FDB5's databases into a new FDB5 root and, by fieldstore, into a store of
+/// its own: the same lines and exit codes, the same fields copied; then `fdb-move` of each's
+/// own copy to a second root: nothing printed, exit 0, the data sets in the second root.
+#[test]
+fn fdb_copy_and_fdb_move_copy_and_move_as_fdb5_s_do() {
+    let site = Fdb5Site::new();
+    let work = site.work.path();
+    let source = work.join("fdb5.yaml");
+    let config = std::fs::read_to_string(&source).unwrap();
+    let fdb_root = work.join("fdb").to_string_lossy().into_owned();
+    // A config of two roots, x1 then x2, for FDB5 and one for fieldstore, y1 then y2.
+    let two_roots = |name: &str| {
+        for n in ["1", "2"] {
+            std::fs::create_dir_all(work.join(format!("{name}{n}"))).unwrap();
+        }
+        let roots = format!("  - path: {}/{name}1\n  - path: {}/{name}2\n", work.display(), work.display());
+        std::fs::write(work.join(format!("{name}.yaml")), config.replace(&format!("  - path: {fdb_root}\n"), &roots)).unwrap();
+    };
+    two_roots("x");
+    two_roots("y");
+    // fdb5-tool.sh's own config names the first root; --source, --target and --config override it.
+    let fdb5_tool = |tool: &str| format!("{} {tool}", site.tool);
+    let run = |script: String| {
+        let out = Command::new("bash").current_dir(work).args(["-c", &script]).output().unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+    };
+    let (x, y) = (work.join("x.yaml").display().to_string(), work.join("y.yaml").display().to_string());
+    for args in ["--from-list class=od,expver=1,date=20231201", "two.req", "--from-list --modifiers=expver=0042 class=od,expver=1,step=0"] {
+        let theirs = run(format!("{} --source={} --target={x} {args}", fdb5_tool("fdb-copy"), source.display()));
+        let ours = run(format!("{BIN} fdb-copy --source={} --target={y} {args}", source.display()));
+        assert_eq!(ours, theirs, "fdb-copy {args}");
+    }
+    let listing = |config: &str| run(format!("{BIN} --config {config} fdb-list --minimum-keys= --all --porcelain | sort"));
+    let copied = listing(&x);
+    assert_eq!(copied.0.lines().count(), 8 + 4, "{copied:?}");
+    assert_eq!(listing(&y), copied);
+    // FDB5's fdb-move reads its config from --config; its databases and fieldstore's own each move.
+    let request = "class=od,expver=1,stream=oper,date=20231201,time=1200";
+    let theirs = run(format!("{} --config={x} --dest={}/x2 {request}", fdb5_tool("fdb-move"), work.display()));
+    let ours = run(format!("{BIN} fdb-move --config={y} --dest={}/y2 {request}", work.display()));
+    assert_eq!((ours.clone(), theirs.clone()), ((String::new(), Some(0)), (String::new(), Some(0))));
+    let located = |config: &str, root: &str| {
+        run(format!("{BIN} --config {config} fdb-where {request}")).0.replace(&format!("{}/{root}", work.display()), "ROOT")
+    };
+    assert_eq!(located(&x, "x2"), "ROOT/od:0001:oper:20231201:1200:g\n");
+    assert_eq!(located(&y, "y2/fieldstore"), "ROOT/od:0001:oper:20231201:1200:g\n");
+    assert_eq!(listing(&y), copied, "read from the second root");
+}

@@ -11,6 +11,7 @@ mod options;
 mod schema;
 mod stats;
 mod text;
+mod transfer;
 mod where_;
 mod wipe;
 mod write_read;
@@ -28,8 +29,10 @@ type Tool = fn(&[String]) -> Result<(), Failure>;
 /// The tools here, by FDB5's name.
 const TOOLS: &[(&str, Tool)] = &[
     ("fdb-axes", axes::run),
+    ("fdb-copy", transfer::run_copy),
     ("fdb-list", list::run),
     ("fdb-lock", lock::run_lock),
+    ("fdb-move", transfer::run_move),
     ("fdb-read", write_read::run_read),
     ("fdb-schema", schema::run),
     ("fdb-stats", stats::run),
@@ -195,12 +198,16 @@ struct ToolRequests {
 
 impl ToolRequests {
     fn open(line: &CommandLine, default_minimum: &str) -> Result<ToolRequests, Failure> {
+        let config = Config::resolve(line.value("config").map(Path::new))?;
+        ToolRequests::open_on(fieldstore::open(&config)?, line, default_minimum)
+    }
+
+    /// [`ToolRequests::open`] on a store already open.
+    fn open_on(store: FieldStore, line: &CommandLine, default_minimum: &str) -> Result<ToolRequests, Failure> {
         let minimum: Vec<&str> = line.value("minimum-keys").unwrap_or(default_minimum).split(',').filter(|k| !k.is_empty()).collect();
         if line.has("all") && !minimum.is_empty() {
             return Err(Failure::user("--all option (advanced for debugging) can only be used with no minimum keys"));
         }
-        let config = Config::resolve(line.value("config").map(Path::new))?;
-        let store = fieldstore::open(&config)?;
         store.check_exists()?;
         let mut requests = Vec::new();
         if line.has("all") {

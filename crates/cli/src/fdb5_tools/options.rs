@@ -22,6 +22,8 @@ pub enum Value {
     Text,
     /// `--depth=integer`.
     Integer,
+    /// `--target=path`.
+    Path,
     /// `--minimum-keys=string,string,...`.
     List,
 }
@@ -130,6 +132,7 @@ pub fn usage(tool: &str, synopsis: &Synopsis, options: &[&[Opt]]) -> String {
             Value::Switch => "",
             Value::Text => "=string",
             Value::Integer => "=integer",
+            Value::Path => "=path",
             Value::List => "=string,string,...",
         };
         text.push_str(&format!("   --{}{value} ({})\n\n", opt.name, opt.help));
