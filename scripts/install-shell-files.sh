@@ -28,6 +28,11 @@ install_generated "$prefix/share/fish/vendor_completions.d/fieldstore.fish" "$bi
 "$bin" --quiet man --out "$prefix/share/man/man1"
 mkdir -p "$prefix/bin"
 for tool in $("$bin" fdb5-tools); do
+  # FDB5's own tool of that name, installed there, is left alone.
+  if [[ -e $prefix/bin/$tool && ! -L $prefix/bin/$tool ]]; then
+    echo "left $prefix/bin/$tool alone: it is not a link (FDB5's own tool?)" >&2
+    continue
+  fi
   ln -sfn "$(realpath "$bin")" "$prefix/bin/$tool"
 done
 echo "installed completions, man pages and FDB5's tools' names ($("$bin" fdb5-tools | tr '\n' ' ')) under $prefix (man fieldstore-list; bash: new shells complete 'fieldstore li<TAB>')"

@@ -151,6 +151,7 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-stats class=od,expver=1,step=99",
     "fdb-stats class=od,expver=2",
     "fdb-stats class=od,expver=2 --ignore-no-data",
+    "fdb-stats class=od,expver=1 class=od,expver=2",
     "fdb-read two.req {out}",
     "fdb-read none.req {out}",
     "fdb-read --extract b.grib {out}",
@@ -222,6 +223,7 @@ fn fdb_write_lock_and_unlock_change_as_fdb5_s_do() {
         "--modifiers=expver=0042 --include-filter=step=6 a.grib",
         "--exclude-filter=param=131 a.grib",
         "missing.grib",
+        "b.grib missing.grib",
         "--bogus a.grib",
     ] {
         assert_eq!(run(&fdb5_tool, &format!("fdb-write {args}")), run(&ours_tool, &format!("fdb-write {args}")), "fdb-write {args}");
@@ -229,7 +231,8 @@ fn fdb_write_lock_and_unlock_change_as_fdb5_s_do() {
     let list = "fdb-list --minimum-keys= --all --porcelain --full | sort";
     let listed = run(&fdb5_tool, list);
     // a.grib and b.grib, step 6 of a.grib as expver 0042, then param 130 of a.grib again.
-    assert_eq!(listed.0.lines().count(), 8 + 1 + 4 + 4, "{listed:?}");
+    // ... and b.grib again, before a file that is not there (kept, as FDB5 keeps it).
+    assert_eq!(listed.0.lines().count(), 8 + 1 + 4 + 4 + 1, "{listed:?}");
     assert_eq!(run(&ours_tool, list), listed);
     let (theirs, ours_dir) = (fdb5_root.to_string_lossy().into_owned(), ours.join("fieldstore").to_string_lossy().into_owned());
     for args in [

@@ -342,40 +342,37 @@ impl CatalogueFiles for Fdb5Catalogue {
     fn usage(&self, dataset: &Key) -> Result<Option<CatalogueUsage>> {
         let Some(dir) = self.dir_of(dataset)? else { return Ok(None) };
         let records = crate::toc::read_records(&dir.join("toc"))?.len() as u64;
-        let mut usage = CatalogueUsage { records: Some(records), ..CatalogueUsage::default() };
-        let add = |count: &mut Option<u64>, bytes: &mut Option<u64>, size: u64| {
-            *count = Some(count.unwrap_or(0) + 1);
-            *bytes = Some(bytes.unwrap_or(0).saturating_add(size));
-        };
-        let (mut toc_files, mut schemas) = (None, None);
+        let (mut toc, mut schema, mut index, mut data) = (0u64, 0u64, (0u64, 0u64), (0u64, 0u64));
         for entry in std::fs::read_dir(&dir).ctx("read FDB5 database", &dir)? {
             let entry = entry.ctx("read FDB5 database", &dir)?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let size = entry.metadata().ctx("stat", entry.path())?.len();
+            let add = |(count, bytes): &mut (u64, u64)| {
+                *count += 1;
+                *bytes = bytes.saturating_add(size);
+            };
             match name.as_str() {
-                "toc" => add(&mut toc_files, &mut usage.record_bytes, size),
-                n if n.starts_with("toc.") => add(&mut toc_files, &mut usage.record_bytes, size),
-                "schema" => add(&mut schemas, &mut usage.schema_bytes, size),
-                n if n.ends_with(".index") => add(&mut usage.index_files, &mut usage.index_bytes, size),
-                n if n.ends_with(".data") => add(&mut usage.data_files, &mut usage.data_bytes, size),
+                n if n == "toc" || n.starts_with("toc.") => toc = toc.saturating_add(size),
+                "schema" => schema = size,
+                n if n.ends_with(".index") => add(&mut index),
+                n if n.ends_with(".data") => add(&mut data),
                 _ => {}
             }
         }
-        for count in [&mut usage.index_files, &mut usage.data_files] {
-            count.get_or_insert(0);
-        }
-        usage.index_bytes.get_or_insert(0);
-        usage.data_bytes.get_or_insert(0);
-        Ok(Some(usage))
+        Ok(Some(CatalogueUsage {
+            records: Some(records),
+            record_bytes: Some(toc),
+            schema_bytes: Some(schema),
+            index_files: Some(index.0),
+            index_bytes: Some(index.1),
+            data_files: Some(data.0),
+            data_bytes: Some(data.1),
+        }))
     }
 
-    /// Named by their paths; never removed (every change to FDB5's databases is refused).
-    fn files(&self, dataset: &Key) -> Result<DatasetFiles> {
-        let Some(dir) = self.dir_of(dataset)? else { return Ok(DatasetFiles::default()) };
-        let path = |name: &str| dir.join(name).display().to_string();
-        let mut files = DatasetFiles { catalogue: vec![path("schema"), path("toc")], ..DatasetFiles::default() };
-        files.control =
-            crate::database::LOCK_FILES.iter().filter(|(_, file)| dir.join(file).exists()).map(|(_, file)| path(file)).collect();
-        Ok(files)
+    /// None: fieldstore never removes a file of FDB5's databases (their wipe is refused), so a
+    /// wipe's dry run names none either.
+    fn files(&self, _dataset: &Key) -> Result<DatasetFiles> {
+        Ok(DatasetFiles::default())
     }
 }

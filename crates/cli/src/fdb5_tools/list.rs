@@ -173,19 +173,22 @@ fn print_compact(out: &mut impl Write, entries: &[Entry], porcelain: bool) -> st
     type Group = (BTreeMap<String, Vec<String>>, Vec<Key>);
     let mut groups: BTreeMap<String, BTreeMap<String, Group>> = BTreeMap::new();
     let (mut count, mut total) = (0u64, 0u64);
+    // Each entry once: the same element of the same collocation in another index is a duplicate.
+    let mut seen = std::collections::HashSet::new();
     for entry in entries {
         let text = |i: usize| entry.keys.get(i).map(|k| k.display_non_empty()).unwrap_or_default();
         // Optional keywords a field has not are no part of its request.
         let element = entry.keys.get(2).map(|k| Key::from_pairs(k.iter().filter(|(_, v)| !v.is_empty()))).unwrap_or_default();
         let signature = element.keywords().collect::<Vec<_>>().join(":");
-        let (values, elements) = groups.entry(format!("{},{}", text(0), text(1))).or_default().entry(signature).or_default();
+        let tree = format!("{},{}", text(0), text(1));
+        let (values, elements) = groups.entry(tree.clone()).or_default().entry(signature).or_default();
         for (keyword, value) in element.iter() {
-            let seen = values.entry(keyword.to_string()).or_default();
-            if !seen.iter().any(|v| v == value) {
-                seen.push(value.to_string());
+            let met = values.entry(keyword.to_string()).or_default();
+            if !met.iter().any(|v| v == value) {
+                met.push(value.to_string());
             }
         }
-        if !elements.contains(&element) {
+        if seen.insert((tree, element.clone())) {
             elements.push(element);
             count += 1;
             total = total.saturating_add(entry.field.as_ref().map_or(0, |f| f.length));
@@ -193,8 +196,8 @@ fn print_compact(out: &mut impl Write, entries: &[Entry], porcelain: bool) -> st
     }
     for (tree, leaves) in &groups {
         for (values, elements) in leaves.values() {
-            let cube: usize = values.values().map(Vec::len).product();
-            if cube == elements.len() {
+            let cube = values.values().map(Vec::len).try_fold(1usize, usize::checked_mul);
+            if cube == Some(elements.len()) {
                 let request: Vec<String> = values.iter().map(|(k, v)| format!("{k}={}", v.join("/"))).collect();
                 writeln!(out, "{tree},{}", request.join(","))?;
             } else {

@@ -156,12 +156,13 @@ impl From<fieldstore::Error> for Failure {
 
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Failure {
-        // A closed pipe ends the tool quietly, as any other (`fdb-list | head`).
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
         Failure::io(e)
     }
+}
+
+/// A file's bytes; the error names the file.
+fn read_input(path: &str) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|e| Failure::Store(anyhow::Error::new(e).context(format!("Cannot open {path}"))))
 }
 
 impl From<anyhow::Error> for Failure {
@@ -172,8 +173,9 @@ impl From<anyhow::Error> for Failure {
 
 /// A request's keywords and their values as FDB5 prints them: expanded by their types
 /// (`expver=1` as `0001`, `step=0/to/12/by/6` as `0/6/12`, `param=t` as `130`), unless `raw`,
-/// in the request's order.
-fn expanded(fs: &FieldStore, request: &Request, raw: bool) -> Result<Vec<(String, String)>, Failure> {
+/// in the request's order. A value its type refuses is printed as given: the request's
+/// reading reports it.
+fn expanded(fs: &FieldStore, request: &Request, raw: bool) -> Vec<(String, String)> {
     let types = fs.schema().global_types();
     let mut pairs = Vec::new();
     for keyword in request.keywords() {
@@ -185,7 +187,7 @@ fn expanded(fs: &FieldStore, request: &Request, raw: bool) -> Result<Vec<(String
         };
         pairs.push((keyword.to_string(), values));
     }
-    Ok(pairs)
+    pairs
 }
 
 /// A visiting tool's store and requests (FDB5's `FDBVisitTool`): the config of `--config` or
@@ -207,6 +209,10 @@ impl ToolRequests {
         let minimum: Vec<&str> = line.value("minimum-keys").unwrap_or(default_minimum).split(',').filter(|k| !k.is_empty()).collect();
         if line.has("all") && !minimum.is_empty() {
             return Err(Failure::user("--all option (advanced for debugging) can only be used with no minimum keys"));
+        }
+        if line.has("all") && !line.requests.is_empty() {
+            // FDB5 prints its usage (exit 1 too).
+            return Err(Failure::user("--all and requests are not compatible: give one or the other"));
         }
         store.check_exists()?;
         let mut requests = Vec::new();
@@ -237,7 +243,7 @@ impl ToolRequests {
         let mut out = Vec::new();
         for request in &self.requests {
             let request = request.for_fields(|k| keywords.contains(k))?.request;
-            let pairs = expanded(&self.store, &request, self.raw)?;
+            let pairs = expanded(&self.store, &request, self.raw);
             let lines: Vec<String> = text::in_mars_order(pairs).into_iter().map(|(k, v)| format!("\t{k}={v}")).collect();
             // `--all` (a request naming nothing) prints as FDB5 prints it.
             let header = if lines.is_empty() { " -- ALL --".to_string() } else { format!("{verb},\n{}\n\n", lines.join(",\n")) };

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use fieldstore::{ListOptions, Request, StatsReport};
+use fieldstore::{ListOptions, StatsReport};
 use serde::Serialize;
 
 use super::options::{CommandLine, Opt, Value, VISIT, VISIT_LAST};
@@ -98,14 +98,13 @@ impl Totals {
         }
     }
 
-    /// FDB5's lines: index statistics (duplicates only where there are some), then the
-    /// databases'.
+    /// FDB5's lines: index statistics, then the databases' (a count of 0 is not printed).
     fn lines(&self) -> String {
-        let mut out = count("Fields", self.fields) + &size("Size of fields", self.fields_size);
-        if self.duplicates > 0 {
-            out += &(count("Duplicated fields", self.duplicates) + &size("Size of duplicates", self.duplicates_size));
-        }
-        let rest = [
+        let lines = [
+            count("Fields", self.fields),
+            size("Size of fields", self.fields_size),
+            count("Duplicated fields", self.duplicates),
+            size("Size of duplicates", self.duplicates_size),
             count("Reacheable fields", self.reachable),
             size("Reachable size", self.reachable_size),
             count("Databases", self.databases),
@@ -121,17 +120,24 @@ impl Totals {
             size("Total owned size", self.total_owned_size),
             size("Total size", self.total_size),
         ];
-        out + &rest.concat()
+        lines.concat()
     }
 }
 
-/// A line of FDB5's statistics: the title, ` : ` aligned as FDB5 aligns it, the count.
+/// A line of FDB5's statistics: the title, `: ` aligned as FDB5 aligns it, the count; none
+/// for 0, as FDB5 leaves such lines out.
 fn count(title: &str, n: u64) -> String {
+    if n == 0 {
+        return String::new();
+    }
     format!("{title:<32}: {}\n", big_num(n))
 }
 
-/// A size's line: the count of bytes, then the size in units.
+/// A size's line: the count of bytes, then the size in units; none for 0.
 fn size(title: &str, n: u64) -> String {
+    if n == 0 {
+        return String::new();
+    }
     format!("{title:<32}: {} ({})\n", big_num(n), bytes(n))
 }
 
@@ -142,19 +148,23 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut summary = Totals::default();
     let mut details = Vec::new();
+    let mut nothing = Vec::new();
     for (request, _) in tool.requests()? {
         let listed = tool.store.list(&request, ListOptions { depth: 1, ..ListOptions::default() })?;
-        if let (Some(why), false) = (&listed.explanation, line.has("ignore-no-data")) {
-            return Err(Failure::User(format!("No FDB entries found for: {request} ({why})")));
+        if let Some(why) = listed.explanation {
+            nothing.push(format!("{request} ({why})"));
         }
-        let datasets = listed.datasets;
-        for dataset in datasets {
-            let totals = Totals::of(&tool.store.stats(&Request::parse(&dataset.to_string())?)?);
+        for dataset in listed.datasets {
+            let totals = Totals::of(&tool.store.dataset_stats(&dataset)?);
             summary.add(&totals);
             if line.has("details") {
                 details.push(totals);
             }
         }
+    }
+    // Counted over every request, as FDB5 counts: no data set at all is the error.
+    if summary.databases == 0 && !nothing.is_empty() && !line.has("ignore-no-data") {
+        return Err(Failure::User(format!("No FDB entries found for: {}", nothing.join("; "))));
     }
     if summary.databases == 0 {
         // Nothing visited (`--ignore-no-data`): no summary, as FDB5.

@@ -44,10 +44,10 @@ pub fn run_copy(args: &[String]) -> Result<(), Failure> {
     } else {
         let mut requests = Vec::new();
         for path in &line.requests {
-            let text = std::fs::read_to_string(path).map_err(Failure::io)?;
+            let text = String::from_utf8_lossy(&super::read_input(path)?).into_owned();
             for request in Request::parse_many(&text)? {
                 let pairs: Vec<String> =
-                    in_mars_order(expanded(&source, &request, line.has("raw"))?).iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    in_mars_order(expanded(&source, &request, line.has("raw"))).iter().map(|(k, v)| format!("{k}={v}")).collect();
                 println!("retrieve,{}", pairs.join(","));
                 requests.push(request);
             }
@@ -85,7 +85,7 @@ pub fn run_move(args: &[String]) -> Result<(), Failure> {
         threads: usize::try_from(number("threads", 1)?.clamp(1, 256)).unwrap_or(1),
     };
     let config = Config::resolve(line.value("config").map(Path::new))?;
-    let tool = ToolRequests::open(&line, "class,expver,stream,date,time")?;
+    let tool = ToolRequests::open_on(fieldstore::open(&config)?, &line, "class,expver,stream,date,time")?;
     let requests: Vec<Request> = tool.requests()?.into_iter().map(|(r, _)| r).collect();
     fieldstore::move_datasets(&config, &tool.store, &requests, &options, &|_, _| {})?;
     Ok(())

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 
-use fieldstore::{ErrorKind, FieldStore, ListOptions, Request, WipeReport};
+use fieldstore::{ErrorKind, FieldStore, WipeReport};
 
 use super::options::{CommandLine, Opt, Value, VISIT, VISIT_LAST};
 use super::{Failure, ToolRequests};
@@ -18,13 +18,6 @@ const OPTIONS: &[Opt] = &[
     Opt { name: "porcelain", value: Value::Switch, help: "List only the deleted files" },
     Opt { name: "unsafe-wipe-all", value: Value::Switch, help: "Wipe all (unowned) contents of an unclean database" },
 ];
-
-/// A data set's directory before its wipe: its key, its path and its owner's name.
-struct Place {
-    dataset: fieldstore::Key,
-    dir: String,
-    owner: String,
-}
 
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, OPTIONS, VISIT_LAST];
@@ -41,103 +34,104 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         if !porcelain {
             write!(out, "Wiping for request\n{header}\n")?;
         }
-        let places = places(&tool.store, &request)?;
-        let report = match tool.store.wipe(&request, doit) {
+        // What the wipe takes, with its directories' owners, learnt before anything goes.
+        let planned = match tool.store.wipe(&request, false) {
             Err(e) if e.kind() == ErrorKind::NotFound && line.has("ignore-no-data") => continue,
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 return Err(Failure::User(format!("No FDB entries found matching the provided request: {request} ({e})")));
             }
             other => other?,
         };
-        print_report(&mut out, &tool.store, &report, &places, doit && !porcelain)?;
-        if !doit && !porcelain {
-            writeln!(out, "\nRerun command with --doit flag to delete unused files\n")?;
+        let mut blocks = Blocks::of(&tool.store, &planned)?;
+        if doit {
+            let done = tool.store.wipe(&request, true)?;
+            blocks = Blocks { owners: blocks.owners, ..Blocks::of(&tool.store, &done)? };
+            if !porcelain {
+                blocks.print_unlinking(&mut out, &done)?;
+            }
         }
+        blocks.print(&mut out)?;
+    }
+    if !doit && !porcelain {
+        writeln!(out, "\nRerun command with --doit flag to delete unused files\n")?;
     }
     out.flush()?;
     Ok(())
 }
 
-/// Where each data set the request names is, by its directory's name, before anything goes.
-fn places(fs: &FieldStore, request: &Request) -> Result<BTreeMap<String, Place>, Failure> {
-    let mut places = BTreeMap::new();
-    for dataset in fs.list(request, ListOptions { depth: 1, ..ListOptions::default() })?.datasets {
-        for place in fs.where_is(&Request::parse(&dataset.to_string())?)? {
-            for dir in place.locations {
-                let name = dir.rsplit('/').next().unwrap_or_default().to_string();
-                let owner = std::fs::metadata(&dir).map(|m| user_name(m.uid())).unwrap_or_default();
-                places.insert(name, Place { dataset: dataset.clone(), dir, owner });
-            }
-        }
-    }
-    Ok(places)
+/// FDB5's kinds of files, in the order its report lists them.
+const KINDS: [&str; 4] = ["Catalogue", "Control", "Index", "Data"];
+
+/// A wipe's files by data set directory (`DIR` of their `DIR/FILE` names), each kind's as
+/// absolute paths, sorted; and each directory's path and owner.
+struct Blocks {
+    files: BTreeMap<String, [Vec<String>; 4]>,
+    owners: BTreeMap<String, (String, String)>,
 }
 
-/// The report by data set, each file with its absolute path, FDB5's sections in FDB5's order;
-/// with `unlinking`, first the `Unlinking:` and `rmdir:` lines of what went.
-fn print_report(
-    out: &mut impl Write,
-    fs: &FieldStore,
-    report: &WipeReport,
-    places: &BTreeMap<String, Place>,
-    unlinking: bool,
-) -> Result<(), Failure> {
-    let sections = [
-        ("Catalogue", &report.catalogue_files),
-        ("Control", &report.control_files),
-        ("Index", &report.catalogue_removed),
-        ("Data", &report.removed),
-    ];
-    // `DIR/FILE` names by data set directory, made absolute.
-    let mut by_dir: BTreeMap<&str, Vec<Vec<String>>> = BTreeMap::new();
-    for (i, (_, names)) in sections.iter().enumerate() {
-        for name in names.iter() {
-            let (dir, file) = name.split_once('/').unwrap_or(("", name));
-            let path = match places.get(dir) {
-                Some(place) => format!("{}/{file}", place.dir),
-                None => fs.absolute_uri(name)?,
-            };
-            by_dir.entry(dir).or_insert_with(|| vec![Vec::new(); sections.len()])[i].push(path);
+impl Blocks {
+    fn of(fs: &FieldStore, report: &WipeReport) -> Result<Blocks, Failure> {
+        let kinds = [&report.catalogue_files, &report.control_files, &report.catalogue_removed, &report.removed];
+        let mut files: BTreeMap<String, [Vec<String>; 4]> = BTreeMap::new();
+        let mut owners = BTreeMap::new();
+        for (i, names) in kinds.iter().enumerate() {
+            for name in names.iter() {
+                let dir = name.split_once('/').map_or("", |(dir, _)| dir).to_string();
+                let path = fs.absolute_uri(name)?;
+                if let Some(parent) = std::path::Path::new(&path).parent() {
+                    let owner = std::fs::metadata(parent).map(|m| user_name(m.uid())).unwrap_or_default();
+                    owners.entry(dir.clone()).or_insert_with(|| (parent.display().to_string(), owner));
+                }
+                files.entry(dir).or_default()[i].push(path);
+            }
         }
+        for kinds in files.values_mut() {
+            kinds.iter_mut().for_each(|paths| paths.sort());
+        }
+        Ok(Blocks { files, owners })
     }
-    for files in by_dir.values_mut() {
-        files.iter_mut().for_each(|f| f.sort());
-    }
-    if unlinking {
-        for (dir, files) in &by_dir {
+
+    /// `Unlinking: PATH` for each file gone (data, catalogue, index, control), then `rmdir:
+    /// DIR` for each data set wiped whole (its catalogue's own files gone with it).
+    fn print_unlinking(&self, out: &mut impl Write, done: &WipeReport) -> std::io::Result<()> {
+        for (dir, kinds) in &self.files {
             for i in [3, 0, 2, 1] {
-                for path in &files[i] {
+                for path in &kinds[i] {
                     writeln!(out, "Unlinking: {path}")?;
                 }
             }
-            // A data set wiped whole goes with its directory.
-            if let Some(place) = places.get(*dir).filter(|p| report.datasets.contains(&p.dataset)) {
-                writeln!(out, "rmdir: {}", place.dir)?;
+            if let (false, Some((path, _))) = (kinds[0].is_empty() || done.datasets.is_empty(), self.owners.get(dir)) {
+                writeln!(out, "rmdir: {path}")?;
             }
         }
+        Ok(())
     }
-    for (dir, files) in &by_dir {
-        let owner = places.get(*dir).map_or("", |p| p.owner.as_str());
-        writeln!(out, "[Database: {dir}, FDB Owner: {owner}]")?;
-        for (i, (kind, _)) in sections.iter().enumerate() {
-            // Control files only where there are some, as FDB5 prints them.
-            if files[i].is_empty() && *kind == "Control" {
-                continue;
+
+    /// `[Database: DIR, FDB Owner: USER]` and each kind's files (control files only where
+    /// there are some, as FDB5 prints them).
+    fn print(&self, out: &mut impl Write) -> std::io::Result<()> {
+        for (dir, kinds) in &self.files {
+            let owner = self.owners.get(dir).map_or("", |(_, owner)| owner.as_str());
+            writeln!(out, "[Database: {dir}, FDB Owner: {owner}]")?;
+            for (kind, paths) in KINDS.iter().zip(kinds) {
+                if paths.is_empty() && *kind == "Control" {
+                    continue;
+                }
+                writeln!(out, "{kind} URIs to delete:")?;
+                for path in paths {
+                    writeln!(out, "    {path}")?;
+                }
+                writeln!(out)?;
             }
-            writeln!(out, "{kind} URIs to delete:")?;
-            for path in &files[i] {
-                writeln!(out, "    {path}")?;
-            }
-            writeln!(out)?;
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The name of the user `uid`, else the number.
 fn user_name(uid: u32) -> String {
-    // SAFETY: getpwuid returns null or a pointer to a static record, read at once and not kept;
-    // its name is a NUL-terminated string.
+    // SAFETY: getpwuid returns null or a pointer to a static record, read at once and not kept
+    // (the tool runs on one thread); its name is a NUL-terminated string.
     unsafe {
         let record = libc::getpwuid(uid);
         if record.is_null() || (*record).pw_name.is_null() {

@@ -3,7 +3,7 @@
 //! TARGET` (or `--extract GRIB TARGET`: the request made of the messages' keys) prints each
 //! request expanded, writes what it names into TARGET, and prints FDB5's rate lines.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
@@ -67,18 +67,23 @@ pub fn run_write(args: &[String]) -> Result<(), Failure> {
         exclude: line.value("exclude-filter").map(Request::parse).transpose()?,
     };
     let mut out = std::io::stdout().lock();
-    for path in &line.requests {
-        writeln!(out, "Processing {path}")?;
-        let data = std::fs::read(path).map_err(|e| Failure::Store(anyhow::Error::new(e).context(format!("Cannot open {path}"))))?;
-        for field in fieldstore::prepare_grib(&fs, &data, path, &grib, &|_| {})? {
-            if line.has("verbose") {
-                writeln!(out, "Archiving {{{}}}", field.identifier.display_non_empty())?;
+    let archived = (|| -> Result<(), Failure> {
+        for path in &line.requests {
+            writeln!(out, "Processing {path}")?;
+            let data = super::read_input(path)?;
+            for field in fieldstore::prepare_grib(&fs, &data, path, &grib, &|_| {})? {
+                if line.has("verbose") {
+                    writeln!(out, "Archiving {{{}}}", field.identifier.display_non_empty())?;
+                }
+                fs.archive(&field.identifier, &field.bytes)?;
             }
-            fs.archive(&field.identifier, &field.bytes)?;
         }
-    }
+        Ok(())
+    })();
+    // What was archived before a failure is kept, as FDB5 keeps it (its handle flushes as it
+    // closes).
     fs.flush()?;
-    Ok(())
+    archived
 }
 
 pub fn run_read(args: &[String]) -> Result<(), Failure> {
@@ -95,7 +100,7 @@ pub fn run_read(args: &[String]) -> Result<(), Failure> {
     let mut file = std::io::BufWriter::new(std::fs::File::create(target).map_err(Failure::io)?);
     let mut total = 0u64;
     for request in &requests {
-        let pairs = expanded(&fs, request, line.has("raw"))?;
+        let pairs = expanded(&fs, request, line.has("raw"));
         // As FDB5 prints them: extracted ones in keyword order, raw ones as given.
         let pairs = if line.has("extract") || line.has("raw") { pairs } else { in_mars_order(pairs) };
         let text: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -118,14 +123,14 @@ pub fn run_read(args: &[String]) -> Result<(), Failure> {
 
 /// The requests of a MARS request file.
 fn request_file(path: &str) -> Result<Vec<Request>, Failure> {
-    let mut text = String::new();
-    std::fs::File::open(path).and_then(|mut f| f.read_to_string(&mut text)).map_err(Failure::io)?;
+    let text = String::from_utf8(super::read_input(path)?)
+        .map_err(|e| Failure::Store(anyhow::Error::new(e).context(format!("reading {path}"))))?;
     Ok(Request::parse_many(&text)?)
 }
 
 /// A request per message of a GRIB file (`--extract`): its keys, in keyword order.
 fn extracted(fs: &FieldStore, path: &str) -> Result<Vec<Request>, Failure> {
-    let data = std::fs::read(path).map_err(Failure::io)?;
+    let data = super::read_input(path)?;
     let mut requests = Vec::new();
     for field in fieldstore::prepare_grib(fs, &data, path, &GribOptions::default(), &|_| {})? {
         let mut pairs: Vec<(&str, &str)> = field.identifier.iter().filter(|(_, v)| !v.is_empty()).collect();

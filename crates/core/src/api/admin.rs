@@ -415,27 +415,40 @@ impl FieldStore {
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::List))?;
         let mut report = StatsReport::default();
         for dataset in datasets.datasets {
-            let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
-            report.datasets += 1;
-            let usage = index_usage(view.as_mut())?;
-            let mut uris = BTreeSet::new();
-            for u in &usage {
-                report.indexes += 1;
-                report.fields += u.live;
-                report.bytes += u.live_bytes;
-                report.superseded_fields += u.superseded.len() as u64;
-                report.superseded_bytes += u.superseded.iter().map(|(_, b)| b).sum::<u64>();
-                uris.extend(u.uris.iter().cloned());
-            }
-            report.data_objects += uris.len() as u64;
-            if let Some(usage) = self.catalogue().own_files().map(|f| f.usage(&dataset)).transpose()?.flatten() {
-                match &mut report.catalogue {
-                    Some(total) => total.add(&usage),
-                    None => report.catalogue = Some(usage),
-                }
-            }
+            self.add_dataset_stats(&dataset, &mut report)?;
         }
         Ok(report)
+    }
+
+    /// [`FieldStore::stats`] of one data set (none if it is not there any more).
+    pub fn dataset_stats(&self, dataset: &Key) -> Result<StatsReport> {
+        let mut report = StatsReport::default();
+        self.add_dataset_stats(dataset, &mut report)?;
+        Ok(report)
+    }
+
+    /// Adds a data set's counts to `report`.
+    fn add_dataset_stats(&self, dataset: &Key, report: &mut StatsReport) -> Result<()> {
+        let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(()) };
+        report.datasets += 1;
+        let usage = index_usage(view.as_mut())?;
+        let mut uris = BTreeSet::new();
+        for u in &usage {
+            report.indexes += 1;
+            report.fields += u.live;
+            report.bytes += u.live_bytes;
+            report.superseded_fields += u.superseded.len() as u64;
+            report.superseded_bytes += u.superseded.iter().map(|(_, b)| b).sum::<u64>();
+            uris.extend(u.uris.iter().cloned());
+        }
+        report.data_objects += uris.len() as u64;
+        if let Some(usage) = self.catalogue().own_files().map(|f| f.usage(dataset)).transpose()?.flatten() {
+            match &mut report.catalogue {
+                Some(total) => total.add(&usage),
+                None => report.catalogue = Some(usage),
+            }
+        }
+        Ok(())
     }
 
     /// Where each named dataset's catalogue and bytes live.
@@ -444,7 +457,8 @@ impl FieldStore {
         datasets
             .into_iter()
             .map(|d| {
-                let locations = self.catalogue().locations(&d)?;
+                // A place that cannot be named is said by the description, as an error.
+                let locations = self.catalogue().locations(&d).unwrap_or_default();
                 Ok(WhereReport { catalogue: self.catalogue().describe(&d), store: self.store().describe(&d), locations, dataset: d })
             })
             .collect()
