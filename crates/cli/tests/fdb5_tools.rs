@@ -352,3 +352,66 @@ fn fdb_copy_and_fdb_move_copy_and_move_as_fdb5_s_do() {
     assert_eq!(located(&y, "y2/fieldstore"), "ROOT/od:0001:oper:20231201:1200:g\n");
     assert_eq!(listing(&y), copied, "read from the second root");
 }
+
+/// `fdb-purge` of a database FDB5 wrote twice and of the same fields archived twice by
+/// fieldstore into a store of its own: the same report (dry run, `--porcelain`, `--doit`, and
+/// a dry run after it), each root's path and each index and data file's unique name read as
+/// the same, and the index report's blocks compared whatever their order (FDB5's varies from
+/// one run to the next).
+#[test]
+fn fdb_purge_reports_as_fdb5_s_does() {
+    let site = Fdb5Site::new();
+    let ours = site.work.path().join("ours");
+    let ours_config = site.work.path().join("ours.yaml");
+    std::fs::write(&ours_config, format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", ours.display()))
+        .unwrap();
+    let fdb5_root = site.work.path().join("fdb5-new");
+    let fdb5_tool = site.tool.replace(&*site.work.path().join("fdb").to_string_lossy(), &fdb5_root.to_string_lossy());
+    let ours_tool = format!("{BIN} --config {}", ours_config.display());
+    let run = |prefix: &str, args: &str| {
+        let out = Command::new("bash").current_dir(site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
+        assert!(out.status.success(), "{prefix} {args}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for tool in [&fdb5_tool, &ours_tool] {
+        run(tool, "fdb-write a.grib");
+        run(tool, "fdb-write a.grib");
+    }
+    let normalised = |text: String, root: &Path| -> String {
+        let text = text.replace(&*root.to_string_lossy(), "ROOT");
+        let mut lines: Vec<String> = Vec::new();
+        for line in text.lines() {
+            let mut line = line.to_string();
+            for suffix in [".data", ".index"] {
+                while let Some(end) = line.find(suffix) {
+                    let start = line[..end].rfind('/').map_or(0, |s| s + 1);
+                    line.replace_range(start..end + suffix.len(), &format!("X{}", suffix.replace('.', "_")));
+                }
+            }
+            lines.push(line);
+        }
+        // The index report's blocks, sorted.
+        let (Some(start), Some(end)) =
+            (lines.iter().position(|l| l == "Index Report:"), lines.iter().position(|l| l.starts_with("Unreferenced owned")))
+        else {
+            return lines.join("\n");
+        };
+        let mut blocks: Vec<String> = Vec::new();
+        // The blank line that ends the report is no part of its last block.
+        for line in lines[start + 1..end].iter().filter(|l| !l.is_empty()) {
+            match blocks.last_mut() {
+                Some(block) if !line.starts_with("    Index ") => block.push_str(&format!("\n{line}")),
+                _ => blocks.push(line.clone()),
+            }
+        }
+        blocks.sort();
+        [&lines[..=start], &blocks[..], &[String::new()], &lines[end..]].concat().join("\n")
+    };
+    let request = "class=od,expver=1,stream=oper,date=20231201,time=1200";
+    for options in ["", "--porcelain", "--doit", ""] {
+        let args = format!("fdb-purge {request} {options}");
+        let theirs = normalised(run(&fdb5_tool, &args), &fdb5_root);
+        assert!(theirs.contains("X_index"), "{theirs}");
+        assert_eq!(normalised(run(&ours_tool, &args), &ours), theirs, "{args}");
+    }
+}

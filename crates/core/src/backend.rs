@@ -468,6 +468,11 @@ pub trait DatasetView: Send {
     /// Hides indexes from all readers (purge, partial wipe). Returns the catalogue files or
     /// objects it removed because no visible index uses them any more (for the report).
     fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>>;
+    /// Where an index is, as other programs name it: its file's path and its offset there
+    /// (FDB5's purge names indexes so); `None` where it is no part of a file (the default).
+    fn index_place(&self, _index: &IndexInfo) -> Option<(String, u64)> {
+        None
+    }
     /// Loads indexes a request is about to read, at once where the catalogue can (an object
     /// store's requests in flight together). Default: each is loaded when read.
     fn prefetch(&mut self, _indexes: &[&IndexInfo]) -> Result<()> {

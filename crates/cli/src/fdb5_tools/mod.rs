@@ -8,6 +8,7 @@ mod axes;
 mod list;
 mod lock;
 mod options;
+mod purge;
 mod schema;
 mod stats;
 mod text;
@@ -33,6 +34,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-list", list::run),
     ("fdb-lock", lock::run_lock),
     ("fdb-move", transfer::run_move),
+    ("fdb-purge", purge::run),
     ("fdb-read", write_read::run_read),
     ("fdb-schema", schema::run),
     ("fdb-stats", stats::run),

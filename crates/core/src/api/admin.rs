@@ -75,6 +75,29 @@ pub struct PurgeReport {
     /// Store files left in place because a live writer still appends to them (known once
     /// done; they stay: no later purge finds them yet).
     pub in_use: Vec<String>,
+    /// Each visible index of the data sets purged, newest first, with its counts.
+    pub indexes: Vec<IndexPurge>,
+}
+
+/// One index of a purged data set ([`PurgeReport::indexes`]).
+#[derive(Debug, Serialize)]
+pub struct IndexPurge {
+    /// Its data set.
+    pub dataset: Key,
+    /// The catalogue's identity of it.
+    pub id: String,
+    /// Its file's path and offset there, where the catalogue says ([`crate::backend::DatasetView::index_place`]).
+    pub place: Option<(String, u64)>,
+    /// Its fields not superseded by a newer index, and their bytes.
+    pub live: u64,
+    /// Their bytes.
+    pub live_bytes: u64,
+    /// Its fields a newer index supersedes.
+    pub superseded: u64,
+    /// Their bytes.
+    pub superseded_bytes: u64,
+    /// Hidden by the purge (or to be): every field of it is superseded.
+    pub masked: bool,
 }
 
 /// What a compaction did ([`FieldStore::compact`]), per data set.
@@ -360,6 +383,16 @@ impl FieldStore {
                     }
                 }
             }
+            report.indexes.extend(usage.iter().map(|u| IndexPurge {
+                dataset: dataset.clone(),
+                id: u.info.id.clone(),
+                place: view.index_place(&u.info),
+                live: u.live,
+                live_bytes: u.live_bytes,
+                superseded: u.superseded.len() as u64,
+                superseded_bytes: u.superseded.iter().map(|(_, b)| b).sum(),
+                masked: u.live == 0,
+            }));
             report.fields_hidden += dead.iter().map(|u| u.superseded.len() as u64).sum::<u64>();
             report.indexes_masked += dead.len() as u64;
             let removed = if doit {

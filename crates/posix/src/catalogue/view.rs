@@ -130,6 +130,13 @@ impl DatasetView for PosixView {
         segment.entries().map(|(values, loc)| Ok((Key::from_values_string(&index.element_keywords, values)?, loc))).collect()
     }
 
+    fn index_place(&self, index: &IndexInfo) -> Option<(String, u64)> {
+        match self.toc.source(&index.id)? {
+            SegmentSource::File(place) => Some((self.dir.join(&place.file).display().to_string(), place.offset)),
+            SegmentSource::Inline(_) => None,
+        }
+    }
+
     /// Appends a mask record, then removes the index files no visible index uses any more
     /// (as FDB5's wipe and purge do): only once the mask is durable, so a crash leaves at
     /// worst a file nothing reads.
