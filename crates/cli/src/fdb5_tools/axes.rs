@@ -18,6 +18,7 @@ const OPTIONS: &[Opt] = &[
     Opt { name: "json", value: Value::Switch, help: "Output available fields in JSON form" },
 ];
 
+/// Runs `fdb-axes` with `args` (the program name left out).
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, OPTIONS, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-axes", options))?;

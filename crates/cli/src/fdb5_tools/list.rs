@@ -86,6 +86,7 @@ impl Style {
     }
 }
 
+/// Runs `fdb-list` with `args` (the program name left out).
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, OPTIONS, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-list", options))?;

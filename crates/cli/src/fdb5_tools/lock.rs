@@ -25,10 +25,12 @@ const UNLOCK: &[Opt] = &[
     Opt { name: "wipe", value: Value::Switch, help: "Unlock matching databases for wipe" },
 ];
 
+/// Runs `fdb-lock` with `args` (the program name left out).
 pub fn run_lock(args: &[String]) -> Result<(), Failure> {
     run(args, "fdb-lock", LOCK, true)
 }
 
+/// Runs `fdb-unlock` with `args` (the program name left out).
 pub fn run_unlock(args: &[String]) -> Result<(), Failure> {
     run(args, "fdb-unlock", UNLOCK, false)
 }

@@ -197,6 +197,7 @@ fn expanded(fs: &FieldStore, request: &Request, raw: bool) -> Vec<(String, Strin
 struct ToolRequests {
     store: FieldStore,
     requests: Vec<Request>,
+    /// `--raw`: requests printed as given.
     raw: bool,
 }
 

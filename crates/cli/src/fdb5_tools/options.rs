@@ -112,7 +112,9 @@ impl CommandLine {
 /// What FDB5 prints after a command line it refuses, before the options: a visiting tool's
 /// usage line and example (`fdb-list`), or a tool's own synopsis (`fdb-read`).
 pub enum Synopsis {
+    /// `Usage: TOOL [options] [request1] [request2] ...` and FDB5's example request.
     Visit,
+    /// The tool's own usage lines.
     Lines(&'static str),
 }
 

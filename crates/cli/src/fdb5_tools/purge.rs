@@ -20,6 +20,7 @@ const OPTIONS: &[Opt] = &[
     Opt { name: "threads", value: Value::Integer, help: "Number of threads to use for index reading (default 8)" },
 ];
 
+/// Runs `fdb-purge` with `args` (the program name left out).
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, OPTIONS, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-purge", options))?;

@@ -11,6 +11,7 @@ use super::Failure;
 
 const OPTIONS: &[Opt] = &[Opt { name: "config", value: Value::Text, help: "FDB configuration filename" }];
 
+/// Runs `fdb-schema` with `args` (the program name left out).
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[OPTIONS];
     let refused = |e| Failure::Usage(e, usage("fdb-schema", &Synopsis::Lines("Usage: fdb-schema [shema] ...\n"), options));

@@ -141,6 +141,7 @@ fn size(title: &str, n: u64) -> String {
     format!("{title:<32}: {} ({})\n", big_num(n), bytes(n))
 }
 
+/// Runs `fdb-stats` with `args` (the program name left out).
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, OPTIONS, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-stats", options))?;

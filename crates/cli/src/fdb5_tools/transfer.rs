@@ -32,6 +32,7 @@ const MOVE: &[Opt] = &[
     Opt { name: "threads", value: Value::Integer, help: "Number of concurrent threads for data move (default: 1)" },
 ];
 
+/// Runs `fdb-copy` with `args` (the program name left out).
 pub fn run_copy(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, COPY, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-copy", options))?;
@@ -66,6 +67,7 @@ pub fn run_copy(args: &[String]) -> Result<(), Failure> {
     }
 }
 
+/// Runs `fdb-move` with `args` (the program name left out).
 pub fn run_move(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, MOVE, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-move", options))?;

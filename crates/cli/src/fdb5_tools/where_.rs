@@ -16,6 +16,7 @@ const WHERE: &[Opt] = &[Opt { name: "porcelain", value: Value::Switch, help: "St
 /// The order FDB5 prints a data set's locks in.
 const LOCKS: [ControlAction; 4] = [ControlAction::Retrieve, ControlAction::Archive, ControlAction::List, ControlAction::Wipe];
 
+/// Runs `fdb-where` with `args` (the program name left out).
 pub fn run_where(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, WHERE, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-where", options))?;
@@ -35,6 +36,7 @@ pub fn run_where(args: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Runs `fdb-status` with `args` (the program name left out).
 pub fn run_status(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-status", options))?;

@@ -19,6 +19,7 @@ const OPTIONS: &[Opt] = &[
     Opt { name: "unsafe-wipe-all", value: Value::Switch, help: "Wipe all (unowned) contents of an unclean database" },
 ];
 
+/// Runs `fdb-wipe` with `args` (the program name left out).
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[VISIT, OPTIONS, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-wipe", options))?;

@@ -56,6 +56,7 @@ fn store(line: &CommandLine) -> Result<FieldStore, Failure> {
     Ok(fieldstore::open(&Config::resolve(line.value("config").map(Path::new))?)?)
 }
 
+/// Runs `fdb-write` with `args` (the program name left out).
 pub fn run_write(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[WRITE];
     let refused = |e| Failure::Usage(e, usage("fdb-write", &Synopsis::Lines(WRITE_SYNOPSIS), options));
@@ -86,6 +87,7 @@ pub fn run_write(args: &[String]) -> Result<(), Failure> {
     archived
 }
 
+/// Runs `fdb-read` with `args` (the program name left out).
 pub fn run_read(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[READ];
     let refused = |e| Failure::Usage(e, usage("fdb-read", &Synopsis::Lines(READ_SYNOPSIS), options));

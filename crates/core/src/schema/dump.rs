@@ -20,6 +20,7 @@ impl Schema {
     }
 }
 
+/// A rule and its sub-rules on one line.
 fn rule_text(rule: &Rule) -> String {
     let predicates: Vec<String> = rule.predicates.iter().map(|p| predicate_text(rule, p)).collect();
     let children: String = rule.children.iter().map(rule_text).collect();
@@ -34,6 +35,7 @@ fn sorted(values: &[String]) -> String {
     values.join("/")
 }
 
+/// A keyword of a rule: its type in that rule, and how it matches.
 fn predicate_text(rule: &Rule, p: &Predicate) -> String {
     let ty = rule.types.iter().find(|(k, _)| *k == p.keyword).map(|(_, t)| format!(":{}", t.name())).unwrap_or_default();
     let keyword = format!("{}{ty}", p.keyword);
