@@ -94,12 +94,19 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let tool = ToolRequests::open(&line, "class,expver")?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut json_entries: Vec<BTreeMap<String, String>> = Vec::new();
+    // `--json --compact`: the compact requests between brackets, as FDB5 prints them.
+    let json_compact = style.json && style.compact;
+    if json_compact {
+        write!(out, "[")?;
+    }
     for (request, header) in tool.requests()? {
         if !style.porcelain {
             write!(out, "Listing for request\n{header}\n")?;
         }
         let entries = entries(&tool.store, &request, &style)?;
-        if style.json {
+        if json_compact {
+            print_compact(&mut out, &entries, true)?;
+        } else if style.json {
             json_entries.extend(entries.iter().map(Entry::flat));
         } else if style.compact {
             print_compact(&mut out, &entries, style.porcelain)?;
@@ -109,7 +116,9 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             }
         }
     }
-    if style.json {
+    if json_compact {
+        write!(out, "]")?;
+    } else if style.json {
         serde_json::to_writer(&mut out, &json_entries).map_err(|e| Failure::io(e.into()))?;
     }
     out.flush()?;

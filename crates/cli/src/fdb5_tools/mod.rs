@@ -9,6 +9,7 @@ mod list;
 mod lock;
 mod options;
 mod purge;
+mod root;
 mod schema;
 mod stats;
 mod text;
@@ -36,6 +37,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-move", transfer::run_move),
     ("fdb-purge", purge::run),
     ("fdb-read", write_read::run_read),
+    ("fdb-root", root::run),
     ("fdb-schema", schema::run),
     ("fdb-stats", stats::run),
     ("fdb-status", where_::run_status),

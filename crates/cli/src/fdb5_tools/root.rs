@@ -1,0 +1,87 @@
+//! `fdb-root`, as FDB5 5.25's: for each request, the data set key it names (the keywords of
+//! the first level of the first schema rule it satisfies, as the request gives them,
+//! expanded), then, where that data set is stored, its catalogue. `--create` is refused:
+//! fieldstore makes a data set with its first archive.
+
+use std::io::Write;
+
+use fieldstore::schema::{Matcher, Schema};
+use fieldstore::Request;
+
+use super::options::{usage, CommandLine, Opt, Synopsis, Value};
+use super::{expanded, Failure, ToolRequests};
+
+const OPTIONS: &[Opt] = &[
+    Opt { name: "create", value: Value::Switch, help: "If a DB does not exist for the provided key, create it" },
+    Opt { name: "config", value: Value::Text, help: "FDB configuration filename" },
+];
+
+/// Runs `fdb-root` with `args` (the program name left out).
+pub fn run(args: &[String]) -> Result<(), Failure> {
+    let options: &[&[Opt]] = &[OPTIONS];
+    let synopsis = Synopsis::Lines(
+        "Usage: fdb-root [options] [request1] [request2] ...\n\n\nExamples:\n=========\n\nfdb-root \
+         class=od,expver=0001,stream=oper,date=20160428,time=1200\n\n",
+    );
+    let line = CommandLine::parse(args, options).map_err(|e| Failure::Usage(e, usage("fdb-root", &synopsis, options)))?;
+    if line.has("create") {
+        return Err(Failure::unsupported("--create: fieldstore makes a data set with its first archive"));
+    }
+    let tool = ToolRequests::open(&line, "")?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (request, _) in tool.requests()? {
+        let pairs = expanded(&tool.store, &request, false);
+        let key = dataset_key(tool.store.schema(), &pairs).map_err(|missing| {
+            let given: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            Failure::User(format!("No parameter called '{missing}' in request read,{}", given.join(",")))
+        })?;
+        writeln!(out, "{{{}}}", key.join(","))?;
+        let places = match tool.store.where_is(&Request::parse(&key.join(","))?) {
+            Ok(places) => places,
+            Err(e) if e.kind() == fieldstore::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        // The data set of exactly that key (one with more keywords given is another).
+        for location in places.iter().filter(|p| p.dataset.display_non_empty() == key.join(",")).flat_map(|p| &p.locations) {
+            writeln!(out, "TocCatalogueReader({location})")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The `k=v` pairs of the data set a request names: the first level of the first rule whose
+/// first level the request satisfies (every keyword it needs given, a value it lists), in the
+/// rule's order, the optional ones the request gives; else the first keyword the first rule
+/// needs and the request lacks.
+fn dataset_key(schema: &Schema, pairs: &[(String, String)]) -> Result<Vec<String>, String> {
+    let value = |keyword: &str| pairs.iter().find(|(k, _)| k == keyword).map(|(_, v)| v.as_str());
+    let mut first_missing = None;
+    for rule in schema.rules() {
+        let mut key = Vec::new();
+        let mut satisfied = true;
+        for p in &rule.predicates {
+            match (&p.matcher, value(&p.keyword)) {
+                (Matcher::Optional(_) | Matcher::Hidden(_), None) => {}
+                (_, None) => {
+                    first_missing.get_or_insert_with(|| p.keyword.clone());
+                    satisfied = false;
+                    break;
+                }
+                (Matcher::AnyOf(values), Some(v)) if !v.split('/').all(|v| values.iter().any(|l| l == v)) => {
+                    satisfied = false;
+                    break;
+                }
+                (Matcher::Exclude(values), Some(v)) if v.split('/').any(|v| values.iter().any(|l| l == v)) => {
+                    satisfied = false;
+                    break;
+                }
+                (_, Some(v)) => key.push(format!("{}={v}", p.keyword)),
+            }
+        }
+        if satisfied {
+            return Ok(key);
+        }
+    }
+    Err(first_missing.unwrap_or_else(|| "class".to_string()))
+}
