@@ -263,24 +263,9 @@ fn fdb_write_lock_and_unlock_change_as_fdb5_s_do() {
 /// (its `--doit` names the lock files it made).
 #[test]
 fn fdb_wipe_reports_as_fdb5_s_does() {
-    let site = Fdb5Site::new();
-    let ours = site.work.path().join("ours");
-    let ours_config = site.work.path().join("ours.yaml");
-    std::fs::write(&ours_config, format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", ours.display()))
-        .unwrap();
-    let fdb5_root = site.work.path().join("fdb5-new");
-    let fdb5_tool = site.tool.replace(&*site.work.path().join("fdb").to_string_lossy(), &fdb5_root.to_string_lossy());
-    let ours_tool = format!("{BIN} --config {}", ours_config.display());
-    let run = |prefix: &str, args: &str| {
-        let out = Command::new("bash").current_dir(site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
-        assert!(out.status.success(), "{prefix} {args}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    for tool in [&fdb5_tool, &ours_tool] {
-        // Twice: every field superseded once.
-        run(tool, "fdb-write a.grib");
-        run(tool, "fdb-write a.grib");
-    }
+    let stores = TwoStores::written_twice();
+    let (fdb5_root, ours, fdb5_tool, ours_tool) = (&stores.fdb5_root, &stores.ours, &stores.fdb5_tool, &stores.ours_tool);
+    let run = |prefix: &str, args: &str| stores.run(prefix, args);
     let normalised = |text: String, root: &Path| -> String {
         let text = text.replace(&*root.to_string_lossy(), "ROOT");
         let mut kept = Vec::new();
@@ -302,11 +287,11 @@ fn fdb_wipe_reports_as_fdb5_s_does() {
     let request = "class=od,expver=1,stream=oper,date=20231201,time=1200";
     for options in ["", "--porcelain", "--doit"] {
         let args = format!("fdb-wipe {request} {options}");
-        let theirs = normalised(run(&fdb5_tool, &args), &fdb5_root);
+        let theirs = normalised(run(fdb5_tool, &args), fdb5_root);
         assert!(theirs.contains("Data URIs to delete:\n    ROOT/od:0001:oper:20231201:1200:g/X.data"), "{theirs}");
-        assert_eq!(normalised(run(&ours_tool, &args), &ours), theirs, "{args}");
+        assert_eq!(normalised(run(ours_tool, &args), ours), theirs, "{args}");
     }
-    assert_eq!(std::fs::read_dir(&ours).unwrap().count(), 0, "wiped");
+    assert_eq!(std::fs::read_dir(ours).unwrap().count(), 0, "wiped");
 }
 
 /// `fdb-copy` from FDB5's databases into a new FDB5 root and, by fieldstore, into a store of
@@ -365,23 +350,9 @@ fn fdb_copy_and_fdb_move_copy_and_move_as_fdb5_s_do() {
 /// one run to the next).
 #[test]
 fn fdb_purge_reports_as_fdb5_s_does() {
-    let site = Fdb5Site::new();
-    let ours = site.work.path().join("ours");
-    let ours_config = site.work.path().join("ours.yaml");
-    std::fs::write(&ours_config, format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", ours.display()))
-        .unwrap();
-    let fdb5_root = site.work.path().join("fdb5-new");
-    let fdb5_tool = site.tool.replace(&*site.work.path().join("fdb").to_string_lossy(), &fdb5_root.to_string_lossy());
-    let ours_tool = format!("{BIN} --config {}", ours_config.display());
-    let run = |prefix: &str, args: &str| {
-        let out = Command::new("bash").current_dir(site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
-        assert!(out.status.success(), "{prefix} {args}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    for tool in [&fdb5_tool, &ours_tool] {
-        run(tool, "fdb-write a.grib");
-        run(tool, "fdb-write a.grib");
-    }
+    let stores = TwoStores::written_twice();
+    let (fdb5_root, ours, fdb5_tool, ours_tool) = (&stores.fdb5_root, &stores.ours, &stores.fdb5_tool, &stores.ours_tool);
+    let run = |prefix: &str, args: &str| stores.run(prefix, args);
     let normalised = |text: String, root: &Path| -> String {
         let text = text.replace(&*root.to_string_lossy(), "ROOT");
         let mut lines: Vec<String> = Vec::new();
@@ -415,8 +386,45 @@ fn fdb_purge_reports_as_fdb5_s_does() {
     let request = "class=od,expver=1,stream=oper,date=20231201,time=1200";
     for options in ["", "--porcelain", "--doit", ""] {
         let args = format!("fdb-purge {request} {options}");
-        let theirs = normalised(run(&fdb5_tool, &args), &fdb5_root);
+        let theirs = normalised(run(fdb5_tool, &args), fdb5_root);
         assert!(theirs.contains("X_index"), "{theirs}");
-        assert_eq!(normalised(run(&ours_tool, &args), &ours), theirs, "{args}");
+        assert_eq!(normalised(run(ours_tool, &args), ours), theirs, "{args}");
+    }
+}
+
+/// A new FDB5 root written by FDB5's tools and a store of fieldstore's own, each given
+/// `a.grib` twice (every field superseded once), for the tools that change what they read.
+struct TwoStores {
+    site: Fdb5Site,
+    fdb5_root: std::path::PathBuf,
+    ours: std::path::PathBuf,
+    /// FDB5's tools on `fdb5_root`, and fieldstore on `ours`: each followed by a tool's name.
+    fdb5_tool: String,
+    ours_tool: String,
+}
+
+impl TwoStores {
+    fn written_twice() -> TwoStores {
+        let site = Fdb5Site::new();
+        let ours = site.work.path().join("ours");
+        let ours_config = site.work.path().join("ours.yaml");
+        std::fs::write(&ours_config, format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", ours.display()))
+            .unwrap();
+        let fdb5_root = site.work.path().join("fdb5-new");
+        let fdb5_tool = site.tool.replace(&*site.work.path().join("fdb").to_string_lossy(), &fdb5_root.to_string_lossy());
+        let ours_tool = format!("{BIN} --config {}", ours_config.display());
+        let stores = TwoStores { site, fdb5_root, ours, fdb5_tool, ours_tool };
+        for tool in [&stores.fdb5_tool, &stores.ours_tool] {
+            stores.run(tool, "fdb-write a.grib");
+            stores.run(tool, "fdb-write a.grib");
+        }
+        stores
+    }
+
+    /// Standard output of `prefix args` in the work directory, which must succeed.
+    fn run(&self, prefix: &str, args: &str) -> String {
+        let out = Command::new("bash").current_dir(self.site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
+        assert!(out.status.success(), "{prefix} {args}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 }
