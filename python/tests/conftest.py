@@ -15,7 +15,10 @@ from grib_samples import messages_by_step  # noqa: E402 - the shared test helper
 
 
 def posix_config(root: Path) -> dict:
-    return {"catalogue": {"type": "posix", "root": str(root)}, "store": {"type": "posix", "root": str(root)}}
+    """A POSIX store at `root`, made by the first archive (`create`: a configured root is never
+    made otherwise)."""
+    section = {"type": "posix", "root": str(root), "create": True}
+    return {"catalogue": section, "store": dict(section)}
 
 
 @pytest.fixture

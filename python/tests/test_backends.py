@@ -27,7 +27,7 @@ def section(kind: str, tmp_path: Path) -> str:
     """A backend section of its own: a directory, a namespace prefix, a container label."""
     unique = uuid.uuid4().hex[:12]
     if kind == "posix":
-        return f"{{type: posix, root: {tmp_path / 'root'}}}"
+        return f"{{type: posix, root: {tmp_path / 'root'}, create: true}}"
     if kind == "rados":
         conf = os.environ.get("FIELDSTORE_TEST_CEPH_CONF")
         if not conf:

@@ -208,7 +208,7 @@ def test_errors_are_exceptions_of_their_kind(store, root, tmp_path: Path):
 
 
 def test_configs_as_yaml_text_and_files(root, tmp_path: Path):
-    text = f"catalogue: {{type: posix, root: {root}}}\nstore: {{type: posix, root: {root}}}\n"
+    text = f"catalogue: {{type: posix, root: {root}, create: true}}\nstore: {{type: posix, root: {root}, create: true}}\n"
     fieldstore.FieldStore(text).archive(payload(0), key(0))
     path = tmp_path / "config.yaml"
     path.write_text(text)

@@ -472,7 +472,7 @@ pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf> {
     std::fs::write(
         &config,
         format!(
-            "schema: {}\ncatalogue: {{type: posix, root: {1}, commit: {commit}}}\nstore: {{type: posix, root: {1}}}\n",
+            "schema: {}\ncatalogue: {{type: posix, root: {1}, create: true, commit: {commit}}}\nstore: {{type: posix, root: {1}, create: true}}\n",
             schema.display(),
             data.display()
         ),

@@ -4,7 +4,8 @@ use fieldstore::Config;
 use fieldstore_bench::{payload, Check, Hammer, Payload};
 
 fn open(root: &std::path::Path) -> fieldstore::FieldStore {
-    let yaml = format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display());
+    let yaml =
+        format!("catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n", root.display());
     fieldstore::open(&Config::parse("t", &yaml).unwrap()).unwrap()
 }
 

@@ -255,6 +255,14 @@ Examples:\n  fieldstore --config fdb5-config.yaml move --dest /data/tier2 class=
         #[arg(long)]
         json: bool,
     },
+    /// Make the configured roots that are not there (a configured root is never made by
+    /// archive unless its section says create: true)
+    #[command(after_help = "Examples:\n  fieldstore --config /etc/fieldstore.yaml init
+  FDB5_CONFIG_FILE=/etc/fdb/config.yaml fieldstore init --json")]
+    Init {
+        #[arg(long)]
+        json: bool,
+    },
     /// Write GRIB fields made from ecCodes' samples (for trying fieldstore out and for tests)
     #[command(after_help = "Examples:\n  fieldstore sample --steps 0/to/24/by/6 --params t/u/v -o fc.grib
   fieldstore sample --stream enfo --type pf --numbers 1/to/10 -o ens.grib")]
@@ -577,6 +585,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             fs.check_exists()?;
             let datasets = fs.list(&Request::default(), everything)?.datasets.len();
             output::print_info(&config, datasets, json)
+        }
+        Command::Init { json } => {
+            let made = open(config)?.create_roots()?;
+            output::print_json_or(&made, json, |made| match made.as_slice() {
+                [] => "every configured root is there: none made\n".into(),
+                made => made.iter().map(|root| format!("made root {root}\n")).collect(),
+            })
         }
         Command::Sample(args) => sample::run(&args),
         Command::Bench(b) => bench::run(&b, config),

@@ -374,13 +374,14 @@ pub fn print_info(config: &Config, datasets: usize, json: bool) -> anyhow::Resul
     } else {
         let read_also: String = config.read_also.iter().map(|b| format!("read also: {} {}\n", b.kind, option_text(b))).collect();
         outln!(
-            "fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}\n{read_also}data sets: {datasets}",
+            "fieldstore {}\nconfig: {}\nschema: {schema}\ncatalogue: {} {}\nstore: {} {}\n{read_also}data sets: {datasets}{}",
             info["version"].as_str().unwrap_or(""),
             config.source,
             config.catalogue.kind,
             info["catalogue"]["options"],
             config.store.kind,
-            info["store"]["options"]
+            info["store"]["options"],
+            if datasets == 0 { " (the store is empty)" } else { "" }
         );
     }
     Ok(())

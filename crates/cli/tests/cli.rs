@@ -162,9 +162,9 @@ fn config_and_schema_errors_name_the_culprit() {
     let err = env.fails(&["--config", &config, "list"]);
     assert!(err.contains("bad.yaml") && err.contains("store.type 's4' is not known"), "{err}");
     std::fs::write(&config, "catalogue: {type: posix, rot: /tmp/x}\nstore: {type: posix, root: /tmp/x}\n").unwrap();
-    assert!(env
-        .fails(&["--config", &config, "list"])
-        .contains("catalogue.rot (type 'posix'): unknown field `rot`, expected one of `root`, `spaces`, `subdirectory`, `commit`"));
+    assert!(env.fails(&["--config", &config, "list"]).contains(
+        "catalogue.rot (type 'posix'): unknown field `rot`, expected one of `root`, `spaces`, `subdirectory`, `create`, `commit`"
+    ));
     let schema = env.path("bad.schema");
     std::fs::write(&schema, "param: Param;\n[ class, expver\n  [ type [ step, param= ]]]\n").unwrap();
     let err = env.fails(&["schema", "--check", &schema]);
@@ -648,7 +648,7 @@ fn info_never_prints_a_credential() {
         server.access_key,
         server.secret_key
     );
-    std::fs::write(&config, format!("catalogue: {{type: posix, root: {}}}\nstore: {store}\n", env.root.display())).unwrap();
+    std::fs::write(&config, format!("catalogue: {{type: posix, root: {}, create: true}}\nstore: {store}\n", env.root.display())).unwrap();
     env.ok(&["--config", &config, "archive", &env.sample("one.grib", &["--steps", "0"])]);
     for args in [&["--config", &config, "info"][..], &["--config", &config, "info", "--json"]] {
         let shown = env.ok(args);

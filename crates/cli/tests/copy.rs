@@ -18,7 +18,10 @@ impl Pair {
         let dir = tempfile::tempdir().unwrap();
         for name in ["source", "target"] {
             let root = dir.path().join(name);
-            let config = format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display());
+            let config = format!(
+                "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+                root.display()
+            );
             std::fs::write(dir.path().join(format!("{name}.yaml")), config).unwrap();
         }
         Pair { dir }
@@ -181,7 +184,7 @@ fn a_target_with_another_keyword_order_is_verified_and_resumed() {
     std::fs::write(pair.path("reordered.schema"), reordered).unwrap();
     let root = pair.path("target");
     let config = format!(
-        "schema: {}\ncatalogue: {{type: posix, root: {1}}}\nstore: {{type: posix, root: {1}}}\n",
+        "schema: {}\ncatalogue: {{type: posix, root: {1}, create: true}}\nstore: {{type: posix, root: {1}, create: true}}\n",
         pair.path("reordered.schema").display(),
         root.display()
     );
@@ -277,7 +280,10 @@ fn every_backend(pair: &Pair, what: &str) -> Vec<(&'static str, String)> {
             s3.access_key,
             s3.secret_key
         );
-        configs.push(("s3.yaml", format!("catalogue: {{type: posix, root: {}}}\nstore: {store}\n", pair.path("s3-catalogue").display())));
+        configs.push((
+            "s3.yaml",
+            format!("catalogue: {{type: posix, root: {}, create: true}}\nstore: {store}\n", pair.path("s3-catalogue").display()),
+        ));
     }
     if let Some(conf) = fieldstore_testing::ceph_conf() {
         let pool = fieldstore_testing::rados_pool("FIELDSTORE_TEST_RADOS_POOL", "fieldstore");
@@ -290,6 +296,9 @@ fn every_backend(pair: &Pair, what: &str) -> Vec<(&'static str, String)> {
         configs.push(("daos.yaml", format!("catalogue: {section}\nstore: {section}\n")));
     }
     let last = pair.path("last");
-    configs.push(("last.yaml", format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", last.display())));
+    configs.push((
+        "last.yaml",
+        format!("catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n", last.display()),
+    ));
     configs
 }

@@ -36,12 +36,14 @@ impl Layout {
         let (catalogue, store) = (dir.join("catalogue").display().to_string(), dir.join("store").display().to_string());
         match self {
             Layout::Embedded => {
-                format!("catalogue: {{type: posix, root: {catalogue}, commit: embedded}}\nstore: {{type: posix, root: {catalogue}}}\n")
+                format!("catalogue: {{type: posix, root: {catalogue}, create: true, commit: embedded}}\nstore: {{type: posix, root: {catalogue}, create: true}}\n")
             }
             Layout::Ordered => {
-                format!("catalogue: {{type: posix, root: {catalogue}, commit: ordered}}\nstore: {{type: posix, root: {catalogue}}}\n")
+                format!("catalogue: {{type: posix, root: {catalogue}, create: true, commit: ordered}}\nstore: {{type: posix, root: {catalogue}, create: true}}\n")
             }
-            Layout::TwoRoots => format!("catalogue: {{type: posix, root: {catalogue}}}\nstore: {{type: posix, root: {store}}}\n"),
+            Layout::TwoRoots => format!(
+                "catalogue: {{type: posix, root: {catalogue}, create: true}}\nstore: {{type: posix, root: {store}, create: true}}\n"
+            ),
         }
     }
 }

@@ -86,7 +86,7 @@ fn copy_brings_fdb5_databases_read_in_place_into_another_store() {
     let own = work.path().join("own");
     std::fs::write(
         work.path().join("own.yaml"),
-        format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", own.display()),
+        format!("catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n", own.display()),
     )
     .unwrap();
     let run = |script: &str| {

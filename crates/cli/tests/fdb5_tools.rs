@@ -408,8 +408,14 @@ impl TwoStores {
         let site = Fdb5Site::new();
         let ours = site.work.path().join("ours");
         let ours_config = site.work.path().join("ours.yaml");
-        std::fs::write(&ours_config, format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", ours.display()))
-            .unwrap();
+        std::fs::write(
+            &ours_config,
+            format!(
+                "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+                ours.display()
+            ),
+        )
+        .unwrap();
         let fdb5_root = site.work.path().join("fdb5-new");
         let fdb5_tool = site.tool.replace(&*site.work.path().join("fdb").to_string_lossy(), &fdb5_root.to_string_lossy());
         let ours_tool = format!("{BIN} --config {}", ours_config.display());
@@ -426,5 +432,102 @@ impl TwoStores {
         let out = Command::new("bash").current_dir(self.site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
         assert!(out.status.success(), "{prefix} {args}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// A root that is not there is never made: FDB5's config over a root not there makes
+/// `fdb-write` fail on FDB5 and on fieldstore alike ("No writable roots available"), the root
+/// still not there; a config naming no schema, and no FDB5 home holding one, fails on both,
+/// never falling back to another schema. fieldstore's own config makes its root only with
+/// `create: true` or `fieldstore init`, and `info` says an empty store is empty.
+#[test]
+fn roots_not_there_are_never_made_and_no_schema_is_fallen_back_to_as_fdb5() {
+    let site = Fdb5Site::new();
+    let work = site.work.path();
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let fdb5_tool = |config: &Path| format!("bash {} --config {}", project.join("scripts/fdb5-tool.sh").display(), config.display());
+    let run = |command: String| {
+        let out = Command::new("bash")
+            .current_dir(work)
+            .env_remove("FIELDSTORE_CONFIG")
+            .env_remove("FDB_HOME")
+            .args(["-c", &command])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let missing = work.join("unmounted");
+    let schema = work.join("schema");
+    let spaces = format!("spaces:\n- handler: Default\n  roots:\n  - path: {}\n", missing.display());
+    let with_schema = work.join("missing-root.yaml");
+    std::fs::write(&with_schema, format!("type: local\nengine: toc\nschema: {}\n{spaces}", schema.display())).unwrap();
+    for command in
+        [format!("{} fdb-write a.grib", fdb5_tool(&with_schema)), format!("{BIN} --config {} fdb-write a.grib", with_schema.display())]
+    {
+        let (code, said) = run(command.clone());
+        assert!(
+            code == Some(1) && said.contains("No writable roots available") && said.contains(&*missing.to_string_lossy()),
+            "{command}: {said}"
+        );
+        assert!(!missing.exists(), "{command} made the root");
+    }
+    let (code, said) = run(format!("{BIN} --config {} archive a.grib", with_schema.display()));
+    assert!(code == Some(1) && said.contains("No writable roots available"), "{said}");
+    assert!(!missing.exists());
+
+    std::fs::create_dir(&missing).unwrap();
+    let no_schema = work.join("no-schema.yaml");
+    std::fs::write(&no_schema, format!("type: local\nengine: toc\n{spaces}")).unwrap();
+    let (code, said) = run(format!("{} fdb-write a.grib", fdb5_tool(&no_schema)));
+    assert!(code == Some(1) && said.contains("etc/fdb/schema"), "FDB5: {said}");
+    for tool in ["fdb-write a.grib", "fdb-list class=od"] {
+        let (code, said) = run(format!("FDB_HOME={} {BIN} --config {} {tool}", work.join("home").display(), no_schema.display()));
+        assert!(code == Some(1) && said.contains(&*work.join("home/etc/fdb/schema").to_string_lossy()), "{tool}: {said}");
+        let (code, said) = run(format!("{BIN} --config {} {tool}", no_schema.display()));
+        assert!(code == Some(1) && said.contains("names no schema"), "{tool}: {said}");
+    }
+    assert_eq!(std::fs::read_dir(&missing).unwrap().count(), 0, "nothing archived");
+
+    let own = work.join("own");
+    let own_config =
+        |create: &str| format!("catalogue: {{type: posix, root: {0}{create}}}\nstore: {{type: posix, root: {0}{create}}}\n", own.display());
+    std::fs::write(work.join("own.yaml"), own_config("")).unwrap();
+    let (code, said) = run(format!("{BIN} --config own.yaml archive a.grib"));
+    assert!(code == Some(1) && said.contains("No writable roots available") && !own.exists(), "{said}");
+    let (code, said) = run(format!("{BIN} --config own.yaml init --json"));
+    assert_eq!((code, said.trim()), (Some(0), &*format!("[\n  \"{}\"\n]", own.display())));
+    let (code, said) = run(format!("{BIN} --config own.yaml info"));
+    assert!(code == Some(0) && said.contains("data sets: 0 (the store is empty)"), "{said}");
+    assert_eq!(run(format!("{BIN} --config own.yaml init")), (Some(0), "every configured root is there: none made\n".into()));
+    std::fs::remove_dir(&own).unwrap();
+    std::fs::write(work.join("own.yaml"), own_config(", create: true")).unwrap();
+    let (code, said) = run(format!("{BIN} --config own.yaml archive a.grib"));
+    assert!(code == Some(0) && own.is_dir(), "{said}");
+    assert!(run(format!("{BIN} --config own.yaml info")).1.contains("data sets: 1\n"));
+}
+
+/// `fdb-info` prints what FDB5's prints, item by item and with `--all`, under the same
+/// `$FDB_HOME` and config file: the version is that of FDB5's interfaces fieldstore implements.
+#[test]
+fn fdb_info_prints_what_fdb5_s_prints() {
+    let site = Fdb5Site::new();
+    let work = site.work.path();
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let config = work.join("fdb5.yaml");
+    let env = format!("FDB_HOME={} FDB5_CONFIG_FILE={}", work.join("home").display(), config.display());
+    let fdb5 = format!(
+        "FDB_HOME={} bash {} --config {}",
+        work.join("home").display(),
+        project.join("scripts/fdb5-tool.sh").display(),
+        config.display()
+    );
+    for args in ["--all", "--version", "--home", "--schema", "--config-file", "--lustre-api", "", "--schema --version", "--bogus"] {
+        let run = |command: String| {
+            let out = Command::new("bash").current_dir(work).env_remove("FIELDSTORE_CONFIG").args(["-c", &command]).output().unwrap();
+            (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+        };
+        let theirs = run(format!("{fdb5} fdb-info {args}"));
+        assert_eq!(run(format!("{env} {BIN} fdb-info {args}")), theirs, "fdb-info {args}");
+        assert!(args.is_empty() || !theirs.0.is_empty());
     }
 }

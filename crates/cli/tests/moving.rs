@@ -268,7 +268,10 @@ fn a_move_to_another_store_killed_at_any_call_shows_the_data_set_whole_and_run_a
         let root = site.dir.join("other");
         std::fs::write(
             site.dir.join("other.yaml"),
-            format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display()),
+            format!(
+                "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+                root.display()
+            ),
         )
         .unwrap();
     };

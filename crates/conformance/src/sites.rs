@@ -52,8 +52,8 @@ pub fn pairing(catalogue: &str, store: &str) -> Option<Site> {
 /// A backend's config section for a site in `dir`.
 fn section(kind: &str, dir: &Path) -> String {
     match kind {
-        "posix" => format!("{{type: posix, root: {}}}", dir.join("root").display()),
-        "posix-ordered" => format!("{{type: posix, root: {}, commit: ordered}}", dir.join("root").display()),
+        "posix" => format!("{{type: posix, root: {}, create: true}}", dir.join("root").display()),
+        "posix-ordered" => format!("{{type: posix, root: {}, create: true, commit: ordered}}", dir.join("root").display()),
         "rados" => rados_section("FIELDSTORE_TEST_RADOS_POOL", "fieldstore", dir),
         "rados-rep2" => rados_section("FIELDSTORE_TEST_RADOS_POOL_REP2", "fieldstore-rep2", dir),
         "rados-ec21" => rados_section("FIELDSTORE_TEST_RADOS_POOL_EC", "fieldstore-ec21", dir),

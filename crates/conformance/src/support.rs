@@ -9,7 +9,8 @@ use fieldstore::{Config, FieldStore, Key, Request};
 
 /// A store (default schema) rooted at `root`.
 pub fn open_at(root: &Path) -> FieldStore {
-    let yaml = format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.display());
+    let yaml =
+        format!("catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n", root.display());
     fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap()
 }
 

@@ -21,7 +21,7 @@
 //!
 //! | capability | accessor | who has it |
 //! |---|---|---|
-//! | [`CatalogueRoot`]: a place that may be missing | `Catalogue::root` | POSIX |
+//! | [`Roots`]: a place that may be missing | `Catalogue::root`, `Store::root` | POSIX |
 //! | [`CatalogueRecovery`]: records lost in a crash | `Catalogue::recovery` | POSIX |
 //! | [`CatalogueFiles`]: its own files, for stats and wipe | `Catalogue::own_files` | POSIX |
 //! | [`CommitCarrier`]: commits embedded in the data | `StoreWriter::commit_carrier` | POSIX |
@@ -138,6 +138,11 @@ pub trait Store: Send + Sync {
     /// configured store ever makes; the default claims none.
     fn claims_uri(&self, _uri: &str) -> bool {
         false
+    }
+    /// The place the store is kept in, if that place can be missing ([`Roots`], an optional
+    /// capability). Default: `None`.
+    fn root(&self) -> Option<&dyn Roots> {
+        None
     }
 }
 
@@ -323,9 +328,9 @@ pub trait Catalogue: Send + Sync {
     fn locations(&self, _dataset: &Key) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
-    /// The place the catalogue is kept in, if that place can be missing ([`CatalogueRoot`], an
+    /// The place the catalogue is kept in, if that place can be missing ([`Roots`], an
     /// optional capability). Default: `None` (a backend whose open fails without its place).
-    fn root(&self) -> Option<&dyn CatalogueRoot> {
+    fn root(&self) -> Option<&dyn Roots> {
         None
     }
     /// How the catalogue recovers records a crash lost, if it can lose any ([`CatalogueRecovery`],
@@ -341,13 +346,17 @@ pub trait Catalogue: Send + Sync {
     }
 }
 
-/// An optional capability of a catalogue ([`Catalogue::root`]): it is kept under a place that
-/// exists apart from it (a POSIX root directory), which may be missing. POSIX has it.
-pub trait CatalogueRoot: Send + Sync {
+/// An optional capability of a catalogue or store ([`Catalogue::root`], [`Store::root`]): it
+/// is kept under places that exist apart from it (POSIX root directories), which may be
+/// missing. They are made only when asked (`create: true`, `fieldstore init`): a root that is
+/// not there is most often a file system not mounted. POSIX has it.
+pub trait Roots: Send + Sync {
     /// An error naming where the catalogue should be if it is not there (a POSIX root never
     /// made): tools refuse to read a store that does not exist, which is most often a mistyped
     /// path, while readers of the library see no data sets until a writer makes it.
     fn check_exists(&self) -> Result<()>;
+    /// Makes every root that is not there (`fieldstore init`); the roots made, as paths.
+    fn create_missing(&self) -> Result<Vec<String>>;
 }
 
 /// An optional capability of a catalogue ([`Catalogue::recovery`]): it publishes records

@@ -11,8 +11,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::backend::{
-    Catalogue, CatalogueFiles, CatalogueRecovery, CatalogueRoot, CatalogueUsage, CatalogueWriter, CommitSource, ControlAction,
-    DatasetFiles, DatasetView, FieldLocation, IndexInfo, RelativeUris, StartedRead, Store, StoreWriter,
+    Catalogue, CatalogueFiles, CatalogueRecovery, CatalogueUsage, CatalogueWriter, CommitSource, ControlAction, DatasetFiles, DatasetView,
+    FieldLocation, IndexInfo, RelativeUris, Roots, StartedRead, Store, StoreWriter,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
@@ -136,7 +136,7 @@ impl Catalogue for UnionCatalogue {
         }
     }
 
-    fn root(&self) -> Option<&dyn CatalogueRoot> {
+    fn root(&self) -> Option<&dyn Roots> {
         Some(self)
     }
 
@@ -170,8 +170,8 @@ impl CatalogueFiles for UnionCatalogue {
     }
 }
 
-impl CatalogueRoot for UnionCatalogue {
-    /// The configured catalogue's place may be missing (the first archive makes it) where a
+impl Roots for UnionCatalogue {
+    /// The configured catalogue's place may be missing (nothing archived yet) where a
     /// catalogue read beside is there.
     fn check_exists(&self) -> Result<()> {
         let exists = |c: &dyn Catalogue| c.root().is_none_or(|root| root.check_exists().is_ok());
@@ -179,6 +179,11 @@ impl CatalogueRoot for UnionCatalogue {
             return Ok(());
         }
         self.main.root().map_or(Ok(()), |root| root.check_exists())
+    }
+
+    /// The configured catalogue's roots: those read beside are never made.
+    fn create_missing(&self) -> Result<Vec<String>> {
+        self.main.root().map_or(Ok(Vec::new()), |root| root.create_missing())
     }
 }
 

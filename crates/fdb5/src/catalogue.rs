@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{CatalogueFiles, CatalogueRoot, CatalogueUsage, DatasetFiles};
+use fieldstore_core::backend::{CatalogueFiles, CatalogueUsage, DatasetFiles, Roots};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::schema::Schema;
 use fieldstore_core::{AxisValues, Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
@@ -42,7 +42,7 @@ impl Fdb5Catalogue {
     }
 
     /// Every database directory under the roots with its key; a root that is missing holds
-    /// none (FDB5 passes over it too; tools say so, [`CatalogueRoot::check_exists`]).
+    /// none (FDB5 passes over it too; tools say so, [`Roots::check_exists`]).
     fn scan(&self) -> Result<Vec<(Key, PathBuf)>> {
         let mut found = Vec::new();
         for root in &self.paths {
@@ -130,7 +130,7 @@ impl Catalogue for Fdb5Catalogue {
         Err(read_only(&format!("{} lock of {dataset}", action.name())))
     }
 
-    fn root(&self) -> Option<&dyn CatalogueRoot> {
+    fn root(&self) -> Option<&dyn Roots> {
         Some(self)
     }
 
@@ -151,7 +151,7 @@ impl Catalogue for Fdb5Catalogue {
     }
 }
 
-impl CatalogueRoot for Fdb5Catalogue {
+impl Roots for Fdb5Catalogue {
     /// FDB5's roots are there (of several, one is enough, as FDB5 passes over missing ones).
     fn check_exists(&self) -> Result<()> {
         if self.paths.iter().any(|root| root.is_dir()) {
@@ -159,6 +159,12 @@ impl CatalogueRoot for Fdb5Catalogue {
         }
         let roots: Vec<String> = self.paths.iter().map(|r| r.display().to_string()).collect();
         Err(Error::new(ErrorKind::NotFound, format!("no FDB5 root is there: {}", roots.join(", "))))
+    }
+
+    /// None: FDB5's roots are read, never made (a config's roots are the POSIX catalogue's
+    /// too, which makes them).
+    fn create_missing(&self) -> Result<Vec<String>> {
+        Ok(Vec::new())
     }
 }
 

@@ -168,7 +168,10 @@ mod tests {
     #[test]
     fn a_refused_message_names_itself_and_keeps_the_refusal_as_its_source() {
         let root = tempfile::tempdir().unwrap();
-        let yaml = format!("catalogue: {{type: posix, root: {0}}}\nstore: {{type: posix, root: {0}}}\n", root.path().display());
+        let yaml = format!(
+            "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+            root.path().display()
+        );
         let fs = crate::open(&crate::Config::parse("t.yaml", &yaml).unwrap()).unwrap();
         let message = grib::sample_message("regular_ll_sfc_grib2", &[]).unwrap();
         let options = GribOptions { modifiers: vec![("noSuchKey".into(), "1".into())], ..GribOptions::default() };

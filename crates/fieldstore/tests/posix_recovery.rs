@@ -20,7 +20,7 @@ fn open_embedded(root: &Path) -> FieldStore {
 /// Catalogue and store on roots of their own.
 fn open_embedded_on(catalogue: &Path, store: &Path) -> FieldStore {
     let yaml = format!(
-        "catalogue: {{type: posix, root: {}, commit: embedded}}\nstore: {{type: posix, root: {}}}\n",
+        "catalogue: {{type: posix, root: {}, create: true, commit: embedded}}\nstore: {{type: posix, root: {}, create: true}}\n",
         catalogue.display(),
         store.display()
     );
@@ -212,8 +212,10 @@ fn a_writer_that_closes_leaves_no_marker_and_an_ordered_one_none_at_all() {
     assert!(files_ending(&markers, "").is_empty());
 
     let ordered = tempfile::tempdir().unwrap();
-    let yaml =
-        format!("catalogue: {{type: posix, root: {0}, commit: ordered}}\nstore: {{type: posix, root: {0}}}\n", ordered.path().display());
+    let yaml = format!(
+        "catalogue: {{type: posix, root: {0}, create: true, commit: ordered}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+        ordered.path().display()
+    );
     let writer = fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap();
     writer.archive(&identifier(0), b"x").unwrap();
     writer.flush().unwrap();

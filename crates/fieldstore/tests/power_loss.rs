@@ -150,7 +150,7 @@ fn config_text(root: &Path, layout: &str) -> String {
         None => (layout, root.to_path_buf(), root.to_path_buf()),
     };
     format!(
-        "catalogue: {{type: posix, root: {}, commit: {commit}}}\nstore: {{type: posix, root: {}}}\n",
+        "catalogue: {{type: posix, root: {}, create: true, commit: {commit}}}\nstore: {{type: posix, root: {}, create: true}}\n",
         catalogue.display(),
         store.display()
     )

@@ -32,7 +32,11 @@ fn posix(two_roots: bool) -> Storage {
     let dir = tempfile::tempdir().unwrap();
     let (catalogue, store): (PathBuf, PathBuf) =
         if two_roots { (dir.path().join("c"), dir.path().join("s")) } else { (dir.path().into(), dir.path().into()) };
-    let yaml = format!("catalogue: {{type: posix, root: {}}}\nstore: {{type: posix, root: {}}}\n", catalogue.display(), store.display());
+    let yaml = format!(
+        "catalogue: {{type: posix, root: {}, create: true}}\nstore: {{type: posix, root: {}, create: true}}\n",
+        catalogue.display(),
+        store.display()
+    );
     Storage { open: Arc::new(move || fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap()), _kept: Box::new(dir) }
 }
 

@@ -77,7 +77,7 @@ fn an_unreachable_cluster_fails_the_open_within_its_timeout() {
     let conf = dir.path().join("ceph.conf");
     std::fs::write(&conf, "[global]\nmon host = 127.0.0.1:1\nauth client required = none\n").unwrap();
     let yaml = format!(
-        "catalogue: {{type: posix, root: {}}}\nstore: {{type: rados, pool: fieldstore, ceph_conf: {}, timeout_seconds: 2}}\n",
+        "catalogue: {{type: posix, root: {}, create: true}}\nstore: {{type: rados, pool: fieldstore, ceph_conf: {}, timeout_seconds: 2}}\n",
         dir.path().join("root").display(),
         conf.display()
     );

@@ -6,6 +6,9 @@
 //! ```
 //!
 //! Instead of `root:`, `spaces:` spread data sets over several roots ([`crate::placement`]).
+//! A root that is not there is never made unless the section says `create: true` (or
+//! `fieldstore init` makes it): archive fails naming it, as FDB5's "No writable roots
+//! available", so that data meant for a file system not mounted never fills the local disk.
 
 use std::path::PathBuf;
 
@@ -34,6 +37,9 @@ pub struct PosixCatalogueConfig {
     /// needed), as fieldstore keeps its store in an FDB5 config's roots.
     #[serde(default)]
     pub subdirectory: Option<String>,
+    /// Whether a root that is not there is made (default: archive fails naming it).
+    #[serde(default)]
+    pub create: bool,
     /// How a flush is made durable.
     #[serde(default)]
     pub commit: CommitSetting,
@@ -53,6 +59,9 @@ pub struct PosixStoreConfig {
     /// needed), as fieldstore keeps its store in an FDB5 config's roots.
     #[serde(default)]
     pub subdirectory: Option<String>,
+    /// Whether a root that is not there is made (default: archive fails naming it).
+    #[serde(default)]
+    pub create: bool,
 }
 
 /// The `commit:` key: a [`CommitMode`], or `auto` to choose by the root's file system.
@@ -85,7 +94,7 @@ pub const FACTORY: Factory =
 
 fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
     let config: PosixCatalogueConfig = section.typed()?;
-    let placement = placement(section, config.root, config.spaces, config.subdirectory)?;
+    let placement = placement(section, config.root, config.spaces, config.subdirectory)?.creating_roots(config.create);
     Ok(Box::new(PosixCatalogue::with_placement(placement, config.commit)))
 }
 
@@ -96,13 +105,13 @@ fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
 /// The roots of a `type: posix` catalogue section, and the rules placing data sets in them.
 pub fn catalogue_placement(section: &Section<'_>) -> Result<Placement> {
     let config: PosixCatalogueConfig = section.typed()?;
-    placement(section, config.root, config.spaces, config.subdirectory)
+    Ok(placement(section, config.root, config.spaces, config.subdirectory)?.creating_roots(config.create))
 }
 
 /// The roots of a `type: posix` store section, and the rules placing data sets in them.
 pub fn store_placement(section: &Section<'_>) -> Result<Placement> {
     let config: PosixStoreConfig = section.typed()?;
-    placement(section, config.root, config.spaces, config.subdirectory)
+    Ok(placement(section, config.root, config.spaces, config.subdirectory)?.creating_roots(config.create))
 }
 
 /// The pool in the directory the pool's name is (created if missing); it has no options.

@@ -136,6 +136,11 @@ pub struct RootConfig {
 #[derive(Debug)]
 pub struct Placement {
     spaces: Vec<Space>,
+    /// Whether a root that is not there is made when a data set goes to it (`create: true`);
+    /// else it is passed over, and archive fails naming the roots if none is there: a
+    /// configured root missing is most often a file system not mounted, whose data must not
+    /// go to the local disk instead.
+    create: bool,
 }
 
 #[derive(Debug)]
@@ -169,7 +174,44 @@ impl Placement {
     /// One root taking every data set, every action allowed.
     pub fn one_root(path: PathBuf) -> Self {
         let root = Root { data: path.clone(), path, denied: BTreeSet::new() };
-        Placement { spaces: vec![Space { group: 0, select: Vec::new(), excludes: Vec::new(), regex: None, roots: vec![root] }] }
+        let space = Space { group: 0, select: Vec::new(), excludes: Vec::new(), regex: None, roots: vec![root] };
+        Placement { spaces: vec![space], create: false }
+    }
+
+    /// The same placement, making its roots when a data set goes to one that is not there
+    /// (`create: true`; the default store's own root) or not.
+    pub fn creating_roots(self, create: bool) -> Self {
+        Placement { create, ..self }
+    }
+
+    /// Makes every root that is not there (`fieldstore init`), each durably; the roots made.
+    pub fn create_roots(&self) -> Result<Vec<String>> {
+        let mut made = Vec::new();
+        for root in self.spaces.iter().flat_map(|s| &s.roots) {
+            let name = root.path.display().to_string();
+            if !root.path.is_dir() && !made.contains(&name) {
+                crate::listing::create_dir_durably(&root.path)?;
+                made.push(name);
+            }
+        }
+        Ok(made)
+    }
+
+    /// Every root is there; of several, one is enough (FDB5 passes over missing roots).
+    pub fn check_exists(&self) -> Result<()> {
+        let roots = self.roots();
+        let mut first_error = None;
+        for root in &roots {
+            match std::fs::metadata(root) {
+                Ok(_) if roots.len() > 1 => return Ok(()),
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    first_error = first_error.or(Some(Error::io("find a store at", root, e)))
+                }
+                Err(e) => return Err(Error::io("find a store at", root, e)),
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// The placement `spaces` describe, with data set directories in `subdirectory` of each
@@ -185,7 +227,7 @@ impl Placement {
         }
         let spaces: std::result::Result<Vec<Space>, SpacesError> =
             spaces.into_iter().enumerate().map(|(i, s)| Space::new(s, subdirectory).map_err(|e| e.at(&format!("spaces[{i}].")))).collect();
-        Ok(Placement { spaces: spaces? })
+        Ok(Placement { spaces: spaces?, create: false })
     }
 
     /// Every directory holding data set directories, each once, in order.
@@ -201,10 +243,10 @@ impl Placement {
 
     /// The one root, when there is one and it allows everything: no rule to apply, no
     /// directory to look for.
-    fn only_root(&self) -> Option<&Path> {
+    fn only_root(&self) -> Option<&Root> {
         match self.spaces.as_slice() {
             [Space { select, excludes, regex: None, roots, .. }] if select.is_empty() && excludes.is_empty() => match roots.as_slice() {
-                [root] if root.denied.is_empty() => Some(&root.data),
+                [root] if root.denied.is_empty() => Some(root),
                 _ => None,
             },
             _ => None,
@@ -215,21 +257,23 @@ impl Placement {
     /// that holds it; `None` when none does (or no space takes it).
     pub fn existing(&self, dataset: &Key, dir_name: &str) -> Result<Option<PathBuf>> {
         if let Some(root) = self.only_root() {
-            return Ok(Some(root.join(dir_name)));
+            return Ok(Some(root.data.join(dir_name)));
         }
         let Some(space) = self.space_of(dataset)? else { return Ok(None) };
         Ok(space.holding(dataset, dir_name)?.map(|root| root.data.join(dir_name)))
     }
 
     /// The directory to archive a data set's fields into, and whether the data set was found
-    /// there: where it is, else the first root of its space that takes archives and exists.
-    /// Refused when no space takes the data set, when its root does not take archives, or
-    /// when no root does. A directory found must not be made again if it is gone: the data
-    /// set moved to another root meanwhile ([`crate::moving`]), and is to be found again.
+    /// there: where it is, else the first root of its space that takes archives and exists
+    /// (made first if the placement creates roots). Refused when no space takes the data
+    /// set, when its root does not take archives, or when no root does. A directory found
+    /// must not be made again if it is gone: the data set moved to another root meanwhile
+    /// ([`crate::moving`]), and is to be found again.
     pub fn for_archive(&self, dataset: &Key, dir_name: &str) -> Result<(PathBuf, bool)> {
         if let Some(root) = self.only_root() {
             // One root: nowhere to move to.
-            return Ok((root.join(dir_name), false));
+            self.ready(root, dataset, std::slice::from_ref(root))?;
+            return Ok((root.data.join(dir_name), false));
         }
         let Some(space) = self.space_of(dataset)? else {
             return Err(Error::new(
@@ -246,16 +290,19 @@ impl Placement {
             }
             return Ok((root.data.join(dir_name), true));
         }
-        let writable = space.roots.iter().find(|r| !r.denied.contains(&ControlAction::Archive) && r.path.is_dir());
-        match writable {
-            Some(root) => Ok((root.data.join(dir_name), false)),
-            None => {
-                let roots: Vec<String> = space.roots.iter().map(|r| r.path.display().to_string()).collect();
-                Err(Error::new(
-                    ErrorKind::NotFound,
-                    format!("no root takes data set {dataset}: none of [{}] takes archives and exists", roots.join(", ")),
-                ))
-            }
+        let writable = space.roots.iter().find(|r| !r.denied.contains(&ControlAction::Archive) && (self.create || r.path.is_dir()));
+        let root = writable.ok_or_else(|| no_writable_root(dataset, &space.roots))?;
+        self.ready(root, dataset, &space.roots)?;
+        Ok((root.data.join(dir_name), false))
+    }
+
+    /// Checks that `root`, chosen for a new data set among `roots`, is there, making it if the
+    /// placement creates roots.
+    fn ready(&self, root: &Root, dataset: &Key, roots: &[Root]) -> Result<()> {
+        match (root.path.is_dir(), self.create) {
+            (true, _) => Ok(()),
+            (false, true) => crate::listing::create_dir_durably(&root.path),
+            (false, false) => Err(no_writable_root(dataset, roots)),
         }
     }
 
@@ -462,6 +509,19 @@ impl Root {
         let data = subdirectory.map_or_else(|| config.path.clone(), |s| config.path.join(s));
         Ok(Root { path: config.path, data, denied })
     }
+}
+
+/// FDB5's error when no root takes a new data set, naming the roots, and how to make one.
+fn no_writable_root(dataset: &Key, roots: &[Root]) -> Error {
+    let roots: Vec<String> = roots.iter().map(|r| r.path.display().to_string()).collect();
+    Error::new(
+        ErrorKind::NotFound,
+        format!(
+            "No writable roots available for data set {dataset}: none of [{}] takes archives and exists \
+             (fieldstore makes no configured root: make it, run `fieldstore init`, or set `create: true`)",
+            roots.join(", ")
+        ),
+    )
 }
 
 /// FDB5's selection syntax: `keyword=regex` pairs separated by commas, each keyword once.

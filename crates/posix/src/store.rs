@@ -16,7 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{fill_in_pieces, CommitCarrier, CommitSource, RelativeUris};
+use fieldstore_core::backend::{fill_in_pieces, CommitCarrier, CommitSource, RelativeUris, Roots};
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
@@ -78,9 +78,10 @@ struct DataFile {
 }
 
 impl PosixStore {
-    /// A store whose data set directories are under `root`.
+    /// A store whose data set directories are under `root`, made by the first archive if it
+    /// is not there (the caller named it; a config's roots are made only with `create: true`).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixStore::with_placement(Placement::one_root(root.into()))
+        PosixStore::with_placement(Placement::one_root(root.into()).creating_roots(true))
     }
 
     /// A store over the roots of `placement`.
@@ -395,6 +396,20 @@ impl Store for PosixStore {
 
     fn commit_source(&self) -> Option<&dyn CommitSource> {
         Some(self)
+    }
+
+    fn root(&self) -> Option<&dyn Roots> {
+        Some(self)
+    }
+}
+
+impl Roots for PosixStore {
+    fn check_exists(&self) -> Result<()> {
+        self.placement.check_exists()
+    }
+
+    fn create_missing(&self) -> Result<Vec<String>> {
+        self.placement.create_roots()
     }
 }
 

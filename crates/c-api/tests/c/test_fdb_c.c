@@ -641,7 +641,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "usage: %s ROOT SAMPLE_GRIB\n", argv[0]);
         return 2;
     }
-    snprintf(config, sizeof config, "catalogue: {type: posix, root: %s/store}\nstore: {type: posix, root: %s/store}\n", argv[1], argv[1]);
+    snprintf(config, sizeof config, "catalogue: {type: posix, root: %s/store, create: true}\nstore: {type: posix, root: %s/store, create: true}\n", argv[1], argv[1]);
     test_versions_errors_and_the_failure_handler();
     test_keys_and_requests();
     test_handles_from_yaml();

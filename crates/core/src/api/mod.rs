@@ -108,13 +108,25 @@ impl FieldStore {
     }
 
     /// An error naming where the store should be if it is not there: for tools, which
-    /// refuse to read a store that was never made (most often a mistyped path). Archiving
-    /// makes it.
+    /// refuse to read a store that was never made (most often a mistyped path, or a file
+    /// system not mounted).
     pub fn check_exists(&self) -> Result<()> {
         match self.shared.catalogue.root() {
             Some(root) => root.check_exists(),
             None => Ok(()),
         }
+    }
+
+    /// Makes the catalogue's and the store's roots that are not there (`fieldstore init`):
+    /// the roots made, each once. Backends whose places need no making make none.
+    pub fn create_roots(&self) -> Result<Vec<String>> {
+        let mut made = self.shared.catalogue.root().map_or(Ok(Vec::new()), |root| root.create_missing())?;
+        for root in self.shared.store.root().map_or(Ok(Vec::new()), |root| root.create_missing())? {
+            if !made.contains(&root) {
+                made.push(root);
+            }
+        }
+        Ok(made)
     }
 
     /// The configured schema.

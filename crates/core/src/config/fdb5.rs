@@ -77,7 +77,7 @@ pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
             if fdb5.select.is_some() || !fdb5.excludes.is_empty() {
                 return Err(error("select and excludes belong to the fdbs of a type: select config".into()));
             }
-            let schema = schema_of(&fdb5);
+            let schema = required(schema_of(&fdb5)).map_err(error)?;
             (schema, local_spaces(fdb5, None, &[]).map_err(error)?)
         }
         Some(kind) => {
@@ -104,7 +104,7 @@ pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
     section.insert("subdirectory".into(), FDB5_ROOT_SUBDIRECTORY.into());
     let posix = BackendConfig { kind: "posix".into(), options: section };
     let source = format!("{source} (FDB5 config: fieldstore's store in {place}, FDB5's databases read in place)");
-    Ok(Config { schema, catalogue: posix.clone(), store: posix, read_also, source })
+    Ok(Config { schema: Some(schema), catalogue: posix.clone(), store: posix, read_also, source, file: None })
 }
 
 /// FDB5's own databases in `roots` (FDB5's root entries, flags and all), read in place beside
@@ -116,10 +116,19 @@ fn fdb5_databases(roots: Vec<serde_yaml::Value>) -> Vec<BackendConfig> {
 }
 
 /// The schema a local config names: its own, else its FDB5 home's `etc/fdb/schema` (the
-/// config's `fdb_home`, else `$FDB_HOME`) if there is one, else fieldstore's default.
+/// config's `fdb_home`, else `$FDB_HOME`), there or not (as FDB5: reading it then fails
+/// naming it, never falling back to another schema).
 fn schema_of(fdb5: &Fdb5Config) -> Option<PathBuf> {
     let home = fdb5.fdb_home.clone().or_else(|| std::env::var_os(super::FDB_HOME_ENV).filter(|h| !h.is_empty()).map(PathBuf::from));
-    fdb5.schema.clone().or_else(|| home.map(|h| h.join("etc/fdb/schema")).filter(|s| s.exists()))
+    fdb5.schema.clone().or_else(|| home.map(|h| h.join("etc/fdb/schema")))
+}
+
+/// The schema found, or FDB5's failure when a config names none: there is no schema to fall
+/// back to (FDB5 looks in its install's `etc/fdb/schema`, which fieldstore does not have).
+fn required(schema: Option<PathBuf>) -> std::result::Result<PathBuf, String> {
+    schema.ok_or_else(|| {
+        "names no schema, and no FDB5 home ($FDB_HOME or fdb_home:) whose etc/fdb/schema would be it: give schema: FILE".into()
+    })
 }
 
 /// A local config's spaces, each with the select and excludes of the sub-FDB it is in.
@@ -147,7 +156,7 @@ fn local_spaces(fdb5: Fdb5Config, select: Option<&str>, excludes: &[String]) -> 
 
 /// A select config's spaces: each sub-FDB's, in order, with its select and excludes; and the
 /// one schema they share.
-fn select_spaces(fdb5: Fdb5Config) -> std::result::Result<(Option<PathBuf>, Vec<serde_yaml::Mapping>), String> {
+fn select_spaces(fdb5: Fdb5Config) -> std::result::Result<(PathBuf, Vec<serde_yaml::Mapping>), String> {
     if fdb5.fdbs.is_empty() {
         return Err("a type: select config without fdbs".into());
     }
@@ -169,7 +178,7 @@ fn select_spaces(fdb5: Fdb5Config) -> std::result::Result<(Option<PathBuf>, Vec<
         match &common {
             None => common = Some(schema),
             Some(first) if *first != schema => {
-                let name = |s: &Option<PathBuf>| s.as_ref().map_or("fieldstore's default".into(), |s| s.display().to_string());
+                let name = |s: &Option<PathBuf>| s.as_ref().map_or("none".into(), |s| s.display().to_string());
                 return Err(format!(
                     "fdbs[{i}]: schema {} differs from fdbs[0]'s ({}): fieldstore reads one schema for the whole configuration",
                     name(&schema),
@@ -185,7 +194,7 @@ fn select_spaces(fdb5: Fdb5Config) -> std::result::Result<(Option<PathBuf>, Vec<
         own.iter_mut().for_each(|space| drop(space.insert("group".into(), (i as u64).into())));
         spaces.extend(own);
     }
-    Ok((common.flatten(), spaces))
+    Ok((required(common.flatten())?, spaces))
 }
 
 #[cfg(test)]

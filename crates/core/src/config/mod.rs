@@ -2,7 +2,7 @@
 //!
 //! ```yaml
 //! schema: /path/to/schema          # optional; fieldstore's default schema otherwise
-//! catalogue: { type: posix, root: /data/fieldstore }
+//! catalogue: { type: posix, root: /data/fieldstore }   # create: true to make a missing root
 //! store:     { type: posix, root: /data/fieldstore }
 //! read_also:                        # optional; read beside them, never written
 //! - { type: fdb5, roots: [/data/fdb] }
@@ -54,6 +54,9 @@ pub struct Config {
     /// Where this config came from (for messages).
     #[serde(skip)]
     pub source: String,
+    /// The file it was read from, if it was (FDB5's `fdb-info --config-file`).
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
 }
 
 /// One `catalogue:` or `store:` section: a `type` and that backend's own keys.
@@ -68,10 +71,12 @@ pub struct BackendConfig {
 }
 
 impl BackendConfig {
-    /// A `posix` section rooted at `root`.
+    /// A `posix` section rooted at `root`, made by the first archive if it is not there
+    /// (the default store's own place; a config's roots are made only if it says so).
     pub fn posix(root: &Path) -> Self {
         let mut options = serde_yaml::Mapping::new();
         options.insert("root".into(), root.display().to_string().into());
+        options.insert("create".into(), true.into());
         BackendConfig { kind: "posix".into(), options }
     }
 
@@ -152,6 +157,7 @@ impl Config {
             store: BackendConfig::posix(&root),
             read_also: Vec::new(),
             source: format!("default (posix root {})", root.display()),
+            file: None,
         }
     }
 
@@ -160,6 +166,7 @@ impl Config {
         let text =
             read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| Error::config_because(path.display().to_string(), "cannot be read", e))?;
         let mut config = Config::parse(&path.display().to_string(), &text)?;
+        config.file = Some(path.to_path_buf());
         if let Some(schema) = &config.schema {
             if schema.is_relative() {
                 config.schema = Some(path.parent().unwrap_or(Path::new(".")).join(schema));

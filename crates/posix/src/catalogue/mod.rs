@@ -26,7 +26,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{CatalogueFiles, CatalogueRecovery, CatalogueRoot};
+use fieldstore_core::backend::{CatalogueFiles, CatalogueRecovery, Roots};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
@@ -92,18 +92,21 @@ pub struct PosixCatalogue {
 }
 
 impl PosixCatalogue {
-    /// A catalogue under `root` committing in [`CommitMode::for_root`]'s mode.
+    /// A catalogue under `root` committing in [`CommitMode::for_root`]'s mode; the root is made
+    /// by the first archive if it is not there (the caller named it; a config's roots are
+    /// made only with `create: true`).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        PosixCatalogue::with_placement(Placement::one_root(root.into()), CommitSetting::Auto)
+        PosixCatalogue::with_placement(Placement::one_root(root.into()).creating_roots(true), CommitSetting::Auto)
     }
 
-    /// A catalogue under `root` committing in `commit_mode`, whatever the root's file system.
+    /// A catalogue under `root` committing in `commit_mode`, whatever the root's file system;
+    /// the root is made by the first archive if it is not there.
     pub fn with_commit_mode(root: impl Into<PathBuf>, commit_mode: CommitMode) -> Self {
         let commit = match commit_mode {
             CommitMode::Embedded => CommitSetting::Embedded,
             CommitMode::Ordered => CommitSetting::Ordered,
         };
-        PosixCatalogue::with_placement(Placement::one_root(root.into()), commit)
+        PosixCatalogue::with_placement(Placement::one_root(root.into()).creating_roots(true), commit)
     }
 
     /// A catalogue over the roots of `placement`, committing as `commit` says.
@@ -225,7 +228,7 @@ impl Catalogue for PosixCatalogue {
         }
     }
 
-    fn root(&self) -> Option<&dyn CatalogueRoot> {
+    fn root(&self) -> Option<&dyn Roots> {
         Some(self)
     }
 
@@ -238,22 +241,13 @@ impl Catalogue for PosixCatalogue {
     }
 }
 
-impl CatalogueRoot for PosixCatalogue {
-    /// Every root is there; of several, one is enough (FDB5 passes over missing roots).
+impl Roots for PosixCatalogue {
     fn check_exists(&self) -> Result<()> {
-        let roots = self.placement.roots();
-        let mut first_error = None;
-        for root in &roots {
-            match std::fs::metadata(root) {
-                Ok(_) if roots.len() > 1 => return Ok(()),
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    first_error = first_error.or(Some(Error::io("find a store at", root, e)))
-                }
-                Err(e) => return Err(Error::io("find a store at", root, e)),
-            }
-        }
-        first_error.map_or(Ok(()), Err)
+        self.placement.check_exists()
+    }
+
+    fn create_missing(&self) -> Result<Vec<String>> {
+        self.placement.create_roots()
     }
 }
 
