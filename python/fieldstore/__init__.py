@@ -233,6 +233,12 @@ class FieldStore:
         unless `doit`."""
         return json.loads(self._native.purge(_request_text(request), doit))
 
+    def hide(self, request: Request, doit: bool = False) -> List[Dict[str, Any]]:
+        """Hides every field of the data sets `request` names from readers, removing nothing
+        (FDB5's fdb-hide); fields archived afterwards are seen as usual. A dry run unless
+        `doit`: one report per data set (its key, indexes and fields)."""
+        return json.loads(self._native.hide(_request_text(request), doit))
+
     def copy_to(
         self,
         target: "FieldStore",

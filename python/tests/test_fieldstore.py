@@ -117,6 +117,13 @@ def test_wipe_purge_stats_where_and_locks(store, root):
     with pytest.raises(fieldstore.Locked, match="locked for archive"):
         fieldstore.FieldStore(posix_config(root)).archive(payload(12), key(12))
     assert list(store.unlock(DATASET).values()) == [[]]
+    (would,) = store.hide(DATASET)
+    assert would["done"] is False and would["fields"] >= 2 and len(list(store.list({"class": "od", "expver": "0001"}))) == 2
+    (hidden,) = store.hide(DATASET, doit=True)
+    assert hidden["done"] is True and hidden["dataset"]["class"] == "od"
+    assert list(store.list({"class": "od", "expver": "0001"})) == []
+    store.archive(payload(0), key(0))
+    store.flush()
     dry = store.wipe(DATASET)
     assert dry["done"] is False and len(dry["datasets"]) == 1
     assert store.wipe(DATASET, doit=True)["done"] is True

@@ -142,6 +142,12 @@ enum Command {
     #[command(after_help = "Examples:\n  fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200
   fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit --json")]
     Purge(RemovalArgs),
+    /// Hide every field of the data sets a request names, removing nothing (dry run unless --doit)
+    #[command(after_help = "Readers see the data set's fields gone at once; fields archived afterwards are visible. The hidden
+ones stay on disk until the data set is wiped (FDB5's fdb-hide).
+Examples:\n  fieldstore hide class=od,expver=0001,stream=oper,date=20231201,time=1200            # a dry run
+  fieldstore hide class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit --json")]
+    Hide(RemovalArgs),
     /// Merge the small indexes of the data sets a request names into larger ones (object stores)
     #[command(after_help = "Changes nothing any reader sees: a new reader then reads fewer index objects.
 Examples:\n  fieldstore compact class=od,expver=0001
@@ -541,6 +547,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Purge(p) => for_each_request(config, &p.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_purge(&fs.purge(r, p.doit)?, p.query.json)
+        }),
+        Command::Hide(h) => for_each_request(config, &h.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
+            output::print_json_or(fs.hide(r, h.doit)?.as_slice(), h.query.json, output::hide_text)
         }),
         Command::Compact(q) => {
             for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| output::print_json_or(&fs.compact(r)?, q.json, output::compact_text))

@@ -289,6 +289,16 @@ pub fn print_wipe(r: &WipeReport, json: bool) -> anyhow::Result<()> {
     })
 }
 
+/// Each data set hidden (or that would be), with its indexes and fields.
+pub fn hide_text(reports: &[fieldstore::HideReport]) -> String {
+    let mut s = String::new();
+    for r in reports {
+        let verb = if r.done { "hid" } else { "would hide (dry run; add --doit)" };
+        s.push_str(&format!("{verb} data set {}: {} fields in {} indexes, kept on disk\n", braces(&r.dataset), r.fields, r.indexes));
+    }
+    s
+}
+
 pub fn print_purge(r: &PurgeReport, json: bool) -> anyhow::Result<()> {
     print_json_or(r, json, |r| {
         let (verb, freed, dry) = if r.done { ("purged", "freed", "") } else { ("would purge", "would free", " (dry run; add --doit)") };

@@ -531,3 +531,56 @@ fn fdb_info_prints_what_fdb5_s_prints() {
         assert!(args.is_empty() || !theirs.0.is_empty());
     }
 }
+
+/// `fdb-hide` on a database FDB5 wrote and on the same fields archived by fieldstore: the
+/// same lines (dry run, `--doit`, a request naming two data sets, one not there), usage and
+/// exit codes; the fields hidden from `fdb-list` on both, their files kept, and fields
+/// archived afterwards seen again.
+#[test]
+fn fdb_hide_hides_as_fdb5_s_does() {
+    let stores = TwoStores::written_twice();
+    let (fdb5_root, ours, fdb5_tool, ours_tool) = (&stores.fdb5_root, &stores.ours, &stores.fdb5_tool, &stores.ours_tool);
+    let run = |prefix: &str, args: &str| {
+        let out = Command::new("bash").current_dir(stores.site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+    };
+    for tool in [fdb5_tool, ours_tool] {
+        stores.run(tool, "fdb-write b.grib");
+    }
+    let files = |root: &Path| walk(root).len();
+    let ours_files = files(ours);
+    let list = "fdb-list class=od,expver=1 --porcelain";
+    for args in [
+        "fdb-hide class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g",
+        "fdb-hide class=od,expver=1,stream=oper,date=20231201/20231202,time=1200,domain=g",
+        "fdb-hide class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g --doit",
+        list,
+        "fdb-hide class=od,expver=1,stream=oper,date=20231203/20231201,time=1200,domain=g --doit",
+        "fdb-hide class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g --doit",
+        "fdb-hide class=od,expver=1",
+        "fdb-hide",
+        "fdb-hide a b",
+        "fdb-hide --bogus",
+        list,
+        "fdb-write a.grib",
+        list,
+    ] {
+        let (stdout, code) = run(ours_tool, args);
+        assert_eq!((stdout.replace(&*ours.to_string_lossy(), &fdb5_root.to_string_lossy()), code), run(fdb5_tool, args), "{args}");
+    }
+    assert_eq!(run(ours_tool, list).0.lines().count(), 8 + 1, "a.grib's fields again, and b.grib's");
+    assert_eq!(files(ours), ours_files + 2, "nothing removed; a data and an index file more");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        if entry.path().is_dir() {
+            files.extend(walk(&entry.path()));
+        } else {
+            files.push(entry.path());
+        }
+    }
+    files
+}

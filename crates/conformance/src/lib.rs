@@ -166,6 +166,7 @@ macro_rules! pairing_tests {
                 a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived,
                 errors_carry_their_kind,
                 purge_keeps_the_bytes_of_what_stays_listed,
+                hide_takes_a_data_set_s_fields_from_readers_and_keeps_their_bytes,
                 compaction_changes_nothing_a_reader_sees,
                 one_handle_serves_writing_and_reading_threads_at_once
             );

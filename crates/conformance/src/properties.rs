@@ -388,6 +388,37 @@ pub fn errors_carry_their_kind(site: &Site) {
     assert_eq!(kind(fs.archive(&Key::parse("class=od,expver=1").unwrap(), b"z")), ErrorKind::BadRequest, "{}", site.name);
 }
 
+/// A hide takes every field of a data set from readers at once, another handle's included
+/// (the files kept are checked against FDB5's in `crates/cli/tests/fdb5_tools.rs`); fields
+/// archived afterwards are seen as usual. A dry run changes nothing.
+pub fn hide_takes_a_data_set_s_fields_from_readers_and_keeps_their_bytes(site: &Site) {
+    let fs = site.open();
+    let ids: Vec<Key> = (0..3)
+        .map(|step| {
+            Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167")).unwrap()
+        })
+        .collect();
+    for id in &ids {
+        fs.archive(id, &payload(id, 100)).unwrap();
+    }
+    fs.flush().unwrap();
+    let reader = site.open();
+    let dataset = request("class=od,expver=1,stream=oper,date=20231201,time=12");
+    let dry = reader.hide(&dataset, false).unwrap();
+    assert_eq!((dry.len(), dry[0].fields, dry[0].done), (1, 3, false), "{}: {dry:?}", site.name);
+    assert_eq!(retrieve(&reader, "class=od,step=1").unwrap().len(), 100, "a dry run hides nothing");
+    let hidden = fs.hide(&dataset, true).unwrap();
+    assert_eq!((hidden[0].fields, hidden[0].done), (3, true));
+    assert_eq!(reader.list(&request("class=od,expver=1"), ListOptions::default()).unwrap().fields.len(), 0, "{}: hidden", site.name);
+    assert!(retrieve(&reader, "class=od,step=1").is_err(), "{}: hidden from retrieve", site.name);
+    assert_eq!(fs.hide(&dataset, true).unwrap()[0].fields, 0, "{}: hidden once", site.name);
+    fs.archive(&ids[2], &payload(&ids[2], 150)).unwrap();
+    fs.flush().unwrap();
+    let listed = reader.list(&request("class=od,expver=1"), ListOptions::default()).unwrap();
+    assert_eq!(listed.fields.len(), 1, "{}: archived after the hide, seen", site.name);
+    assert_eq!(retrieve(&reader, "class=od,step=2").unwrap().len(), 150);
+}
+
 /// A superseded field that shares an index with live ones stays listed (`--full`), so purge
 /// keeps its bytes too, on every store (with an object per field it once removed them) and the
 /// report says so in the words of `stats`.

@@ -283,6 +283,16 @@ impl ControlAction {
     }
 }
 
+/// What [`DatasetView::mask`] does with the catalogue files or objects that no visible index
+/// uses any more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unused {
+    /// Removes those it can (purge, wipe: nothing hidden is to be read again).
+    Remove,
+    /// Keeps every one (hide: the fields stay where they are, only hidden).
+    Keep,
+}
+
 /// Summary of one index (one flush of one writer for one collocation key): enough to decide
 /// without reading it whether it can hold a field a request asks for.
 #[derive(Clone, Debug)]
@@ -474,9 +484,10 @@ pub trait DatasetView: Send {
     fn lookup(&mut self, index: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>>;
     /// Every entry of one index.
     fn entries(&mut self, index: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>>;
-    /// Hides indexes from all readers (purge, partial wipe). Returns the catalogue files or
-    /// objects it removed because no visible index uses them any more (for the report).
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>>;
+    /// Hides indexes from all readers, at once (purge, partial wipe, hide). Returns the
+    /// catalogue files or objects it removed because no visible index uses them any more
+    /// (for the report), if `unused` says to remove them.
+    fn mask(&mut self, indexes: &[&IndexInfo], unused: Unused) -> Result<Vec<String>>;
     /// Where an index is, as other programs name it: its file's path and its offset there
     /// (FDB5's purge names indexes so); `None` where it is no part of a file (the default).
     fn index_place(&self, _index: &IndexInfo) -> Option<(String, u64)> {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::backend::{
     Catalogue, CatalogueFiles, CatalogueRecovery, CatalogueUsage, CatalogueWriter, CommitSource, ControlAction, DatasetFiles, DatasetView,
-    FieldLocation, IndexInfo, RelativeUris, Roots, StartedRead, Store, StoreWriter,
+    FieldLocation, IndexInfo, RelativeUris, Roots, StartedRead, Store, StoreWriter, Unused,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
@@ -249,7 +249,7 @@ impl DatasetView for UnionView {
 
     /// Only the configured catalogue's indexes are hidden: where any other's is asked for,
     /// nothing is (a purge or wipe is never left half done).
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
+    fn mask(&mut self, indexes: &[&IndexInfo], unused: Unused) -> Result<Vec<String>> {
         let mut inner = Vec::with_capacity(indexes.len());
         for index in indexes {
             let (i, found) = self.of(index)?;
@@ -264,7 +264,7 @@ impl DatasetView for UnionView {
         if inner.is_empty() {
             return Ok(Vec::new());
         }
-        self.views[0].mask(&inner.iter().map(Arc::as_ref).collect::<Vec<_>>())
+        self.views[0].mask(&inner.iter().map(Arc::as_ref).collect::<Vec<_>>(), unused)
     }
 
     fn prefetch(&mut self, indexes: &[&IndexInfo]) -> Result<()> {

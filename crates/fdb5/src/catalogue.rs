@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{CatalogueFiles, CatalogueUsage, DatasetFiles, Roots};
+use fieldstore_core::backend::{CatalogueFiles, CatalogueUsage, DatasetFiles, Roots, Unused};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::schema::Schema;
 use fieldstore_core::{AxisValues, Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
@@ -336,7 +336,7 @@ impl DatasetView for Fdb5View {
         Ok(out)
     }
 
-    fn mask(&mut self, _indexes: &[&IndexInfo]) -> Result<Vec<String>> {
+    fn mask(&mut self, _indexes: &[&IndexInfo], _unused: Unused) -> Result<Vec<String>> {
         Err(read_only(&format!("purging {}", self.dir.display())))
     }
 }

@@ -43,6 +43,7 @@ mod runs;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+use fieldstore_core::backend::Unused;
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::indexing::{PendingIndex, PendingIndexes};
 use fieldstore_core::recent::RecentList;
@@ -796,8 +797,9 @@ impl<O: Objects> DatasetView for ObjectView<O> {
         self.load(index)?.keyed(index)
     }
 
-    /// Index objects stay: readers of an earlier log position may still read them.
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
+    /// Index objects stay, whatever `unused` says: readers of an earlier log position may
+    /// still read them.
+    fn mask(&mut self, indexes: &[&IndexInfo], _unused: Unused) -> Result<Vec<String>> {
         if indexes.is_empty() {
             return Ok(Vec::new());
         }

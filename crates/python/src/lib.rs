@@ -177,6 +177,14 @@ impl Handle {
         json(py.detach(|| self.store.purge(&request, doit)).map_err(to_py)?)
     }
 
+    /// Hides every field of the data sets a request names, removing nothing (a dry run unless
+    /// `doit`); the reports as JSON.
+    #[pyo3(signature = (request, doit=false))]
+    fn hide(&self, py: Python<'_>, request: &str, doit: bool) -> PyResult<String> {
+        let request = self.request(request)?;
+        json(py.detach(|| self.store.hide(&request, doit)).map_err(to_py)?)
+    }
+
     /// Copies the fields a request names into the store `target` opens (FDB5's fdb-copy:
     /// resumable and verified, [`fieldstore::copy`]); the report as JSON.
     #[pyo3(signature = (target, request, modifiers=None, sort_by_location=false, read_back=false, batch_bytes=None))]

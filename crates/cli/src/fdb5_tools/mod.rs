@@ -5,6 +5,7 @@
 //! each command line on FDB5's tools and on these and compares what they print.
 
 mod axes;
+mod hide;
 mod info;
 mod list;
 mod lock;
@@ -33,6 +34,7 @@ type Tool = fn(&[String]) -> Result<(), Failure>;
 const TOOLS: &[(&str, Tool)] = &[
     ("fdb-axes", axes::run),
     ("fdb-copy", transfer::run_copy),
+    ("fdb-hide", hide::run),
     ("fdb-info", info::run),
     ("fdb-list", list::run),
     ("fdb-lock", lock::run_lock),

@@ -54,7 +54,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
 /// first level the request satisfies (every keyword it needs given, a value it lists), in the
 /// rule's order, the optional ones the request gives; else the first keyword the first rule
 /// needs and the request lacks.
-fn dataset_key(schema: &Schema, pairs: &[(String, String)]) -> Result<Vec<String>, String> {
+pub(super) fn dataset_key(schema: &Schema, pairs: &[(String, String)]) -> Result<Vec<String>, String> {
     let value = |keyword: &str| pairs.iter().find(|(k, _)| k == keyword).map(|(_, v)| v.as_str());
     let mut first_missing = None;
     for rule in schema.rules() {

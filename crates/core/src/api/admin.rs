@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use serde::Serialize;
 
 use super::{FieldStore, ListOptions, Matches};
-use crate::backend::{CatalogueUsage, Compaction, ControlAction, IndexInfo};
+use crate::backend::{CatalogueUsage, Compaction, ControlAction, IndexInfo, Unused};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 use crate::request::Request;
@@ -77,6 +77,19 @@ pub struct PurgeReport {
     pub in_use: Vec<String>,
     /// Each visible index of the data sets purged, newest first, with its counts.
     pub indexes: Vec<IndexPurge>,
+}
+
+/// What a hide did, or would do, to one data set ([`FieldStore::hide`]).
+#[derive(Debug, Serialize)]
+pub struct HideReport {
+    /// Whether the fields were hidden: false for a dry run, which only reports.
+    pub done: bool,
+    /// The data set.
+    pub dataset: Key,
+    /// Its indexes hidden (or that would be).
+    pub indexes: u64,
+    /// The fields they hold, superseded ones included.
+    pub fields: u64,
 }
 
 /// One index of a purged data set ([`PurgeReport::indexes`]).
@@ -326,7 +339,7 @@ impl FieldStore {
         let removable: Vec<String> = doomed_uris.difference(&kept_uris).cloned().collect();
         report.collocations.extend(targets.into_iter().map(|c| (dataset.clone(), c.clone())));
         if doit {
-            report.catalogue_removed.extend(view.mask(&doomed)?);
+            report.catalogue_removed.extend(view.mask(&doomed, Unused::Remove)?);
             let (removed, in_use) = self.remove_from_store(removable)?;
             report.removed.extend(removed);
             report.in_use.extend(in_use);
@@ -396,7 +409,7 @@ impl FieldStore {
             report.fields_hidden += dead.iter().map(|u| u.superseded.len() as u64).sum::<u64>();
             report.indexes_masked += dead.len() as u64;
             let removed = if doit {
-                report.catalogue_removed.extend(view.mask(&dead.iter().map(|u| u.info.as_ref()).collect::<Vec<_>>())?);
+                report.catalogue_removed.extend(view.mask(&dead.iter().map(|u| u.info.as_ref()).collect::<Vec<_>>(), Unused::Remove)?);
                 let (removed, in_use) = self.remove_from_store(removable.keys().cloned())?;
                 report.in_use.extend(in_use);
                 removed
@@ -425,6 +438,29 @@ impl FieldStore {
             report.datasets.push(DatasetCompaction { compaction: view.compact()?, dataset });
         }
         Ok(report)
+    }
+
+    /// Hides every field of the data sets a request names from readers, removing nothing
+    /// (FDB5's `fdb-hide`): each data set's indexes are masked by one record, which readers
+    /// see whole or not at all. Fields archived afterwards are visible as usual; the hidden
+    /// ones stay where they are until the data set is wiped. Nothing is hidden unless `doit`.
+    /// Refused where a data set is read in place from FDB5 (fieldstore never changes those).
+    pub fn hide(&self, request: &Request, doit: bool) -> Result<Vec<HideReport>> {
+        if doit {
+            // What this handle archived is stored first: it is hidden too, as FDB5's is.
+            self.flush()?;
+        }
+        let mut reports = Vec::new();
+        for dataset in self.all_datasets_matching(request)? {
+            let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
+            let indexes = view.indexes()?;
+            if doit {
+                view.mask(&indexes.iter().map(|i| i.as_ref()).collect::<Vec<_>>(), Unused::Keep)?;
+            }
+            let fields = indexes.iter().map(|i| i.fields).sum();
+            reports.push(HideReport { done: doit, dataset, indexes: indexes.len() as u64, fields });
+        }
+        Ok(reports)
     }
 
     /// Locks or unlocks actions on the datasets a request names; returns their lock state.

@@ -884,7 +884,7 @@ mod tests {
             self.scans += 1;
             Ok(self.entries.clone())
         }
-        fn mask(&mut self, _: &[&IndexInfo]) -> Result<Vec<String>> {
+        fn mask(&mut self, _: &[&IndexInfo], _: crate::backend::Unused) -> Result<Vec<String>> {
             unreachable!()
         }
     }

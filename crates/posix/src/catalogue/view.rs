@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use fieldstore_core::backend::Unused;
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::{DatasetView, FieldLocation, IndexInfo, Key};
 
@@ -140,7 +141,7 @@ impl DatasetView for PosixView {
     /// Appends a mask record, then removes the index files no visible index uses any more
     /// (as FDB5's wipe and purge do): only once the mask is durable, so a crash leaves at
     /// worst a file nothing reads.
-    fn mask(&mut self, indexes: &[&IndexInfo]) -> Result<Vec<String>> {
+    fn mask(&mut self, indexes: &[&IndexInfo], unused: Unused) -> Result<Vec<String>> {
         if indexes.is_empty() {
             return Ok(Vec::new());
         }
@@ -150,6 +151,12 @@ impl DatasetView for PosixView {
         let mut toc = OpenOptions::new().append(true).open(&path).ctx("open TOC", &path)?;
         toc.write_all(&mask_frame(&ids)).and_then(|_| toc.sync_data()).ctx("append mask to TOC", &path)?;
         self.toc.refresh()?;
+        for id in &ids {
+            self.segments.remove(id);
+        }
+        if unused == Unused::Keep {
+            return Ok(Vec::new());
+        }
         let file_of = |toc: &TocReader, id: &str| match toc.source(id) {
             Some(SegmentSource::File(place)) => Some(place.file.clone()),
             _ => None,
@@ -163,9 +170,6 @@ impl DatasetView for PosixView {
             if crate::in_use::remove_unless_held(&path).ctx("remove index file", &path)? == crate::in_use::Removal::Removed {
                 removed.push(format!("{dataset}/{file}"));
             }
-        }
-        for id in &ids {
-            self.segments.remove(id);
         }
         Ok(removed)
     }
