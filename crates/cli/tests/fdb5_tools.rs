@@ -584,3 +584,31 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// `fdb-patch` on a database FDB5 wrote and on the same fields archived by fieldstore: the
+/// same summary (rates and times left out), refusals and exit codes, and the same fields then
+/// listed under the new `expver` and `class`.
+#[test]
+fn fdb_patch_archives_again_under_a_new_class_and_expver_as_fdb5_s_does() {
+    let stores = TwoStores::written_twice();
+    let (fdb5_tool, ours_tool) = (&stores.fdb5_tool, &stores.ours_tool);
+    let run = |prefix: &str, args: &str| {
+        let out = Command::new("bash").current_dir(stores.site.work.path()).args(["-c", &format!("{prefix} {args}")]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let timed: Vec<&str> = stdout.split_inclusive('\n').filter(|l| !l.starts_with("Rates:") && !l.starts_with("fdb-patch:")).collect();
+        (timed.concat(), out.status.code())
+    };
+    for args in [
+        "fdb-patch class=od,expver=1,stream=oper,date=20231201,time=1200 --expver=42",
+        "fdb-patch class=od,expver=1,stream=oper,date=20231201,time=1200,step=6 --expver=43 --class=rd",
+        "fdb-patch class=od,expver=1,stream=oper,date=20231201,time=1200",
+        "fdb-patch class=od,expver=1,stream=oper,date=20231209,time=1200 --class=rd",
+        "fdb-patch class=od,expver=1 --class=rd",
+        "fdb-patch --class=rd",
+        "fdb-patch --bogus",
+        "fdb-list --all --minimum-keys= --porcelain",
+    ] {
+        assert_eq!(run(ours_tool, args), run(fdb5_tool, args), "{args}");
+    }
+    assert_eq!(run(ours_tool, "fdb-list class=rd,expver=43 --porcelain").0.lines().count(), 4);
+}

@@ -10,6 +10,7 @@ mod info;
 mod list;
 mod lock;
 mod options;
+mod patch;
 mod purge;
 mod root;
 mod schema;
@@ -39,6 +40,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-list", list::run),
     ("fdb-lock", lock::run_lock),
     ("fdb-move", transfer::run_move),
+    ("fdb-patch", patch::run),
     ("fdb-purge", purge::run),
     ("fdb-read", write_read::run_read),
     ("fdb-root", root::run),

@@ -84,6 +84,20 @@ pub fn big_num(n: u64) -> String {
     out
 }
 
+/// The CPU time this process has used so far, in seconds (user and system), as eckit's timers
+/// print it; 0 where the system does not say.
+pub fn cpu_seconds() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given, which lives until it returns.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return 0.0;
+    }
+    // SAFETY: filled by the successful call above.
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
 /// A size as eckit prints one: divided by 1024 while at least 1024, with up to six significant
 /// digits, then its unit: `0 bytes`, `1 byte`, `1.53125 Kbytes`.
 pub fn bytes(n: u64) -> String {

@@ -119,7 +119,7 @@ pub fn run_read(args: &[String]) -> Result<(), Failure> {
     let rate = if seconds > 0.0 { (total as f64 / seconds) as u64 } else { 0 };
     writeln!(out, "Read  rate: {} per second", bytes(rate))?;
     writeln!(out, "Write rate: {} per second", bytes(rate))?;
-    writeln!(out, "Save into: {seconds} second elapsed, {seconds} second cpu")?;
+    writeln!(out, "Save into: {seconds} second elapsed, {} second cpu", super::text::cpu_seconds())?;
     Ok(())
 }
 
