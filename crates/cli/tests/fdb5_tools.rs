@@ -165,6 +165,19 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-read two.req",
     "fdb-read --bogus two.req {out}",
     "fdb-axes --minimum-keys= --all --level=2",
+    "fdb-inspect class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=0/6,levelist=500,param=130",
+    "fdb-inspect class=od,expver=1,stream=oper,date=20231201,time=1200,type=fc,levtype=pl,step=0,levelist=500,param=130",
+    "fdb-inspect class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=0,levelist=500,param=130/131/999 \
+     class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=6,levelist=850,param=130",
+    "fdb-inspect class=od,expver=1,stream=oper,date=20231202,time=1200,domain=g,type=fc,levtype=pl,step=12,levelist=500,param=130",
+    "fdb-inspect class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=0,levelist=500",
+    "fdb-inspect class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=0,levelist=500,param=999",
+    "fdb-inspect --ignore-no-data class=od,expver=2",
+    "fdb-inspect",
+    "fdb-inspect --all",
+    "fdb-inspect --bogus",
+    "fdb-which",
+    "fdb-which class=od --bogus",
 ];
 
 #[test]

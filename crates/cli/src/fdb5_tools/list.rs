@@ -154,12 +154,7 @@ impl Entry {
     fn line(&self, fs: &FieldStore, style: &Style) -> Result<String, Failure> {
         let mut line: String = self.keys.iter().map(|k| format!("{{{}}}", k.display_non_empty())).collect();
         if let (true, Some(field)) = (style.location, &self.field) {
-            let uri = fs.absolute_uri(&field.uri)?;
-            let location = match uri.strip_prefix('/') {
-                Some(_) => format!("TocFieldLocation[uri=URI[scheme=file,name={uri}]"),
-                None => format!("FieldLocation[uri={uri}"),
-            };
-            line.push_str(&format!(", {location},offset={},length={},remapKey={{}}]", field.offset, field.length));
+            line.push_str(&format!(", {}", location_text(fs, field)?));
         }
         if style.length {
             line.push_str(&format!(", length={}", self.field.as_ref().map_or(0, |f| f.length)));
@@ -171,6 +166,17 @@ impl Entry {
     fn flat(&self) -> BTreeMap<String, String> {
         self.keys.iter().flat_map(|k| k.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| (k.to_string(), v.to_string()))).collect()
     }
+}
+
+/// A field's location as FDB5 prints one: `TocFieldLocation[uri=URI[scheme=file,name=PATH],
+/// offset=N,length=N,remapKey={}]` for a file, `FieldLocation[uri=URI,...]` otherwise.
+fn location_text(fs: &FieldStore, field: &fieldstore::FieldLocation) -> Result<String, Failure> {
+    let uri = fs.absolute_uri(&field.uri)?;
+    let location = match uri.strip_prefix('/') {
+        Some(_) => format!("TocFieldLocation[uri=URI[scheme=file,name={uri}]"),
+        None => format!("FieldLocation[uri={uri}"),
+    };
+    Ok(format!("{location},offset={},length={},remapKey={{}}]", field.offset, field.length))
 }
 
 /// `--compact`: the entries of each dataset and collocation, per set of element keywords, as

@@ -7,6 +7,7 @@
 mod axes;
 mod hide;
 mod info;
+mod inspect;
 mod list;
 mod lock;
 mod options;
@@ -18,6 +19,7 @@ mod stats;
 mod text;
 mod transfer;
 mod where_;
+mod which;
 mod wipe;
 mod write_read;
 
@@ -37,6 +39,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-copy", transfer::run_copy),
     ("fdb-hide", hide::run),
     ("fdb-info", info::run),
+    ("fdb-inspect", inspect::run),
     ("fdb-list", list::run),
     ("fdb-lock", lock::run_lock),
     ("fdb-move", transfer::run_move),
@@ -49,6 +52,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-status", where_::run_status),
     ("fdb-unlock", lock::run_unlock),
     ("fdb-where", where_::run_where),
+    ("fdb-which", which::run),
     ("fdb-wipe", wipe::run),
     ("fdb-write", write_read::run_write),
 ];

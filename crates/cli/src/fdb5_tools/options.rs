@@ -22,6 +22,8 @@ pub enum Value {
     Text,
     /// `--depth=integer`.
     Integer,
+    /// `--parallel=ordinal`.
+    Ordinal,
     /// `--target=path`.
     Path,
     /// `--minimum-keys=string,string,...`.
@@ -116,6 +118,8 @@ pub enum Synopsis {
     Visit,
     /// The tool's own usage lines.
     Lines(&'static str),
+    /// Text printed as it is between the message and the options.
+    Verbatim(&'static str),
 }
 
 /// FDB5's usage text for a tool, printed after the message saying what is wrong: its
@@ -127,6 +131,7 @@ pub fn usage(tool: &str, synopsis: &Synopsis, options: &[&[Opt]]) -> String {
              class=rd,expver=xywz,stream=oper,date=20190603,time=00\n\n\n"
         ),
         Synopsis::Lines(lines) => format!("\n\n{lines}\n"),
+        Synopsis::Verbatim(text) => text.to_string(),
     };
     text.push_str("Options are:\n===========:\n\n");
     for opt in options.iter().flat_map(|o| o.iter()) {
@@ -134,6 +139,7 @@ pub fn usage(tool: &str, synopsis: &Synopsis, options: &[&[Opt]]) -> String {
             Value::Switch => "",
             Value::Text => "=string",
             Value::Integer => "=integer",
+            Value::Ordinal => "=ordinal",
             Value::Path => "=path",
             Value::List => "=string,string,...",
         };

@@ -1,0 +1,67 @@
+//! `fdb-inspect`, as FDB5 5.25's: the number of requests, and of the fields they name whole
+//! (a field counts where the request gives every keyword of its key, as a retrieve needs, and
+//! its data set is not locked for retrieve).
+//! `--output`, which also prints each field's location and timestamp, is refused by name:
+//! fieldstore's indexes keep no time per field (`fdb-list --timestamp` likewise; `fdb-list
+//! --location` prints the locations).
+
+use std::io::Write;
+
+use fieldstore::{ControlAction, FieldEntry, Key, ListOptions, Request};
+
+use super::options::{usage, CommandLine, Opt, Synopsis, Value};
+use super::{Failure, ToolRequests};
+
+/// FDB5's `FDBInspect` options, in its order.
+const OPTIONS: &[Opt] = &[
+    Opt { name: "raw", value: Value::Switch, help: "Don't apply (contextual) expansion and checking on requests." },
+    Opt {
+        name: "ignore-errors",
+        value: Value::Switch,
+        help: "Ignore errors (report them as warnings) and continue processing wherever possible",
+    },
+    Opt { name: "ignore-no-data", value: Value::Switch, help: "No matching data found in FDB is not an error" },
+    Opt { name: "output", value: Value::Switch, help: "Print the output of the inspection" },
+    Opt { name: "parallel", value: Value::Ordinal, help: "Number of parallel tasks to run" },
+    Opt { name: "all", value: Value::Switch, help: "Visit all FDB databases" },
+    Opt { name: "config", value: Value::Text, help: "FDB configuration filename" },
+];
+
+const SYNOPSIS: &str = "\nUsage: fdb-inspect [options] [request1] [request2] ...\n\nExamples:\n=========\n\n\
+                        fdb-inspect class=rd,expver=xywz,stream=oper,date=20190603,time=00\n\n\n";
+
+/// Runs `fdb-inspect` with `args` (the program name left out).
+pub fn run(args: &[String]) -> Result<(), Failure> {
+    let options: &[&[Opt]] = &[OPTIONS];
+    let line =
+        CommandLine::parse(args, options).map_err(|e| Failure::Usage(e, usage("fdb-inspect", &Synopsis::Verbatim(SYNOPSIS), options)))?;
+    if line.has("output") {
+        return Err(Failure::unsupported("--output: FDB5 prints each field's timestamp, which fieldstore's indexes do not keep"));
+    }
+    let config = fieldstore::Config::resolve(line.value("config").map(std::path::Path::new))?;
+    let tool = ToolRequests::open_on(fieldstore::open(&config)?, &line, "")?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "Number of requests: {}", tool.requests.len())?;
+    let mut elements = 0;
+    for (request, _) in tool.requests()? {
+        let everything = ListOptions { depth: 3, ..ListOptions::default() };
+        let fields = tool.store.list(&request, everything)?.fields;
+        // A data set locked for retrieve has no field to inspect (FDB5's inspect retrieves).
+        let locked: Vec<Key> = match tool.store.control(&request, &[], None) {
+            Ok(states) => states.into_iter().filter(|(_, locks)| locks.contains(&ControlAction::Retrieve)).map(|(d, _)| d).collect(),
+            Err(e) if e.kind() == fieldstore::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        elements += fields.iter().filter(|f| named_whole(&request, f) && !locked.contains(&f.dataset)).count();
+    }
+    writeln!(out, "Number of elements: {elements}")?;
+    Ok(())
+}
+
+/// Whether `request` gives every keyword of the field's key (its empty optional ones aside).
+fn named_whole(request: &Request, field: &FieldEntry) -> bool {
+    [&*field.dataset, &*field.collocation, &field.element]
+        .iter()
+        .flat_map(|k| k.iter())
+        .all(|(k, v)| v.is_empty() || request.get(k).is_some())
+}
