@@ -164,6 +164,7 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-read --raw two.req /dev/null",
     "fdb-read two.req",
     "fdb-read --bogus two.req {out}",
+    "fdb-read two.req --bogus",
     "fdb-axes --minimum-keys= --all --level=2",
     "fdb-inspect class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=0/6,levelist=500,param=130",
     "fdb-inspect class=od,expver=1,stream=oper,date=20231201,time=1200,type=fc,levtype=pl,step=0,levelist=500,param=130",
@@ -178,6 +179,12 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-inspect --bogus",
     "fdb-which",
     "fdb-which class=od --bogus",
+    "fdb-url two.req {out}",
+    "fdb-url --uri two.req {out}",
+    "fdb-url --extract a.grib {out}",
+    "fdb-url none.req {out}",
+    "fdb-url two.req",
+    "fdb-url --bogus",
 ];
 
 #[test]

@@ -51,6 +51,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-stats", stats::run),
     ("fdb-status", where_::run_status),
     ("fdb-unlock", lock::run_unlock),
+    ("fdb-url", write_read::run_url),
     ("fdb-where", where_::run_where),
     ("fdb-which", which::run),
     ("fdb-wipe", wipe::run),

@@ -1,4 +1,4 @@
-//! `fdb-write` and `fdb-read`, as FDB5 5.25's: `fdb-write [options] FILE...` archives every
+//! `fdb-write`, `fdb-read` and `fdb-url` (`fdb-read` with `--uri`), as FDB5 5.25's: `fdb-write [options] FILE...` archives every
 //! GRIB message of each file (`Processing FILE` for each), then flushes; `fdb-read REQUESTS
 //! TARGET` (or `--extract GRIB TARGET`: the request made of the messages' keys) prints each
 //! request expanded, writes what it names into TARGET, and prints FDB5's rate lines.
@@ -51,6 +51,12 @@ const READ: &[Opt] = &[
     Opt { name: "config", value: Value::Text, help: "FDB configuration filename" },
 ];
 
+const URL_SYNOPSIS: &str = "Usage: fdb-url request.mars target.grib\n       fdb-url --raw request.mars target.grib\n       \
+                            fdb-url --uri request.mars target.grib\n       fdb-url --extract source.grib target.grib\n";
+
+/// `fdb-url`'s `--uri`, before `fdb-read`'s options.
+const URL: &[Opt] = &[Opt { name: "uri", value: Value::Switch, help: "Inspect -> URI -> Read" }];
+
 /// The store `--config` or the environment names.
 fn store(line: &CommandLine) -> Result<FieldStore, Failure> {
     Ok(fieldstore::open(&Config::resolve(line.value("config").map(Path::new))?)?)
@@ -89,11 +95,28 @@ pub fn run_write(args: &[String]) -> Result<(), Failure> {
 
 /// Runs `fdb-read` with `args` (the program name left out).
 pub fn run_read(args: &[String]) -> Result<(), Failure> {
-    let options: &[&[Opt]] = &[READ];
-    let refused = |e| Failure::Usage(e, usage("fdb-read", &Synopsis::Lines(READ_SYNOPSIS), options));
-    let line = CommandLine::parse(args, options).map_err(refused)?;
+    read("fdb-read", READ_SYNOPSIS, &[READ], args)
+}
+
+/// Runs `fdb-url` with `args` (the program name left out): `fdb-read` under another name, whose
+/// `--uri` (find each field's location, then read it) is how fieldstore always reads.
+pub fn run_url(args: &[String]) -> Result<(), Failure> {
+    read("fdb-url", URL_SYNOPSIS, &[URL, READ], args)
+}
+
+/// `fdb-read` or `fdb-url` (`tool`), with its synopsis and options.
+fn read(tool: &str, synopsis: &'static str, options: &[&[Opt]], args: &[String]) -> Result<(), Failure> {
+    let refused = |e| Failure::Usage(e, usage(tool, &Synopsis::Lines(synopsis), options));
+    let miscounted = |given: usize| format!("{tool}: invalid argument count: expected 2, got: {given}.");
+    let line = CommandLine::parse(args, options).map_err(|e| {
+        // eckit reads the whole command line before it refuses it: a wrong count is said too.
+        match args.iter().filter(|a| !a.starts_with("--")).count() {
+            2 => refused(e),
+            given => refused(format!("{e}\n{}", miscounted(given))),
+        }
+    })?;
     let [source, target] = line.requests.as_slice() else {
-        return Err(refused(format!("fdb-read: invalid argument count: expected 2, got: {}.", line.requests.len())));
+        return Err(refused(miscounted(line.requests.len())));
     };
     let fs = store(&line)?;
     let requests = if line.has("extract") { extracted(&fs, source)? } else { request_file(source)? };
