@@ -632,3 +632,95 @@ fn fdb_patch_archives_again_under_a_new_class_and_expver_as_fdb5_s_does() {
     }
     assert_eq!(run(ours_tool, "fdb-list class=rd,expver=43 --porcelain").0.lines().count(), 4);
 }
+
+/// `fdb-compare` over FDB5's databases, by FDB5 and by fieldstore (reading them in place):
+/// the same log lines, verdict and exit code, the same fields missing on either side, the same
+/// fields whose headers or values differ, and the same GRIB keys named with both values. The
+/// order of the mismatch lines is not compared (FDB5's follows its hash tables), nor the
+/// lines FDB5 prints besides (`KEY-BY-KEY`), nor fieldstore's `values[i]` lines.
+#[test]
+fn fdb_compare_finds_what_fdb5_s_finds() {
+    let site = Fdb5Site::new();
+    let work = site.work.path();
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let fdb5_install = project.join("scripts/fdb5-tool.sh");
+    for (name, grib) in [("ref", "a.grib"), ("extra", "a.grib b.grib"), ("header", "header.grib"), ("data", "data.grib")] {
+        let config = format!(
+            "type: local\nengine: toc\nschema: {}\nspaces:\n- handler: Default\n  roots:\n  - path: {}\n",
+            work.join("schema").display(),
+            work.join(name).display()
+        );
+        std::fs::write(work.join(format!("{name}.yaml")), config).unwrap();
+        std::fs::create_dir(work.join(name)).unwrap();
+        site.shell(&format!(
+            "grib_set -s generatingProcessIdentifier=77 a.grib header.grib && grib_set -d 5 a.grib data.grib \
+             && bash {} --config {name}.yaml fdb-write {grib} >/dev/null",
+            fdb5_install.display()
+        ));
+    }
+    let run = |prefix: String, args: &str| {
+        let out = Command::new("bash")
+            .current_dir(work)
+            .env_remove("FIELDSTORE_CONFIG")
+            .args(["-c", &format!("{prefix} {args}")])
+            .output()
+            .unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+    };
+    for args in [
+        "--config1=ref.yaml --config2=ref.yaml",
+        "--config1=ref.yaml --config2=extra.yaml",
+        "--config1=extra.yaml --config2=ref.yaml --scope=header-only",
+        "--config1=ref.yaml --config2=header.yaml --scope=header-only",
+        "--config1=ref.yaml --config2=header.yaml --scope=header-only --mars-keys-ignore=step=6",
+        "--config1=ref.yaml --config2=data.yaml --scope=all",
+        "--config1=ref.yaml --config2=data.yaml --scope=all --grib-comparison-type=bit-identical",
+        "--config1=ref.yaml --config2=header.yaml --scope=mars",
+        "--config1=extra.yaml --request1=class=od,expver=1,date=20231201 --request2=class=od,expver=1,date=20231202",
+        "--config1=ref.yaml --config2=extra.yaml --request1=class=od,expver=1,date=20231201",
+        "--config1=ref.yaml --bogus",
+    ] {
+        let theirs = run(format!("bash {} --config ref.yaml fdb-compare", fdb5_install.display()), args);
+        let ours = run(format!("{BIN} fdb-compare"), args);
+        let keys_too = !args.contains("bit-identical");
+        assert_eq!(
+            compare_summary(&ours.0, keys_too),
+            compare_summary(&theirs.0, keys_too),
+            "fdb-compare {args}\n{}\n{}",
+            ours.0,
+            theirs.0
+        );
+        assert_eq!(ours.1, theirs.1, "fdb-compare {args}");
+    }
+}
+
+/// What an `fdb-compare` run found, its order and FDB5's extra lines left out: the lines
+/// compared as they are, each field key as its sorted pairs, each GRIB key difference (if
+/// `keys_too`).
+fn compare_summary(stdout: &str, keys_too: bool) -> (Vec<String>, std::collections::BTreeSet<String>) {
+    let pairs = |text: &str| -> String {
+        let mut pairs: Vec<&str> = text.split(['{', '}', ',', ' ']).filter(|p| !p.is_empty()).collect();
+        pairs.sort();
+        pairs.join(",")
+    };
+    let mut lines = Vec::new();
+    let mut found = std::collections::BTreeSet::new();
+    for line in stdout.lines() {
+        if let Some((direction, key)) = line.strip_prefix("[MARS KEYS COMPARE] MISMATCH ").and_then(|l| l.split_once(": ")) {
+            found.insert(format!("missing {direction} {}", pairs(key)));
+        } else if let Some(key) = line.strip_prefix("[GRIB COMPARISON MISMATCH] Grib Comparison failed for MARS key ") {
+            found.insert(format!("differs {}", pairs(key)));
+        } else if let Some((kind, key)) = line.strip_prefix("[GRIB COMPARISON MISMATCH: BITEXACT: ").and_then(|l| l.split_once(" = ")) {
+            found.insert(format!("bitexact {kind} {}", pairs(key)));
+        } else if line.starts_with("[GRIB COMPARISON MISMATCH] Memory comparison failed") {
+            found.insert(line.to_string());
+        } else if line.starts_with("[GRIB COMPARISON MISMATCH] Key=") {
+            if keys_too && !line.contains("Key=values[") {
+                found.insert(line.to_string());
+            }
+        } else if !line.starts_with("[GRIB COMPARISON MISMATCH KEY-BY-KEY") && !line.is_empty() {
+            lines.push(line.to_string());
+        }
+    }
+    (lines, found)
+}

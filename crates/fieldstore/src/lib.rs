@@ -43,10 +43,12 @@ pub use fieldstore_rados as rados;
 #[cfg(feature = "s3")]
 pub use fieldstore_s3 as s3;
 
+mod compare;
 mod copy;
 mod grib_input;
 mod moving;
 
+pub use compare::{compare, CompareOptions, CompareReport, CompareScope, FieldMismatch, GribComparison, KeyDifference, MarsKey};
 pub use copy::{copy, CopyOptions, CopyProgress, CopyReport};
 pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
 pub use moving::{move_datasets, move_to_store, DatasetMove, DatasetTransfer, MoveOptions, MoveProgress, MoveReport, StoreMoveReport};

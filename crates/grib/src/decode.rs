@@ -260,6 +260,17 @@ fn point_coordinates(h: &Handle<'_>) -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((latitudes, longitudes))
 }
 
+/// The keys `message` codes and their values as text (those ecCodes gives as one text),
+/// each once, computed ones left out: what a comparison of two messages' headers compares.
+/// The data values (`values` and the other arrays) are not among them.
+pub fn coded_key_values(message: &[u8]) -> Result<Vec<(String, String)>> {
+    let h = handle(message)?;
+    let values = h.coded_keys().into_iter().filter_map(|k| h.get_string(&k).ok().map(|v| (k, v))).collect();
+    // Array keys refuse a text value: not header keys, not errors to report later.
+    crate::take_errors();
+    Ok(values)
+}
+
 /// The text values of `keys` in `message`, `None` for those it has not.
 pub fn text_keys(message: &[u8], keys: &[String]) -> Result<Vec<Option<String>>> {
     let h = handle(message)?;

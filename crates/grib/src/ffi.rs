@@ -26,6 +26,9 @@ pub const LOG_FATAL: c_int = 3;
 
 /// `CODES_KEYS_ITERATOR_ALL_KEYS`
 pub const KEYS_ITERATOR_ALL_KEYS: c_ulong = 0;
+/// `CODES_KEYS_ITERATOR_SKIP_COMPUTED | CODES_KEYS_ITERATOR_SKIP_DUPLICATES |
+/// CODES_KEYS_ITERATOR_SKIP_FUNCTION`: the keys a message codes, each once (`grib_compare`'s).
+pub const KEYS_ITERATOR_CODED_ONCE: c_ulong = (1 << 4) | (1 << 5) | (1 << 6);
 
 extern "C" {
     pub fn codes_handle_new_from_message(c: *mut CodesContext, data: *const c_void, len: usize) -> *mut CodesHandle;

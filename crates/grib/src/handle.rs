@@ -185,9 +185,28 @@ impl<'a> Handle<'a> {
 
     /// The names of the keys in an ecCodes namespace (e.g. `mars`).
     pub fn namespace_keys(&self, namespace: &str) -> Vec<String> {
-        let Ok(ns) = c_key(namespace) else { return Vec::new() };
-        // SAFETY: valid handle; the iterator is deleted below.
-        let it = unsafe { ffi::codes_keys_iterator_new(self.ptr, ffi::KEYS_ITERATOR_ALL_KEYS, ns.as_ptr()) };
+        self.keys(namespace, ffi::KEYS_ITERATOR_ALL_KEYS)
+    }
+
+    /// The names of the keys the message codes, each once, computed ones left out (the keys
+    /// `grib_compare` compares).
+    pub fn coded_keys(&self) -> Vec<String> {
+        self.keys("", ffi::KEYS_ITERATOR_CODED_ONCE)
+    }
+
+    /// The keys of `namespace` (all of them for `""`) that `flags` keep.
+    fn keys(&self, namespace: &str, flags: std::os::raw::c_ulong) -> Vec<String> {
+        // ecCodes' "every namespace" is no name at all.
+        let name = match namespace {
+            "" => None,
+            name => match c_key(name) {
+                Ok(name) => Some(name),
+                Err(_) => return Vec::new(),
+            },
+        };
+        let ns = name.as_ref().map_or(ptr::null(), |n| n.as_ptr());
+        // SAFETY: valid handle; the iterator is deleted below; ns is null or lives to the end.
+        let it = unsafe { ffi::codes_keys_iterator_new(self.ptr, flags, ns) };
         if it.is_null() {
             return Vec::new();
         }

@@ -5,6 +5,7 @@
 //! each command line on FDB5's tools and on these and compares what they print.
 
 mod axes;
+mod compare;
 mod hide;
 mod info;
 mod inspect;
@@ -36,6 +37,7 @@ type Tool = fn(&[String]) -> Result<(), Failure>;
 /// The tools here, by FDB5's name.
 const TOOLS: &[(&str, Tool)] = &[
     ("fdb-axes", axes::run),
+    ("fdb-compare", compare::run),
     ("fdb-copy", transfer::run_copy),
     ("fdb-hide", hide::run),
     ("fdb-info", info::run),

@@ -24,6 +24,8 @@ pub enum Value {
     Integer,
     /// `--parallel=ordinal`.
     Ordinal,
+    /// `--fp-tolerance=real`.
+    Real,
     /// `--target=path`.
     Path,
     /// `--minimum-keys=string,string,...`.
@@ -140,6 +142,7 @@ pub fn usage(tool: &str, synopsis: &Synopsis, options: &[&[Opt]]) -> String {
             Value::Text => "=string",
             Value::Integer => "=integer",
             Value::Ordinal => "=ordinal",
+            Value::Real => "=real",
             Value::Path => "=path",
             Value::List => "=string,string,...",
         };
