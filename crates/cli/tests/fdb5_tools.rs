@@ -185,6 +185,11 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-url none.req {out}",
     "fdb-url two.req",
     "fdb-url --bogus",
+    "fdb-dump-toc fdb/od:0001:oper:20231201:1200:g/toc",
+    "fdb-dump-toc --structure fdb/od:0001:oper:20231201:1200:g/toc fdb/od:0001:oper:20231202:1200:g/toc",
+    "fdb-dump-toc fdb/none/toc",
+    "fdb-dump-toc",
+    "fdb-dump-toc --bogus",
 ];
 
 #[test]
@@ -589,6 +594,11 @@ fn fdb_hide_hides_as_fdb5_s_does() {
         assert_eq!((stdout.replace(&*ours.to_string_lossy(), &fdb5_root.to_string_lossy()), code), run(fdb5_tool, args), "{args}");
     }
     assert_eq!(run(ours_tool, list).0.lines().count(), 8 + 1, "a.grib's fields again, and b.grib's");
+    // FDB5's hide is a TOC_CLEAR record, which fdb-dump-toc prints as FDB5's does.
+    let toc = format!("fdb-dump-toc --structure {}/od:0001:oper:20231201:1200:g/toc", fdb5_root.display());
+    let dumped = run(fdb5_tool, &toc);
+    assert!(dumped.0.contains("TOC_CLEAR") && dumped.0.contains("path: *, offset: 0"), "{dumped:?}");
+    assert_eq!(run(ours_tool, &toc), dumped);
     assert_eq!(files(ours), ours_files + 2, "nothing removed; a data and an index file more");
 }
 

@@ -74,6 +74,46 @@ pub struct Placed {
     pub version: u32,
     /// Its content.
     pub record: Record,
+    /// Who wrote it, and when (its header).
+    pub written: Written,
+    /// Its length in the file, header and padding included.
+    pub size: u64,
+}
+
+/// Who wrote a record and when, as its header says (`fdb-dump-toc` prints it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// FDB5's version, as a number (52500: 5.25.0).
+    pub fdb_version: u32,
+    /// When: seconds since the epoch ...
+    pub seconds: i64,
+    /// ... and microseconds.
+    pub microseconds: i64,
+    /// The writing process.
+    pub pid: i32,
+    /// Its user.
+    pub uid: u32,
+    /// Its host's name.
+    pub host: String,
+}
+
+impl Written {
+    /// The fields of a record's header: FDB5's `TocRecord::Header` (tag, serialisation
+    /// version, FDB5 version, `timeval`, pid, uid, 64 bytes of host name, size).
+    fn of(header: &[u8; HEADER_BYTES]) -> Written {
+        let u32_at = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().expect("4 bytes"));
+        let i64_at = |at: usize| i64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"));
+        let host = &header[40..104];
+        let host = &host[..host.iter().position(|b| *b == 0).unwrap_or(host.len())];
+        Written {
+            fdb_version: u32_at(8),
+            seconds: i64_at(16),
+            microseconds: i64_at(24),
+            pid: u32_at(32) as i32,
+            uid: u32_at(36),
+            host: String::from_utf8_lossy(host).into_owned(),
+        }
+    }
 }
 
 /// Reads every whole record of a TOC file. A record cut short at the end is one being
@@ -105,7 +145,8 @@ fn parse_records(bytes: &[u8], base: u64, path: &Path) -> Result<(Vec<Placed>, u
                 e,
             )
         })?;
-        records.push(Placed { at: offset, version, record });
+        let written = Written::of(header.try_into().expect("a whole header"));
+        records.push(Placed { at: offset, version, record, written, size });
         at = end;
     }
     Ok((records, at))

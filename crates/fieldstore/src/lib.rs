@@ -16,7 +16,7 @@
 //! [`key`], [`request`], [`schema`], [`types`], [`checksum`]), with the names most programs use
 //! at the top ([`FieldStore`], [`Config`], [`Key`], [`Request`], [`ListOptions`], [`Error`]);
 //! the backend interface ([`backend`], [`factory`]) for catalogues and stores of one's own; and
-//! the crates of the backends and formats of this build ([`posix`], [`grib`], [`objects`], and
+//! the crates of the backends and formats of this build ([`posix`], [`fdb5`], [`grib`], [`objects`], and
 //! `rados`, `daos`, `s3` with their features).
 
 use std::path::PathBuf;
@@ -35,6 +35,7 @@ pub use fieldstore_core::{Config, Error, ErrorKind, Key, Report, Request, Result
 // The backends of this build, and the formats fieldstore reads and writes.
 #[cfg(feature = "daos")]
 pub use fieldstore_daos as daos;
+pub use fieldstore_fdb5 as fdb5;
 pub use fieldstore_grib as grib;
 pub use fieldstore_objects as objects;
 pub use fieldstore_posix as posix;

@@ -6,6 +6,7 @@
 
 mod axes;
 mod compare;
+mod dump_toc;
 mod hide;
 mod info;
 mod inspect;
@@ -39,6 +40,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-axes", axes::run),
     ("fdb-compare", compare::run),
     ("fdb-copy", transfer::run_copy),
+    ("fdb-dump-toc", dump_toc::run),
     ("fdb-hide", hide::run),
     ("fdb-info", info::run),
     ("fdb-inspect", inspect::run),
