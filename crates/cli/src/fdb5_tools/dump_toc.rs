@@ -79,7 +79,7 @@ fn timestamp(w: &Written) -> String {
         }
         tm.assume_init()
     };
-    let fraction = format!("{}", significant6(w.microseconds as f64 / 1e6));
+    let fraction = significant6(w.microseconds as f64 / 1e6);
     let digits = fraction.get(2..).unwrap_or_default();
     format!(
         "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{digits:0<6}",
