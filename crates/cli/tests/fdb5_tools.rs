@@ -190,6 +190,9 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-dump-toc fdb/none/toc",
     "fdb-dump-toc",
     "fdb-dump-toc --bogus",
+    "fdb-dump-index fdb/od:0001:oper:20231201:1200:g/*.index fdb/od:0001:oper:20231202:1200:g/*.index",
+    "fdb-dump-index fdb/none/x.index",
+    "fdb-dump-index --bogus",
 ];
 
 #[test]

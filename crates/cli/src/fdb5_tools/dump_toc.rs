@@ -42,14 +42,20 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// One record as FDB5's `TocRecord::dump` and `TocHandler::dump` print it on one line.
-fn record_line(placed: &Placed) -> String {
+/// A record's tag and header as FDB5's `TocRecord::dump` prints them: `TOC_INDEX WHEN,
+/// version:N, fdb: N, uid: USER, pid N, host: HOST`.
+pub(super) fn record_header(placed: &Placed) -> String {
     let tag = match placed.record {
         Record::Init { .. } => "TOC_INIT ",
         Record::Index(_) => "TOC_INDEX",
         Record::Clear { .. } => "TOC_CLEAR",
         Record::SubToc { .. } => "TOC_SUB_TOC",
     };
+    format!("{tag} {}, version:{}{}", timestamp(&placed.written), placed.version, writer(&placed.written))
+}
+
+/// One record as FDB5's `TocHandler::dump` prints it on one line.
+fn record_line(placed: &Placed) -> String {
     let what = match &placed.record {
         Record::Init { key, sub_toc } => format!("  key: {}, sub-toc: {}", braces(key), if *sub_toc { "yes" } else { "no" }),
         Record::Index(index) => {
@@ -58,7 +64,7 @@ fn record_line(placed: &Placed) -> String {
         Record::Clear { path, offset } => format!("  path: {path}, offset: {offset}"),
         Record::SubToc { path } => format!("  path: {path}"),
     };
-    format!("{tag} {}, version:{}{}{what}", timestamp(&placed.written), placed.version, writer(&placed.written))
+    record_header(placed) + &what
 }
 
 /// `, fdb: N, uid: USER, pid N, host: HOST`, as FDB5 pads them (left-aligned: its stream
@@ -121,7 +127,8 @@ fn user_name(uid: u32) -> String {
     unsafe { std::ffi::CStr::from_ptr((*found).pw_name) }.to_string_lossy().into_owned()
 }
 
-fn braces(key: &Fdb5Key) -> String {
+/// A key as FDB5 prints one: `{k=v,...}`, empty values left out.
+pub(super) fn braces(key: &Fdb5Key) -> String {
     let pairs: Vec<String> = key.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect();
     format!("{{{}}}", pairs.join(","))
 }

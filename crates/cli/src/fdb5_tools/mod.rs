@@ -6,6 +6,7 @@
 
 mod axes;
 mod compare;
+mod dump_index;
 mod dump_toc;
 mod hide;
 mod info;
@@ -40,6 +41,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-axes", axes::run),
     ("fdb-compare", compare::run),
     ("fdb-copy", transfer::run_copy),
+    ("fdb-dump-index", dump_index::run),
     ("fdb-dump-toc", dump_toc::run),
     ("fdb-hide", hide::run),
     ("fdb-info", info::run),
