@@ -193,6 +193,11 @@ const COMMAND_LINES: &[&str] = &[
     "fdb-dump-index fdb/od:0001:oper:20231201:1200:g/*.index fdb/od:0001:oper:20231202:1200:g/*.index",
     "fdb-dump-index fdb/none/x.index",
     "fdb-dump-index --bogus",
+    "fdb-dump class=od,expver=1",
+    "fdb-dump class=od,expver=1,date=20231202 --simple",
+    "fdb-dump class=od,expver=9",
+    "fdb-dump --ignore-no-data class=od,expver=9",
+    "fdb-dump --bogus",
 ];
 
 #[test]

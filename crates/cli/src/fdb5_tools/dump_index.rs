@@ -60,6 +60,11 @@ fn dump(index: &Path, out: &mut impl Write) -> Result<(), Failure> {
 /// The index's place, key, data files and axes, as FDB5's `TocIndex::dump` prints them.
 fn describe(record: &IndexRecord, dir: &Path, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "  Path: {}, offset: {}, type: {}  Key: {}", record.file, record.offset, record.kind, braces(&record.key))?;
+    files_and_axes(record, dir, out)
+}
+
+/// The index's data files (absolute, `dir` the database's) and axes, as FDB5 prints them.
+pub(super) fn files_and_axes(record: &IndexRecord, dir: &Path, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "  Files:")?;
     for (id, file) in &record.data_files {
         // FDB5's stream keeps the left alignment its timestamp set.

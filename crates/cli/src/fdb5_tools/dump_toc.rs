@@ -55,7 +55,7 @@ pub(super) fn record_header(placed: &Placed) -> String {
 }
 
 /// One record as FDB5's `TocHandler::dump` prints it on one line.
-fn record_line(placed: &Placed) -> String {
+pub(super) fn record_line(placed: &Placed) -> String {
     let what = match &placed.record {
         Record::Init { key, sub_toc } => format!("  key: {}, sub-toc: {}", braces(key), if *sub_toc { "yes" } else { "no" }),
         Record::Index(index) => {

@@ -9,32 +9,19 @@ use std::io::Write;
 
 use fieldstore::{ControlAction, FieldEntry, Key, ListOptions, Request};
 
-use super::options::{usage, CommandLine, Opt, Synopsis, Value};
+use super::options::{inspect_first, usage, CommandLine, Opt, Synopsis, Value, VISIT_LAST};
 use super::{Failure, ToolRequests};
 
-/// FDB5's `FDBInspect` options, in its order.
+/// `fdb-inspect`'s own options, between the inspecting tools' first and last ones.
 const OPTIONS: &[Opt] = &[
-    Opt { name: "raw", value: Value::Switch, help: "Don't apply (contextual) expansion and checking on requests." },
-    Opt {
-        name: "ignore-errors",
-        value: Value::Switch,
-        help: "Ignore errors (report them as warnings) and continue processing wherever possible",
-    },
-    Opt { name: "ignore-no-data", value: Value::Switch, help: "No matching data found in FDB is not an error" },
     Opt { name: "output", value: Value::Switch, help: "Print the output of the inspection" },
     Opt { name: "parallel", value: Value::Ordinal, help: "Number of parallel tasks to run" },
-    Opt { name: "all", value: Value::Switch, help: "Visit all FDB databases" },
-    Opt { name: "config", value: Value::Text, help: "FDB configuration filename" },
 ];
-
-const SYNOPSIS: &str = "\nUsage: fdb-inspect [options] [request1] [request2] ...\n\nExamples:\n=========\n\n\
-                        fdb-inspect class=rd,expver=xywz,stream=oper,date=20190603,time=00\n\n\n";
 
 /// Runs `fdb-inspect` with `args` (the program name left out).
 pub fn run(args: &[String]) -> Result<(), Failure> {
-    let options: &[&[Opt]] = &[OPTIONS];
-    let line =
-        CommandLine::parse(args, options).map_err(|e| Failure::Usage(e, usage("fdb-inspect", &Synopsis::Verbatim(SYNOPSIS), options)))?;
+    let options: &[&[Opt]] = &[inspect_first(), OPTIONS, VISIT_LAST];
+    let line = CommandLine::parse(args, options).map_err(|e| Failure::Usage(e, usage("fdb-inspect", &Synopsis::Inspect, options)))?;
     if line.has("output") {
         return Err(Failure::unsupported("--output: FDB5 prints each field's timestamp, which fieldstore's indexes do not keep"));
     }

@@ -6,6 +6,7 @@
 
 mod axes;
 mod compare;
+mod dump;
 mod dump_index;
 mod dump_toc;
 mod hide;
@@ -41,6 +42,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-axes", axes::run),
     ("fdb-compare", compare::run),
     ("fdb-copy", transfer::run_copy),
+    ("fdb-dump", dump::run),
     ("fdb-dump-index", dump_index::run),
     ("fdb-dump-toc", dump_toc::run),
     ("fdb-hide", hide::run),

@@ -44,6 +44,12 @@ pub const VISIT: &[Opt] = &[
     Opt { name: "ignore-no-data", value: Value::Switch, help: "No matching data found in FDB is not an error" },
 ];
 
+/// The options an inspecting tool takes first (FDB5's `FDBInspect`): a visiting tool's, but
+/// for the minimum keys.
+pub fn inspect_first() -> &'static [Opt] {
+    &VISIT[1..]
+}
+
 /// ... and last.
 pub const VISIT_LAST: &[Opt] = &[
     Opt { name: "all", value: Value::Switch, help: "Visit all FDB databases" },
@@ -122,6 +128,9 @@ pub enum Synopsis {
     Lines(&'static str),
     /// Text printed as it is between the message and the options.
     Verbatim(&'static str),
+    /// An inspecting tool's (FDB5's `FDBInspect`: `fdb-inspect`, `fdb-dump`): as a visiting
+    /// tool's, without the blank line before it.
+    Inspect,
 }
 
 /// FDB5's usage text for a tool, printed after the message saying what is wrong: its
@@ -134,6 +143,10 @@ pub fn usage(tool: &str, synopsis: &Synopsis, options: &[&[Opt]]) -> String {
         ),
         Synopsis::Lines(lines) => format!("\n\n{lines}\n"),
         Synopsis::Verbatim(text) => text.to_string(),
+        Synopsis::Inspect => format!(
+            "\nUsage: {tool} [options] [request1] [request2] ...\n\nExamples:\n=========\n\n{tool} \
+             class=rd,expver=xywz,stream=oper,date=20190603,time=00\n\n\n"
+        ),
     };
     text.push_str("Options are:\n===========:\n\n");
     for opt in options.iter().flat_map(|o| o.iter()) {
