@@ -142,6 +142,17 @@ enum Command {
     #[command(after_help = "Examples:\n  fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200
   fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit --json")]
     Purge(RemovalArgs),
+    /// The catalogue of the data sets a request names: each visible index, its place, fields and axes
+    #[command(after_help = "FDB5's fdb-dump for every backend: the indexes as readers see them, newest first.
+Examples:\n  fieldstore dump class=od,expver=0001,stream=oper,date=20231201,time=1200
+  fieldstore dump class=od,expver=0001 --entries --json")]
+    Dump {
+        #[command(flatten)]
+        query: QueryArgs,
+        /// Also each entry: its element key and location
+        #[arg(long)]
+        entries: bool,
+    },
     /// Hide every field of the data sets a request names, removing nothing (dry run unless --doit)
     #[command(after_help = "Readers see the data set's fields gone at once; fields archived afterwards are visible. The hidden
 ones stay on disk until the data set is wiped (FDB5's fdb-hide).
@@ -547,6 +558,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Purge(p) => for_each_request(config, &p.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_purge(&fs.purge(r, p.doit)?, p.query.json)
+        }),
+        Command::Dump { query, entries } => for_each_request(config, &query.request, MINIMUM_KEYS, |fs, r| {
+            output::print_json_or(fs.dump(r, entries)?.as_slice(), query.json, output::dump_text)
         }),
         Command::Hide(h) => for_each_request(config, &h.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_json_or(fs.hide(r, h.doit)?.as_slice(), h.query.json, output::hide_text)

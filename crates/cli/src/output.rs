@@ -289,6 +289,25 @@ pub fn print_wipe(r: &WipeReport, json: bool) -> anyhow::Result<()> {
     })
 }
 
+/// Each data set, where its catalogue is, and its visible indexes (newest first) with their
+/// places, fields and axes, and entries if dumped.
+pub fn dump_text(dumps: &[fieldstore::DatasetDump]) -> String {
+    let mut s = String::new();
+    for d in dumps {
+        s.push_str(&format!("{} ({})\n", braces(&d.dataset), d.catalogue));
+        for index in &d.indexes {
+            let place = index.place.as_ref().map(|(file, offset)| format!(", {file} at {offset}")).unwrap_or_default();
+            s.push_str(&format!("  index {} {}: {} fields{place}\n", index.id, braces(&index.collocation), index.fields));
+            let axes: Vec<String> = index.axes.iter().map(|(k, v)| format!("{k}={}", v.join("/"))).collect();
+            s.push_str(&format!("    axes: {}\n", axes.join(" ")));
+            for (element, location) in index.entries.iter().flatten() {
+                s.push_str(&format!("    {} {} {} {}\n", braces(element), location.uri, location.offset, location.length));
+            }
+        }
+    }
+    s
+}
+
 /// Each data set hidden (or that would be), with its indexes and fields.
 pub fn hide_text(reports: &[fieldstore::HideReport]) -> String {
     let mut s = String::new();

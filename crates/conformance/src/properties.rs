@@ -419,6 +419,29 @@ pub fn hide_takes_a_data_set_s_fields_from_readers_and_keeps_their_bytes(site: &
     assert_eq!(retrieve(&reader, "class=od,step=2").unwrap().len(), 150);
 }
 
+/// A dump shows each data set's visible indexes, newest first, with their fields and axes
+/// and, when asked, every entry with the location a retrieve reads.
+pub fn dump_shows_the_indexes_readers_see(site: &Site) {
+    let fs = site.open();
+    for (flush, steps) in [(0, [0, 1]), (1, [1, 2])] {
+        for step in steps {
+            let id = Key::parse(&format!("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167"))
+                .unwrap();
+            fs.archive(&id, &payload(&id, 100 + flush)).unwrap();
+        }
+        fs.flush().unwrap();
+    }
+    let dumps = site.open().dump(&request("class=od,expver=1"), true).unwrap();
+    assert_eq!(dumps.len(), 1, "{}", site.name);
+    let indexes = &dumps[0].indexes;
+    assert_eq!(indexes.iter().map(|i| i.fields).sum::<u64>(), 4, "{}: {indexes:?}", site.name);
+    let newest = &indexes[0];
+    assert_eq!(newest.axes["step"], ["1", "2"], "{}: newest first", site.name);
+    let entries = newest.entries.as_ref().unwrap();
+    assert!(entries.iter().all(|(_, location)| location.length == 101), "{}: {entries:?}", site.name);
+    assert!(site.open().dump(&request("class=od,expver=1"), false).unwrap()[0].indexes[0].entries.is_none());
+}
+
 /// A superseded field that shares an index with live ones stays listed (`--full`), so purge
 /// keeps its bytes too, on every store (with an object per field it once removed them) and the
 /// report says so in the words of `stats`.

@@ -27,7 +27,8 @@ pub use fieldstore_core::{api, backend, checksum, config, error, factory, key, r
 
 // What most programs name: the handle and what its calls take and give.
 pub use fieldstore_core::api::{
-    Archiver, CompactReport, DataReader, FieldEntry, FieldStore, HideReport, ListOptions, PurgeReport, StatsReport, WhereReport, WipeReport,
+    Archiver, CompactReport, DataReader, DatasetDump, FieldEntry, FieldStore, HideReport, IndexDump, ListOptions, PurgeReport, StatsReport,
+    WhereReport, WipeReport,
 };
 pub use fieldstore_core::backend::{Catalogue, ControlAction, FieldLocation, Store};
 pub use fieldstore_core::{Config, Error, ErrorKind, Key, Report, Request, Result, Schema};

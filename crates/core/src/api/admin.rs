@@ -79,6 +79,36 @@ pub struct PurgeReport {
     pub indexes: Vec<IndexPurge>,
 }
 
+/// One data set's catalogue as readers see it ([`FieldStore::dump`]): where it is kept and
+/// its visible indexes, newest first.
+#[derive(Debug, Serialize)]
+pub struct DatasetDump {
+    /// The data set.
+    pub dataset: Key,
+    /// Where its catalogue lives, as the catalogue describes it.
+    pub catalogue: String,
+    /// Its visible indexes, newest first.
+    pub indexes: Vec<IndexDump>,
+}
+
+/// One visible index of a data set ([`DatasetDump::indexes`]).
+#[derive(Debug, Serialize)]
+pub struct IndexDump {
+    /// The catalogue's identity of it.
+    pub id: String,
+    /// Its collocation key.
+    pub collocation: Key,
+    /// Its file and offset there, where the catalogue says.
+    pub place: Option<(String, u64)>,
+    /// Its entries, superseded ones included.
+    pub fields: u64,
+    /// The values present per element keyword.
+    pub axes: BTreeMap<String, Vec<String>>,
+    /// Each entry (its element key and location), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<(Key, crate::backend::FieldLocation)>>,
+}
+
 /// What a hide did, or would do, to one data set ([`FieldStore::hide`]).
 #[derive(Debug, Serialize)]
 pub struct HideReport {
@@ -438,6 +468,32 @@ impl FieldStore {
             report.datasets.push(DatasetCompaction { compaction: view.compact()?, dataset });
         }
         Ok(report)
+    }
+
+    /// The catalogues of the data sets a request names as readers see them, on every backend
+    /// (`fieldstore dump`): each data set's visible indexes, newest first, with their places,
+    /// field counts and axes, and with `entries` every entry's element key and location.
+    pub fn dump(&self, request: &Request, entries: bool) -> Result<Vec<DatasetDump>> {
+        let mut dumps = Vec::new();
+        for dataset in self.all_datasets_matching(request)? {
+            let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
+            let mut indexes = Vec::new();
+            for index in view.indexes()? {
+                let axes = index.axes.iter().map(|(k, v)| (k.to_string(), v.iter().map(str::to_string).collect())).collect();
+                let listed = if entries { Some(view.entries(&index)?) } else { None };
+                let place = view.index_place(&index);
+                indexes.push(IndexDump {
+                    id: index.id.clone(),
+                    collocation: (*index.collocation).clone(),
+                    place,
+                    fields: index.fields,
+                    axes,
+                    entries: listed,
+                });
+            }
+            dumps.push(DatasetDump { catalogue: self.catalogue().describe(&dataset), dataset, indexes });
+        }
+        Ok(dumps)
     }
 
     /// Hides every field of the data sets a request names from readers, removing nothing

@@ -26,8 +26,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde::Serialize;
 
 pub use admin::{
-    Axes, CompactReport, DatasetCompaction, HideReport, IndexPurge, PurgeReport, StatsReport, WhereReport, WipeReport,
-    MINIMUM_KEYS_TO_CHANGE,
+    Axes, CompactReport, DatasetCompaction, DatasetDump, HideReport, IndexDump, IndexPurge, PurgeReport, StatsReport, WhereReport,
+    WipeReport, MINIMUM_KEYS_TO_CHANGE,
 };
 pub use read::DataReader;
 pub use resolve::{FieldEntry, ListOptions, Matches};
