@@ -142,6 +142,30 @@ enum Command {
     #[command(after_help = "Examples:\n  fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200
   fieldstore purge class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit --json")]
     Purge(RemovalArgs),
+    /// Compare the fields a request names with another store's (FDB5's fdb-compare): keys, headers, values
+    #[command(after_help = "The configured store is the reference. Exit status 1 when they differ.
+Examples:\n  fieldstore --config fdb5.yaml compare --against fieldstore.yaml class=od,expver=0001 --scope all
+  fieldstore compare class=od,expver=abcd --against-request class=od,expver=1234 --json")]
+    Compare {
+        #[command(flatten)]
+        query: QueryArgs,
+        /// The other store's config (default: the configured store)
+        #[arg(long, value_name = "FILE")]
+        against: Option<PathBuf>,
+        /// What to compare in the other store (default: the same request); a keyword given
+        /// other values here is matched across the two
+        #[arg(long, value_name = "REQUEST")]
+        against_request: Option<String>,
+        /// mars (the fields each holds), header-only (also their GRIB headers) or all (also their values)
+        #[arg(long, default_value = "mars")]
+        scope: String,
+        /// Compare messages byte for byte, section by section, instead of key by key
+        #[arg(long)]
+        bit_identical: bool,
+        /// Values differ where |a - b| > TOLERANCE x max(|a|, |b|, 1)
+        #[arg(long, default_value_t = 10.0 * f64::EPSILON)]
+        tolerance: f64,
+    },
     /// The catalogue of the data sets a request names: each visible index, its place, fields and axes
     #[command(after_help = "FDB5's fdb-dump for every backend: the indexes as readers see them, newest first.
 Examples:\n  fieldstore dump class=od,expver=0001,stream=oper,date=20231201,time=1200
@@ -559,6 +583,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Purge(p) => for_each_request(config, &p.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_purge(&fs.purge(r, p.doit)?, p.query.json)
         }),
+        Command::Compare { query, against, against_request, scope, bit_identical, tolerance } => {
+            let options = fieldstore::CompareOptions {
+                scope: match scope.as_str() {
+                    "mars" => fieldstore::CompareScope::Mars,
+                    "header-only" => fieldstore::CompareScope::HeaderOnly,
+                    "all" => fieldstore::CompareScope::All,
+                    other => bail!("--scope {other}: give mars, header-only or all"),
+                },
+                comparison: if bit_identical { fieldstore::GribComparison::BitIdentical } else { fieldstore::GribComparison::GribKeys },
+                tolerance: if tolerance.is_finite() && tolerance >= 0.0 {
+                    tolerance
+                } else {
+                    bail!("--tolerance takes a number, 0 or more")
+                },
+                ..fieldstore::CompareOptions::default()
+            };
+            compare(config, &query, against.as_deref(), against_request.as_deref(), &options)
+        }
         Command::Dump { query, entries } => for_each_request(config, &query.request, MINIMUM_KEYS, |fs, r| {
             output::print_json_or(fs.dump(r, entries)?.as_slice(), query.json, output::dump_text)
         }),
@@ -766,6 +808,32 @@ fn copy(
         bar.finish_and_clear();
     }
     output::print_copy(&report, started.elapsed().as_secs_f64(), json)
+}
+
+/// `compare`: the report, and exit status 1 when the two sides differ.
+fn compare(
+    config: Option<&Path>,
+    query: &QueryArgs,
+    against: Option<&Path>,
+    against_request: Option<&str>,
+    options: &fieldstore::CompareOptions,
+) -> anyhow::Result<()> {
+    let reference = open_existing(config)?;
+    let test = match against {
+        Some(file) => open_existing(Some(file))?,
+        None => open_existing(config)?,
+    };
+    let request = query.request.requests(&reference, MINIMUM_KEYS)?.into_iter().next().map(|r| r.request).unwrap_or_default();
+    let other = match against_request {
+        Some(text) => Request::parse(text)?,
+        None => request.clone(),
+    };
+    let report = fieldstore::compare(&reference, &test, &request, &other, options)?;
+    output::print_json_or(&report, query.json, output::compare_text)?;
+    if !report.same() {
+        bail!("the two differ");
+    }
+    Ok(())
 }
 
 /// `move`: each data set moved with a progress bar, then the summary.

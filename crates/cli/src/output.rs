@@ -289,6 +289,28 @@ pub fn print_wipe(r: &WipeReport, json: bool) -> anyhow::Result<()> {
     })
 }
 
+/// What a comparison found: the fields on one side only, the fields that differ and how,
+/// then the verdict.
+pub fn compare_text(r: &fieldstore::CompareReport) -> String {
+    let key = |k: &fieldstore::MarsKey| k.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
+    let mut s = format!("reference: {} fields; other: {} fields\n", r.reference_fields, r.test_fields);
+    for k in &r.only_in_reference {
+        s.push_str(&format!("only in the reference: {{{}}}\n", key(k)));
+    }
+    for k in &r.only_in_test {
+        s.push_str(&format!("only in the other: {{{}}}\n", key(k)));
+    }
+    for m in &r.mismatches {
+        s.push_str(&format!("differs: {{{}}}\n", key(&m.key)));
+        for d in &m.differences {
+            let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+            s.push_str(&format!("  {}: {} != {}\n", d.key, shown(&d.reference), shown(&d.test)));
+        }
+    }
+    s.push_str(if r.same() { "same\n" } else { "different\n" });
+    s
+}
+
 /// Each data set, where its catalogue is, and its visible indexes (newest first) with their
 /// places, fields and axes, and entries if dumped.
 pub fn dump_text(dumps: &[fieldstore::DatasetDump]) -> String {

@@ -710,6 +710,14 @@ fn fdb_compare_finds_what_fdb5_s_finds() {
         );
         assert_eq!(ours.1, theirs.1, "fdb-compare {args}");
     }
+    // fieldstore's own command: the same findings as JSON, exit 1 when they differ.
+    let (json, code) =
+        run(format!("{BIN} --config ref.yaml compare class=od,expver=1 --scope header-only --json --against"), "header.yaml");
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!((code, report["mismatches"].as_array().unwrap().len()), (Some(1), 8), "{report}");
+    assert_eq!(report["mismatches"][0]["differences"][0]["key"], "generatingProcessIdentifier");
+    let (text, code) = run(format!("{BIN} --config ref.yaml compare class=od,expver=1 --scope all --against"), "ref.yaml");
+    assert_eq!((code, text.lines().last()), (Some(0), Some("same")));
 }
 
 /// What an `fdb-compare` run found, its order and FDB5's extra lines left out: the lines
