@@ -77,8 +77,10 @@ pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
             if fdb5.select.is_some() || !fdb5.excludes.is_empty() {
                 return Err(error("select and excludes belong to the fdbs of a type: select config".into()));
             }
-            let schema = required(schema_of(&fdb5)).map_err(error)?;
-            (schema, local_spaces(fdb5, None, &[]).map_err(error)?)
+            // What is wrong with the spaces is said first, the schema missing after.
+            let schema = schema_of(&fdb5);
+            let spaces = local_spaces(fdb5, None, &[]).map_err(error)?;
+            (required(schema).map_err(error)?, spaces)
         }
         Some(kind) => {
             return Err(error(format!(
