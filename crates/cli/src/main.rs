@@ -823,7 +823,10 @@ fn compare(
         Some(file) => open_existing(Some(file))?,
         None => open_existing(config)?,
     };
-    let request = query.request.requests(&reference, MINIMUM_KEYS)?.into_iter().next().map(|r| r.request).unwrap_or_default();
+    let request = match query.request.requests(&reference, MINIMUM_KEYS)?.as_slice() {
+        [one] => one.request.clone(),
+        many => bail!("compare takes one request ({} given)", many.len()),
+    };
     let other = match against_request {
         Some(text) => Request::parse(text)?,
         None => request.clone(),

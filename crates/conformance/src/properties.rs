@@ -404,6 +404,12 @@ pub fn hide_takes_a_data_set_s_fields_from_readers_and_keeps_their_bytes(site: &
     fs.flush().unwrap();
     let reader = site.open();
     let dataset = request("class=od,expver=1,stream=oper,date=20231201,time=12");
+    assert!(reader.hide(&request("class=od"), true).unwrap_err().to_string().contains("hide needs 'expver'"), "{}", site.name);
+    // A data set locked for wipe is not changed by a hide either.
+    reader.control(&dataset, &[ControlAction::Wipe], Some(true)).unwrap();
+    let locked = reader.hide(&dataset, true).unwrap_err();
+    assert!(locked.to_string().contains("locked for wipe"), "{}: {locked}", site.name);
+    reader.control(&dataset, &[ControlAction::Wipe], Some(false)).unwrap();
     let dry = reader.hide(&dataset, false).unwrap();
     assert_eq!((dry.len(), dry[0].fields, dry[0].done), (1, 3, false), "{}: {dry:?}", site.name);
     assert_eq!(retrieve(&reader, "class=od,step=1").unwrap().len(), 100, "a dry run hides nothing");

@@ -152,13 +152,30 @@ pub fn compare(
     Ok(report)
 }
 
-/// The keywords both requests give, each with one value, that differ.
+/// `request` with its values as `fs` stores them (`expver=1` as `0001`, `param=t` as `130`),
+/// by the types of its schema; a value its type refuses stays as given (the listing says why).
+pub fn canonical(fs: &FieldStore, request: &Request) -> Result<Request> {
+    let types = fs.schema().global_types();
+    let mut pairs = Vec::new();
+    for keyword in request.keywords() {
+        let ty = types.iter().find(|(k, _)| k == keyword).map_or(crate::types::KeywordType::Default, |(_, t)| *t);
+        let given = request.get(keyword).map(ToString::to_string).unwrap_or_default();
+        let values = match request.values(keyword, ty) {
+            Ok(Some(values)) => values.join("/"),
+            _ => given,
+        };
+        pairs.push(format!("{keyword}={values}"));
+    }
+    Request::parse(&pairs.join(","))
+}
+
+/// The keywords both requests give one value each, and different ones.
 fn request_differences(request1: &Request, request2: &Request) -> BTreeMap<String, (String, String)> {
     let mut out = BTreeMap::new();
     for keyword in request1.keywords() {
         let (Some(a), Some(b)) = (request1.get(keyword), request2.get(keyword)) else { continue };
         let (a, b) = (a.to_string(), b.to_string());
-        if a != b {
+        if a != b && !a.contains('/') && !b.contains('/') {
             out.insert(keyword.to_string(), (a, b));
         }
     }
@@ -204,7 +221,9 @@ fn bytes_of(fs: &FieldStore, field: &FieldEntry) -> Result<Vec<u8>> {
 }
 
 /// Byte for byte, section by section (ecCodes' `md5SectionN`): the first section that differs,
-/// as `section N`, among the header sections, and with scope `All` the data section too.
+/// as `section N` (`data section N` for the data), among the header sections, and with scope
+/// `All` the data section too. ecCodes has no digest of GRIB 2's local section (2): it is
+/// compared key by key only.
 fn bit_differences(a: &[u8], b: &[u8], scope: CompareScope) -> Result<Vec<KeyDifference>> {
     let edition =
         |m: &[u8]| -> Result<Option<String>> { Ok(crate::grib::decode::text_keys(m, &["editionNumber".to_string()])?.pop().flatten()) };
@@ -214,7 +233,8 @@ fn bit_differences(a: &[u8], b: &[u8], scope: CompareScope) -> Result<Vec<KeyDif
     let digests: Vec<String> = (1..=last).map(|i| format!("md5Section{i}")).collect();
     let (da, db) = (crate::grib::decode::text_keys(a, &digests)?, crate::grib::decode::text_keys(b, &digests)?);
     let first = da.into_iter().zip(db).enumerate().find(|(_, (x, y))| x != y);
-    Ok(first.map(|(i, (reference, test))| KeyDifference { key: format!("section {}", i + 1), reference, test }).into_iter().collect())
+    let name = |section: usize| if section == data_section { format!("data section {section}") } else { format!("section {section}") };
+    Ok(first.map(|(i, (reference, test))| KeyDifference { key: name(i + 1), reference, test }).into_iter().collect())
 }
 
 /// Key by key: the coded keys of either message (selected, not ignored), then (scope `All`)
@@ -240,8 +260,7 @@ fn key_differences(a: &[u8], b: &[u8], options: &CompareOptions) -> Result<Vec<K
 /// The first value beyond the tolerance, or a different number of values.
 fn value_difference(a: &[u8], b: &[u8], tolerance: f64) -> Result<Option<KeyDifference>> {
     let values = |m: &[u8]| -> Result<Vec<f64>> {
-        let count = crate::grib::decode::geometry(m)?.points;
-        let mut out = vec![0.0; count];
+        let mut out = vec![0.0; crate::grib::decode::value_count(m)?];
         crate::grib::decode::decode_values(m, &mut out)?;
         Ok(out)
     };
@@ -250,10 +269,45 @@ fn value_difference(a: &[u8], b: &[u8], tolerance: f64) -> Result<Option<KeyDiff
         let count = |v: &[f64]| Some(format!("{} values", v.len()));
         return Ok(Some(KeyDifference { key: "values".into(), reference: count(&va), test: count(&vb) }));
     }
-    let beyond = |(x, y): &(&f64, &f64)| (**x - **y).abs() > tolerance * x.abs().max(y.abs()).max(1.0);
+    let beyond = |(x, y): &(&f64, &f64)| differs(**x, **y, tolerance);
     Ok(va.iter().zip(&vb).enumerate().find(|(_, pair)| beyond(pair)).map(|(i, (x, y))| KeyDifference {
         key: format!("values[{i}]"),
         reference: Some(x.to_string()),
         test: Some(y.to_string()),
     }))
+}
+
+/// Whether two values differ beyond `tolerance` (relative, at least absolute): a point
+/// missing (NaN) on one side only differs, infinities differ unless equal.
+fn differs(x: f64, y: f64, tolerance: f64) -> bool {
+    match (x.is_nan(), y.is_nan()) {
+        (true, true) => false,
+        (false, false) if x == y => false,
+        (false, false) if x.is_infinite() || y.is_infinite() => true,
+        (false, false) => (x - y).abs() > tolerance * x.abs().max(y.abs()).max(1.0),
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_differ_where_both_give_one_value_each() {
+        let differences = request_differences(
+            &Request::parse("class=od,expver=0001,date=1").unwrap(),
+            &Request::parse("class=od,expver=0002,date=1/2").unwrap(),
+        );
+        assert_eq!(differences, BTreeMap::from([("expver".to_string(), ("0001".to_string(), "0002".to_string()))]));
+    }
+
+    #[test]
+    fn values_differ_beyond_the_tolerance_or_where_one_side_misses_them() {
+        assert!(!differs(1.0, 1.0 + 1e-16, 10.0 * f64::EPSILON));
+        assert!(differs(1.0, 1.001, 1e-6));
+        assert!(!differs(1000.0, 1000.0005, 1e-6), "relative to the larger value");
+        assert!(differs(f64::NAN, 1.0, 1.0) && differs(1.0, f64::NAN, 1.0) && !differs(f64::NAN, f64::NAN, 0.0));
+        assert!(differs(f64::INFINITY, 1.0, 1.0) && !differs(f64::INFINITY, f64::INFINITY, 0.0));
+    }
 }

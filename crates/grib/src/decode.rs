@@ -260,6 +260,11 @@ fn point_coordinates(h: &Handle<'_>) -> Result<(Vec<f64>, Vec<f64>)> {
     Ok((latitudes, longitudes))
 }
 
+/// How many values `message` decodes to (ecCodes' size of `values`).
+pub fn value_count(message: &[u8]) -> Result<usize> {
+    handle(message)?.get_size("values")
+}
+
 /// The keys `message` codes and their values as text (those ecCodes gives as one text),
 /// each once, computed ones left out: what a comparison of two messages' headers compares.
 /// The data values (`values` and the other arrays) are not among them.
@@ -289,11 +294,6 @@ mod tests {
     use super::*;
     use fieldstore_core::error::ErrorKind;
 
-    /// How many values `message` decodes to, by ecCodes.
-    fn value_count(message: &[u8]) -> usize {
-        handle(message).unwrap().get_size("values").unwrap()
-    }
-
     /// `message`'s values through ecCodes alone: what [`decode_values`] is checked against.
     fn decode_values_with_ecodes(message: &[u8], out: &mut [f64]) -> Result<()> {
         handle(message)?.get_double_array("values", out)
@@ -320,7 +320,7 @@ mod tests {
         // North to south, west to east, as the sample scans.
         assert_eq!((g.latitudes.len(), g.longitudes.len()), (31, 16));
         assert!(g.latitudes[0] == 60.0 && g.latitudes[30] == 0.0 && g.longitudes[0] < g.longitudes[1], "{g:?}");
-        let mut values = vec![0.0f64; value_count(&message)];
+        let mut values = vec![0.0f64; value_count(&message).unwrap()];
         decode_values(&message, &mut values).unwrap();
         let (lats, lons) = coordinates(&message).unwrap();
         assert_eq!((lats[0], lons[1]), (g.latitudes[0], g.longitudes[1]));
@@ -334,7 +334,7 @@ mod tests {
         for bits in [1, 2, 3, 5, 7, 8, 9, 12, 13, 16, 17, 20, 24, 25, 31, 32] {
             let message = crate::fill_values(&sample, bits).unwrap();
             assert!(SimplePacking::of(&message).is_some(), "{bits} bits: unpacked here");
-            let n = value_count(&message);
+            let n = value_count(&message).unwrap();
             let (mut ours, mut theirs) = (vec![0.0f64; n], vec![0.0; n]);
             decode_values(&message, &mut ours).unwrap();
             decode_values_with_ecodes(&message, &mut theirs).unwrap();
@@ -349,7 +349,7 @@ mod tests {
         }
         // A constant field (no bits): the reference value everywhere, as ecCodes gives it.
         let constant = crate::sample_message("regular_ll_pl_grib2", &[]).unwrap();
-        let n = value_count(&constant);
+        let n = value_count(&constant).unwrap();
         let (mut ours, mut theirs) = (vec![1.0f64; n], vec![0.0; n]);
         decode_values(&constant, &mut ours).unwrap();
         decode_values_with_ecodes(&constant, &mut theirs).unwrap();

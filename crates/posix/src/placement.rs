@@ -193,6 +193,8 @@ impl Placement {
                 crate::listing::create_dir_durably(&root.path)?;
                 made.push(name);
             }
+            // And its subdirectory of data sets, which readers look for.
+            crate::listing::create_dir_durably(&root.data)?;
         }
         Ok(made)
     }
@@ -290,7 +292,10 @@ impl Placement {
             }
             return Ok((root.data.join(dir_name), true));
         }
-        let writable = space.roots.iter().find(|r| !r.denied.contains(&ControlAction::Archive) && (self.create || r.path.is_dir()));
+        // The first root taking archives that is there; with `create`, else the first taking
+        // archives (made below).
+        let taking = || space.roots.iter().filter(|r| !r.denied.contains(&ControlAction::Archive));
+        let writable = taking().find(|r| r.path.is_dir()).or_else(|| taking().next().filter(|_| self.create));
         let root = writable.ok_or_else(|| no_writable_root(dataset, &space.roots))?;
         self.ready(root, dataset, &space.roots)?;
         Ok((root.data.join(dir_name), false))

@@ -11,7 +11,7 @@ use std::path::Path;
 use fieldstore::{CompareOptions, CompareScope, Config, FieldStore, GribComparison, MarsKey, Request};
 
 use super::options::{usage, CommandLine, Opt, Synopsis, Value};
-use super::{expanded, Failure};
+use super::Failure;
 
 const OPTIONS: &[Opt] = &[
     Opt {
@@ -112,7 +112,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let test = open(config2.or(config1))?;
     let request = |text: Option<&str>| Request::parse(text.unwrap_or(""));
     let (r1, r2) = (request(request1)?, request(request2.or(request1))?);
-    let (r1, r2) = (canonical(&reference, &r1), canonical(&test, &r2));
+    let (r1, r2) = (fieldstore::canonical(&reference, &r1)?, fieldstore::canonical(&test, &r2)?);
     let report = fieldstore::compare(&reference, &test, &r1, &r2, &compare)?;
     print(&report, &r1, &r2, compare.scope)?;
     if report.same() {
@@ -125,12 +125,6 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
 /// A comma-separated list of names.
 fn names(text: Option<&str>) -> Vec<String> {
     text.into_iter().flat_map(|t| t.split(',')).map(str::trim).filter(|n| !n.is_empty()).map(String::from).collect()
-}
-
-/// The request with its values as the store stores them (`expver=1` as `0001`).
-fn canonical(fs: &FieldStore, request: &Request) -> Request {
-    let pairs: Vec<String> = expanded(fs, request, false).into_iter().map(|(k, v)| format!("{k}={v}")).collect();
-    Request::parse(&pairs.join(",")).unwrap_or_else(|_| request.clone())
 }
 
 /// FDB5's log lines, mismatches and summary.
@@ -156,9 +150,10 @@ fn print(report: &fieldstore::CompareReport, r1: &Request, r2: &Request, scope: 
     }
     for mismatch in &report.mismatches {
         for d in &mismatch.differences {
-            if let Some(section) = d.key.strip_prefix("section ") {
+            let section =
+                d.key.strip_prefix("data section ").map(|s| (s, "DATA")).or(d.key.strip_prefix("section ").map(|s| (s, "HEADER")));
+            if let Some((section, part)) = section {
                 // Bit-identical: FDB5 names the section, and whether it holds the data.
-                let part = if section == "7" || (section == "4" && d.reference.is_some()) { "DATA" } else { "HEADER" };
                 writeln!(out, "[GRIB COMPARISON MISMATCH] Memory comparison failed in section {section}")?;
                 writeln!(out, "[GRIB COMPARISON MISMATCH: BITEXACT: {part} ] {{Location,offset,length}} = {}", braces(&mismatch.key))?;
                 continue;

@@ -89,7 +89,7 @@ fn timestamp(w: &Written) -> String {
     let digits = fraction.get(2..).unwrap_or_default();
     format!(
         "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{digits:0<6}",
-        tm.tm_year + 1900,
+        i64::from(tm.tm_year) + 1900,
         tm.tm_mon + 1,
         tm.tm_mday,
         tm.tm_hour,

@@ -60,7 +60,8 @@ fn hide(store: &FieldStore, dataset: &str, doit: bool, out: &mut impl Write) -> 
     writeln!(out, "Hide contents of DB: TocCatalogueReader({shown})")?;
     out.flush()?;
     if doit {
-        store.hide(&request, true)?;
+        // That data set alone: a request also matches data sets with more keywords given.
+        store.hide_datasets(std::slice::from_ref(&place.dataset), true)?;
     } else {
         writeln!(out, "Run with --doit to make changes")?;
     }

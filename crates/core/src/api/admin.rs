@@ -497,24 +497,44 @@ impl FieldStore {
     }
 
     /// Hides every field of the data sets a request names from readers, removing nothing
-    /// (FDB5's `fdb-hide`): each data set's indexes are masked by one record, which readers
-    /// see whole or not at all. Fields archived afterwards are visible as usual; the hidden
-    /// ones stay where they are until the data set is wiped. Nothing is hidden unless `doit`.
-    /// Refused where a data set is read in place from FDB5 (fieldstore never changes those).
+    /// (FDB5's `fdb-hide`): [`FieldStore::hide_datasets`] of those the request names, which
+    /// must give `class` and `expver` at least, as a wipe's; data sets locked for wipe, or in
+    /// a root that takes no wipes, are not changed (said why when none is left).
     pub fn hide(&self, request: &Request, doit: bool) -> Result<Vec<HideReport>> {
+        if let Some(missing) = WIPE_MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("hide needs '{missing}' in the request (it must name at least {})", WIPE_MINIMUM_KEYS.join(", ")),
+            ));
+        }
+        let matches = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
+        if let Some(why) = matches.explanation {
+            return Err(Error::new(ErrorKind::NotFound, format!("nothing to hide: {why}")));
+        }
+        self.hide_datasets(&matches.datasets, doit)
+    }
+
+    /// Hides every field of each of `datasets`: its indexes are masked by one record, which
+    /// readers see whole or not at all. Fields archived afterwards are visible as usual; the
+    /// hidden ones stay where they are until the data set is wiped. Nothing is hidden unless
+    /// `doit`. Data sets are hidden one by one, as FDB5's: one that cannot be changed (read in
+    /// place from FDB5, which fieldstore never changes) stops the hide, those before it hidden.
+    pub fn hide_datasets(&self, datasets: &[Key], doit: bool) -> Result<Vec<HideReport>> {
         if doit {
             // What this handle archived is stored first: it is hidden too, as FDB5's is.
             self.flush()?;
         }
         let mut reports = Vec::new();
-        for dataset in self.all_datasets_matching(request)? {
-            let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
+        for dataset in datasets {
+            let Some(mut view) = self.catalogue().open(dataset)? else {
+                return Err(Error::new(ErrorKind::NotFound, format!("data set {dataset} is not there: nothing to hide")));
+            };
             let indexes = view.indexes()?;
             if doit {
                 view.mask(&indexes.iter().map(|i| i.as_ref()).collect::<Vec<_>>(), Unused::Keep)?;
             }
             let fields = indexes.iter().map(|i| i.fields).sum();
-            reports.push(HideReport { done: doit, dataset, indexes: indexes.len() as u64, fields });
+            reports.push(HideReport { done: doit, dataset: dataset.clone(), indexes: indexes.len() as u64, fields });
         }
         Ok(reports)
     }
