@@ -20,8 +20,7 @@ const OPTIONS: &[Opt] = &[Opt { name: "simple", value: Value::Switch, help: "Dum
 pub fn run(args: &[String]) -> Result<(), Failure> {
     let options: &[&[Opt]] = &[inspect_first(), OPTIONS, VISIT_LAST];
     let line = CommandLine::parse(args, options).map_err(|e| Failure::Usage(e, usage("fdb-dump", &Synopsis::Inspect, options)))?;
-    let config = fieldstore::Config::resolve(line.value("config").map(Path::new))?;
-    let tool = ToolRequests::open_on(fieldstore::open(&config)?, &line, "")?;
+    let tool = ToolRequests::open(&line, "")?;
     let mut out = std::io::stdout().lock();
     for (request, _) in tool.requests()? {
         let places = match tool.store.where_is(&request) {

@@ -25,8 +25,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     if line.has("output") {
         return Err(Failure::unsupported("--output: FDB5 prints each field's timestamp, which fieldstore's indexes do not keep"));
     }
-    let config = fieldstore::Config::resolve(line.value("config").map(std::path::Path::new))?;
-    let tool = ToolRequests::open_on(fieldstore::open(&config)?, &line, "")?;
+    let tool = ToolRequests::open(&line, "")?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "Number of requests: {}", tool.requests.len())?;
     let mut elements = 0;

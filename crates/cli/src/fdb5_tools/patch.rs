@@ -4,9 +4,8 @@
 //! error unless `--ignore-no-data`.
 
 use std::io::Write;
-use std::path::Path;
 
-use fieldstore::{Config, CopyOptions};
+use fieldstore::CopyOptions;
 
 use super::options::{CommandLine, Opt, Value, VISIT, VISIT_LAST};
 use super::text::{bytes, cpu_seconds};
@@ -34,8 +33,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         return Err(Failure::Usage("Please provide either --expver or --class".into(), String::new()));
     }
     let started = std::time::Instant::now();
-    let config = Config::resolve(line.value("config").map(Path::new))?;
-    let tool = ToolRequests::open_on(fieldstore::open(&config)?, &line, "class,expver,stream,date,time")?;
+    let tool = ToolRequests::open(&line, "class,expver,stream,date,time")?;
     let requests: Vec<fieldstore::Request> = tool.requests()?.into_iter().map(|(r, _)| r).collect();
     let copy = CopyOptions { modifiers: modifiers.clone(), ..CopyOptions::default() };
     let report = match fieldstore::copy(&tool.store, &tool.store, &requests, &copy, &mut |_| {}) {

@@ -259,12 +259,7 @@ impl FieldStore {
     /// Removes whole datasets, or the collocations a request names (FDB5's `wipe`). Nothing
     /// is removed unless `doit`.
     pub fn wipe(&self, request: &Request, doit: bool) -> Result<WipeReport> {
-        if let Some(missing) = WIPE_MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
-            return Err(Error::new(
-                ErrorKind::BadRequest,
-                format!("wipe needs '{missing}' in the request (it must name at least {})", WIPE_MINIMUM_KEYS.join(", ")),
-            ));
-        }
+        naming_minimum_keys(request, "wipe")?;
         let by_dataset = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = by_dataset.explanation {
             return Err(Error::new(ErrorKind::NotFound, format!("nothing to wipe: {why}")));
@@ -501,12 +496,7 @@ impl FieldStore {
     /// must give `class` and `expver` at least, as a wipe's; data sets locked for wipe, or in
     /// a root that takes no wipes, are not changed (said why when none is left).
     pub fn hide(&self, request: &Request, doit: bool) -> Result<Vec<HideReport>> {
-        if let Some(missing) = WIPE_MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
-            return Err(Error::new(
-                ErrorKind::BadRequest,
-                format!("hide needs '{missing}' in the request (it must name at least {})", WIPE_MINIMUM_KEYS.join(", ")),
-            ));
-        }
+        naming_minimum_keys(request, "hide")?;
         let matches = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = matches.explanation {
             return Err(Error::new(ErrorKind::NotFound, format!("nothing to hide: {why}")));
@@ -625,6 +615,17 @@ impl FieldStore {
             .schema_text(dataset)?
             .ok_or_else(|| Error::new(ErrorKind::Conflict, format!("data set {dataset} vanished")))?;
         self.parse_schema(&text, dataset)
+    }
+}
+
+/// An error unless `request` names the keys a wipe or hide (`verb`) needs ([`WIPE_MINIMUM_KEYS`]).
+fn naming_minimum_keys(request: &Request, verb: &str) -> Result<()> {
+    match WIPE_MINIMUM_KEYS.iter().find(|k| request.get(k).is_none()) {
+        Some(missing) => Err(Error::new(
+            ErrorKind::BadRequest,
+            format!("{verb} needs '{missing}' in the request (it must name at least {})", WIPE_MINIMUM_KEYS.join(", ")),
+        )),
+        None => Ok(()),
     }
 }
 
