@@ -183,6 +183,30 @@ ones stay on disk until the data set is wiped (FDB5's fdb-hide).
 Examples:\n  fieldstore hide class=od,expver=0001,stream=oper,date=20231201,time=1200            # a dry run
   fieldstore hide class=od,expver=0001,stream=oper,date=20231201,time=1200 --doit --json")]
     Hide(RemovalArgs),
+    /// Show one data set's fields as another's, whose key differs in class or expver, copying nothing
+    #[command(after_help = "FDB5's fdb-overlay, on every backend: readers of the target see the source's fields (archived
+later too) under the target's key, after the target's own. The target is made unless it exists
+(then --force); --remove stops showing the source. Wiping the target never touches the source.
+Examples:\n  fieldstore overlay class=od,expver=0001,stream=oper,date=20231201,time=1200 class=rd,expver=abcd,stream=oper,date=20231201,time=1200
+  fieldstore overlay --remove --json class=od,expver=0001,stream=oper,date=20231201,time=1200 class=rd,expver=abcd,stream=oper,date=20231201,time=1200")]
+    Overlay {
+        /// The data set shown: a request naming it whole (every keyword of its key)
+        source: String,
+        /// The data set it is shown as part of
+        target: String,
+        /// Stop showing the source as part of the target
+        #[arg(long)]
+        remove: bool,
+        /// Overlay onto a target that exists already
+        #[arg(long)]
+        force: bool,
+        /// The keywords whose values may differ between source and target
+        #[arg(long, value_delimiter = ',', default_value = "class,expver")]
+        variable_keys: Vec<String>,
+        /// Print the result as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Merge the small indexes of the data sets a request names into larger ones (object stores)
     #[command(after_help = "Changes nothing any reader sees: a new reader then reads fewer index objects.
 Examples:\n  fieldstore compact class=od,expver=0001
@@ -607,6 +631,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Hide(h) => for_each_request(config, &h.query.request, MINIMUM_KEYS_TO_CHANGE, |fs, r| {
             output::print_json_or(fs.hide(r, h.doit)?.as_slice(), h.query.json, output::hide_text)
         }),
+        Command::Overlay { source, target, remove, force, variable_keys, json } => {
+            let fs = open_existing(config)?;
+            let named = |text: &str| fdb5_tools::one_dataset(&fs, &Request::parse(text)?).map_err(fdb5_tools::Failure::into_error);
+            let options = fieldstore::api::OverlayOptions { remove, force, variable_keys };
+            output::print_json_or(&fs.overlay(&named(&source)?, &named(&target)?, &options)?, json, output::overlay_text)
+        }
         Command::Compact(q) => {
             for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| output::print_json_or(&fs.compact(r)?, q.json, output::compact_text))
         }

@@ -317,6 +317,9 @@ pub fn dump_text(dumps: &[fieldstore::DatasetDump]) -> String {
     let mut s = String::new();
     for d in dumps {
         s.push_str(&format!("{} ({})\n", braces(&d.dataset), d.catalogue));
+        for source in &d.overlaid {
+            s.push_str(&format!("  overlaid: {} (its fields shown as this data set's, after its own)\n", braces(source)));
+        }
         for index in &d.indexes {
             let place = index.place.as_ref().map(|(file, offset)| format!(", {file} at {offset}")).unwrap_or_default();
             s.push_str(&format!("  index {} {}: {} fields{place}\n", index.id, braces(&index.collocation), index.fields));
@@ -327,6 +330,19 @@ pub fn dump_text(dumps: &[fieldstore::DatasetDump]) -> String {
             }
         }
     }
+    s
+}
+
+/// What an overlay did, and what the target shows now.
+pub fn overlay_text(r: &fieldstore::api::OverlayReport) -> String {
+    let made = if r.target_created { " (made for it)" } else { "" };
+    let mut s = match r.shown {
+        true => format!("data set {} is shown as part of {}{made}\n", braces(&r.source), braces(&r.target)),
+        false => format!("data set {} is no longer shown as part of {}\n", braces(&r.source), braces(&r.target)),
+    };
+    let overlaid: Vec<String> = r.overlaid.iter().map(braces).collect();
+    let now = if overlaid.is_empty() { "none".to_string() } else { overlaid.join(", ") };
+    s.push_str(&format!("overlaid onto {} now: {now}\n", braces(&r.target)));
     s
 }
 

@@ -167,6 +167,7 @@ macro_rules! pairing_tests {
                 errors_carry_their_kind,
                 purge_keeps_the_bytes_of_what_stays_listed,
                 hide_takes_a_data_set_s_fields_from_readers_and_keeps_their_bytes,
+                overlay_shows_a_data_set_under_another_key_and_its_wipe_keeps_the_source,
                 dump_shows_the_indexes_readers_see,
                 compaction_changes_nothing_a_reader_sees,
                 one_handle_serves_writing_and_reading_threads_at_once

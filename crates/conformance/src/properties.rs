@@ -4,7 +4,8 @@
 
 use std::io::Read;
 
-use fieldstore::{ControlAction, Key, ListOptions};
+use fieldstore::api::OverlayOptions;
+use fieldstore::{ControlAction, ErrorKind, Key, ListOptions};
 
 use crate::support::*;
 use crate::{Grouping, Site};
@@ -371,7 +372,6 @@ pub fn a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived(site:
 
 /// Every backend's errors carry the kind callers decide on (issue 18: typed errors).
 pub fn errors_carry_their_kind(site: &Site) {
-    use fieldstore::error::ErrorKind;
     let fs = site.open();
     let id = Key::parse("class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step=6,param=167").unwrap();
     fs.archive(&id, b"x").unwrap();
@@ -423,6 +423,61 @@ pub fn hide_takes_a_data_set_s_fields_from_readers_and_keeps_their_bytes(site: &
     let listed = reader.list(&request("class=od,expver=1"), ListOptions::default()).unwrap();
     assert_eq!(listed.fields.len(), 1, "{}: archived after the hide, seen", site.name);
     assert_eq!(retrieve(&reader, "class=od,step=2").unwrap().len(), 150);
+}
+
+/// An overlay shows one data set's fields under another's key (`expver` changed), to every
+/// reader at once and without copying them: fields archived into the source later are seen
+/// too, the target's own fields hide the source's, a removal hides them again, and a wipe of
+/// the target keeps the source whole (its files are not the target's).
+pub fn overlay_shows_a_data_set_under_another_key_and_its_wipe_keeps_the_source(site: &Site) {
+    let fs = site.open();
+    let id = |expver: u32, step: u32| {
+        Key::parse(&format!("class=od,expver={expver},stream=oper,date=20231201,time=12,type=fc,levtype=sfc,step={step},param=167"))
+            .unwrap()
+    };
+    for step in 0..3 {
+        fs.archive(&id(1, step), &payload(&id(1, step), 100)).unwrap();
+    }
+    fs.flush().unwrap();
+    let reader = site.open();
+    let fields_of = |expver: u32| reader.list(&request(&format!("class=od,expver={expver}")), ListOptions::default()).unwrap().fields;
+    // Keys as stored (canonical values).
+    let source = fields_of(1)[0].dataset.as_ref().clone();
+    let target = Key::from_pairs(source.iter().map(|(k, v)| (k, if k == "expver" { v.replace('1', "2") } else { v.to_string() })));
+    let admin = site.open();
+    let options = OverlayOptions::default();
+    let stream_differs = Key::from_pairs(source.iter().map(|(k, v)| (k, if k == "stream" { "enfo" } else { v })));
+    let refused = admin.overlay(&source, &stream_differs, &options).unwrap_err();
+    assert!(refused.to_string().contains("key stream not allowed to differ"), "{}: {refused}", site.name);
+    let done = admin.overlay(&source, &target, &options).unwrap();
+    assert!(done.target_created && done.shown && done.overlaid == [source.clone()], "{}: {done:?}", site.name);
+    let shown = fields_of(2);
+    assert_eq!(shown.len(), 3, "{}: the source's fields under the target's key", site.name);
+    assert_eq!(admin.dump(&request("class=od,expver=2"), false).unwrap()[0].overlaid, std::slice::from_ref(&source), "{}", site.name);
+    assert!(shown.iter().all(|f| *f.dataset == target), "{}", site.name);
+    assert_eq!(retrieve(&reader, "class=od,expver=2,step=1").unwrap(), payload(&id(1, 1), 100), "{}", site.name);
+    let again = admin.overlay(&source, &target, &options).unwrap_err();
+    assert_eq!(again.kind(), ErrorKind::Conflict, "{}: the target exists now: {again}", site.name);
+    let forced = admin.overlay(&source, &target, &OverlayOptions { force: true, ..OverlayOptions::default() }).unwrap();
+    assert_eq!(forced.overlaid, std::slice::from_ref(&source), "{}: overlaid once", site.name);
+    // Live: archived into the source afterwards, seen through the target; the target's own
+    // fields come first.
+    fs.archive(&id(1, 3), &payload(&id(1, 3), 100)).unwrap();
+    fs.archive(&id(2, 0), &payload(&id(2, 0), 120)).unwrap();
+    fs.flush().unwrap();
+    assert_eq!(fields_of(2).len(), 4, "{}", site.name);
+    assert_eq!(retrieve(&reader, "class=od,expver=2,step=0").unwrap(), payload(&id(2, 0), 120), "{}: its own field", site.name);
+    let wiped = admin.wipe(&request("class=od,expver=2"), true).unwrap();
+    assert_eq!(wiped.datasets, std::slice::from_ref(&target), "{}", site.name);
+    assert_eq!(fields_of(1).len(), 4, "{}: a wipe of the target keeps the source", site.name);
+    assert_eq!(retrieve(&reader, "class=od,expver=1,step=3").unwrap(), payload(&id(1, 3), 100), "{}", site.name);
+    admin.overlay(&source, &target, &options).unwrap();
+    assert_eq!(fields_of(2).len(), 4, "{}", site.name);
+    let removed = admin.overlay(&source, &target, &OverlayOptions { remove: true, ..OverlayOptions::default() }).unwrap();
+    assert!(!removed.shown && removed.overlaid.is_empty(), "{}: {removed:?}", site.name);
+    assert_eq!(fields_of(2).len(), 0, "{}: removed", site.name);
+    let not_there = admin.overlay(&source, &target, &OverlayOptions { remove: true, ..OverlayOptions::default() }).unwrap_err();
+    assert!(not_there.to_string().contains("not overlaid onto it"), "{}: {not_there}", site.name);
 }
 
 /// A dump shows each data set's visible indexes, newest first, with their fields and axes

@@ -471,6 +471,9 @@ pub trait CatalogueWriter: Send {
     fn flush(&mut self, embedded: &[Key]) -> Result<()>;
     /// Forgets the entries archived since the last successful flush (their bytes were lost).
     fn discard(&mut self);
+    /// Makes data set `dataset` with no fields unless it exists, as its first archive would
+    /// (an overlay's target: [`Overlays`]).
+    fn create(&mut self, dataset: &Key, schema_text: &str) -> Result<()>;
 }
 
 /// A reader's view of one dataset. Each call to `indexes` sees everything flushed so far.
@@ -505,6 +508,23 @@ pub trait DatasetView: Send {
         let count = self.indexes()?.len() as u64;
         Ok(Compaction { indexes_before: count, indexes_after: count, ..Compaction::default() })
     }
+    /// The view's overlays, if its catalogue keeps them. Default: none.
+    fn overlays(&mut self) -> Option<&mut dyn Overlays> {
+        None
+    }
+}
+
+/// A view's overlays (FDB5's `fdb-overlay`): other data sets whose fields readers of this one
+/// see as its own, under its key. An overlay is a record of the data set's log, so every
+/// reader sees it, or its removal, at once; it names the other data set by key, so what that
+/// one holds now (archived later, or wiped) is what is shown.
+pub trait Overlays: Send {
+    /// The data sets shown as part of this one, as of the last [`DatasetView::indexes`],
+    /// oldest first.
+    fn overlaid(&self) -> &[Key];
+    /// Shows data set `source` as part of this one, or (`shown` false) stops showing it,
+    /// durably, for every reader at once.
+    fn set_overlay(&mut self, source: &Key, shown: bool) -> Result<()>;
 }
 
 /// What a compaction of one data set did ([`DatasetView::compact`]).

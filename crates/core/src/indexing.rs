@@ -2,7 +2,7 @@
 //! flush into the indexes the flush will publish ([`PendingIndexes`]), summarising an index
 //! (its collocation key, element keywords, field count and axes) in a binary record
 //! ([`encode_summary`], [`decode_summary`]), and sharing what many decoded summaries repeat
-//! ([`Interner`]).
+//! ([`Interner`]); overlay records likewise ([`encode_overlay`], [`apply_overlay`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -107,6 +107,25 @@ pub fn decode_summary(d: &mut Decoder, shared: &mut Interner, id: String) -> Opt
         axes.insert(k, d.axis_values()?);
     }
     Some(IndexInfo { id, collocation, element_keywords, axes, fields })
+}
+
+/// Appends an overlay ([`crate::backend::Overlays`]): the other data set's key, and whether it
+/// is shown from then on.
+pub fn encode_overlay(e: &mut Encoder, source: &Key, shown: bool) {
+    e.str(&source.to_string());
+    e.u32(u32::from(shown));
+}
+
+/// Applies an overlay written by [`encode_overlay`] to the overlays in effect (oldest first):
+/// one shown again moves last. `None` if it is malformed.
+pub fn apply_overlay(overlays: &mut Vec<Key>, d: &mut Decoder) -> Option<()> {
+    let source = Key::parse(d.str()?).ok()?;
+    let shown = d.u32().filter(|_| d.finished())? != 0;
+    overlays.retain(|k| *k != source);
+    if shown {
+        overlays.push(source);
+    }
+    Some(())
 }
 
 /// What the summaries of one dataset share (collocation keys, element keyword lists, axis

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::backend::{
     Catalogue, CatalogueFiles, CatalogueRecovery, CatalogueUsage, CatalogueWriter, CommitSource, ControlAction, DatasetFiles, DatasetView,
-    FieldLocation, IndexInfo, RelativeUris, Roots, StartedRead, Store, StoreWriter, Unused,
+    FieldLocation, IndexInfo, Overlays, RelativeUris, Roots, StartedRead, Store, StoreWriter, Unused,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
@@ -265,6 +265,14 @@ impl DatasetView for UnionView {
             return Ok(Vec::new());
         }
         self.views[0].mask(&inner.iter().map(Arc::as_ref).collect::<Vec<_>>(), unused)
+    }
+
+    /// The configured catalogue's, where it holds the data set: overlays are records it keeps.
+    fn overlays(&mut self) -> Option<&mut dyn Overlays> {
+        match self.first_writable {
+            true => self.views[0].overlays(),
+            false => None,
+        }
     }
 
     fn prefetch(&mut self, indexes: &[&IndexInfo]) -> Result<()> {

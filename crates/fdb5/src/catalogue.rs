@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{CatalogueFiles, CatalogueUsage, DatasetFiles, Roots, Unused};
+use fieldstore_core::backend::{CatalogueFiles, CatalogueUsage, DatasetFiles, Overlays, Roots, Unused};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::schema::Schema;
 use fieldstore_core::{AxisValues, Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
@@ -182,6 +182,8 @@ struct Fdb5View {
     index_files: IndexFiles,
     /// Data files' sizes as last seen, which fields' ranges are checked against.
     data_sizes: HashMap<PathBuf, u64>,
+    /// The databases overlaid onto this one (`fdb-overlay`), as last read.
+    overlaid: Vec<Key>,
 }
 
 impl Fdb5View {
@@ -203,7 +205,30 @@ impl Fdb5View {
             btrees: HashMap::new(),
             index_files: IndexFiles::default(),
             data_sizes: HashMap::new(),
+            overlaid: Vec::new(),
         })
+    }
+
+    /// The keys of the databases whose TOCs are overlaid onto this one: each must be in a root
+    /// of the config, where the catalogue finds it by its key.
+    fn overlaid_keys(&self, tocs: &[PathBuf]) -> Result<Vec<Key>> {
+        let mut keys = Vec::with_capacity(tocs.len());
+        for toc in tocs {
+            let dir = toc.parent().unwrap_or(toc);
+            if !dir.parent().is_some_and(|root| self.roots.iter().any(|r| r == root)) {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    format!(
+                        "{}: the database overlaid onto it (fdb-overlay), {}, is in no root of this config",
+                        self.dir.display(),
+                        dir.display()
+                    ),
+                ));
+            }
+            // One being created shows nothing yet.
+            keys.extend(read_key(toc)?.map(|key| to_key(&key)));
+        }
+        Ok(keys)
     }
 
     /// The element keywords of an index: those of the element rule under its database and
@@ -297,7 +322,8 @@ impl DatasetView for Fdb5View {
     }
 
     fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
-        let indexes = Database::indexes(&self.dir, &mut self.toc, &self.roots)?;
+        let (indexes, overlays) = Database::indexes(&self.dir, &mut self.toc, &self.roots)?;
+        self.overlaid = self.overlaid_keys(&overlays)?;
         let mut visible = Vec::with_capacity(indexes.len());
         let mut now = HashMap::with_capacity(indexes.len());
         for index in indexes {
@@ -338,6 +364,21 @@ impl DatasetView for Fdb5View {
 
     fn mask(&mut self, _indexes: &[&IndexInfo], _unused: Unused) -> Result<Vec<String>> {
         Err(read_only(&format!("purging {}", self.dir.display())))
+    }
+
+    fn overlays(&mut self) -> Option<&mut dyn Overlays> {
+        Some(self)
+    }
+}
+
+/// FDB5's overlays are read in place; FDB5's `fdb-overlay` makes and removes them.
+impl Overlays for Fdb5View {
+    fn overlaid(&self) -> &[Key] {
+        &self.overlaid
+    }
+
+    fn set_overlay(&mut self, _source: &Key, _shown: bool) -> Result<()> {
+        Err(read_only(&format!("overlaying onto {}", self.dir.display())))
     }
 }
 

@@ -44,16 +44,18 @@ impl Database {
     pub fn open(dir: &Path, roots: &[PathBuf]) -> Result<Database> {
         let schema_path = dir.join("schema");
         let schema_text = std::fs::read_to_string(&schema_path).ctx("read FDB5 database schema", &schema_path)?;
-        let (key, visible) = visible_indexes(dir)?;
-        let indexes = visible.into_iter().map(|v| Index::place(v, roots)).collect::<Result<_>>()?;
-        Ok(Database { dir: dir.to_path_buf(), key, schema_text, indexes })
+        let visible = visible_indexes(dir)?;
+        let indexes = visible.indexes.into_iter().map(|v| Index::place(v, roots)).collect::<Result<_>>()?;
+        Ok(Database { dir: dir.to_path_buf(), key: visible.key, schema_text, indexes })
     }
 
-    /// The visible indexes of the database in `dir`, newest first, from its TOC as `toc`
-    /// reads it on (a long-lived reader reads only what was appended since).
-    pub fn indexes(dir: &Path, toc: &mut TocLog, roots: &[PathBuf]) -> Result<Vec<Index>> {
-        let (_, visible) = visible_in(dir, toc.refresh()?)?;
-        visible.into_iter().map(|v| Index::place(v, roots)).collect()
+    /// The visible indexes of the database in `dir`, newest first, and the TOCs of the
+    /// databases overlaid onto it, from its TOC as `toc` reads it on (a long-lived reader
+    /// reads only what was appended since).
+    pub fn indexes(dir: &Path, toc: &mut TocLog, roots: &[PathBuf]) -> Result<(Vec<Index>, Vec<PathBuf>)> {
+        let visible = visible_in(dir, toc.refresh()?)?;
+        let indexes = visible.indexes.into_iter().map(|v| Index::place(v, roots)).collect::<Result<_>>()?;
+        Ok((indexes, visible.overlays))
     }
 
     /// The actions FDB5's control files close this database to (`list`, `retrieve`, ...).

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
+use fieldstore_core::error::{Error, IoContext, Result};
 
 use crate::stream::{DecodeError, Decoded, StreamReader};
 
@@ -350,25 +350,37 @@ pub struct VisibleIndex {
     pub record: IndexRecord,
 }
 
+/// What a reader of a database sees ([`visible_indexes`]).
+#[derive(Debug)]
+pub struct Visible {
+    /// The database's key, from its first record.
+    pub key: Fdb5Key,
+    /// Its visible indexes, newest first.
+    pub indexes: Vec<VisibleIndex>,
+    /// The TOCs of the other databases overlaid onto it (`fdb-overlay`'s sub-TOCs not masked
+    /// by a `--remove`), oldest first: their fields are shown as this database's.
+    pub overlays: Vec<PathBuf>,
+}
+
 /// The indexes visible in a database, newest first, as FDB5 computes them: records masked by
 /// a clear are left out, sub-TOCs are read in place (their indexes take the place of the
-/// record naming them). Also returns the database key from the first record.
-pub fn visible_indexes(dir: &Path) -> Result<(Fdb5Key, Vec<VisibleIndex>)> {
+/// record naming them), those of other databases (overlays) named apart.
+pub fn visible_indexes(dir: &Path) -> Result<Visible> {
     visible_in(dir, &read_records(&dir.join("toc"))?)
 }
 
 /// [`visible_indexes`] of a database whose TOC's records are `records`.
-pub fn visible_in(dir: &Path, records: &[Placed]) -> Result<(Fdb5Key, Vec<VisibleIndex>)> {
+pub fn visible_in(dir: &Path, records: &[Placed]) -> Result<Visible> {
     let toc = dir.join("toc");
     let key = match records.first() {
         Some(Placed { record: Record::Init { key, .. }, .. }) => key.clone(),
         Some(_) => return Err(Error::corrupt("FDB5 TOC", &toc, "its first record is not TOC_INIT")),
         None => return Err(Error::corrupt("FDB5 TOC", &toc, "it holds no whole record")),
     };
-    let mut visible = Vec::new();
+    let mut visible = Visible { key, indexes: Vec::new(), overlays: Vec::new() };
     walk(dir, records, &HashSet::new(), 0, &mut visible)?;
-    visible.reverse();
-    Ok((key, visible))
+    visible.indexes.reverse();
+    Ok(visible)
 }
 
 /// Masks as (file base name, offset): what FDB5 matches a clear against.
@@ -397,7 +409,7 @@ fn masks_of(records: &[Placed]) -> Masks {
     masks
 }
 
-fn walk(dir: &Path, records: &[Placed], outer: &Masks, depth: usize, visible: &mut Vec<VisibleIndex>) -> Result<()> {
+fn walk(dir: &Path, records: &[Placed], outer: &Masks, depth: usize, visible: &mut Visible) -> Result<()> {
     let masks = masks_of(records);
     let masked = |name: &str, offset: u64| {
         let id = (base_name(name), offset);
@@ -406,7 +418,7 @@ fn walk(dir: &Path, records: &[Placed], outer: &Masks, depth: usize, visible: &m
     for placed in records {
         match &placed.record {
             Record::Index(index) if !masked(&index.file, index.offset) => {
-                visible.push(VisibleIndex { dir: dir.to_path_buf(), record: index.clone() })
+                visible.indexes.push(VisibleIndex { dir: dir.to_path_buf(), record: index.clone() })
             }
             Record::SubToc { path } if !masked(path, 0) => {
                 if depth >= MAX_SUB_TOC_DEPTH {
@@ -416,15 +428,10 @@ fn walk(dir: &Path, records: &[Placed], outer: &Masks, depth: usize, visible: &m
                 let sub_dir = sub.parent().unwrap_or(dir).to_path_buf();
                 if sub_dir != dir {
                     // fdb-overlay's: another database's TOC, whose fields FDB5 shows under this
-                    // database's key, rewriting the keys inside each message as it reads it.
-                    return Err(Error::new(
-                        ErrorKind::Unsupported,
-                        format!(
-                            "{}: an overlay of the database at {} (fdb-overlay), whose fields FDB5 rewrites as it reads them: fieldstore does not read overlays; read the overlaid database itself",
-                            dir.display(),
-                            sub_dir.display()
-                        ),
-                    ));
+                    // database's key, setting the keys inside each message as it reads it.
+                    visible.overlays.retain(|known| *known != sub);
+                    visible.overlays.push(sub);
+                    continue;
                 }
                 let sub_records = read_records(&sub)?;
                 walk(&sub_dir, sub_records.get(1..).unwrap_or_default(), &masks, depth + 1, visible)?;
@@ -588,7 +595,7 @@ mod tests {
     }
 
     #[test]
-    fn an_overlay_of_another_database_is_refused_by_name() {
+    fn an_overlay_of_another_database_is_named_apart_until_removed() {
         let root = tempfile::tempdir().unwrap();
         let (source, overlay) = (root.path().join("rd:xxxx"), root.path().join("rd:yyyy"));
         let init = |expver: &str| {
@@ -606,10 +613,15 @@ mod tests {
         sub.string(&source.join("toc").display().to_string()).long(0);
         toc.extend(record(b's', 3, &sub.0));
         std::fs::write(overlay.join("toc"), &toc).unwrap();
-        let error = visible_indexes(&overlay).unwrap_err();
-        assert_eq!(error.kind(), ErrorKind::Unsupported);
-        assert!(error.to_string().contains("fdb-overlay"), "{error}");
-        assert!(visible_indexes(&source).unwrap().1.is_empty());
+        let visible = visible_indexes(&overlay).unwrap();
+        assert_eq!(visible.overlays, [source.join("toc")]);
+        assert!(visible.indexes.is_empty() && visible_indexes(&source).unwrap().overlays.is_empty());
+        // fdb-overlay --remove: a clear naming the sub-TOC.
+        let mut clear = StreamWriter::default();
+        clear.string(&source.join("toc").display().to_string()).long(0);
+        toc.extend(record(b'c', 3, &clear.0));
+        std::fs::write(overlay.join("toc"), &toc).unwrap();
+        assert!(visible_indexes(&overlay).unwrap().overlays.is_empty());
     }
 
     #[test]

@@ -83,8 +83,10 @@ pub fn open_with(config: &Config, backends: &[&Factory]) -> Result<FieldStore> {
     let schema = config.load_schema()?;
     let catalogue = factory::open_catalogue(backends, &Section { name: "catalogue", config: &config.catalogue, source: &config.source })?;
     let store = factory::open_store(backends, &Section { name: "store", config: &config.store, source: &config.source })?;
+    // Fields read through an overlay carry the target's keys, as FDB5 returns them.
+    let rewriter = std::sync::Arc::new(grib::GribKeysRewriter);
     if config.read_also.is_empty() {
-        return Ok(FieldStore::new(schema, catalogue, store));
+        return Ok(FieldStore::new(schema, catalogue, store).with_field_rewriter(rewriter));
     }
     let (mut catalogues, mut stores) = (Vec::new(), Vec::new());
     for section in &config.read_also {
@@ -93,7 +95,7 @@ pub fn open_with(config: &Config, backends: &[&Factory]) -> Result<FieldStore> {
         stores.push(factory::open_store(backends, &section)?);
     }
     let catalogue = Box::new(union::UnionCatalogue::new(catalogue, catalogues));
-    Ok(FieldStore::new(schema, catalogue, Box::new(union::UnionStore::new(store, stores))))
+    Ok(FieldStore::new(schema, catalogue, Box::new(union::UnionStore::new(store, stores))).with_field_rewriter(rewriter))
 }
 
 /// How to reach the pools [`open_object_pool`] names: the options of every backend's pools,

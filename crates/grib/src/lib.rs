@@ -12,7 +12,8 @@ mod scan;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use fieldstore_core::error::{Error, Result};
+use fieldstore_core::api::FieldRewriter;
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::types::{format_step_minutes, set_param_resolver, ParamResolver};
 use fieldstore_core::Key;
 
@@ -34,6 +35,32 @@ pub fn modify(message: &[u8], modifiers: &[(String, String)]) -> Result<Vec<u8>>
         }
     }
     handle.message()
+}
+
+/// ecCodes' [`FieldRewriter`]: the keys of a GRIB message read through an overlay set in place
+/// (FDB5 sets them likewise as it reads); bytes that are no GRIB message stay as they are.
+pub struct GribKeysRewriter;
+
+impl FieldRewriter for GribKeysRewriter {
+    fn rewrite(&self, message: &mut [u8], keys: &[(&str, &str)]) -> Result<()> {
+        if !message.starts_with(b"GRIB") || keys.is_empty() {
+            return Ok(());
+        }
+        let modifiers: Vec<(String, String)> = keys.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let rewritten = modify(message, &modifiers)?;
+        if rewritten.len() != message.len() {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!(
+                    "its message would be {} bytes with those keys, {} as stored: a field read through an overlay keeps its length",
+                    rewritten.len(),
+                    message.len()
+                ),
+            ));
+        }
+        message.copy_from_slice(&rewritten);
+        Ok(())
+    }
 }
 
 /// The MARS identifier of one GRIB message, from ecCodes' `mars` namespace. `param` is the

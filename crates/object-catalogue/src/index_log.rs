@@ -1,6 +1,7 @@
 //! The log of the object-store catalogues (RADOS, DAOS, S3): each dataset has an append-only
 //! list of records, each naming an immutable index object with its summary, masking indexes,
-//! or putting a compacted index in the place of several. The backends differ in how they
+//! putting a compacted index in the place of several, or showing another data set as part of
+//! this one (an overlay). The backends differ in how they
 //! append atomically and store index objects; the records, what a reader makes of them, and
 //! the encoding of index entries are the same, and live here.
 //!
@@ -16,12 +17,14 @@ use std::sync::Arc;
 
 use fieldstore_core::codec::{frame, parse_frame, Decoder, Encoder, Frame};
 use fieldstore_core::error::Result;
-use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, PendingIndex};
+use fieldstore_core::indexing::{apply_overlay, decode_summary, encode_overlay, encode_summary, Interner, PendingIndex};
 use fieldstore_core::{FieldLocation, IndexInfo, Key};
 
 const KIND_INDEX: u8 = 1;
 const KIND_MASK: u8 = 2;
 const KIND_COMPACT: u8 = 3;
+/// An overlay record: another data set shown as part of this one, or no longer.
+const KIND_OVERLAY: u8 = 4;
 
 /// Whether a data set's catalogue objects (index objects and entries, log batches) are
 /// written in a frame with their CRC-32C, which readers check: a changed byte is damage
@@ -97,7 +100,16 @@ pub fn compact_record<'a>(id: &str, index: &PendingIndex, replaced: impl ExactSi
     e.buf
 }
 
-/// What a reader has made of a log so far: the visible indexes.
+/// A record showing data set `source` as part of this one from then on, or (`shown` false) no
+/// longer ([`fieldstore_core::backend::Overlays`]).
+pub fn overlay_record(source: &Key, shown: bool) -> Vec<u8> {
+    let mut e = Encoder::new();
+    e.buf.push(KIND_OVERLAY);
+    encode_overlay(&mut e, source, shown);
+    e.buf
+}
+
+/// What a reader has made of a log so far: the visible indexes and the overlays.
 #[derive(Default)]
 pub struct LogReplay {
     /// Visible indexes, oldest first.
@@ -113,6 +125,8 @@ pub struct LogReplay {
     /// Compacted indexes a mask undid -> the indexes they stood for (a mask naming one then
     /// hides those).
     undone: HashMap<String, Vec<String>>,
+    /// The data sets shown as part of this one, oldest first.
+    pub overlays: Vec<Key>,
     shared: Interner,
 }
 
@@ -139,6 +153,7 @@ impl LogReplay {
                 let replaced = d.strs().filter(|_| d.finished())?;
                 self.compact(info, &replaced);
             }
+            KIND_OVERLAY => apply_overlay(&mut self.overlays, &mut d)?,
             _ => return None,
         }
         Some(())

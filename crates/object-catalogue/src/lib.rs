@@ -43,14 +43,16 @@ mod runs;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use fieldstore_core::backend::Unused;
+use fieldstore_core::backend::{Overlays, Unused};
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::indexing::{PendingIndex, PendingIndexes};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{Catalogue, CatalogueWriter, Commit, Compaction, ControlAction, DatasetView, FieldLocation, IndexInfo, Key};
 
-use crate::index_log::{compact_record, decode_batch, encode_batch, index_record, mask_record, IndexEntries, LogReplay, Sealing};
+use crate::index_log::{
+    compact_record, decode_batch, encode_batch, index_record, mask_record, overlay_record, IndexEntries, LogReplay, Sealing,
+};
 
 /// The record value holding the data set's key.
 const KEY: &str = "key";
@@ -498,6 +500,10 @@ impl<O: Objects> CatalogueWriter for ObjectCatalogueWriter<O> {
             writer.index_writes.clear();
         }
     }
+
+    fn create(&mut self, dataset: &Key, schema_text: &str) -> Result<()> {
+        self.dataset_writer(dataset, schema_text).map(drop)
+    }
 }
 
 impl<O: Objects> Catalogue for ObjectCatalogue<O> {
@@ -803,13 +809,35 @@ impl<O: Objects> DatasetView for ObjectView<O> {
         if indexes.is_empty() {
             return Ok(Vec::new());
         }
-        let batch = encode_batch(&[mask_record(indexes.iter().map(|i| i.id.as_str()))], sealing_of(self.format));
-        if !self.place.append(&self.identity, &batch)? {
-            return Err(Error::new(
-                ErrorKind::Conflict,
-                format!("{}: the data set was wiped meanwhile; nothing to hide", self.place.describe()),
-            ));
-        }
+        self.append_record(mask_record(indexes.iter().map(|i| i.id.as_str())), "nothing to hide")?;
         Ok(Vec::new())
+    }
+
+    fn overlays(&mut self) -> Option<&mut dyn Overlays> {
+        Some(self)
+    }
+}
+
+impl<O: Objects> Overlays for ObjectView<O> {
+    fn overlaid(&self) -> &[Key] {
+        &self.replay.overlays
+    }
+
+    fn set_overlay(&mut self, source: &Key, shown: bool) -> Result<()> {
+        self.append_record(overlay_record(source, shown), "nothing overlaid")?;
+        // Read back: the overlays in effect include it.
+        self.indexes().map(drop)
+    }
+}
+
+impl<O: Objects> ObjectView<O> {
+    /// Appends one record to this creation's log; `undone` says what a wipe meanwhile left
+    /// undone.
+    fn append_record(&mut self, record: Vec<u8>, undone: &str) -> Result<()> {
+        let batch = encode_batch(&[record], sealing_of(self.format));
+        if !self.place.append(&self.identity, &batch)? {
+            return Err(Error::new(ErrorKind::Conflict, format!("{}: the data set was wiped meanwhile; {undone}", self.place.describe())));
+        }
+        Ok(())
     }
 }

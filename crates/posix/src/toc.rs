@@ -28,10 +28,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
-use fieldstore_core::{FieldLocation, IndexInfo};
+use fieldstore_core::{FieldLocation, IndexInfo, Key};
 
 use fieldstore_core::codec::{self, frame, next_magic, parse_frame, Decoder, Encoder, Frame};
-use fieldstore_core::indexing::{decode_summary, encode_summary, Interner, PendingIndex};
+use fieldstore_core::indexing::{apply_overlay, decode_summary, encode_overlay, encode_summary, Interner, PendingIndex};
 
 /// The magic of every frame in a TOC file.
 pub const TOC_MAGIC: &[u8; 4] = b"FSTC";
@@ -47,6 +47,8 @@ const KIND_RECOVERED: u8 = 5;
 /// frame inside, which a reader resynchronising after damage could take for a record): a
 /// power loss that cuts the TOC's last write short takes all of them, never some.
 const KIND_BATCH: u8 = 6;
+/// An overlay record: another data set's key, and whether it is shown from then on.
+const KIND_OVERLAY: u8 = 7;
 const KIND_SEGMENT: u8 = 1;
 
 /// The payload of an index record: the claim, where its segment is, then its summary
@@ -180,6 +182,14 @@ pub fn mask_frame(ids: &[String]) -> Vec<u8> {
     frame(TOC_MAGIC, KIND_MASK, &e.buf)
 }
 
+/// An overlay record: data set `source` is shown as part of this one from then on, or (`shown`
+/// false) no longer.
+pub fn overlay_frame(source: &Key, shown: bool) -> Vec<u8> {
+    let mut e = Encoder::new();
+    encode_overlay(&mut e, source, shown);
+    frame(TOC_MAGIC, KIND_OVERLAY, &e.buf)
+}
+
 /// Where a reader finds an index's segment.
 #[derive(Clone, Debug)]
 pub enum SegmentSource {
@@ -208,6 +218,8 @@ pub struct TocReader {
     order: Vec<Ordered>,
     shared: Interner,
     masked: HashSet<String>,
+    /// The data sets shown as part of this one ([`overlay_frame`]), oldest first.
+    pub overlays: Vec<Key>,
     /// Frames skipped as torn by a crash.
     pub bad_frames: u64,
     /// Records read (each of a batch counts, as FDB5 counts one per flushed index): `stats`
@@ -231,6 +243,7 @@ impl TocReader {
             order: Vec::new(),
             shared: Interner::default(),
             masked: HashSet::new(),
+            overlays: Vec::new(),
             bad_frames: 0,
             records: 0,
             torn_tail: 0,
@@ -340,6 +353,7 @@ impl TocReader {
             KIND_RECOVERED => self.add_recovered(payload, position),
             KIND_BATCH => self.add_batch(payload, position),
             KIND_MASK => Decoder::new(payload).strs().map(|ids| self.masked.extend(ids)),
+            KIND_OVERLAY => apply_overlay(&mut self.overlays, &mut Decoder::new(payload)),
             KIND_IDENTITY => Some(()),
             _ => None,
         };

@@ -9,8 +9,8 @@ use std::io::Write;
 use fieldstore::{FieldStore, Request};
 
 use super::options::{usage, CommandLine, Opt, Synopsis, Value};
-use super::root::dataset_key;
-use super::{expanded, Failure};
+use super::root::dataset_key_named;
+use super::{configured_store, Failure};
 
 const OPTIONS: &[Opt] = &[
     Opt { name: "doit", value: Value::Switch, help: "Do the actual change" },
@@ -29,15 +29,8 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
         print!("{SYNOPSIS}");
         return Ok(());
     };
-    let config = fieldstore::Config::resolve(line.value("config").map(std::path::Path::new))?;
-    let store = fieldstore::open(&config)?;
-    store.check_exists()?;
-    let request = Request::parse(request)?;
-    let pairs = expanded(&store, &request, false);
-    let key = dataset_key(store.schema(), &pairs).map_err(|missing| {
-        let given: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        Failure::User(format!("No parameter called '{missing}' in request read,{}", given.join(",")))
-    })?;
+    let store = configured_store(&line)?;
+    let key = dataset_key_named(&store, &Request::parse(request)?)?;
     let mut out = std::io::stdout().lock();
     for dataset in each_combination(&key) {
         hide(&store, &dataset, line.has("doit"), &mut out)?;

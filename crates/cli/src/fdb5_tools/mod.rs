@@ -15,6 +15,7 @@ mod inspect;
 mod list;
 mod lock;
 mod options;
+mod overlay;
 mod patch;
 mod purge;
 mod root;
@@ -51,6 +52,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-list", list::run),
     ("fdb-lock", lock::run_lock),
     ("fdb-move", transfer::run_move),
+    ("fdb-overlay", overlay::run),
     ("fdb-patch", patch::run),
     ("fdb-purge", purge::run),
     ("fdb-read", write_read::run_read),
@@ -123,6 +125,8 @@ pub fn run(tool: &str, args: &[String]) -> i32 {
     }
 }
 
+pub use root::one_dataset;
+
 /// Why a tool stopped.
 pub enum Failure {
     /// A command line FDB5 refuses: the message and the tool's usage, on standard output as
@@ -151,6 +155,14 @@ impl Failure {
 
     fn io(e: std::io::Error) -> Failure {
         Failure::Store(e.into())
+    }
+
+    /// The failure as fieldstore's own commands report errors.
+    pub fn into_error(self) -> anyhow::Error {
+        match self {
+            Failure::Usage(message, _) | Failure::User(message) | Failure::Unsupported(message) => anyhow::anyhow!(message),
+            Failure::Store(e) => e,
+        }
     }
 
     fn print(&self) {
@@ -211,6 +223,13 @@ fn expanded(fs: &FieldStore, request: &Request, raw: bool) -> Vec<(String, Strin
         pairs.push((keyword.to_string(), values));
     }
     pairs
+}
+
+/// The store of the config of `--config` or of the environment, which must be there.
+fn configured_store(line: &CommandLine) -> Result<FieldStore, Failure> {
+    let store = fieldstore::open(&Config::resolve(line.value("config").map(Path::new))?)?;
+    store.check_exists()?;
+    Ok(store)
 }
 
 /// A visiting tool's store and requests (FDB5's `FDBVisitTool`): the config of `--config` or

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use fieldstore::schema::{Matcher, Schema};
-use fieldstore::Request;
+use fieldstore::{FieldStore, Key, Request};
 
 use super::options::{usage, CommandLine, Opt, Synopsis, Value};
 use super::{expanded, Failure, ToolRequests};
@@ -30,11 +30,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     let tool = ToolRequests::open(&line, "")?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (request, _) in tool.requests()? {
-        let pairs = expanded(&tool.store, &request, false);
-        let key = dataset_key(tool.store.schema(), &pairs).map_err(|missing| {
-            let given: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            Failure::User(format!("No parameter called '{missing}' in request read,{}", given.join(",")))
-        })?;
+        let key = dataset_key_named(&tool.store, &request)?;
         writeln!(out, "{{{}}}", key.join(","))?;
         let places = match tool.store.where_is(&Request::parse(&key.join(","))?) {
             Ok(places) => places,
@@ -48,6 +44,29 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The `k=v` pairs of the data set a request names ([`dataset_key`]), values expanded; FDB5's
+/// error naming the first keyword missing.
+pub(super) fn dataset_key_named(store: &FieldStore, request: &Request) -> Result<Vec<String>, Failure> {
+    let pairs = expanded(store, request, false);
+    dataset_key(store.schema(), &pairs).map_err(|missing| {
+        let given: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        Failure::User(format!("No parameter called '{missing}' in request read,{}", given.join(",")))
+    })
+}
+
+/// The one data set a request names, as FDB5's tools read a DB request: of a list of values,
+/// the first.
+pub fn one_dataset(store: &FieldStore, request: &Request) -> Result<Key, Failure> {
+    let pairs: Vec<String> = dataset_key_named(store, request)?
+        .into_iter()
+        .map(|pair| match pair.split_once('/') {
+            Some((first, _)) => first.to_string(),
+            None => pair,
+        })
+        .collect();
+    Ok(Key::parse(&pairs.join(","))?)
 }
 
 /// The `k=v` pairs of the data set a request names: the first level of the first rule whose

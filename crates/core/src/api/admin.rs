@@ -89,6 +89,8 @@ pub struct DatasetDump {
     pub catalogue: String,
     /// Its visible indexes, newest first.
     pub indexes: Vec<IndexDump>,
+    /// The data sets overlaid onto it ([`FieldStore::overlay`]), oldest first.
+    pub overlaid: Vec<Key>,
 }
 
 /// One visible index of a data set ([`DatasetDump::indexes`]).
@@ -486,7 +488,8 @@ impl FieldStore {
                     entries: listed,
                 });
             }
-            dumps.push(DatasetDump { catalogue: self.catalogue().describe(&dataset), dataset, indexes });
+            let overlaid = view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default();
+            dumps.push(DatasetDump { catalogue: self.catalogue().describe(&dataset), dataset, indexes, overlaid });
         }
         Ok(dumps)
     }

@@ -17,6 +17,7 @@
 //! field's checksum.
 
 mod admin;
+mod overlay;
 mod read;
 mod resolve;
 
@@ -29,7 +30,8 @@ pub use admin::{
     Axes, CompactReport, DatasetCompaction, DatasetDump, HideReport, IndexDump, IndexPurge, PurgeReport, StatsReport, WhereReport,
     WipeReport, MINIMUM_KEYS_TO_CHANGE,
 };
-pub use read::DataReader;
+pub use overlay::{OverlayOptions, OverlayReport, VARIABLE_KEYS};
+pub use read::{DataReader, FieldRewriter};
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
 use crate::backend::{Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, Store, StoreWriter};
@@ -77,6 +79,8 @@ pub struct FieldStore {
     /// The archiver of [`FieldStore::archive`] and [`FieldStore::flush`], made at the first
     /// archive.
     archiver: Mutex<Option<Archiver>>,
+    /// What sets the keys of fields read through an overlay ([`FieldRewriter`]).
+    rewriter: Option<Arc<dyn FieldRewriter>>,
 }
 
 /// One writer: the files or objects it appends to and the entries it has yet to publish.
@@ -105,7 +109,14 @@ impl FieldStore {
             schemas: Mutex::new(HashMap::new()),
             views: Mutex::new(HashMap::new()),
         };
-        FieldStore { shared: Arc::new(shared), archiver: Mutex::new(None) }
+        FieldStore { shared: Arc::new(shared), archiver: Mutex::new(None), rewriter: None }
+    }
+
+    /// The handle with `rewriter` setting the keys of the fields it reads through an overlay
+    /// ([`FieldStore::overlay`]); without one they are returned as stored.
+    pub fn with_field_rewriter(mut self, rewriter: Arc<dyn FieldRewriter>) -> Self {
+        self.rewriter = Some(rewriter);
+        self
     }
 
     /// An error naming where the store should be if it is not there: for tools, which

@@ -70,6 +70,16 @@ struct ReadRun {
     count: usize,
 }
 
+/// Sets the keys an overlaid field's message carries to those of the data set it is shown as
+/// part of ([`FieldEntry::archived_in`]), in place, as FDB5 does when it reads a field through
+/// an overlay. The facade installs ecCodes' ([`FieldStore::with_field_rewriter`]); a handle
+/// without one returns such fields as they are stored.
+pub trait FieldRewriter: Send + Sync {
+    /// Rewrites `message` to carry `keys` (keyword, value), keeping its length; the error
+    /// names what could not be set. Bytes that carry no keys (not GRIB) stay as they are.
+    fn rewrite(&self, message: &mut [u8], keys: &[(&str, &str)]) -> Result<()>;
+}
+
 /// The bytes of retrieved fields, in order, as one stream.
 pub struct DataReader {
     /// Shared with the handle, so the reader is owned and may outlive it or move threads.
@@ -103,6 +113,12 @@ pub struct DataReader {
     /// Whether a core is idle for a second thread now ([`crate::cores::spare`]; tests decide
     /// for themselves).
     spare_core: fn() -> bool,
+    /// What rewrites overlaid fields; while it is set and some field is overlaid, the stream
+    /// goes field by field through the staging buffer, each field rewritten there whole
+    /// before any of its bytes goes out.
+    rewriter: Option<Arc<dyn FieldRewriter>>,
+    /// The fields before this one are rewritten where they needed it.
+    rewritten: usize,
 }
 
 impl FieldStore {
@@ -111,7 +127,7 @@ impl FieldStore {
     pub fn retrieve(&self, request: &Request) -> Result<(DataReader, Option<String>)> {
         let options = ListOptions { in_request_order: true, ..ListOptions::default() };
         let matches = self.resolve(request, options, Some(ControlAction::Retrieve))?;
-        let mut reader = DataReader::new(self.shared.store.clone(), matches.fields);
+        let mut reader = self.reader(matches.fields);
         reader.not_found = matches.not_found;
         Ok((reader, matches.explanation))
     }
@@ -140,7 +156,16 @@ impl FieldStore {
             }
             checked.push(&field.dataset);
         }
-        Ok(DataReader::new(self.shared.store.clone(), fields))
+        Ok(self.reader(fields))
+    }
+
+    /// A reader of `fields`, rewriting overlaid ones with the handle's rewriter.
+    fn reader(&self, fields: Vec<FieldEntry>) -> DataReader {
+        let reader = DataReader::new(self.shared.store.clone(), fields);
+        match &self.rewriter {
+            Some(rewriter) => reader.with_rewriter(rewriter.clone()),
+            None => reader,
+        }
     }
 }
 
@@ -174,7 +199,44 @@ impl DataReader {
             failed: None,
             not_found: Vec::new(),
             spare_core: crate::cores::spare,
+            rewriter: None,
+            rewritten: first,
         }
+    }
+
+    /// The reader rewriting the overlaid fields among its fields with `rewriter`
+    /// ([`FieldRewriter`]); the others are read as before.
+    pub fn with_rewriter(mut self, rewriter: Arc<dyn FieldRewriter>) -> Self {
+        if self.fields.iter().any(|f| f.archived_in.is_some()) {
+            self.rewriter = Some(rewriter);
+        }
+        self
+    }
+
+    /// Rewrites the field handed out next (`out_field`, staged whole at `staged`) if it is an
+    /// overlaid one not rewritten yet.
+    fn rewrite_staged(&mut self) -> Result<()> {
+        let index = self.out_field;
+        let (Some(rewriter), Some(field)) = (self.rewriter.clone(), self.fields.get(index)) else { return Ok(()) };
+        let Some(archived_in) = field.archived_in.as_ref().filter(|_| index >= self.rewritten && field.location.length > 0) else {
+            return Ok(());
+        };
+        let keys: Vec<(&str, &str)> = field.dataset.iter().filter(|(k, v)| archived_in.get(k) != Some(*v)).collect();
+        let length = field.location.length as usize;
+        rewriter.rewrite(&mut self.staging[self.staged..self.staged + length], &keys).map_err(|e| {
+            let wanted: Vec<String> = keys.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            Error::caused_by(
+                e.kind(),
+                format!(
+                    "field {} of data set {archived_in}, shown through an overlay: its {} could not be set",
+                    field.identifier(),
+                    wanted.join(",")
+                ),
+                e,
+            )
+        })?;
+        self.rewritten = index + 1;
+        Ok(())
     }
 
     /// Values the request named that none of the fields read has, as `keyword=v1/v2` (a
@@ -218,8 +280,9 @@ impl DataReader {
             start = start.saturating_add(field.location.length);
             first += 1;
         }
-        let (fields, not_found) = (std::mem::take(&mut self.fields), std::mem::take(&mut self.not_found));
-        *self = DataReader { not_found, spare_core: self.spare_core, ..DataReader::from_field(self.store.clone(), fields, first) };
+        let (fields, not_found, rewriter) = (std::mem::take(&mut self.fields), std::mem::take(&mut self.not_found), self.rewriter.take());
+        *self =
+            DataReader { not_found, spare_core: self.spare_core, rewriter, ..DataReader::from_field(self.store.clone(), fields, first) };
         let skipped = self.skip(position - start);
         self.stop_at(skipped)?;
         Ok(position)
@@ -258,7 +321,7 @@ impl DataReader {
             ));
         }
         let length = field.location.length as usize;
-        let staged = self.stage_field(length);
+        let staged = self.stage_field(length).and_then(|()| self.rewrite_staged());
         self.stop_at(staged)?;
         let start = self.staged;
         self.staged += length;
@@ -315,8 +378,10 @@ impl DataReader {
                 return Ok(written);
             };
             let start = self.staged - first;
-            // The whole fields staged after it go in the same write: they are checked already.
-            while let Some(length) = self.fields.get(self.out_field).map(|f| f.location.length as usize) {
+            // The whole fields staged after it go in the same write: they are checked already
+            // (and rewritten, where some are, one by one by next_field).
+            while let Some(length) = self.fields.get(self.out_field).filter(|_| self.rewriter.is_none()).map(|f| f.location.length as usize)
+            {
                 if self.staged + length > self.staged_end {
                     break;
                 }
@@ -625,7 +690,7 @@ impl DataReader {
     /// [`DataReader::read_to_fill`], before the reader stops at an error.
     fn fill_stream(&mut self, out: &mut [u8]) -> Result<usize> {
         // Stores that read ahead hand out the buffers they read into.
-        let direct = out.len() >= DIRECT_READ && self.store.read_ahead() == 0;
+        let direct = out.len() >= DIRECT_READ && self.store.read_ahead() == 0 && self.rewriter.is_none();
         let mut filled = 0;
         while filled < out.len() {
             let n = if direct && self.staged == self.staged_end {
@@ -645,6 +710,9 @@ impl DataReader {
 
     /// [`Read::read`], before the reader stops at an error.
     fn read_stream(&mut self, out: &mut [u8]) -> Result<usize> {
+        if self.rewriter.is_some() {
+            return self.read_stream_rewritten(out);
+        }
         let read_ahead = self.store.read_ahead();
         if self.staged == self.staged_end && read_ahead > 0 {
             if self.stage_run_read_ahead(read_ahead)? == 0 {
@@ -670,6 +738,31 @@ impl DataReader {
         self.staged += n;
         self.deliver(n);
         Ok(n)
+    }
+}
+
+impl DataReader {
+    /// [`DataReader::read_stream`] where overlaid fields are rewritten: each field is staged
+    /// whole, and rewritten, before any of its bytes goes out, and no copy goes past its end.
+    fn read_stream_rewritten(&mut self, out: &mut [u8]) -> Result<usize> {
+        loop {
+            let Some(field) = self.fields.get(self.out_field) else { return Ok(0) };
+            let length = field.location.length as usize;
+            if length == 0 {
+                self.out_field += 1;
+                continue;
+            }
+            if self.out_seen == 0 {
+                self.stage_field(length)?;
+                self.rewrite_staged()?;
+            }
+            let left = length - self.out_seen as usize;
+            let n = out.len().min(left).min(self.staged_end - self.staged);
+            out[..n].copy_from_slice(&self.staging[self.staged..self.staged + n]);
+            self.staged += n;
+            self.deliver(n);
+            return Ok(n);
+        }
     }
 }
 
@@ -707,6 +800,7 @@ mod tests {
             element: Key::new(),
             location: FieldLocation { uri: uri.into(), offset, length, crc32c: None },
             superseded: false,
+            archived_in: None,
         }
     }
 
@@ -794,6 +888,75 @@ mod tests {
             let got = read_in_blocks(DataReader::new(store.clone(), fields), buffer);
             assert!(got == stream, "buffer of {buffer}");
             assert_eq!(store.reads.load(std::sync::atomic::Ordering::Relaxed), 3, "one read per object, buffer of {buffer}");
+        }
+    }
+
+    /// A rewriter that stamps each field's first byte with the value of its first key, and
+    /// fails on a field of data set "bad".
+    struct Stamp;
+
+    impl FieldRewriter for Stamp {
+        fn rewrite(&self, message: &mut [u8], keys: &[(&str, &str)]) -> Result<()> {
+            match keys.first() {
+                Some((_, "bad")) => Err(Error::new(crate::error::ErrorKind::Unsupported, "cannot")),
+                Some((_, value)) => {
+                    message[0] = value.as_bytes()[0];
+                    Ok(())
+                }
+                None => Ok(()),
+            }
+        }
+    }
+
+    /// `three_objects`' fields with those of object "b" overlaid (archived in expver=1, shown
+    /// in expver=`shown`), and the stream as rewritten.
+    fn overlaid(read_ahead: usize, shown: &str) -> (Arc<Objects>, Vec<FieldEntry>, Vec<u8>) {
+        let (store, mut fields, mut stream) = three_objects(read_ahead);
+        for f in fields.iter_mut().filter(|f| &*f.location.uri == "b") {
+            f.dataset = Arc::new(Key::from_pairs([("expver", shown)]));
+            f.archived_in = Some(Arc::new(Key::from_pairs([("expver", "1")])));
+        }
+        // b's fields start at 3000 and 4000 of the stream.
+        (stream[3000], stream[4000]) = (shown.as_bytes()[0], shown.as_bytes()[0]);
+        (Arc::new(store), fields, stream)
+    }
+
+    #[test]
+    fn overlaid_fields_are_rewritten_whole_on_every_path_and_a_failure_stops_the_reader() {
+        for read_ahead in [0, 2] {
+            for buffer in [1, 333, 3000, 1 << 20] {
+                let (store, fields, stream) = overlaid(read_ahead, "2");
+                let got = read_in_blocks(DataReader::new(store, fields).with_rewriter(Arc::new(Stamp)), buffer);
+                assert!(got == stream, "read ahead {read_ahead}, buffer of {buffer}");
+            }
+            let (store, fields, stream) = overlaid(read_ahead, "2");
+            let mut out = Vec::new();
+            DataReader::new(store.clone(), fields.clone()).with_rewriter(Arc::new(Stamp)).write_to(&mut out).unwrap();
+            assert!(out == stream, "write_to, read ahead {read_ahead}");
+            let mut reader = DataReader::new(store.clone(), fields.clone()).with_rewriter(Arc::new(Stamp));
+            let mut filled = vec![0u8; stream.len()];
+            assert_eq!(reader.read_to_fill(&mut filled).unwrap(), stream.len());
+            assert!(filled == stream, "read_to_fill, read ahead {read_ahead}");
+            let mut reader = DataReader::new(store.clone(), fields.clone()).with_rewriter(Arc::new(Stamp));
+            let mut one_by_one = Vec::new();
+            while let Some((_, bytes)) = reader.next_field().unwrap() {
+                one_by_one.extend_from_slice(bytes);
+            }
+            assert!(one_by_one == stream, "next_field, read ahead {read_ahead}");
+            // Back into the middle of a rewritten field, and from its start.
+            let mut reader = DataReader::new(store.clone(), fields.clone()).with_rewriter(Arc::new(Stamp));
+            for position in [3500, 4000, 3000] {
+                reader.seek(position).unwrap();
+                let mut rest = Vec::new();
+                reader.read_to_end(&mut rest).unwrap();
+                assert!(rest == stream[position as usize..], "seek to {position}, read ahead {read_ahead}");
+            }
+            // Without a rewriter, as stored.
+            let (stored, ..) = (three_objects(read_ahead).2, ());
+            assert!(read_in_blocks(DataReader::new(store, fields), 333) == stored);
+            let (store, fields, _) = overlaid(read_ahead, "bad");
+            let err = DataReader::new(store, fields).with_rewriter(Arc::new(Stamp)).write_to(&mut Vec::new()).unwrap_err().to_string();
+            assert!(err.contains("shown through an overlay: its expver=bad could not be set"), "{err}");
         }
     }
 

@@ -89,6 +89,11 @@ pub struct FieldEntry {
     pub location: FieldLocation,
     /// Hidden by a newer field with the same identifier (only with `include_superseded`).
     pub superseded: bool,
+    /// The data set the field was archived into, where that is another than `dataset`: one
+    /// overlaid onto it ([`FieldStore::overlay`]). Its message carries that data set's keys,
+    /// which a retrieve sets to `dataset`'s ([`crate::api::FieldRewriter`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_in: Option<Arc<Key>>,
 }
 
 impl FieldEntry {
@@ -202,14 +207,15 @@ impl FieldStore {
                 Err(_) if !self.may_name(&mut r.asked, &dataset)? => continue,
                 Err(e) => return Err(e),
             };
-            // One reader at a time refreshes and reads a view; readers of other data sets go on.
-            let mut view = super::lock(&view);
-            let schema = self.parse_schema(view.schema_text(), &dataset)?;
-            let locked = match action {
-                Some(action) => self.catalogue().locks(&dataset)?.contains(&action),
-                None => false,
+            let locked = self.locked_for(&dataset, action)?;
+            let overlaid = {
+                // One reader at a time refreshes and reads a view; readers of other data sets go on.
+                let mut view = super::lock(&view);
+                let schema = self.parse_schema(view.schema_text(), &dataset)?;
+                resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut(), None)?;
+                view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default()
             };
-            resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut())?;
+            self.resolve_overlaid(&mut r, &dataset, locked, &overlaid)?;
         }
         if let Some(unknown) = request.keywords().find(|k| !r.known_keywords.contains(*k)) {
             // A typo must not widen a request (`purge clas=rd` is no `purge`): it is an error,
@@ -244,6 +250,34 @@ impl FieldStore {
 }
 
 impl FieldStore {
+    /// Whether `dataset` is locked for `action` (never for none).
+    fn locked_for(&self, dataset: &Key, action: Option<ControlAction>) -> Result<bool> {
+        match action {
+            Some(action) => Ok(self.catalogue().locks(dataset)?.contains(&action)),
+            None => Ok(false),
+        }
+    }
+
+    /// Matches the fields of the data sets overlaid onto `dataset` (newest overlay first) as
+    /// fields of `dataset`, after its own, which therefore hide theirs. One level: their own
+    /// overlays are not followed, so overlays never loop. Each view is locked alone, after
+    /// `dataset`'s was released: overlays naming each other cannot deadlock two readers.
+    fn resolve_overlaid(&self, r: &mut Resolution<'_>, dataset: &Key, locked: bool, overlaid: &[Key]) -> Result<()> {
+        if r.options.depth <= 1 {
+            // The data set matched (or not) by its key alone.
+            return Ok(());
+        }
+        for source in overlaid.iter().rev() {
+            // An overlaid data set wiped (or not yet made again) shows nothing.
+            let Some(view) = self.view(source)? else { continue };
+            let locked = locked || self.locked_for(source, r.action)?;
+            let mut view = super::lock(&view);
+            let schema = self.parse_schema(view.schema_text(), source)?;
+            resolve_dataset(r, dataset, &schema, locked, view.as_mut(), Some(&Arc::new(source.clone())))?;
+        }
+        Ok(())
+    }
+
     /// Whether the request may name `dataset`, judged by the handle's schema (for a data set
     /// whose own cannot be read).
     fn may_name(&self, asked: &mut Asked<'_>, dataset: &Key) -> Result<bool> {
@@ -253,8 +287,16 @@ impl FieldStore {
     }
 }
 
-/// Matches one dataset: its key, then each index's collocation key, axes and entries.
-fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locked: bool, view: &mut dyn DatasetView) -> Result<()> {
+/// Matches one dataset: its key, then each index's collocation key, axes and entries; the
+/// view is `dataset`'s, or with `archived_in` that of a data set overlaid onto it.
+fn resolve_dataset(
+    r: &mut Resolution<'_>,
+    dataset: &Key,
+    schema: &Schema,
+    locked: bool,
+    view: &mut dyn DatasetView,
+    archived_in: Option<&Arc<Key>>,
+) -> Result<()> {
     r.known_keywords.extend(schema.keywords().into_iter().map(String::from));
     let ds_paths = schema.paths_for(dataset, None);
     let Some(first) = ds_paths.first() else {
@@ -274,7 +316,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
         return Ok(());
     }
     if r.options.depth <= 1 {
-        r.matches.datasets.push(dataset.clone());
+        push_once(&mut r.matches.datasets, dataset);
         return Ok(());
     }
     let before = (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len());
@@ -358,14 +400,23 @@ fn resolve_dataset(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, locke
                 element,
                 location,
                 superseded,
+                archived_in: archived_in.cloned(),
             });
         }
         r.matches.indexes.push((dataset.clone(), index, constraints));
     }
     if (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len()) != before {
-        r.matches.datasets.push(dataset.clone());
+        push_once(&mut r.matches.datasets, dataset);
     }
     Ok(())
+}
+
+/// Adds `dataset` unless it was the last added: a data set and those overlaid onto it are
+/// matched one after another, under its key.
+fn push_once(datasets: &mut Vec<Key>, dataset: &Key) {
+    if datasets.last() != Some(dataset) {
+        datasets.push(dataset.clone());
+    }
 }
 
 /// Per element keyword, the canonical values a request asks for (`None`: any value).

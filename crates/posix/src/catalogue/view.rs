@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fieldstore_core::backend::Unused;
+use fieldstore_core::backend::{Overlays, Unused};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::{DatasetView, FieldLocation, IndexInfo, Key};
 
@@ -15,7 +15,7 @@ use super::create::read_schema;
 use super::{KEY_FILE, TOC_FILE};
 use crate::naming::dataset_dir_name;
 use crate::placement::Placement;
-use crate::toc::{mask_frame, Segment, SegmentSource, TocReader};
+use crate::toc::{mask_frame, overlay_frame, Segment, SegmentSource, TocReader};
 
 /// A reader's view of one dataset directory.
 pub(super) struct PosixView {
@@ -145,12 +145,8 @@ impl DatasetView for PosixView {
         if indexes.is_empty() {
             return Ok(Vec::new());
         }
-        let _held = crate::moving::hold_for_change(&self.dir, "purging or wiping in it")?;
-        let path = self.dir.join(TOC_FILE);
         let ids: Vec<String> = indexes.iter().map(|i| i.id.clone()).collect();
-        let mut toc = OpenOptions::new().append(true).open(&path).ctx("open TOC", &path)?;
-        toc.write_all(&mask_frame(&ids)).and_then(|_| toc.sync_data()).ctx("append mask to TOC", &path)?;
-        self.toc.refresh()?;
+        self.append_record(&mask_frame(&ids), "purging or wiping in it")?;
         for id in &ids {
             self.segments.remove(id);
         }
@@ -172,5 +168,31 @@ impl DatasetView for PosixView {
             }
         }
         Ok(removed)
+    }
+
+    fn overlays(&mut self) -> Option<&mut dyn Overlays> {
+        Some(self)
+    }
+}
+
+impl Overlays for PosixView {
+    fn overlaid(&self) -> &[Key] {
+        &self.toc.overlays
+    }
+
+    fn set_overlay(&mut self, source: &Key, shown: bool) -> Result<()> {
+        self.append_record(&overlay_frame(source, shown), "overlaying onto it")
+    }
+}
+
+impl PosixView {
+    /// Appends one record to the TOC, durably (never while the data set is moved: `doing`
+    /// says what for), and reads it back.
+    fn append_record(&mut self, frame: &[u8], doing: &str) -> Result<()> {
+        let _held = crate::moving::hold_for_change(&self.dir, doing)?;
+        let path = self.dir.join(TOC_FILE);
+        let mut toc = OpenOptions::new().append(true).open(&path).ctx("open TOC", &path)?;
+        toc.write_all(frame).and_then(|_| toc.sync_data()).ctx("append to TOC", &path)?;
+        self.toc.refresh()
     }
 }

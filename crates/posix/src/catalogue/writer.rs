@@ -322,4 +322,8 @@ impl CatalogueWriter for PosixCatalogueWriter {
         // next archive creates the data set again.
         self.writers.retain(|w| !w.wiped && w.toc_in_place().unwrap_or(false));
     }
+
+    fn create(&mut self, dataset: &Key, schema_text: &str) -> Result<()> {
+        self.dataset_writer(dataset, schema_text).map(drop)
+    }
 }
