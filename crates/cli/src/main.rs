@@ -266,6 +266,26 @@ Examples:\n  fieldstore copy --source fdb5-config.yaml --target s3.yaml class=od
         #[arg(long)]
         json: bool,
     },
+    /// Index the fields requests name again in another config's catalogue, over their data where it lies (FDB5's fdb-reindex)
+    #[command(after_help = "No byte of a field is copied: the sink lists and retrieves the fields from where they are, so its
+store must read the source's data (the same root, bucket or pool; checked first, one field per
+file or object). A wipe in either store then removes that data. A new catalogue over existing
+data: another catalogue backend, or one rebuilt.
+Examples:\n  fieldstore --config posix.yaml reindex --sink rados-catalogue.yaml class=od,expver=0001
+  fieldstore reindex --sink other.yaml class=od,expver=0001,date=20231201 --json")]
+    Reindex {
+        #[command(flatten)]
+        request: RequestArgs,
+        /// Config whose catalogue takes the new indexes (its store must read the source's data)
+        #[arg(long, value_name = "FILE")]
+        sink: PathBuf,
+        /// A request naming nothing is no error
+        #[arg(long)]
+        ignore_no_data: bool,
+        /// Print the summary as JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Move whole data sets to another root (FDB5's fdb-move) or another config's store: read all along, writers refused meanwhile
     #[command(after_help = "--dest: readers find every field, once, throughout; archive, wipe and purge of a data set are refused while
 it moves; a move killed at any instant leaves each data set whole in one root: run it again to finish it.
@@ -659,6 +679,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 batch_bytes,
             };
             copy(&source, &open(Some(&target))?, &requests, &options, json)
+        }
+        Command::Reindex { request, sink, ignore_no_data, json } => {
+            let source = open_existing(config)?;
+            let requests: Vec<Request> = request.requests(&source, MINIMUM_KEYS)?.into_iter().map(|r| r.request).collect();
+            let sink = open(Some(&sink))?;
+            let mut bar = None;
+            let report = fieldstore::reindex(&source, &sink, &requests, ignore_no_data, &mut |done, total| {
+                bar.get_or_insert_with(|| output::progress(total, "reindexing")).set_position(done);
+            })?;
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            output::print_json_or(&report, json, output::reindex_text)
         }
         Command::Move { transport: Some(transport), .. } => {
             bail!("--transport {transport}: fieldstore moves with one process (FDB5's MPI transport is not supported); leave it out")

@@ -188,6 +188,13 @@ pub fn print_copy(report: &fieldstore::CopyReport, seconds: f64, json: bool) -> 
     Ok(())
 }
 
+/// What a reindex indexed, and where.
+pub fn reindex_text(report: &fieldstore::ReindexReport) -> String {
+    let datasets: Vec<String> = report.datasets.iter().map(braces).collect();
+    let into = if datasets.is_empty() { String::new() } else { format!(" into {}", datasets.join(", ")) };
+    format!("indexed {} fields ({}, not copied){into}\n", report.fields, human_bytes(report.bytes))
+}
+
 /// A move's summary: each data set's directories before and after, and what was copied.
 pub fn print_move(report: &fieldstore::MoveReport, seconds: f64, json: bool) -> anyhow::Result<()> {
     if json {

@@ -681,6 +681,58 @@ fn read_through_the_overlay_as_fdb5(stores: &TwoStores) {
     assert!(std::fs::read(work.join("in-place-overlay.grib")).unwrap() == fdb5, "FDB5's overlay read in place");
 }
 
+/// `fdb-reindex` from a database FDB5 wrote into another root, and from fieldstore's store
+/// into a catalogue of another root over the same store: the same (empty) output, refusals
+/// and exit codes; the sink then lists the same fields, and reads the source's bytes.
+#[test]
+fn fdb_reindex_indexes_again_over_the_same_data_as_fdb5_s_does() {
+    let stores = TwoStores::written_twice();
+    let work = stores.site.work.path();
+    let fdb5_config = std::fs::read_to_string(work.join("fdb5.yaml")).unwrap();
+    let fdb5_root = work.join("fdb").to_string_lossy().into_owned();
+    for (name, root) in [("fdb5-source.yaml", &stores.fdb5_root), ("fdb5-sink.yaml", &work.join("fdb5-sink"))] {
+        std::fs::create_dir_all(root).unwrap();
+        std::fs::write(work.join(name), fdb5_config.replace(&fdb5_root, &root.to_string_lossy())).unwrap();
+    }
+    let ours_sink = format!(
+        "catalogue: {{type: posix, root: {}, create: true}}\nstore: {{type: posix, root: {}}}\n",
+        work.join("ours-sink").display(),
+        stores.ours.display()
+    );
+    std::fs::write(work.join("ours-sink.yaml"), ours_sink).unwrap();
+    let ours_source = stores.ours_tool.split_once(" --config ").map(|(_, config)| config.to_string()).unwrap();
+    let sides =
+        [(stores.fdb5_tool.clone(), "fdb5-source.yaml".to_string(), "fdb5-sink.yaml"), (BIN.to_string(), ours_source, "ours-sink.yaml")];
+    for args in [
+        "fdb-reindex --source-config={source} --sink-config={sink} class=od,expver=1",
+        "fdb-reindex --source-config={source} --sink-config={sink} class=od,expver=9",
+        "fdb-reindex --source-config={source} --sink-config={sink}",
+        "fdb-reindex --source-config={source} --sink-config={sink} class=od",
+        "fdb-reindex --source-config={source} class=od,expver=1",
+        "fdb-reindex --bogus",
+    ] {
+        let [fdb5, ours] =
+            sides.clone().map(|(tool, source, sink)| stores.outcome(&tool, &args.replace("{source}", &source).replace("{sink}", sink)));
+        assert_eq!(ours, fdb5, "{args}");
+    }
+    let list = "fdb-list class=od,expver=1 --porcelain";
+    let fdb5_sink = stores.site.tool.replace(&fdb5_root, &work.join("fdb5-sink").to_string_lossy());
+    let listed = stores.outcome(&fdb5_sink, list);
+    assert_eq!(listed.0.lines().count(), 8, "{listed:?}");
+    assert_eq!(stores.outcome(&format!("{BIN} --config ours-sink.yaml"), list), listed);
+    stores.run(&format!("{BIN} --config ours-sink.yaml"), "retrieve class=od,expver=1 -o sink.grib");
+    stores.run(&stores.ours_tool, "retrieve class=od,expver=1 -o source.grib");
+    assert_eq!(std::fs::read(work.join("sink.grib")).unwrap(), std::fs::read(work.join("source.grib")).unwrap());
+    assert!(
+        !work.join("ours-sink").join("od:0001:oper:20231201:1200:g").read_dir().unwrap().any(|f| f
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with(".data")),
+        "no data copied"
+    );
+}
+
 /// Every file under `dir`.
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();

@@ -49,11 +49,13 @@ mod compare;
 mod copy;
 mod grib_input;
 mod moving;
+mod reindex;
 
 pub use compare::{canonical, compare, CompareOptions, CompareReport, CompareScope, FieldMismatch, GribComparison, KeyDifference, MarsKey};
 pub use copy::{copy, CopyOptions, CopyProgress, CopyReport};
 pub use grib_input::{archive_grib, prepare_grib, GribField, GribOptions};
 pub use moving::{move_datasets, move_to_store, DatasetMove, DatasetTransfer, MoveOptions, MoveProgress, MoveReport, StoreMoveReport};
+pub use reindex::{reindex, ReindexReport};
 
 use fieldstore_core::factory::{Factory, PoolSection, Section};
 

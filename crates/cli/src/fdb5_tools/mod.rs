@@ -18,6 +18,7 @@ mod options;
 mod overlay;
 mod patch;
 mod purge;
+mod reindex;
 mod root;
 mod schema;
 mod stats;
@@ -56,6 +57,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-patch", patch::run),
     ("fdb-purge", purge::run),
     ("fdb-read", write_read::run_read),
+    ("fdb-reindex", reindex::run),
     ("fdb-root", root::run),
     ("fdb-schema", schema::run),
     ("fdb-stats", stats::run),

@@ -229,10 +229,7 @@ impl Archiver {
     /// becomes visible at the next [`Archiver::flush`]; archiving the same identifier again
     /// replaces it (the old field stays visible until then).
     pub fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
-        let configured = &self.shared.schema;
-        let split = configured.split_remembering(identifier, &mut self.split_memo)?;
-        let schema = self.dataset_schema_for_writing(&split.dataset)?;
-        let split = if Arc::ptr_eq(&schema, &self.shared.schema) { split } else { resplit(&schema, identifier, &split.dataset)? };
+        let (split, schema) = self.split_for_writing(identifier)?;
         let mut location = match self.store.archive(&split.dataset, &split.collocation, data) {
             Ok(location) => location,
             Err(e) => return Err(self.discard_pending(e, "this field and ")),
@@ -244,6 +241,26 @@ impl Archiver {
         self.stats.fields_archived += 1;
         self.stats.bytes_archived += data.len() as u64;
         Ok(())
+    }
+
+    /// Indexes a field already stored at `location` (one this handle's store reads) under a
+    /// full identifier, writing no data (FDB5's `reindex`): it becomes visible at the next
+    /// [`Archiver::flush`], as an archived field does.
+    pub fn reindex(&mut self, identifier: &Key, location: FieldLocation) -> Result<()> {
+        let (split, schema) = self.split_for_writing(identifier)?;
+        self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
+        self.pending_fields += 1;
+        Ok(())
+    }
+
+    /// An identifier split by the schema of the data set it goes into (its stored one if it
+    /// exists), with that schema.
+    fn split_for_writing(&mut self, identifier: &Key) -> Result<(crate::schema::SplitKey, Arc<Schema>)> {
+        let configured = &self.shared.schema;
+        let split = configured.split_remembering(identifier, &mut self.split_memo)?;
+        let schema = self.dataset_schema_for_writing(&split.dataset)?;
+        let split = if Arc::ptr_eq(&schema, &self.shared.schema) { split } else { resplit(&schema, identifier, &split.dataset)? };
+        Ok((split, schema))
     }
 
     /// Makes everything archived through this archiver durable and visible: the catalogue
