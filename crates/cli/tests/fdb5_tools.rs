@@ -679,6 +679,26 @@ fn read_through_the_overlay_as_fdb5(stores: &TwoStores) {
     assert_eq!(stores.outcome(&in_place, list), stores.outcome(&stores.fdb5_tool, list), "FDB5's overlay listed in place");
     stores.run(&in_place, "fdb-read overlay.req in-place-overlay.grib");
     assert!(std::fs::read(work.join("in-place-overlay.grib")).unwrap() == fdb5, "FDB5's overlay read in place");
+    // ... and never changed by fieldstore.
+    let toc = stores.fdb5_root.join("od:0002:oper:20231201:1200:g/toc");
+    let before = std::fs::read(&toc).unwrap();
+    let source = "class=od,expver=1,stream=oper,date=20231201,time=1200,domain=g";
+    let refused =
+        stores.outcome(&in_place, &format!("fdb-overlay --remove {source} class=od,expver=2,stream=oper,date=20231201,time=1200,domain=g"));
+    assert_eq!(refused.1, Some(1), "{refused:?}");
+    assert_eq!(std::fs::read(&toc).unwrap(), before, "FDB5's database unchanged");
+    // A copy of the fields read through the overlay: verified with the keys set, and resumed.
+    let copy = format!(
+        "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+        work.join("copy").display()
+    );
+    std::fs::write(work.join("copy.yaml"), copy).unwrap();
+    for copied in ["copied 4 of 4", "copied 0 of 4"] {
+        let summary = stores.run(&stores.ours_tool, "copy --target copy.yaml class=od,expver=2,step=0/6,levelist=500 2>&1");
+        assert!(summary.contains(copied), "{summary}");
+    }
+    stores.run(&format!("{BIN} --config copy.yaml"), "retrieve class=od,expver=2 -o copied.grib");
+    assert!(std::fs::read(work.join("copied.grib")).unwrap() == ours, "the copies carry the target's keys");
 }
 
 /// `fdb-reindex` from a database FDB5 wrote into another root, and from fieldstore's store

@@ -460,6 +460,10 @@ pub fn overlay_shows_a_data_set_under_another_key_and_its_wipe_keeps_the_source(
     assert_eq!(again.kind(), ErrorKind::Conflict, "{}: the target exists now: {again}", site.name);
     let forced = admin.overlay(&source, &target, &OverlayOptions { force: true, ..OverlayOptions::default() }).unwrap();
     assert_eq!(forced.overlaid, std::slice::from_ref(&source), "{}: overlaid once", site.name);
+    // A collocation the target only shows is the source's to wipe.
+    let shown_only = admin.wipe(&request("class=od,expver=2,stream=oper,date=20231201,time=12,type=fc,levtype=sfc"), true).unwrap_err();
+    assert!(shown_only.to_string().contains("shown through an overlay"), "{}: {shown_only}", site.name);
+    assert_eq!(fields_of(2).len(), 3, "{}", site.name);
     // Live: archived into the source afterwards, seen through the target; the target's own
     // fields come first.
     fs.archive(&id(1, 3), &payload(&id(1, 3), 100)).unwrap();

@@ -78,7 +78,9 @@ impl Catalogue for UnionCatalogue {
         }
         match views.len() {
             0 => Ok(None),
-            1 => Ok(views.pop()),
+            // The configured catalogue's alone; one read beside is wrapped, so that nothing
+            // changes it (masks and overlays are refused).
+            1 if holds_it => Ok(views.pop()),
             _ => Ok(Some(Box::new(UnionView::new(dataset, views, holds_it)?))),
         }
     }
@@ -195,6 +197,8 @@ struct UnionView {
     first_writable: bool,
     /// By prefixed id: the view and the index as that view knows it.
     indexes: HashMap<String, (usize, Arc<IndexInfo>)>,
+    /// The data sets overlaid onto it in any of the catalogues, as last read.
+    overlaid: Vec<Key>,
 }
 
 impl UnionView {
@@ -206,7 +210,7 @@ impl UnionView {
                 format!("data set {dataset} is held by catalogues read together with different schemas: its fields cannot be read as one"),
             ));
         }
-        Ok(UnionView { views, first_writable, indexes: HashMap::new() })
+        Ok(UnionView { views, first_writable, indexes: HashMap::new(), overlaid: Vec::new() })
     }
 
     fn of(&self, index: &IndexInfo) -> Result<(usize, Arc<IndexInfo>)> {
@@ -225,8 +229,15 @@ impl DatasetView for UnionView {
     fn indexes(&mut self) -> Result<Vec<Arc<IndexInfo>>> {
         let mut all = Vec::new();
         let mut indexes = HashMap::new();
+        self.overlaid.clear();
         for (i, view) in self.views.iter_mut().enumerate() {
-            for index in view.indexes()? {
+            let own = view.indexes()?;
+            for source in view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default() {
+                if !self.overlaid.contains(&source) {
+                    self.overlaid.push(source);
+                }
+            }
+            for index in own {
                 let id = format!("{i}/{}", index.id);
                 let outer = Arc::new(IndexInfo { id: id.clone(), ..(*index).clone() });
                 indexes.insert(id, (i, index));
@@ -267,12 +278,8 @@ impl DatasetView for UnionView {
         self.views[0].mask(&inner.iter().map(Arc::as_ref).collect::<Vec<_>>(), unused)
     }
 
-    /// The configured catalogue's, where it holds the data set: overlays are records it keeps.
     fn overlays(&mut self) -> Option<&mut dyn Overlays> {
-        match self.first_writable {
-            true => self.views[0].overlays(),
-            false => None,
-        }
+        Some(self)
     }
 
     fn prefetch(&mut self, indexes: &[&IndexInfo]) -> Result<()> {
@@ -284,6 +291,24 @@ impl DatasetView for UnionView {
             }
         }
         Ok(())
+    }
+}
+
+/// Those of every catalogue holding the data set are read; only the configured catalogue's
+/// are changed.
+impl Overlays for UnionView {
+    fn overlaid(&self) -> &[Key] {
+        &self.overlaid
+    }
+
+    fn set_overlay(&mut self, source: &Key, shown: bool) -> Result<()> {
+        let refused =
+            || Error::new(ErrorKind::Unsupported, "overlaying: the data set is in a catalogue fieldstore reads but never changes");
+        if !self.first_writable {
+            return Err(refused());
+        }
+        self.views[0].overlays().ok_or_else(refused)?.set_overlay(source, shown)?;
+        self.indexes().map(drop)
     }
 }
 

@@ -114,7 +114,7 @@ pub fn copy(
     // Without modifiers, a field the source records a checksum for is known to be there
     // already without reading it.
     let (there, to_copy): (Vec<FieldEntry>, Vec<FieldEntry>) = fields.into_iter().partition(|field| {
-        let crc = field.location.crc32c.filter(|_| options.modifiers.is_empty() && !held.is_empty());
+        let crc = field.location.crc32c.filter(|_| options.modifiers.is_empty() && field.archived_in.is_none() && !held.is_empty());
         crc.is_some_and(|crc| held.get(&identity(entries_of(field))) == Some(&(field.location.length, Some(crc))))
     });
     report.already_there = there.len() as u64;
@@ -365,9 +365,10 @@ fn copy_field(
             ));
         }
     }
-    // The source's checksum was checked as the bytes were read; FDB5 records none.
+    // The source's checksum was checked as the bytes were read; FDB5 records none; a field
+    // read through an overlay had its keys set after that check.
     let crc = match field.location.crc32c {
-        Some(crc) if options.modifiers.is_empty() => crc,
+        Some(crc) if options.modifiers.is_empty() && field.archived_in.is_none() => crc,
         _ => crc32c(bytes),
     };
     let length = bytes.len() as u64;

@@ -353,6 +353,14 @@ impl FieldStore {
     fn wipe_collocations(&self, dataset: &Key, targets: BTreeSet<&Key>, doit: bool, report: &mut WipeReport) -> Result<()> {
         let Some(mut view) = self.catalogue().open(dataset)? else { return Ok(()) };
         let indexes = view.indexes()?;
+        // A collocation shown through an overlay only is another data set's to wipe.
+        let targets: BTreeSet<&Key> = targets.into_iter().filter(|c| indexes.iter().any(|i| *i.collocation == **c)).collect();
+        if targets.is_empty() {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!("nothing to wipe: data set {dataset} holds none of the collocations named (those listed are shown through an overlay: wipe them in the overlaid data set)"),
+            ));
+        }
         let (doomed, kept): (Vec<&IndexInfo>, Vec<&IndexInfo>) =
             indexes.iter().map(|i| i.as_ref()).partition(|i| targets.contains(&*i.collocation));
         let mut kept_uris = BTreeSet::new();

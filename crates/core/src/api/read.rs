@@ -147,14 +147,15 @@ impl FieldStore {
     /// for a data set locked against retrieval.
     pub fn read_fields(&self, fields: Vec<FieldEntry>) -> Result<DataReader> {
         let mut checked: Vec<&Key> = Vec::new();
-        for field in &fields {
-            if checked.contains(&&*field.dataset) {
+        // A field read through an overlay: the data set it was archived in is locked too.
+        for dataset in fields.iter().flat_map(|f| std::iter::once(&*f.dataset).chain(f.archived_in.as_deref())) {
+            if checked.contains(&dataset) {
                 continue;
             }
-            if self.catalogue().locks(&field.dataset)?.contains(&ControlAction::Retrieve) {
-                return Err(Error::new(ErrorKind::Locked, format!("data set {} is locked for retrieve", field.dataset)));
+            if self.catalogue().locks(dataset)?.contains(&ControlAction::Retrieve) {
+                return Err(Error::new(ErrorKind::Locked, format!("data set {dataset} is locked for retrieve")));
             }
-            checked.push(&field.dataset);
+            checked.push(dataset);
         }
         Ok(self.reader(fields))
     }

@@ -212,8 +212,10 @@ impl FieldStore {
                 // One reader at a time refreshes and reads a view; readers of other data sets go on.
                 let mut view = super::lock(&view);
                 let schema = self.parse_schema(view.schema_text(), &dataset)?;
-                resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut(), None)?;
-                view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default()
+                match resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut(), None)? {
+                    true => view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default(),
+                    false => Vec::new(),
+                }
             };
             self.resolve_overlaid(&mut r, &dataset, locked, &overlaid)?;
         }
@@ -259,14 +261,11 @@ impl FieldStore {
     }
 
     /// Matches the fields of the data sets overlaid onto `dataset` (newest overlay first) as
-    /// fields of `dataset`, after its own, which therefore hide theirs. One level: their own
+    /// fields of `dataset`, after its own, which therefore hide theirs (`dataset`'s own were
+    /// looked at: its key matched). One level: their own
     /// overlays are not followed, so overlays never loop. Each view is locked alone, after
     /// `dataset`'s was released: overlays naming each other cannot deadlock two readers.
     fn resolve_overlaid(&self, r: &mut Resolution<'_>, dataset: &Key, locked: bool, overlaid: &[Key]) -> Result<()> {
-        if r.options.depth <= 1 {
-            // The data set matched (or not) by its key alone.
-            return Ok(());
-        }
         for source in overlaid.iter().rev() {
             // An overlaid data set wiped (or not yet made again) shows nothing.
             let Some(view) = self.view(source)? else { continue };
@@ -288,7 +287,9 @@ impl FieldStore {
 }
 
 /// Matches one dataset: its key, then each index's collocation key, axes and entries; the
-/// view is `dataset`'s, or with `archived_in` that of a data set overlaid onto it.
+/// view is `dataset`'s, or with `archived_in` that of a data set overlaid onto it. Whether
+/// its fields were looked at (its key matched, no lock, below depth 1): only then are those
+/// of data sets overlaid onto it.
 fn resolve_dataset(
     r: &mut Resolution<'_>,
     dataset: &Key,
@@ -296,28 +297,28 @@ fn resolve_dataset(
     locked: bool,
     view: &mut dyn DatasetView,
     archived_in: Option<&Arc<Key>>,
-) -> Result<()> {
+) -> Result<bool> {
     r.known_keywords.extend(schema.keywords().into_iter().map(String::from));
     let ds_paths = schema.paths_for(dataset, None);
     let Some(first) = ds_paths.first() else {
         r.why.add(1, format!("data set {dataset} matches no rule of its own schema"));
-        return Ok(());
+        return Ok(false);
     };
     if let Some(m) = r.asked.first_mismatch(dataset, schema, &first.levels[..1])? {
         let matching = r.asked.matching_keywords(dataset, schema, &first.levels[..1])?;
         r.why.dataset_met(dataset, Some(matching));
         r.why.dataset_mismatch(m);
-        return Ok(());
+        return Ok(false);
     }
     r.why.dataset_met(dataset, None);
     if locked {
         let action = r.action.map_or("", ControlAction::name);
         r.why.add(5, format!("data set {dataset} is locked for {action}"));
-        return Ok(());
+        return Ok(false);
     }
     if r.options.depth <= 1 {
         push_once(&mut r.matches.datasets, dataset);
-        return Ok(());
+        return Ok(false);
     }
     let before = (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len());
     // Indexes of one collocation key share everything but their axes: plan each key once.
@@ -408,7 +409,7 @@ fn resolve_dataset(
     if (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len()) != before {
         push_once(&mut r.matches.datasets, dataset);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Adds `dataset` unless it was the last added: a data set and those overlaid onto it are
