@@ -69,12 +69,15 @@ pub enum Payload {
 }
 
 impl Payload {
-    /// The first GRIB message of the file at `path`, as the template.
-    pub fn from_template(path: &std::path::Path) -> fieldstore::Result<Payload> {
+    /// The first GRIB message of the file at `path`, as the template, with its `class` and
+    /// `expver` set once (fdb-hammer's `--class` and `--expver`): each field's message then
+    /// says what it is archived as.
+    pub fn from_template(path: &std::path::Path, class: &str, expver: &str) -> fieldstore::Result<Payload> {
         let bytes = std::fs::read(path).ctx("reading", path)?;
         let spans = fieldstore::grib::scan(&bytes, &path.display().to_string())?;
         let first = spans.first().ok_or_else(|| Error::new(ErrorKind::BadRequest, format!("{} holds no GRIB message", path.display())))?;
-        Ok(Payload::Grib(bytes[first.offset..first.offset + first.length].to_vec()))
+        let keys = [("class".to_string(), class.to_string()), ("expver".to_string(), expver.to_string())];
+        Ok(Payload::Grib(fieldstore::grib::modify(&bytes[first.offset..first.offset + first.length], &keys)?))
     }
 }
 

@@ -563,7 +563,7 @@ fn hammer_phase(a: &HammerArgs, config: Option<&std::path::Path>, place: &Place)
         Some(_) if check != Check::None => {
             bail!("--md-check and --full-check need a synthetic payload (--field-size), not a GRIB template")
         }
-        Some(path) => Payload::from_template(path)?,
+        Some(path) => Payload::from_template(path, &a.class, &a.expver)?,
         None => Payload::Synthetic(fieldstore_bench::payload::synthetic(a.field_size)),
     };
     // The first rank's members and steps: `share` gives this process's.

@@ -9,6 +9,7 @@ mod compare;
 mod dump;
 mod dump_index;
 mod dump_toc;
+mod hammer;
 mod hide;
 mod info;
 mod inspect;
@@ -47,6 +48,7 @@ const TOOLS: &[(&str, Tool)] = &[
     ("fdb-dump", dump::run),
     ("fdb-dump-index", dump_index::run),
     ("fdb-dump-toc", dump_toc::run),
+    ("fdb-hammer", hammer::run),
     ("fdb-hide", hide::run),
     ("fdb-info", info::run),
     ("fdb-inspect", inspect::run),
