@@ -238,6 +238,36 @@ fn the_binary_runs_as_fdb_list_under_that_name() {
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("fdb-nothing is not one of FDB5's tools"));
 }
 
+/// `--ignore-errors`: a data set that cannot be read is left out with a warning, the others
+/// listed (FDB5 5.25's `fdb-list` still stops at it, ignoring errors or not); without it the
+/// request fails, naming the damage.
+#[test]
+fn ignore_errors_leaves_out_a_damaged_data_set_with_a_warning() {
+    let site = Fdb5Site::new();
+    let toc = site.work.path().join("fdb/od:0001:oper:20231202:1200:g/toc");
+    let mut bytes = std::fs::read(&toc).unwrap();
+    // Inside the TOC's second record, an index record.
+    bytes[1300..1323].copy_from_slice(b"garbage-garbage-garbage");
+    std::fs::write(&toc, bytes).unwrap();
+    let run = |extra: &str| {
+        let command = format!("{BIN} --config fdb5.yaml fdb-list class=od,expver=1 --porcelain {extra}");
+        let out =
+            Command::new("bash").current_dir(site.work.path()).env_remove("FIELDSTORE_CONFIG").args(["-c", &command]).output().unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned(), out.status.code())
+    };
+    let failed = run("");
+    assert_eq!((failed.0.as_str(), failed.2), ("", Some(1)));
+    assert!(failed.1.contains("corrupt FDB5 TOC"), "{failed:?}");
+    let (listed, warned, code) = run("--ignore-errors");
+    assert_eq!((listed.lines().count(), code), (8, Some(0)), "{listed}");
+    assert!(listed.lines().all(|l| l.contains("date=20231201")));
+    assert!(
+        warned
+            .starts_with("Warning: data set class=od,expver=0001,stream=oper,date=20231202,time=1200,domain=g left out: corrupt FDB5 TOC"),
+        "{warned}"
+    );
+}
+
 /// `fdb-hammer` under its name (FDB5 5.25's own crashes at start, so there is nothing to
 /// compare with: docs/fdb5.md): FDB5's required options and refusals, then a write, a read and
 /// a list of one workload, each with FDB5's summary lines, the messages carrying the class and

@@ -245,14 +245,25 @@ struct ToolRequests {
     raw: bool,
 }
 
+/// The data sets `--ignore-errors` left out, said on standard error as FDB5 warns.
+impl Drop for ToolRequests {
+    fn drop(&mut self) {
+        for skipped in self.store.take_skipped() {
+            eprintln!("Warning: {skipped}");
+        }
+    }
+}
+
 impl ToolRequests {
     fn open(line: &CommandLine, default_minimum: &str) -> Result<ToolRequests, Failure> {
         let config = Config::resolve(line.value("config").map(Path::new))?;
         ToolRequests::open_on(fieldstore::open(&config)?, line, default_minimum)
     }
 
-    /// [`ToolRequests::open`] on a store already open.
+    /// [`ToolRequests::open`] on a store already open. With `--ignore-errors`, a data set that
+    /// cannot be read is left out with a warning (when the tool ends) instead of failing it.
     fn open_on(store: FieldStore, line: &CommandLine, default_minimum: &str) -> Result<ToolRequests, Failure> {
+        let store = if line.has("ignore-errors") { store.skipping_unreadable() } else { store };
         let minimum: Vec<&str> = line.value("minimum-keys").unwrap_or(default_minimum).split(',').filter(|k| !k.is_empty()).collect();
         if line.has("all") && !minimum.is_empty() {
             return Err(Failure::user("--all option (advanced for debugging) can only be used with no minimum keys"));

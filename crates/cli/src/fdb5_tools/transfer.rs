@@ -38,10 +38,11 @@ pub fn run_copy(args: &[String]) -> Result<(), Failure> {
     let line = CommandLine::parse(args, options).map_err(|e| Failure::usage(e, "fdb-copy", options))?;
     let Some(target) = line.value("target") else { return Err(Failure::user("Missing --target option")) };
     let source = fieldstore::open(&Config::resolve(line.value("source").or(line.value("config")).map(Path::new))?)?;
+    let tool;
     let (source, requests) = if line.has("from-list") {
-        let tool = ToolRequests::open_on(source, &line, "class,expver")?;
+        tool = ToolRequests::open_on(source, &line, "class,expver")?;
         let requests: Vec<Request> = tool.requests()?.into_iter().map(|(r, _)| r).collect();
-        (tool.store, requests)
+        (&tool.store, requests)
     } else {
         let mut requests = Vec::new();
         for path in &line.requests {
@@ -53,7 +54,7 @@ pub fn run_copy(args: &[String]) -> Result<(), Failure> {
                 requests.push(request);
             }
         }
-        (source, requests)
+        (&source, requests)
     };
     let copy = CopyOptions {
         modifiers: line.value("modifiers").map(fieldstore::GribOptions::parse_modifiers).transpose()?.unwrap_or_default(),
@@ -61,7 +62,7 @@ pub fn run_copy(args: &[String]) -> Result<(), Failure> {
         ..CopyOptions::default()
     };
     let target = fieldstore::open(&Config::from_file(Path::new(target))?)?;
-    match fieldstore::copy(&source, &target, &requests, &copy, &mut |_| {}) {
+    match fieldstore::copy(source, &target, &requests, &copy, &mut |_| {}) {
         Err(e) if e.kind() == fieldstore::ErrorKind::NotFound && line.has("ignore-no-data") => Ok(()),
         other => other.map(drop).map_err(Failure::from),
     }

@@ -81,6 +81,10 @@ pub struct FieldStore {
     archiver: Mutex<Option<Archiver>>,
     /// What sets the keys of fields read through an overlay ([`FieldRewriter`]).
     rewriter: Option<Arc<dyn FieldRewriter>>,
+    /// Whether requests leave out data sets that cannot be read (FDB5's `--ignore-errors`).
+    skip_unreadable: bool,
+    /// The data sets left out so, and why, until taken.
+    skipped: Mutex<Vec<String>>,
 }
 
 /// One writer: the files or objects it appends to and the entries it has yet to publish.
@@ -109,7 +113,28 @@ impl FieldStore {
             schemas: Mutex::new(HashMap::new()),
             views: Mutex::new(HashMap::new()),
         };
-        FieldStore { shared: Arc::new(shared), archiver: Mutex::new(None), rewriter: None }
+        FieldStore {
+            shared: Arc::new(shared),
+            archiver: Mutex::new(None),
+            rewriter: None,
+            skip_unreadable: false,
+            skipped: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The handle with requests leaving out the data sets they name that cannot be read
+    /// (damaged, found in two roots) instead of failing, as FDB5's tools do with
+    /// `--ignore-errors`: each is noted, with why, for [`FieldStore::take_skipped`]. A data set
+    /// whose reading fails once some of its fields were matched still fails the request.
+    pub fn skipping_unreadable(mut self) -> Self {
+        self.skip_unreadable = true;
+        self
+    }
+
+    /// The data sets left out since the last call, each with why
+    /// ([`FieldStore::skipping_unreadable`]).
+    pub fn take_skipped(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.skipped))
     }
 
     /// The handle with `rewriter` setting the keys of the fields it reads through an overlay

@@ -205,16 +205,27 @@ impl FieldStore {
                 // A data set that cannot be opened (found in two roots, damaged) fails the
                 // requests that may name it, not the others.
                 Err(_) if !self.may_name(&mut r.asked, &dataset)? => continue,
-                Err(e) => return Err(e),
+                Err(e) => {
+                    self.skip_unreadable(&dataset, e)?;
+                    continue;
+                }
             };
             let locked = self.locked_for(&dataset, action)?;
+            let matched_before = r.matches.sizes();
             let overlaid = {
                 // One reader at a time refreshes and reads a view; readers of other data sets go on.
                 let mut view = super::lock(&view);
                 let schema = self.parse_schema(view.schema_text(), &dataset)?;
-                match resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut(), None)? {
-                    true => view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default(),
-                    false => Vec::new(),
+                match resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut(), None) {
+                    Ok(true) => view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default(),
+                    Ok(false) => Vec::new(),
+                    // Failed before it added anything (its indexes could not be read): it may be
+                    // skipped; after, the request fails.
+                    Err(e) if r.matches.sizes() == matched_before => {
+                        self.skip_unreadable(&dataset, e)?;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
                 }
             };
             self.resolve_overlaid(&mut r, &dataset, locked, &overlaid)?;
@@ -251,7 +262,24 @@ impl FieldStore {
     }
 }
 
+impl Matches {
+    /// How much was matched: grows with every match.
+    fn sizes(&self) -> (usize, usize, usize, usize) {
+        (self.datasets.len(), self.collocations.len(), self.indexes.len(), self.fields.len())
+    }
+}
+
 impl FieldStore {
+    /// `error`, unless this handle skips data sets that cannot be read
+    /// ([`FieldStore::skipping_unreadable`]): then it is noted for [`FieldStore::take_skipped`].
+    fn skip_unreadable(&self, dataset: &Key, error: Error) -> Result<()> {
+        if !self.skip_unreadable {
+            return Err(error);
+        }
+        super::lock(&self.skipped).push(format!("data set {dataset} left out: {}", error.report()));
+        Ok(())
+    }
+
     /// Whether `dataset` is locked for `action` (never for none).
     fn locked_for(&self, dataset: &Key, action: Option<ControlAction>) -> Result<bool> {
         match action {
