@@ -54,8 +54,7 @@ pub fn run_status(args: &[String]) -> Result<(), Failure> {
 /// A data set as `fdb-status` prints it: its key, where it is, and its locks.
 pub fn print_status(out: &mut impl Write, fs: &FieldStore, dataset: &Key, locks: &BTreeSet<ControlAction>) -> Result<(), Failure> {
     writeln!(out, "Database: {{{}}}", dataset.display_non_empty())?;
-    let places = fs.where_is(&Request::parse(&dataset.to_string())?)?;
-    for location in places.iter().filter(|w| w.dataset == *dataset).flat_map(|w| &w.locations) {
+    for location in fs.dataset_where(dataset.clone()).locations {
         writeln!(out, "  location: {location}")?;
     }
     for action in LOCKS.iter().filter(|a| locks.contains(a)) {

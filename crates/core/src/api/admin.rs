@@ -599,15 +599,15 @@ impl FieldStore {
 
     /// Where each named dataset's catalogue and bytes live.
     pub fn where_is(&self, request: &Request) -> Result<Vec<WhereReport>> {
-        let datasets = self.all_datasets_matching(request)?;
-        datasets
-            .into_iter()
-            .map(|d| {
-                // A place that cannot be named is said by the description, as an error.
-                let locations = self.catalogue().locations(&d).unwrap_or_default();
-                Ok(WhereReport { catalogue: self.catalogue().describe(&d), store: self.store().describe(&d), locations, dataset: d })
-            })
-            .collect()
+        Ok(self.all_datasets_matching(request)?.into_iter().map(|d| self.dataset_where(d)).collect())
+    }
+
+    /// Where one data set's catalogue and bytes live (nothing is resolved: a tool that found
+    /// the data set already asks this once per data set).
+    pub fn dataset_where(&self, dataset: Key) -> WhereReport {
+        // A place that cannot be named is said by the description, as an error.
+        let locations = self.catalogue().locations(&dataset).unwrap_or_default();
+        WhereReport { catalogue: self.catalogue().describe(&dataset), store: self.store().describe(&dataset), locations, dataset }
     }
 
     /// Datasets a request names, locked or not (for control and where); none is an error
