@@ -239,6 +239,30 @@ class FieldStore:
         `doit`: one report per data set (its key, indexes and fields)."""
         return json.loads(self._native.hide(_request_text(request), doit))
 
+    def overlay(
+        self,
+        source: Request,
+        target: Request,
+        remove: bool = False,
+        force: bool = False,
+        variable_keys: Optional[Sequence[str]] = None,
+    ) -> Dict[str, Any]:
+        """Shows the data set `source` names as part of the one `target` names, whose key
+        differs only in `variable_keys` (class and expver), copying nothing (FDB5's
+        fdb-overlay): readers of the target then see the source's fields, read with the
+        target's keys set in each message. The target is made unless it exists (then
+        `force`); `remove` stops showing the source. Returns the source, the target, whether
+        the source is shown, whether the target was made, and the data sets overlaid now."""
+        keys = list(variable_keys) if variable_keys is not None else None
+        return json.loads(self._native.overlay(_request_text(source), _request_text(target), remove, force, keys))
+
+    def reindex_into(self, sink: "FieldStore", request: Request, ignore_no_data: bool = False) -> Dict[str, Any]:
+        """Indexes the fields `request` names again in the catalogue of `sink`, over their data
+        where it lies (FDB5's fdb-reindex): no byte is copied, so `sink`'s store must read
+        this store's data (the same root, bucket or pool; checked first). Returns the fields,
+        their bytes and the sink's data sets indexed."""
+        return json.loads(self._native.reindex_into(sink._native, _request_text(request), ignore_no_data))
+
     def copy_to(
         self,
         target: "FieldStore",

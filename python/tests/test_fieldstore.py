@@ -153,6 +153,32 @@ def test_copy_to_another_store_is_verified_and_resumed(store, grib_steps, tmp_pa
     assert sorted(e.key()["step"] for e in target.list({"class": "od", "expver": "0042"})) == sorted(str(s) for s in grib_steps)
 
 
+def test_overlay_shows_a_data_set_under_another_expver_and_reindex_indexes_it_again(store, root, grib_steps, tmp_path: Path):
+    for message in grib_steps.values():
+        store.archive(message)
+    store.flush()
+    # A field's identifier names its data set (the keywords below it are left out).
+    source = next(iter(store.list({"class": "od", "expver": "0001", "date": "20070424"}))).key()
+    target = {**source, "expver": "0002"}
+    shown = store.overlay(source, target)
+    assert shown["shown"] and shown["target_created"] and len(shown["overlaid"]) == 1
+    overlaid = store.retrieve({"class": "od", "expver": "0002", "date": "20070424", "step": 0}).read()
+    # Read with the target's expver set in the message, as FDB5 reads it; the stored bytes keep theirs.
+    assert len(overlaid) == len(grib_steps[0]) and b"0002" in overlaid and b"0002" not in grib_steps[0]
+    with pytest.raises(fieldstore.BadRequest, match="not allowed to differ"):
+        store.overlay(source, {**source, "stream": "enfo"})
+    removed = store.overlay(source, target, remove=True)
+    assert not removed["shown"] and removed["overlaid"] == []
+    assert list(store.list({"class": "od", "expver": "0002"})) == []
+    sink_config = {"catalogue": {"type": "posix", "root": str(tmp_path / "sink"), "create": True}, "store": {"type": "posix", "root": str(root)}}
+    sink = fieldstore.FieldStore(sink_config)
+    report = store.reindex_into(sink, {"class": "od", "expver": "0001"})
+    assert report["fields"] == len(grib_steps) and len(report["datasets"]) == 1
+    request = "class=od,expver=0001,date=20070424,step=12/0/6"
+    assert sink.retrieve(request).read() == store.retrieve(request).read()
+    assert not list((tmp_path / "sink").rglob("*.data")), "no data copied"
+
+
 def test_move_takes_data_sets_to_another_root_unless_a_writer_has_them_open(grib_steps, tmp_path: Path):
     tiers = [tmp_path / "tier1", tmp_path / "tier2"]
     for tier in tiers:

@@ -653,7 +653,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }),
         Command::Overlay { source, target, remove, force, variable_keys, json } => {
             let fs = open_existing(config)?;
-            let named = |text: &str| fdb5_tools::one_dataset(&fs, &Request::parse(text)?).map_err(fdb5_tools::Failure::into_error);
+            let named = |text: &str| fs.dataset_named(&Request::parse(text)?);
             let options = fieldstore::api::OverlayOptions { remove, force, variable_keys };
             output::print_json_or(&fs.overlay(&named(&source)?, &named(&target)?, &options)?, json, output::overlay_text)
         }

@@ -185,6 +185,37 @@ impl Handle {
         json(py.detach(|| self.store.hide(&request, doit)).map_err(to_py)?)
     }
 
+    /// Shows the data set `source` names as part of the one `target` names (FDB5's
+    /// fdb-overlay, [`fieldstore::FieldStore::overlay`]), or with `remove` no longer; the
+    /// report as JSON.
+    #[pyo3(signature = (source, target, remove=false, force=false, variable_keys=None))]
+    fn overlay(
+        &self,
+        py: Python<'_>,
+        source: &str,
+        target: &str,
+        remove: bool,
+        force: bool,
+        variable_keys: Option<Vec<String>>,
+    ) -> PyResult<String> {
+        let (source, target) = (self.request(source)?, self.request(target)?);
+        let mut options = fieldstore::api::OverlayOptions { remove, force, ..Default::default() };
+        if let Some(keys) = variable_keys {
+            options.variable_keys = keys;
+        }
+        let overlay = || self.store.overlay(&self.store.dataset_named(&source)?, &self.store.dataset_named(&target)?, &options);
+        json(py.detach(overlay).map_err(to_py)?)
+    }
+
+    /// Indexes the fields a request names again in the catalogue of `sink`, over their data
+    /// where it lies (FDB5's fdb-reindex, [`fieldstore::reindex`]); the report as JSON.
+    #[pyo3(signature = (sink, request, ignore_no_data=false))]
+    fn reindex_into(&self, py: Python<'_>, sink: &Handle, request: &str, ignore_no_data: bool) -> PyResult<String> {
+        sink.owner.check("FieldStore")?;
+        let request = self.request(request)?;
+        json(py.detach(|| fieldstore::reindex(&self.store, &sink.store, &[request], ignore_no_data, &mut |_, _| {})).map_err(to_py)?)
+    }
+
     /// Copies the fields a request names into the store `target` opens (FDB5's fdb-copy:
     /// resumable and verified, [`fieldstore::copy`]); the report as JSON.
     #[pyo3(signature = (target, request, modifiers=None, sort_by_location=false, read_back=false, batch_bytes=None))]

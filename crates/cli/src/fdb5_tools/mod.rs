@@ -129,8 +129,6 @@ pub fn run(tool: &str, args: &[String]) -> i32 {
     }
 }
 
-pub use root::one_dataset;
-
 /// Why a tool stopped.
 pub enum Failure {
     /// A command line FDB5 refuses: the message and the tool's usage, on standard output as
@@ -159,14 +157,6 @@ impl Failure {
 
     fn io(e: std::io::Error) -> Failure {
         Failure::Store(e.into())
-    }
-
-    /// The failure as fieldstore's own commands report errors.
-    pub fn into_error(self) -> anyhow::Error {
-        match self {
-            Failure::Usage(message, _) | Failure::User(message) | Failure::Unsupported(message) => anyhow::anyhow!(message),
-            Failure::Store(e) => e,
-        }
     }
 
     fn print(&self) {

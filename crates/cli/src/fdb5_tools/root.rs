@@ -5,7 +5,6 @@
 
 use std::io::Write;
 
-use fieldstore::schema::{Matcher, Schema};
 use fieldstore::{FieldStore, Key, Request};
 
 use super::options::{usage, CommandLine, Opt, Synopsis, Value};
@@ -50,15 +49,19 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
 /// error naming the first keyword missing.
 pub(super) fn dataset_key_named(store: &FieldStore, request: &Request) -> Result<Vec<String>, Failure> {
     let pairs = expanded(store, request, false);
-    dataset_key(store.schema(), &pairs).map_err(|missing| {
-        let given: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        Failure::User(format!("No parameter called '{missing}' in request read,{}", given.join(",")))
-    })
+    let value = |keyword: &str| pairs.iter().find(|(k, _)| k == keyword).map(|(_, v)| v.as_str());
+    match store.schema().dataset_level(value) {
+        Ok(key) => Ok(key.into_iter().map(|(k, v)| format!("{k}={v}")).collect()),
+        Err(missing) => {
+            let given: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            Err(Failure::User(format!("No parameter called '{missing}' in request read,{}", given.join(","))))
+        }
+    }
 }
 
 /// The one data set a request names, as FDB5's tools read a DB request: of a list of values,
 /// the first.
-pub fn one_dataset(store: &FieldStore, request: &Request) -> Result<Key, Failure> {
+pub(super) fn one_dataset(store: &FieldStore, request: &Request) -> Result<Key, Failure> {
     let pairs: Vec<String> = dataset_key_named(store, request)?
         .into_iter()
         .map(|pair| match pair.split_once('/') {
@@ -67,40 +70,4 @@ pub fn one_dataset(store: &FieldStore, request: &Request) -> Result<Key, Failure
         })
         .collect();
     Ok(Key::parse(&pairs.join(","))?)
-}
-
-/// The `k=v` pairs of the data set a request names: the first level of the first rule whose
-/// first level the request satisfies (every keyword it needs given, a value it lists), in the
-/// rule's order, the optional ones the request gives; else the first keyword the first rule
-/// needs and the request lacks.
-pub(super) fn dataset_key(schema: &Schema, pairs: &[(String, String)]) -> Result<Vec<String>, String> {
-    let value = |keyword: &str| pairs.iter().find(|(k, _)| k == keyword).map(|(_, v)| v.as_str());
-    let mut first_missing = None;
-    for rule in schema.rules() {
-        let mut key = Vec::new();
-        let mut satisfied = true;
-        for p in &rule.predicates {
-            match (&p.matcher, value(&p.keyword)) {
-                (Matcher::Optional(_) | Matcher::Hidden(_), None) => {}
-                (_, None) => {
-                    first_missing.get_or_insert_with(|| p.keyword.clone());
-                    satisfied = false;
-                    break;
-                }
-                (Matcher::AnyOf(values), Some(v)) if !v.split('/').all(|v| values.iter().any(|l| l == v)) => {
-                    satisfied = false;
-                    break;
-                }
-                (Matcher::Exclude(values), Some(v)) if v.split('/').any(|v| values.iter().any(|l| l == v)) => {
-                    satisfied = false;
-                    break;
-                }
-                (_, Some(v)) => key.push(format!("{}={v}", p.keyword)),
-            }
-        }
-        if satisfied {
-            return Ok(key);
-        }
-    }
-    Err(first_missing.unwrap_or_else(|| "class".to_string()))
 }

@@ -11,6 +11,8 @@ use super::FieldStore;
 use crate::backend::ControlAction;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
+use crate::request::Request;
+use crate::types::KeywordType;
 
 /// The keywords that may differ between an overlay's source and target unless told otherwise
 /// (FDB5's `--variable-keys` default).
@@ -108,6 +110,31 @@ impl FieldStore {
             target_created: !exists,
             overlaid: overlays.overlaid().to_vec(),
         })
+    }
+}
+
+impl FieldStore {
+    /// The one data set a request names whole, as FDB5's tools read a DB request: the
+    /// keywords of the data set level of the first schema rule it gives
+    /// ([`crate::schema::Schema::dataset_level`]), each with one value, canonical.
+    pub fn dataset_named(&self, request: &Request) -> Result<Key> {
+        let schema = self.schema();
+        let mut given: Vec<(&str, String)> = Vec::new();
+        for keyword in request.keywords() {
+            let ty = schema.global_types().iter().find(|(k, _)| k == keyword).map_or(KeywordType::Default, |(_, t)| *t);
+            given.push((keyword, request.values(keyword, ty)?.unwrap_or_default().join("/")));
+        }
+        let value = |keyword: &str| given.iter().find(|(k, _)| *k == keyword).map(|(_, v)| v.as_str());
+        let pairs = schema.dataset_level(value).map_err(|missing| {
+            Error::new(ErrorKind::BadRequest, format!("{request} names no data set: the schema's data sets need '{missing}'"))
+        })?;
+        if let Some((keyword, values)) = pairs.iter().find(|(_, v)| v.contains('/')) {
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("{request} names several data sets ({keyword}={values}): give one value"),
+            ));
+        }
+        Ok(Key::from_pairs(pairs))
     }
 }
 

@@ -158,6 +158,32 @@ impl Schema {
         &self.types
     }
 
+    /// The `(keyword, value)` pairs of the data set that values given per keyword name (FDB5's
+    /// reading of a DB request): the first level of the first rule whose first level they
+    /// satisfy (every keyword it needs given, each value one it allows; `/`-separated lists
+    /// too), in the rule's order, the optional keywords given; else the first keyword the
+    /// first rule needs and was not given.
+    pub fn dataset_level<'a>(&self, value: impl Fn(&str) -> Option<&'a str>) -> std::result::Result<Vec<(String, &'a str)>, String> {
+        let mut first_missing = None;
+        'rules: for rule in &self.rules {
+            let mut key = Vec::new();
+            for p in &rule.predicates {
+                match (&p.matcher, value(&p.keyword)) {
+                    (Matcher::Optional(_) | Matcher::Hidden(_), None) => {}
+                    (_, None) => {
+                        first_missing.get_or_insert_with(|| p.keyword.clone());
+                        continue 'rules;
+                    }
+                    (Matcher::AnyOf(values), Some(v)) if !v.split('/').all(|v| values.iter().any(|l| l == v)) => continue 'rules,
+                    (Matcher::Exclude(values), Some(v)) if v.split('/').any(|v| values.iter().any(|l| l == v)) => continue 'rules,
+                    (_, Some(v)) => key.push((p.keyword.clone(), v)),
+                }
+            }
+            return Ok(key);
+        }
+        Err(first_missing.unwrap_or_else(|| "class".to_string()))
+    }
+
     /// Checks nesting (dataset -> collocation -> one element rule).
     fn check_shape(&self) -> Result<()> {
         let err = |r: &Rule, m: &str| Error::SchemaSyntax {
