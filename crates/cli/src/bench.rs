@@ -394,7 +394,7 @@ fn processes(text: &str) -> fieldstore::Result<u32> {
 }
 
 /// A count argument, bounded before it sizes a loop or an allocation.
-fn count(text: &str) -> fieldstore::Result<usize> {
+pub(crate) fn count(text: &str) -> fieldstore::Result<usize> {
     let n: usize = text.parse().map_err(|e| not_a_number(text, "a count", e))?;
     match n <= MAX_COUNT {
         true => Ok(n),
@@ -404,7 +404,7 @@ fn count(text: &str) -> fieldstore::Result<usize> {
 
 /// The bytes of `counts` multiplied, fields of `field_size` bytes each, or an error where they
 /// would not fit in 64 bits.
-fn workload_bytes(counts: &[usize], field_size: usize) -> anyhow::Result<u64> {
+pub(crate) fn workload_bytes(counts: &[usize], field_size: usize) -> anyhow::Result<u64> {
     let total = counts.iter().chain([&field_size]).try_fold(1u64, |acc, &n| acc.checked_mul(n as u64));
     total.with_context(|| {
         format!(

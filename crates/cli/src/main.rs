@@ -269,8 +269,8 @@ Examples:\n  fieldstore copy --source fdb5-config.yaml --target s3.yaml class=od
     /// Index the fields requests name again in another config's catalogue, over their data where it lies (FDB5's fdb-reindex)
     #[command(after_help = "No byte of a field is copied: the sink lists and retrieves the fields from where they are, so its
 store must read the source's data (the same root, bucket or pool; checked first, one field per
-file or object). A wipe in either store then removes that data. A new catalogue over existing
-data: another catalogue backend, or one rebuilt.
+file or object). The sink's data sets are locked for wipe: the data is the source's. A new
+catalogue over existing data: another catalogue backend, or one rebuilt.
 Examples:\n  fieldstore --config posix.yaml reindex --sink rados-catalogue.yaml class=od,expver=0001
   fieldstore reindex --sink other.yaml class=od,expver=0001,date=20231201 --json")]
     Reindex {

@@ -192,7 +192,8 @@ pub fn print_copy(report: &fieldstore::CopyReport, seconds: f64, json: bool) -> 
 pub fn reindex_text(report: &fieldstore::ReindexReport) -> String {
     let datasets: Vec<String> = report.datasets.iter().map(braces).collect();
     let into = if datasets.is_empty() { String::new() } else { format!(" into {}", datasets.join(", ")) };
-    format!("indexed {} fields ({}, not copied){into}\n", report.fields, human_bytes(report.bytes))
+    let locked = if datasets.is_empty() { "" } else { "; locked for wipe there: the data is the source's" };
+    format!("indexed {} fields ({}, not copied){into}{locked}\n", report.fields, human_bytes(report.bytes))
 }
 
 /// A move's summary: each data set's directories before and after, and what was copied.

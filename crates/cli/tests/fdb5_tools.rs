@@ -826,6 +826,12 @@ fn fdb_reindex_indexes_again_over_the_same_data_as_fdb5_s_does() {
             .ends_with(".data")),
         "no data copied"
     );
+    // The sink owns none of that data: its wipe is refused, and the source keeps every field.
+    let wipe =
+        stores.outcome(&format!("{BIN} --config ours-sink.yaml"), "wipe class=od,expver=1,stream=oper,date=20231201,time=1200 --doit");
+    assert_eq!(wipe.1, Some(1), "{wipe:?}");
+    stores.run(&stores.ours_tool, "retrieve class=od,expver=1 -o source-after.grib");
+    assert_eq!(std::fs::read(work.join("source-after.grib")).unwrap(), std::fs::read(work.join("source.grib")).unwrap());
 }
 
 /// Every file under `dir`.

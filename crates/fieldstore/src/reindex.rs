@@ -5,12 +5,15 @@
 //! A new catalogue over existing data: another catalogue backend, a catalogue lost or
 //! damaged, or a catalogue on faster storage.
 //!
-//! The sink's data sets then name the source's data: a wipe of either removes that data.
+//! The sink's data sets then name the source's data, which they do not own: the reindex locks
+//! them for wipe (which purge and hide honour too), so that no wipe or purge of the sink removes
+//! the source's files, fields of the source not reindexed among them. Unlock them only to
+//! remove that data from both.
 
 use std::collections::BTreeSet;
 
 use fieldstore_core::error::ErrorKind;
-use fieldstore_core::{Error, FieldEntry, FieldStore, Key, ListOptions, Request, Result};
+use fieldstore_core::{ControlAction, Error, FieldEntry, FieldStore, Key, ListOptions, Request, Result};
 use serde::Serialize;
 
 /// What a reindex did.
@@ -20,7 +23,7 @@ pub struct ReindexReport {
     pub fields: u64,
     /// Their bytes, where they were (not copied).
     pub bytes: u64,
-    /// The sink's data sets that index them.
+    /// The sink's data sets that index them, each locked for wipe.
     pub datasets: Vec<Key>,
 }
 
@@ -29,7 +32,8 @@ pub struct ReindexReport {
 /// the source shows through an overlay are refused (their messages carry another data set's
 /// keys): reindex the overlaid data set. `progress` is told the fields done of the total.
 /// Before anything is indexed, the first field of each file or object the fields lie in is
-/// read through the sink's store, checksum checked. A request naming nothing is an error
+/// read through the sink's store (checksum checked where the source has one); after, the
+/// sink's data sets are locked for wipe: their data is the source's. A request naming nothing is an error
 /// unless `ignore_no_data`.
 pub fn reindex(
     source: &FieldStore,
@@ -55,13 +59,16 @@ pub fn reindex(
     let mut report = ReindexReport::default();
     let mut datasets = BTreeSet::new();
     for (done, field) in fields.into_iter().enumerate() {
-        archiver.reindex(&field.identifier(), field.location.clone())?;
+        datasets.insert(archiver.reindex(&field.identifier(), field.location.clone())?);
         report.fields += 1;
         report.bytes += field.location.length;
-        datasets.insert(Key::clone(&field.dataset));
         progress(done as u64 + 1, total);
     }
     archiver.flush()?;
+    for dataset in &datasets {
+        // The sink owns none of the data it now indexes.
+        sink.control(&Request::parse(&dataset.to_string())?, &[ControlAction::Wipe], Some(true))?;
+    }
     report.datasets = datasets.into_iter().collect();
     Ok(report)
 }
@@ -83,8 +90,8 @@ fn listed(source: &FieldStore, requests: &[Request], ignore_no_data: bool) -> Re
 }
 
 /// Reads the first field of each file or object through the sink's store, checking the
-/// checksum the source recorded: the sink must serve what it will index (one field each, so a
-/// reindex reads a small part of the data, not all of it).
+/// checksum the source recorded where it recorded one (FDB5 records none): the sink must serve
+/// what it will index (one field per file; with an object per field, every field).
 fn check_sink_reads(sink: &FieldStore, fields: &[FieldEntry]) -> Result<()> {
     let mut uris = BTreeSet::new();
     let firsts: Vec<FieldEntry> = fields.iter().filter(|f| uris.insert(f.location.uri.clone())).cloned().collect();

@@ -92,27 +92,35 @@ fn workload(line: &CommandLine) -> Result<Hammer, Failure> {
     let [template] = line.requests.as_slice() else {
         return Err(Failure::user("give one GRIB file, the template of every field written (<grib_path>)"));
     };
+    // Bounded as bench hammer's are, before they size a loop or a sum.
     let count = |name: &str, default: usize| -> Result<usize, Failure> {
         match line.value(name) {
             None => Ok(default),
-            Some(text) => text.parse().map_err(|_| Failure::User(format!("--{name}={text}: give a whole number, 0 or more"))),
+            Some(text) => crate::bench::count(text).map_err(|e| Failure::User(format!("--{name}={text}: {}", fieldstore::Report::of(&e)))),
         }
     };
     let levels: Option<Vec<String>> = line.value("levels").map(|l| l.split(',').map(str::to_string).collect());
     let (class, expver) = (line.value("class").unwrap_or_default(), line.value("expver").unwrap_or_default());
+    let payload = Payload::from_template(std::path::Path::new(template), class, expver)?;
+    let field_bytes = match &payload {
+        Payload::Grib(message) => message.len(),
+        Payload::Synthetic(bytes) => bytes.len(),
+    };
+    let nlevels = levels.as_ref().map_or(count("nlevels", 0), |l| Ok(l.len()))?;
+    crate::bench::workload_bytes(&[count("nsteps", 0)?, nlevels, count("nparams", 0)?, count("nensembles", 1)?], field_bytes)?;
     Ok(Hammer {
         class: class.to_string(),
         expver: expver.to_string(),
         nsteps: count("nsteps", 0)?,
         step: count("step", 0)?,
-        nlevels: levels.as_ref().map_or(count("nlevels", 0), |l| Ok(l.len()))?,
+        nlevels,
         level: count("level", 1)?,
         levels,
         nparams: count("nparams", 0)?,
         params: None,
         nensembles: count("nensembles", 1)?,
         number: count("number", 1)?,
-        payload: Payload::from_template(std::path::Path::new(template), class, expver)?,
+        payload,
         check: Check::None,
         itt: None,
     })

@@ -270,12 +270,15 @@ impl Archiver {
 
     /// Indexes a field already stored at `location` (one this handle's store reads) under a
     /// full identifier, writing no data (FDB5's `reindex`): it becomes visible at the next
-    /// [`Archiver::flush`], as an archived field does.
-    pub fn reindex(&mut self, identifier: &Key, location: FieldLocation) -> Result<()> {
+    /// [`Archiver::flush`], as an archived field does. Returns the data set it goes into.
+    /// Reindex with an archiver of its own: fields archived by the same one into the same data
+    /// set would share a commit with fields that may carry no checksum, which a crash
+    /// recovery could then not check.
+    pub fn reindex(&mut self, identifier: &Key, location: FieldLocation) -> Result<Key> {
         let (split, schema) = self.split_for_writing(identifier)?;
         self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
         self.pending_fields += 1;
-        Ok(())
+        Ok(Key::clone(&split.dataset))
     }
 
     /// An identifier split by the schema of the data set it goes into (its stored one if it

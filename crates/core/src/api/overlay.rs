@@ -122,7 +122,10 @@ impl FieldStore {
         let mut given: Vec<(&str, String)> = Vec::new();
         for keyword in request.keywords() {
             let ty = schema.global_types().iter().find(|(k, _)| k == keyword).map_or(KeywordType::Default, |(_, t)| *t);
-            given.push((keyword, request.values(keyword, ty)?.unwrap_or_default().join("/")));
+            // `k=all` names no one value: as if not given.
+            if let Some(values) = request.values(keyword, ty)? {
+                given.push((keyword, values.join("/")));
+            }
         }
         let value = |keyword: &str| given.iter().find(|(k, _)| *k == keyword).map(|(_, v)| v.as_str());
         let pairs = schema.dataset_level(value).map_err(|missing| {

@@ -276,7 +276,12 @@ impl FieldStore {
         if !self.skip_unreadable {
             return Err(error);
         }
-        super::lock(&self.skipped).push(format!("data set {dataset} left out: {}", error.report()));
+        let note = format!("data set {dataset} left out: {}", error.report());
+        let mut skipped = super::lock(&self.skipped);
+        // A tool resolving again (or request by request) says it once.
+        if !skipped.contains(&note) {
+            skipped.push(note);
+        }
         Ok(())
     }
 
