@@ -5,7 +5,8 @@ set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/packages.sh"
 
-ensure_packages libeccodes-dev libeccodes-tools pkg-config gcc util-linux
+# openssl and curl: the remote tests make certificates and read a server as curl does.
+ensure_packages libeccodes-dev libeccodes-tools pkg-config gcc util-linux openssl curl
 
 if ! command -v cargo >/dev/null 2>&1; then
   if [[ -x $HOME/.cargo/bin/cargo ]]; then

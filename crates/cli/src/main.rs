@@ -348,6 +348,51 @@ Examples:\n  fieldstore --config fdb5-config.yaml move --dest /data/tier2 class=
         #[arg(long)]
         json: bool,
     },
+    /// Serve the configured store to remote clients (type: remote configs, curl): HTTP/2 and
+    /// HTTP/1.1 over TLS, callers known by their tokens; runs until SIGTERM or SIGINT
+    #[command(
+        after_help = "Examples:\n  fieldstore --config store.yaml serve --listen 0.0.0.0:8443 --tls-certificate server.pem --tls-key server.key --access access.yaml
+  fieldstore serve --listen 127.0.0.1:0    # loopback, no TLS, anyone: for trying it out
+
+Prints `listening on ADDRESS` once it listens; logs JSON lines to standard error (FIELDSTORE_LOG=debug for more).
+docs/remote.md: the protocol, the access file, deployment."
+    )]
+    Serve {
+        /// Address to listen on (port 0: any free port)
+        #[arg(long, default_value = "127.0.0.1:8443")]
+        listen: std::net::SocketAddr,
+        /// The server's TLS certificate chain (PEM)
+        #[arg(long, requires = "tls_key")]
+        tls_certificate: Option<PathBuf>,
+        /// The private key of --tls-certificate (PEM)
+        #[arg(long, requires = "tls_certificate")]
+        tls_key: Option<PathBuf>,
+        /// Only clients presenting a certificate this CA signed may connect (mutual TLS)
+        #[arg(long, requires = "tls_certificate")]
+        client_ca: Option<PathBuf>,
+        /// Who may do what (YAML: identities, their tokens' SHA-256, patterns per permission);
+        /// without one anyone may do anything, and the server listens on loopback only
+        #[arg(long)]
+        access: Option<PathBuf>,
+        /// Listen beyond loopback even without TLS or without --access
+        #[arg(long)]
+        insecure_anywhere: bool,
+        /// The longest field an archive may carry, in bytes
+        #[arg(long, default_value_t = 1 << 30)]
+        max_field: u64,
+        /// Log text lines instead of JSON lines
+        #[arg(long)]
+        text_logs: bool,
+    },
+    /// Make a new bearer token for a server's caller, and its identity for the access file
+    #[command(after_help = "Examples:\n  fieldstore token --name operations")]
+    Token {
+        /// The identity's name, in the server's logs and errors
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Write GRIB fields made from ecCodes' samples (for trying fieldstore out and for tests)
     #[command(after_help = "Examples:\n  fieldstore sample --steps 0/to/24/by/6 --params t/u/v -o fc.grib
   fieldstore sample --stream enfo --type pf --numbers 1/to/10 -o ens.grib")]
@@ -719,6 +764,34 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             output::print_json_or(&made, json, |made| match made.as_slice() {
                 [] => "every configured root is there: none made\n".into(),
                 made => made.iter().map(|root| format!("made root {root}\n")).collect(),
+            })
+        }
+        Command::Serve { listen, tls_certificate, tls_key, client_ca, access, insecure_anywhere, max_field, text_logs } => {
+            fieldstore_server::log_to_stderr(!text_logs);
+            let tls = tls_certificate.zip(tls_key).map(|(certificate, key)| fieldstore_server::TlsFiles { certificate, key, client_ca });
+            let access = access.as_deref().map(fieldstore_server::Access::load).transpose()?.unwrap_or(fieldstore_server::Access::Open);
+            let options = fieldstore_server::ServeOptions { listen, tls, access, insecure_anywhere, max_field };
+            let fs = open(config)?;
+            fieldstore_server::serve(fs, options, |address| {
+                // Tests and scripts read the port from this line, at once.
+                println!("listening on {address}");
+                let _ = std::io::stdout().flush();
+            })?;
+            Ok(())
+        }
+        Command::Token { name, json } => {
+            let token = fieldstore_server::new_token();
+            let identity =
+                serde_json::json!({"name": name, "token_sha256": fieldstore_server::token_hash(&token), "allow": {"read": ["*"]}});
+            let both = serde_json::json!({"token": token, "identity": identity});
+            output::print_json_or(&both, json, |both| {
+                let (token, hash) = (&both["token"], &both["identity"]["token_sha256"]);
+                let name = &both["identity"]["name"];
+                format!(
+                    "token (give it to the caller, keep it nowhere else): {}\nidentity for the access file (edit its patterns):\n  - name: {name}\n    token_sha256: {}\n    allow:\n      read: [\"*\"]\n",
+                    token.as_str().unwrap_or_default(),
+                    hash.as_str().unwrap_or_default()
+                )
             })
         }
         Command::Sample(args) => sample::run(&args),

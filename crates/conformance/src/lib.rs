@@ -55,6 +55,36 @@ pub struct Site {
     pub catalogue_described_by: Vec<String>,
     /// The factories that open the sections.
     backends: Vec<&'static Factory>,
+    /// A site served: the servers in this process, and the site they serve.
+    served: Option<Served>,
+}
+
+/// What a served site keeps running ([`Site::served`]).
+struct Served {
+    /// The site served.
+    inner: Box<Site>,
+    /// Its server, and those of [`Site::open_with_schema`], stopped with the site.
+    servers: std::sync::Mutex<Vec<fieldstore_server::Background>>,
+}
+
+/// A server in this process over `fs`, on loopback, without TLS or tokens (the tests of the
+/// server itself check those).
+fn serve(fs: FieldStore) -> fieldstore_server::Background {
+    let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let options = fieldstore_server::ServeOptions {
+        listen,
+        tls: None,
+        access: fieldstore_server::Access::Open,
+        insecure_anywhere: false,
+        max_field: 1 << 30,
+    };
+    fieldstore_server::Background::start(fs, options).expect("a server starts")
+}
+
+/// The config sections of a client of a server at `address`.
+fn remote_sections(address: std::net::SocketAddr) -> String {
+    let section = format!("{{type: remote, endpoint: 'http://{address}'}}");
+    format!("catalogue: {section}\nstore: {section}\n")
 }
 
 impl Site {
@@ -65,7 +95,33 @@ impl Site {
         let sections = sections(dir.path());
         let config = dir.path().join("config.yaml");
         std::fs::write(&config, &sections).expect("the site's config file");
-        Site { name: name.into(), dir, sections, config, grouping, catalogue_described_by: Vec::new(), backends: BACKENDS.to_vec() }
+        Site {
+            name: name.into(),
+            dir,
+            sections,
+            config,
+            grouping,
+            catalogue_described_by: Vec::new(),
+            backends: BACKENDS.to_vec(),
+            served: None,
+        }
+    }
+
+    /// `inner` served by a server in this process, the site a client of it (`type: remote`):
+    /// every property then holds through the server as it does on `inner`.
+    pub fn served(inner: Site) -> Site {
+        let server = serve(inner.open());
+        // Each flush through a server is one archive request, written by an archiver of its
+        // own: files are per flush, not per writer.
+        let grouping = match inner.grouping {
+            Grouping::Writer => Grouping::Flush,
+            other => other,
+        };
+        let mut site = Site::new(&format!("served {}", inner.name), grouping, |_| remote_sections(server.address));
+        // `where` through a server says where the server keeps the data set.
+        site.catalogue_described_by = inner.catalogue_described_by.clone();
+        site.served = Some(Served { inner: Box::new(inner), servers: std::sync::Mutex::new(vec![server]) });
+        site
     }
 
     /// The site, its sections opened by `backends` instead of this build's.
@@ -80,6 +136,13 @@ impl Site {
 
     /// Opens the site with a config that names a schema file.
     pub fn open_with_schema(&self, schema: &Path) -> FieldStore {
+        if let Some(served) = &self.served {
+            // The server's config names the schema: one more server, over the same storage.
+            let server = serve(served.inner.open_with_schema(schema));
+            let config = Config::parse(&self.name, &remote_sections(server.address)).expect("a remote config");
+            served.servers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(server);
+            return fieldstore::open_with(&config, &self.backends).expect("the site opens");
+        }
         let yaml = format!("schema: {}\n{}", schema.display(), self.sections);
         fieldstore::open_with(&Config::parse(&self.name, &yaml).expect("the site's config"), &self.backends).expect("the site opens")
     }

@@ -49,6 +49,12 @@ pub fn pairing(catalogue: &str, store: &str) -> Option<Site> {
     Some(site)
 }
 
+/// The pairing of two kinds served by a server in this process ([`Site::served`]), its
+/// clients `type: remote`.
+pub fn served(catalogue: &str, store: &str) -> Option<Site> {
+    pairing(catalogue, store).map(Site::served)
+}
+
 /// A backend's config section for a site in `dir`.
 fn section(kind: &str, dir: &Path) -> String {
     match kind {

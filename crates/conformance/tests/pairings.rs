@@ -1,5 +1,7 @@
 //! The conformance suite on every in-tree pairing: one test per pairing and property
-//! (`posix_rados::locks_wipe_and_where`), skipped with a message where a service is missing.
+//! (`posix_rados::locks_wipe_and_where`), skipped with a message where a service is missing;
+//! and through `fieldstore serve` (`served_*`: a server in the test over the pairing, the
+//! handles its `type: remote` clients).
 
 use fieldstore_conformance::pairing_tests;
 
@@ -28,6 +30,9 @@ pairing_tests!(s3_buckets_s3_buckets, fieldstore_conformance::sites::pairing("s3
 pairing_tests!(s3_seaweed_buckets_s3_seaweed_buckets, fieldstore_conformance::sites::pairing("s3-seaweed-buckets", "s3-seaweed-buckets"));
 pairing_tests!(s3_s3_packed, fieldstore_conformance::sites::pairing("s3", "s3-packed"));
 pairing_tests!(s3_seaweed_s3_seaweed_packed, fieldstore_conformance::sites::pairing("s3-seaweed", "s3-seaweed-packed"));
+pairing_tests!(served_posix_posix, fieldstore_conformance::sites::served("posix", "posix"));
+pairing_tests!(served_rados_s3, fieldstore_conformance::sites::served("rados", "s3"));
+pairing_tests!(served_daos_daos, fieldstore_conformance::sites::served("daos", "daos"));
 
 /// The pairings above are every pairing of the backends this build has: a backend added to
 /// `fieldstore::BACKENDS` fails here until its pairings join the list. `fdb5` reads FDB5's
@@ -36,7 +41,7 @@ pairing_tests!(s3_seaweed_s3_seaweed_packed, fieldstore_conformance::sites::pair
 /// crates/cli/tests/fdb5_parity.rs).
 #[test]
 fn every_backend_of_this_build_is_paired() {
-    let (paired, read_only) = (["posix", "rados", "daos", "s3"], ["fdb5"]);
+    let (paired, read_only) = (["posix", "remote", "rados", "daos", "s3"], ["fdb5"]);
     let built: Vec<&str> = fieldstore::BACKENDS.iter().map(|f| f.name).filter(|n| !read_only.contains(n)).collect();
     assert_eq!(built, paired, "pair every backend of fieldstore::BACKENDS in tests/pairings.rs");
     assert!(read_only.iter().all(|r| fieldstore::BACKENDS.iter().any(|f| f.name == *r)), "the read-only backends are built");

@@ -31,7 +31,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::axis::AxisValues;
 use crate::error::Result;
@@ -46,7 +46,7 @@ use crate::key::Key;
 /// sets it before the catalogue records the location); stores never compute it, so no
 /// field's bytes are summed twice. Every field fieldstore archives has one; a field of a
 /// system that keeps none (FDB5's databases, read in place) has `None`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FieldLocation {
     /// The file or object holding the bytes, as the store names it (opaque to catalogues).
     pub uri: Arc<str>,
@@ -250,7 +250,7 @@ impl StartedRead for ReadDone {
 }
 
 /// Operations that `control` can lock per dataset.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ControlAction {
     /// Archiving new fields into the dataset.
@@ -354,6 +354,13 @@ pub trait Catalogue: Send + Sync {
     fn own_files(&self) -> Option<&dyn CatalogueFiles> {
         None
     }
+    /// The server that answers for this catalogue, if another process serves it
+    /// ([`crate::api::Remote`], an optional capability): a [`crate::api::FieldStore`] over it
+    /// sends every call there, and uses no other method of it but [`Catalogue::locks`].
+    /// Default: `None`.
+    fn remote(&self) -> Option<&dyn crate::api::Remote> {
+        None
+    }
 }
 
 /// An optional capability of a catalogue or store ([`Catalogue::root`], [`Store::root`]): it
@@ -402,7 +409,7 @@ pub trait CatalogueFiles: Send + Sync {
 
 /// What a catalogue keeps for a data set, counted and sized ([`CatalogueFiles::usage`]);
 /// `None` where the catalogue cannot tell (an object store's sizes, for one).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogueUsage {
     /// Records of its table of contents or log (FDB5's "TOC records").
     pub records: Option<u64>,
@@ -528,7 +535,7 @@ pub trait Overlays: Send {
 }
 
 /// What a compaction of one data set did ([`DatasetView::compact`]).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Compaction {
     /// Visible indexes before.
     pub indexes_before: u64,

@@ -160,7 +160,7 @@ pub enum Error {
 }
 
 /// What kind of failure an error is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -186,6 +186,9 @@ pub enum ErrorKind {
     Unsupported,
     /// Another party changed the data meanwhile (a data set wiped under a writer).
     Conflict,
+    /// The caller is not known, or may not do this (a server's authentication and
+    /// authorisation).
+    Denied,
 }
 
 impl Error {

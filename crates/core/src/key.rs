@@ -269,6 +269,33 @@ impl serde::Serialize for Key {
     }
 }
 
+/// Reads the JSON object [`Key`]'s `Serialize` writes, in its order, each keyword and value
+/// checked as [`Key::parse`] checks them.
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Pairs;
+        impl<'de> serde::de::Visitor<'de> for Pairs {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key: an object of keyword to value")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> std::result::Result<Key, M::Error> {
+                let mut pairs: Vec<(String, String)> = Vec::new();
+                while let Some((keyword, value)) = map.next_entry::<String, String>()? {
+                    if pairs.iter().any(|(k, _)| *k == keyword) {
+                        return Err(serde::de::Error::custom(format!("keyword '{keyword}' given twice")));
+                    }
+                    validate_keyword(&keyword).map_err(serde::de::Error::custom)?;
+                    validate_value(&keyword, &value).map_err(serde::de::Error::custom)?;
+                    pairs.push((keyword, value));
+                }
+                Ok(Key::from_pairs(pairs))
+            }
+        }
+        deserializer.deserialize_map(Pairs)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

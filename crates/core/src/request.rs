@@ -257,6 +257,8 @@ impl std::fmt::Display for Values {
                 f.write_str("/")?;
             }
             match item {
+                // Quoted where it would start a comment, so that the text parses back.
+                ValueItem::Single(s) if s.contains('#') => write!(f, "\"{s}\"")?,
                 ValueItem::Single(s) => f.write_str(s)?,
                 ValueItem::Range { from, to, by: None } => write!(f, "{from}/to/{to}")?,
                 ValueItem::Range { from, to, by: Some(b) } => write!(f, "{from}/to/{to}/by/{b}")?,

@@ -42,6 +42,7 @@ pub use fieldstore_objects as objects;
 pub use fieldstore_posix as posix;
 #[cfg(feature = "rados")]
 pub use fieldstore_rados as rados;
+pub use fieldstore_remote as remote;
 #[cfg(feature = "s3")]
 pub use fieldstore_s3 as s3;
 
@@ -60,11 +61,12 @@ pub use reindex::{reindex, ReindexReport};
 use fieldstore_core::factory::{Factory, PoolSection, Section};
 
 /// The backends this build has, by their `type:` name: POSIX always, FDB5's databases read in
-/// place (`fdb5`) always, RADOS, DAOS and S3 (each a catalogue, a store and an object pool)
+/// place (`fdb5`) always, a server's (`remote`, `fieldstore serve`) always, RADOS, DAOS and S3 (each a catalogue, a store and an object pool)
 /// with their cargo features (all on by default).
 pub const BACKENDS: &[&Factory] = &[
     &fieldstore_posix::FACTORY,
     &fieldstore_fdb5::FACTORY,
+    &fieldstore_remote::FACTORY,
     #[cfg(feature = "rados")]
     &fieldstore_rados::FACTORY,
     #[cfg(feature = "daos")]
@@ -82,11 +84,18 @@ pub fn open(config: &Config) -> Result<FieldStore> {
 /// instead of this build's (a backend of one's own, its conformance tests).
 pub fn open_with(config: &Config, backends: &[&Factory]) -> Result<FieldStore> {
     grib::install_param_resolver();
-    let schema = config.load_schema()?;
     let catalogue = factory::open_catalogue(backends, &Section { name: "catalogue", config: &config.catalogue, source: &config.source })?;
     let store = factory::open_store(backends, &Section { name: "store", config: &config.store, source: &config.source })?;
     // Fields read through an overlay carry the target's keys, as FDB5 returns them.
     let rewriter = std::sync::Arc::new(grib::GribKeysRewriter);
+    if let Some(remote) = catalogue.remote() {
+        check_remote_pairing(config)?;
+        // Identifiers split as the server splits them: with its schema.
+        let text: String = api::call(remote, api::Operation::Schema)?;
+        let schema = Schema::parse(&format!("the schema of server {}", remote.endpoint()), &text)?;
+        return Ok(FieldStore::new(schema, catalogue, store).with_field_rewriter(rewriter));
+    }
+    let schema = config.load_schema()?;
     if config.read_also.is_empty() {
         return Ok(FieldStore::new(schema, catalogue, store).with_field_rewriter(rewriter));
     }
@@ -98,6 +107,25 @@ pub fn open_with(config: &Config, backends: &[&Factory]) -> Result<FieldStore> {
     }
     let catalogue = Box::new(union::UnionCatalogue::new(catalogue, catalogues));
     Ok(FieldStore::new(schema, catalogue, Box::new(union::UnionStore::new(store, stores))).with_field_rewriter(rewriter))
+}
+
+/// A remote catalogue's fields are the server's: its store must be the same server's, and
+/// nothing is read beside it (the server's own config says what it reads beside).
+fn check_remote_pairing(config: &Config) -> Result<()> {
+    let same_server = config.store.kind == "remote" && config.store.options.get("endpoint") == config.catalogue.options.get("endpoint");
+    if !same_server {
+        return Err(Error::config(
+            &config.source,
+            "a remote catalogue needs the same server's store: store: {type: remote} with the same endpoint",
+        ));
+    }
+    if config.schema.is_some() || !config.read_also.is_empty() {
+        return Err(Error::config(
+            &config.source,
+            "a remote config takes its schema and what is read beside from the server: no schema or read_also here",
+        ));
+    }
+    Ok(())
 }
 
 /// How to reach the pools [`open_object_pool`] names: the options of every backend's pools,

@@ -2,9 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::{FieldStore, ListOptions, Matches};
+use super::remote::{call, AxesAnswer};
+use super::{FieldStore, ListOptions, Matches, Operation};
 use crate::backend::{CatalogueUsage, Compaction, ControlAction, IndexInfo, Unused};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
@@ -21,7 +22,7 @@ pub const WIPE_MINIMUM_KEYS: [&str; 2] = ["class", "expver"];
 pub const MINIMUM_KEYS_TO_CHANGE: [&str; 5] = ["class", "expver", "stream", "date", "time"];
 
 /// What a wipe removed, or would remove when not done.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct WipeReport {
     /// Whether anything was removed: false for a dry run, which only reports.
     pub done: bool,
@@ -47,7 +48,7 @@ pub struct WipeReport {
 }
 
 /// What a purge reclaimed, or would reclaim when not done.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct PurgeReport {
     /// Whether anything was removed: false for a dry run, which only reports.
     pub done: bool,
@@ -81,7 +82,7 @@ pub struct PurgeReport {
 
 /// One data set's catalogue as readers see it ([`FieldStore::dump`]): where it is kept and
 /// its visible indexes, newest first.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct DatasetDump {
     /// The data set.
     pub dataset: Key,
@@ -94,7 +95,7 @@ pub struct DatasetDump {
 }
 
 /// One visible index of a data set ([`DatasetDump::indexes`]).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct IndexDump {
     /// The catalogue's identity of it.
     pub id: String,
@@ -112,7 +113,7 @@ pub struct IndexDump {
 }
 
 /// What a hide did, or would do, to one data set ([`FieldStore::hide`]).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct HideReport {
     /// Whether the fields were hidden: false for a dry run, which only reports.
     pub done: bool,
@@ -125,7 +126,7 @@ pub struct HideReport {
 }
 
 /// One index of a purged data set ([`PurgeReport::indexes`]).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct IndexPurge {
     /// Its data set.
     pub dataset: Key,
@@ -146,14 +147,14 @@ pub struct IndexPurge {
 }
 
 /// What a compaction did ([`FieldStore::compact`]), per data set.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct CompactReport {
     /// Each data set compacted, with what was done there.
     pub datasets: Vec<DatasetCompaction>,
 }
 
 /// What a compaction did in one data set.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct DatasetCompaction {
     /// The data set.
     pub dataset: Key,
@@ -163,7 +164,7 @@ pub struct DatasetCompaction {
 }
 
 /// Counts of what a request names ([`FieldStore::stats`]).
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct StatsReport {
     /// Datasets the request names.
     pub datasets: u64,
@@ -185,7 +186,7 @@ pub struct StatsReport {
 }
 
 /// Where one dataset lives ([`FieldStore::where_is`]).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct WhereReport {
     /// The dataset's key.
     pub dataset: Key,
@@ -226,7 +227,10 @@ impl FieldStore {
     }
 
     /// [`FieldStore::axes`], or with `whole_indexes` [`FieldStore::index_axes`].
-    fn axes_of(&self, request: &Request, whole_indexes: bool) -> Result<(Axes, Option<String>)> {
+    pub(super) fn axes_of(&self, request: &Request, whole_indexes: bool) -> Result<(Axes, Option<String>)> {
+        if let Some(remote) = self.remote() {
+            return call::<AxesAnswer>(remote, Operation::Axes { request: request.to_string(), whole_indexes });
+        }
         let matches = self.resolve(request, ListOptions { depth: 2, ..ListOptions::default() }, Some(ControlAction::List))?;
         let mut axes: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for (dataset, coll) in &matches.collocations {
@@ -261,6 +265,17 @@ impl FieldStore {
     /// Removes whole datasets, or the collocations a request names (FDB5's `wipe`). Nothing
     /// is removed unless `doit`.
     pub fn wipe(&self, request: &Request, doit: bool) -> Result<WipeReport> {
+        if let Some(remote) = self.remote() {
+            // As below: what this handle archived goes first, and its archiver is made anew.
+            if doit {
+                self.flush()?;
+            }
+            let report = call(remote, Operation::Wipe { request: request.to_string(), doit });
+            if doit {
+                *super::lock(&self.archiver) = None;
+            }
+            return report;
+        }
         naming_minimum_keys(request, "wipe")?;
         let by_dataset = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = by_dataset.explanation {
@@ -406,6 +421,9 @@ impl FieldStore {
     /// into the data sets purged; fieldstore keeps what they archive (on POSIX, where file
     /// systems support `flock`).
     pub fn purge(&self, request: &Request, doit: bool) -> Result<PurgeReport> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::Purge { request: request.to_string(), doit });
+        }
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = datasets.explanation {
             return Err(Error::new(ErrorKind::NotFound, format!("nothing to purge: {why}")));
@@ -463,6 +481,9 @@ impl FieldStore {
     /// nothing any reader sees (docs/consistency.md, "Compaction"): a new reader then reads
     /// fewer index objects. A data set locked for archiving is left as it is.
     pub fn compact(&self, request: &Request) -> Result<CompactReport> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::Compact { request: request.to_string() });
+        }
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Archive))?;
         if let Some(why) = datasets.explanation {
             return Err(Error::new(ErrorKind::NotFound, format!("nothing to compact: {why}")));
@@ -479,6 +500,9 @@ impl FieldStore {
     /// (`fieldstore dump`): each data set's visible indexes, newest first, with their places,
     /// field counts and axes, and with `entries` every entry's element key and location.
     pub fn dump(&self, request: &Request, entries: bool) -> Result<Vec<DatasetDump>> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::Dump { request: request.to_string(), entries });
+        }
         let mut dumps = Vec::new();
         for dataset in self.all_datasets_matching(request)? {
             let Some(mut view) = self.catalogue().open(&dataset)? else { continue };
@@ -507,6 +531,9 @@ impl FieldStore {
     /// must give `class` and `expver` at least, as a wipe's; data sets locked for wipe, or in
     /// a root that takes no wipes, are not changed (said why when none is left).
     pub fn hide(&self, request: &Request, doit: bool) -> Result<Vec<HideReport>> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::Hide { request: request.to_string(), doit });
+        }
         naming_minimum_keys(request, "hide")?;
         let matches = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::Wipe))?;
         if let Some(why) = matches.explanation {
@@ -521,6 +548,9 @@ impl FieldStore {
     /// `doit`. Data sets are hidden one by one, as FDB5's: one that cannot be changed (read in
     /// place from FDB5, which fieldstore never changes) stops the hide, those before it hidden.
     pub fn hide_datasets(&self, datasets: &[Key], doit: bool) -> Result<Vec<HideReport>> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::HideDatasets { datasets: datasets.to_vec(), doit });
+        }
         if doit {
             // What this handle archived is stored first: it is hidden too, as FDB5's is.
             self.flush()?;
@@ -542,6 +572,9 @@ impl FieldStore {
 
     /// Locks or unlocks actions on the datasets a request names; returns their lock state.
     pub fn control(&self, request: &Request, actions: &[ControlAction], lock: Option<bool>) -> Result<Vec<(Key, BTreeSet<ControlAction>)>> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::Control { request: request.to_string(), actions: actions.to_vec(), lock });
+        }
         let datasets = self.all_datasets_matching(request)?;
         let mut out = Vec::new();
         for dataset in datasets {
@@ -558,6 +591,9 @@ impl FieldStore {
 
     /// Counts of what a request names: fields, bytes, superseded duplicates, indexes.
     pub fn stats(&self, request: &Request) -> Result<StatsReport> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::Stats { request: request.to_string() });
+        }
         let datasets = self.resolve(request, ListOptions { depth: 1, ..ListOptions::default() }, Some(ControlAction::List))?;
         let mut report = StatsReport::default();
         for dataset in datasets.datasets {
@@ -568,6 +604,9 @@ impl FieldStore {
 
     /// [`FieldStore::stats`] of one data set (none if it is not there any more).
     pub fn dataset_stats(&self, dataset: &Key) -> Result<StatsReport> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::DatasetStats { dataset: dataset.clone() });
+        }
         let mut report = StatsReport::default();
         self.add_dataset_stats(dataset, &mut report)?;
         Ok(report)
@@ -599,12 +638,22 @@ impl FieldStore {
 
     /// Where each named dataset's catalogue and bytes live.
     pub fn where_is(&self, request: &Request) -> Result<Vec<WhereReport>> {
+        if let Some(remote) = self.remote() {
+            return call(remote, Operation::Where { request: request.to_string() });
+        }
         Ok(self.all_datasets_matching(request)?.into_iter().map(|d| self.dataset_where(d)).collect())
     }
 
     /// Where one data set's catalogue and bytes live (nothing is resolved: a tool that found
     /// the data set already asks this once per data set).
     pub fn dataset_where(&self, dataset: Key) -> WhereReport {
+        if let Some(remote) = self.remote() {
+            // As a place that cannot be named: the description says the error.
+            return call(remote, Operation::DatasetWhere { dataset: dataset.clone() }).unwrap_or_else(|e| {
+                let unknown = format!("unknown ({})", e.report());
+                WhereReport { catalogue: unknown.clone(), store: unknown, locations: Vec::new(), dataset }
+            });
+        }
         // A place that cannot be named is said by the description, as an error.
         let locations = self.catalogue().locations(&dataset).unwrap_or_default();
         WhereReport { catalogue: self.catalogue().describe(&dataset), store: self.store().describe(&dataset), locations, dataset }

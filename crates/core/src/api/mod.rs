@@ -19,12 +19,13 @@
 mod admin;
 mod overlay;
 mod read;
+mod remote;
 mod resolve;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use admin::{
     Axes, CompactReport, DatasetCompaction, DatasetDump, HideReport, IndexDump, IndexPurge, PurgeReport, StatsReport, WhereReport,
@@ -32,6 +33,7 @@ pub use admin::{
 };
 pub use overlay::{OverlayOptions, OverlayReport, VARIABLE_KEYS};
 pub use read::{DataReader, FieldRewriter};
+pub use remote::{call, Operation, Permission, Remote, RemoteArchiver, Scope};
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
 use crate::backend::{Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, Store, StoreWriter};
@@ -41,7 +43,7 @@ use crate::recent::RecentList;
 use crate::schema::Schema;
 
 /// Counters of one [`Archiver`].
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ArchiveStats {
     /// Fields stored since the archiver was made, counted at archive (a later failed flush may lose some).
     pub fields_archived: u64,
@@ -91,6 +93,55 @@ pub struct FieldStore {
 /// What it archives becomes visible at its [`Archiver::flush`]; dropping it without a flush
 /// leaves its fields unpublished. `Send`: it may move to the thread that archives.
 pub struct Archiver {
+    writing: Writing,
+    stats: ArchiveStats,
+}
+
+/// Where an [`Archiver`] writes.
+enum Writing {
+    /// Into the configured catalogue and store.
+    Local(LocalArchiver),
+    /// Through a server ([`Remote`]), which writes into its own.
+    Remote(RemoteWriting),
+}
+
+/// An [`Archiver`] sending fields to a server. It checks here what a local archiver checks
+/// at archive (the identifier against the server's schema, the data set's archive lock once
+/// per data set), so those errors come at once, not from the flush.
+struct RemoteWriting {
+    shared: Arc<Shared>,
+    fields: Box<dyn RemoteArchiver>,
+    split_memo: crate::schema::SplitMemo,
+    /// Data sets whose lock was checked (once per archiver, as a local one does; the server
+    /// checks again at each flush's request).
+    checked: RecentList<Key>,
+}
+
+impl RemoteWriting {
+    fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
+        let split = self.shared.schema.split_remembering(identifier, &mut self.split_memo)?;
+        if self.checked.find(|d| *d == *split.dataset).is_none() {
+            check_archive_lock(self.shared.catalogue.as_ref(), &split.dataset)?;
+            self.checked.push(Key::clone(&split.dataset));
+        }
+        self.fields.archive(identifier, data)
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.fields.flush()
+    }
+}
+
+/// An error if `dataset` is locked for archiving.
+fn check_archive_lock(catalogue: &dyn Catalogue, dataset: &Key) -> Result<()> {
+    if catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
+        return Err(Error::Locked { dataset: dataset.to_string(), action: "archive".into() });
+    }
+    Ok(())
+}
+
+/// An [`Archiver`] writing into the configured catalogue and store.
+struct LocalArchiver {
     shared: Arc<Shared>,
     store: Box<dyn StoreWriter>,
     catalogue: Box<dyn CatalogueWriter>,
@@ -100,7 +151,6 @@ pub struct Archiver {
     writing: RecentList<(Key, Arc<Schema>)>,
     /// Fields archived since the last successful flush.
     pending_fields: u64,
-    stats: ArchiveStats,
 }
 
 impl FieldStore {
@@ -148,6 +198,9 @@ impl FieldStore {
     /// refuse to read a store that was never made (most often a mistyped path, or a file
     /// system not mounted).
     pub fn check_exists(&self) -> Result<()> {
+        if let Some(remote) = self.remote() {
+            return remote::call(remote, Operation::CheckExists);
+        }
         match self.shared.catalogue.root() {
             Some(root) => root.check_exists(),
             None => Ok(()),
@@ -157,6 +210,9 @@ impl FieldStore {
     /// Makes the catalogue's and the store's roots that are not there (`fieldstore init`):
     /// the roots made, each once. Backends whose places need no making make none.
     pub fn create_roots(&self) -> Result<Vec<String>> {
+        if let Some(remote) = self.remote() {
+            return remote::call(remote, Operation::CreateRoots);
+        }
         let mut made = self.shared.catalogue.root().map_or(Ok(Vec::new()), |root| root.create_missing())?;
         for root in self.shared.store.root().map_or(Ok(Vec::new()), |root| root.create_missing())? {
             if !made.contains(&root) {
@@ -173,7 +229,27 @@ impl FieldStore {
 
     /// A new archiver, independent of the handle's own and of every other one.
     pub fn archiver(&self) -> Result<Archiver> {
-        Archiver::new(self.shared.clone())
+        let writing = match self.remote() {
+            Some(remote) => Writing::Remote(RemoteWriting {
+                shared: self.shared.clone(),
+                fields: remote.archiver()?,
+                split_memo: Default::default(),
+                checked: RecentList::default(),
+            }),
+            None => Writing::Local(LocalArchiver::new(self.shared.clone())?),
+        };
+        Ok(Archiver { writing, stats: ArchiveStats::default() })
+    }
+
+    /// The bytes at `offset` of `uri` in the store, as they are there: unchecked, and whatever
+    /// the locks (a server reading the locations it gave a client, which checks the bytes).
+    pub fn read_stored(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.shared.store.read(uri, offset, buf)
+    }
+
+    /// The server this handle's calls go to, if its catalogue is one's ([`Remote`]).
+    fn remote(&self) -> Option<&dyn Remote> {
+        self.shared.catalogue.remote()
     }
 
     /// Archives one field under a full identifier through the handle's archiver. The field is
@@ -233,18 +309,6 @@ impl FieldStore {
 }
 
 impl Archiver {
-    fn new(shared: Arc<Shared>) -> Result<Archiver> {
-        Ok(Archiver {
-            store: shared.store.writer()?,
-            catalogue: shared.catalogue.writer()?,
-            shared,
-            split_memo: Default::default(),
-            writing: RecentList::default(),
-            pending_fields: 0,
-            stats: ArchiveStats::default(),
-        })
-    }
-
     /// The counters of this archiver.
     pub fn stats(&self) -> &ArchiveStats {
         &self.stats
@@ -252,17 +316,13 @@ impl Archiver {
 
     /// Archives one field under a full identifier. The field is stored when this returns and
     /// becomes visible at the next [`Archiver::flush`]; archiving the same identifier again
-    /// replaces it (the old field stays visible until then).
+    /// replaces it (the old field stays visible until then). Through a server, the field may
+    /// still be on its way; an error about it comes at the latest from the flush.
     pub fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
-        let (split, schema) = self.split_for_writing(identifier)?;
-        let mut location = match self.store.archive(&split.dataset, &split.collocation, data) {
-            Ok(location) => location,
-            Err(e) => return Err(self.discard_pending(e, "this field and ")),
-        };
-        // The field's one checksum: stores leave it to core ([`FieldLocation`]).
-        location.crc32c = Some(crate::checksum::crc32c(data));
-        self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
-        self.pending_fields += 1;
+        match &mut self.writing {
+            Writing::Local(local) => local.archive(identifier, data)?,
+            Writing::Remote(remote) => remote.archive(identifier, data)?,
+        }
         self.stats.fields_archived += 1;
         self.stats.bytes_archived += data.len() as u64;
         Ok(())
@@ -273,8 +333,54 @@ impl Archiver {
     /// [`Archiver::flush`], as an archived field does. Returns the data set it goes into.
     /// Reindex with an archiver of its own: fields archived by the same one into the same data
     /// set would share a commit with fields that may carry no checksum, which a crash
-    /// recovery could then not check.
+    /// recovery could then not check. Not through a server, whose store the fields are not in.
     pub fn reindex(&mut self, identifier: &Key, location: FieldLocation) -> Result<Key> {
+        match &mut self.writing {
+            Writing::Local(local) => local.reindex(identifier, location),
+            Writing::Remote(_) => {
+                Err(Error::new(ErrorKind::Unsupported, "a reindex indexes fields of a local store: its sink cannot be a server"))
+            }
+        }
+    }
+
+    /// Makes everything archived through this archiver durable and visible (through a
+    /// server: returns once the server has flushed them).
+    pub fn flush(&mut self) -> Result<()> {
+        match &mut self.writing {
+            Writing::Local(local) => local.flush()?,
+            Writing::Remote(remote) => remote.flush()?,
+        }
+        self.stats.flushes += 1;
+        Ok(())
+    }
+}
+
+impl LocalArchiver {
+    fn new(shared: Arc<Shared>) -> Result<LocalArchiver> {
+        Ok(LocalArchiver {
+            store: shared.store.writer()?,
+            catalogue: shared.catalogue.writer()?,
+            shared,
+            split_memo: Default::default(),
+            writing: RecentList::default(),
+            pending_fields: 0,
+        })
+    }
+
+    fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
+        let (split, schema) = self.split_for_writing(identifier)?;
+        let mut location = match self.store.archive(&split.dataset, &split.collocation, data) {
+            Ok(location) => location,
+            Err(e) => return Err(self.discard_pending(e, "this field and ")),
+        };
+        // The field's one checksum: stores leave it to core ([`FieldLocation`]).
+        location.crc32c = Some(crate::checksum::crc32c(data));
+        self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
+        self.pending_fields += 1;
+        Ok(())
+    }
+
+    fn reindex(&mut self, identifier: &Key, location: FieldLocation) -> Result<Key> {
         let (split, schema) = self.split_for_writing(identifier)?;
         self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
         self.pending_fields += 1;
@@ -295,7 +401,7 @@ impl Archiver {
     /// stages its index bytes, the store syncs (with the catalogue's commit records, if the
     /// catalogue offers them and the store can embed them), then the catalogue publishes,
     /// syncing only what the store did not make durable.
-    pub fn flush(&mut self) -> Result<()> {
+    fn flush(&mut self) -> Result<()> {
         // Nothing staged is visible, so a failure here loses nothing: entries stay pending.
         let commits = self.catalogue.prepare_flush()?;
         let flushed = match self.store.commit_carrier() {
@@ -314,7 +420,6 @@ impl Archiver {
             other => other?,
         }
         self.pending_fields = 0;
-        self.stats.flushes += 1;
         Ok(())
     }
 
@@ -338,9 +443,7 @@ impl Archiver {
             return Ok(self.writing[i].1.clone());
         }
         let shared = &self.shared;
-        if shared.catalogue.locks(dataset)?.contains(&ControlAction::Archive) {
-            return Err(Error::Locked { dataset: dataset.to_string(), action: "archive".into() });
-        }
+        check_archive_lock(shared.catalogue.as_ref(), dataset)?;
         // The stored schema alone: a writer needs no view, nor the recovery that opening one
         // for reading begins with.
         let schema = match shared.catalogue.schema_text(dataset)? {

@@ -5,7 +5,7 @@
 //! target's own ([`FieldStore::resolve`]). Wipes, purges and hides of the target change its own
 //! fields only: the overlaid data set's files are never the target's to remove.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::FieldStore;
 use crate::backend::ControlAction;
@@ -19,7 +19,7 @@ use crate::types::KeywordType;
 pub const VARIABLE_KEYS: [&str; 2] = ["class", "expver"];
 
 /// How to overlay ([`FieldStore::overlay`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OverlayOptions {
     /// Stop showing the source instead (FDB5's `--remove`).
     pub remove: bool,
@@ -36,7 +36,7 @@ impl Default for OverlayOptions {
 }
 
 /// What an overlay did ([`FieldStore::overlay`]).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct OverlayReport {
     /// The data set shown.
     pub source: Key,
@@ -58,6 +58,10 @@ impl FieldStore {
     /// archiving is not changed. Works on every catalogue that keeps overlays (POSIX and the
     /// object stores); FDB5's own databases, read in place, are FDB5's to overlay.
     pub fn overlay(&self, source: &Key, target: &Key, options: &OverlayOptions) -> Result<OverlayReport> {
+        if let Some(remote) = self.remote() {
+            let operation = super::Operation::Overlay { source: source.clone(), target: target.clone(), options: options.clone() };
+            return super::remote::call(remote, operation);
+        }
         check_keys(source, target, &options.variable_keys)?;
         let source_schema = self.catalogue().schema_text(source)?;
         let Some(source_schema) = source_schema else {

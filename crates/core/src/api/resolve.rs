@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::FieldStore;
 use crate::axis::AxisValues;
@@ -24,7 +24,7 @@ const SHOWN_REASONS: usize = 5;
 const MAX_POINT_LOOKUPS: usize = 4096;
 
 /// How deep `list` goes, whether it shows superseded fields, and in which order.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct ListOptions {
     /// 1: datasets; 2: datasets and collocations; 3: fields.
     pub depth: u8,
@@ -77,7 +77,7 @@ fn asked_order(values: &[String]) -> AskedOrder {
 }
 
 /// One stored field.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FieldEntry {
     /// Shared by every field of the dataset.
     pub dataset: Arc<Key>,
@@ -104,7 +104,7 @@ impl FieldEntry {
 }
 
 /// What a request matched, at the depth asked for.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Matches {
     /// The datasets with something matching, at every depth.
     pub datasets: Vec<Key>,
@@ -113,6 +113,7 @@ pub struct Matches {
     /// The matching fields, in the order [`ListOptions`] asks for; only at depth 3.
     pub fields: Vec<FieldEntry>,
     /// Summaries of the matching indexes (depth 2 and 3), with the element values asked.
+    #[serde(skip)]
     pub(crate) indexes: Vec<(Key, Arc<IndexInfo>, Arc<Constraints>)>,
     /// Why nothing matched, when nothing did.
     pub explanation: Option<String>,
@@ -180,6 +181,9 @@ impl FieldStore {
     /// Finds what a request names. Datasets locked for `action` are left out (with a
     /// reason); `None` ignores locks (for `control` itself and `where`).
     pub fn resolve(&self, request: &Request, options: ListOptions, action: Option<ControlAction>) -> Result<Matches> {
+        if let Some(remote) = self.remote() {
+            return super::remote::call(remote, super::Operation::Resolve { request: request.to_string(), options, action });
+        }
         let mut r = Resolution {
             request,
             options,

@@ -1,0 +1,253 @@
+//! `fieldstore serve` and `type: remote` end to end, as a site deploys them: TLS with a CA's
+//! certificate, tokens made by `fieldstore token`, identities allowed per operation on request
+//! patterns; the CLI and curl as clients; refusals that name what was refused; SIGTERM.
+//! (The conformance suite runs every property through a server too: `served_*` pairings.)
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_fieldstore");
+
+/// A running `fieldstore serve`, killed if the test fails first.
+struct Server {
+    child: Child,
+    address: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `fieldstore --config CONFIG serve ARGS` and waits for its address.
+fn serve(config: &Path, args: &[&str]) -> Server {
+    let mut child = Command::new(BIN)
+        .arg("--config")
+        .arg(config)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let address = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("not an address: {line:?}")).to_string();
+    Server { child, address }
+}
+
+fn run(config: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).arg("--config").arg(config).args(args).env_remove("FIELDSTORE_TOKEN").output().unwrap()
+}
+
+fn ok(config: &Path, args: &[&str]) -> String {
+    let out = run(config, args);
+    assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(config: &Path, args: &[&str]) -> String {
+    let out = run(config, args);
+    assert!(!out.status.success(), "{args:?} should fail");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl").current_dir(dir).args(args).output().expect("openssl (scripts/install-deps.sh installs it)");
+    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A CA, and a certificate it signed for 127.0.0.1: `ca.pem`, `server.pem`, `server.key`.
+fn certificates(dir: &Path) {
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    openssl(dir, &[&["req", "-x509"][..], &ec, &["-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=test CA", "-days", "2"]].concat());
+    openssl(dir, &[&["req"][..], &ec, &["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]].concat());
+    std::fs::write(dir.join("ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
+    let sign = [
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "ext.cnf",
+    ];
+    openssl(dir, &sign);
+}
+
+/// A new token and its identity, from `fieldstore token --json`.
+fn token(dir: &Path, name: &str) -> (String, String) {
+    let out = ok(&dir.join("store.yaml"), &["token", "--name", name, "--json"]);
+    let made: serde_json::Value = serde_json::from_str(&out).unwrap();
+    (made["token"].as_str().unwrap().to_string(), made["identity"]["token_sha256"].as_str().unwrap().to_string())
+}
+
+/// A client config of the server at `address` with `token` (none: no token file).
+fn client(dir: &Path, name: &str, address: &str, token: Option<&str>) -> PathBuf {
+    let mut section = format!("type: remote, endpoint: 'https://{address}', ca: {}, connect_timeout: 5", dir.join("ca.pem").display());
+    if let Some(token) = token {
+        let file = dir.join(format!("{name}.token"));
+        std::fs::write(&file, format!("{token}\n")).unwrap();
+        section.push_str(&format!(", token_file: {}", file.display()));
+    }
+    let config = dir.join(format!("{name}.yaml"));
+    std::fs::write(&config, format!("catalogue: {{{section}}}\nstore: {{{section}}}\n")).unwrap();
+    config
+}
+
+fn curl(dir: &Path, token: &str, url: &str) -> (u16, Vec<u8>) {
+    let out = Command::new("curl")
+        .args(["-sS", "--cacert"])
+        .arg(dir.join("ca.pem"))
+        .args(["-H", &format!("Authorization: Bearer {token}"), "-w", "\n%{http_code}", url])
+        .output()
+        .expect("curl");
+    let mut body = out.stdout;
+    let at = body.iter().rposition(|b| *b == b'\n').unwrap();
+    let code = String::from_utf8_lossy(&body[at + 1..]).parse().unwrap();
+    body.truncate(at);
+    (code, body)
+}
+
+#[test]
+fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    certificates(dir);
+    let store = dir.join("store.yaml");
+    std::fs::write(
+        &store,
+        format!(
+            "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+            dir.join("root").display()
+        ),
+    )
+    .unwrap();
+    let (reader_token, reader_hash) = token(dir, "reader");
+    let (writer_token, writer_hash) = token(dir, "writer");
+    assert_ne!(reader_token, writer_token);
+    let access = format!(
+        "identities:\n- name: reader\n  token_sha256: {reader_hash}\n  allow: {{read: ['class=od']}}\n\
+         - name: writer\n  token_sha256: {writer_hash}\n  allow: {{read: ['class=rd,expver=x*'], archive: ['class=rd,expver=x*'], wipe: ['class=rd,expver=x*']}}\n"
+    );
+    std::fs::write(dir.join("access.yaml"), access).unwrap();
+    let grib = dir.join("fc.grib");
+    ok(&store, &["sample", "--steps", "0/6", "--params", "t/u", "-o", grib.to_str().unwrap()]);
+    ok(&store, &["archive", grib.to_str().unwrap()]); // class=od, expver=0001, locally
+    let file = |name: &str| dir.join(name).display().to_string();
+    let (certificate, key, access) = (file("server.pem"), file("server.key"), file("access.yaml"));
+    let server = serve(&store, &["--tls-certificate", &certificate, "--tls-key", &key, "--access", &access]);
+    let (reader, writer) =
+        (client(dir, "reader", &server.address, Some(&reader_token)), client(dir, "writer", &server.address, Some(&writer_token)));
+
+    // Archive through the server, within the writer's pattern; flushed when the command ends.
+    ok(&writer, &["archive", "--modifiers", "class=rd,expver=x001", grib.to_str().unwrap()]);
+    let listed = ok(&writer, &["list", "class=rd,expver=x001"]);
+    assert_eq!(listed.lines().count(), 4, "{listed}");
+    assert_eq!(ok(&store, &["list", "class=rd,expver=x001"]), listed, "the server's store holds what was archived through it");
+    // Retrieved through the server: the same bytes as read locally.
+    let (through, local) = (dir.join("through.grib"), dir.join("local.grib"));
+    ok(&writer, &["retrieve", "class=rd,expver=x001,param=t", "-o", through.to_str().unwrap()]);
+    ok(&store, &["retrieve", "class=rd,expver=x001,param=t", "-o", local.to_str().unwrap()]);
+    assert!(std::fs::read(&through).unwrap() == std::fs::read(&local).unwrap() && std::fs::metadata(&local).unwrap().len() > 0);
+    ok(&reader, &["list", "class=od,expver=0001"]);
+
+    // What an identity may not do is refused, naming the identity and what it may do.
+    let refused = fails(&reader, &["list", "class=rd,expver=x001"]);
+    assert!(refused.contains("identity 'reader' may not read 'class=rd,expver=x001': it may read class=od"), "{refused}");
+    let refused = fails(&reader, &["archive", grib.to_str().unwrap()]);
+    assert!(refused.contains("identity 'reader' may not archive"), "{refused}");
+    let refused = fails(&writer, &["wipe", "class=od,expver=0001,stream=oper,date=20231201,time=1200", "--doit"]);
+    assert!(refused.contains("identity 'writer' may not wipe"), "{refused}");
+    let refused = fails(&writer, &["archive", grib.to_str().unwrap()]);
+    assert!(refused.contains("may not archive"), "{refused}");
+    assert_eq!(ok(&store, &["list", "class=od,expver=0001"]).lines().count(), 4, "nothing refused changed the store");
+    let unknown = fails(&client(dir, "nobody", &server.address, Some("not-a-token")), &["list", "class=od,expver=0001"]);
+    assert!(unknown.contains("unknown token") && !unknown.contains("not-a-token"), "the token is never repeated: {unknown}");
+    assert!(fails(&client(dir, "anonymous", &server.address, None), &["list", "class=od,expver=0001"]).contains("no bearer token"));
+
+    // curl: fields as JSON lines, their bytes as one stream, both as the CLI's.
+    let base = format!("https://{}", server.address);
+    let (code, lines) = curl(dir, &writer_token, &format!("{base}/v1/list?request=class=rd,expver=x001,param=t"));
+    assert_eq!(code, 200);
+    let fields: Vec<serde_json::Value> =
+        lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()).map(|l| serde_json::from_slice(l).unwrap()).collect();
+    assert_eq!(fields.len(), 2);
+    assert_eq!(fields[0]["dataset"]["class"], "rd");
+    let (code, bytes) = curl(dir, &writer_token, &format!("{base}/v1/retrieve?request=class=rd,expver=x001,param=t"));
+    assert!(code == 200 && bytes == std::fs::read(&local).unwrap());
+    let (code, body) = curl(dir, &reader_token, &format!("{base}/v1/retrieve?request=class=rd,expver=x001"));
+    assert_eq!(code, 403, "{}", String::from_utf8_lossy(&body));
+    // A location is read back only by the identity it was given to, and only as given.
+    let location = &fields[0]["location"];
+    let uri = location["uri"].as_str().unwrap();
+    let read = |token: &str, uri: &str| {
+        curl(dir, token, &format!("{base}/v1/read?uri={}&offset={}&length={}", encode(uri), location["offset"], location["length"]))
+    };
+    assert_eq!(read(&writer_token, uri).0, 200);
+    assert_eq!(read(&reader_token, uri).0, 403, "signed for another identity");
+    assert_eq!(read(&writer_token, &uri.replace(".data#", ".index#")).0, 403, "another file under the signature");
+    assert_eq!(curl(dir, "", &format!("{base}/v1/list?request=class=od")).0, 401);
+    assert_eq!(curl(dir, "x", &format!("{base}/health")).0, 200);
+
+    // Wipe through the server, within the pattern.
+    ok(&writer, &["wipe", "class=rd,expver=x001,stream=oper,date=20231201,time=1200", "--doit"]);
+    assert!(ok(&store, &["list", "class=rd,expver=x001"]).is_empty());
+    let mut server = server;
+    // SIGTERM: the server stops, cleanly.
+    terminate(server.child.id());
+    assert!(server.child.wait().unwrap().success(), "a server stopped by SIGTERM exits 0");
+}
+
+/// Percent-encodes a query value.
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+fn terminate(pid: u32) {
+    let status = Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_server_without_tls_or_tokens_stays_on_loopback_and_clients_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.yaml");
+    std::fs::write(
+        &store,
+        format!(
+            "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+            dir.path().join("root").display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(BIN).arg("--config").arg(&store).args(["serve", "--listen", "0.0.0.0:0"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("will not listen on 0.0.0.0:0") && said.contains("without TLS"), "{said}");
+    // A client of a server that is not there fails at once, naming it.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let remote = dir.path().join("remote.yaml");
+    let section = format!("{{type: remote, endpoint: 'http://{free}', connect_timeout: 2}}");
+    std::fs::write(&remote, format!("catalogue: {section}\nstore: {section}\n")).unwrap();
+    let started = std::time::Instant::now();
+    let error = fails(&remote, &["list", "class=od,expver=1"]);
+    assert!(error.contains(&format!("server http://{free}")), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // A remote catalogue with another store is refused.
+    std::fs::write(&remote, format!("catalogue: {section}\nstore: {{type: posix, root: /nonexistent}}\n")).unwrap();
+    assert!(fails(&remote, &["list", "class=od,expver=1"]).contains("the same server's store"));
+}

@@ -1,0 +1,202 @@
+//! A handle whose fields another process serves (`type: remote`, the `fieldstore-remote`
+//! crate; `fieldstore serve` is the server).
+//!
+//! The remote is an optional capability of a catalogue ([`crate::backend::Catalogue::remote`]):
+//! where the configured catalogue has one, every call of the [`FieldStore`] goes to the server
+//! as one [`Operation`] (one request, whatever it matches), which runs it there on the
+//! server's own handle ([`Operation::run`]) and answers with the same report a local call
+//! returns. Archiving streams whole fields to the server ([`RemoteArchiver`]), whose flush is
+//! the server's. Only the fields' bytes are read at their locations, through the store the
+//! config pairs with the remote catalogue (the remote's, reading locations the server
+//! returned). So both sides share one definition of each operation, and a call through a
+//! server means what it means locally.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Axes, FieldStore, ListOptions, OverlayOptions};
+use crate::backend::{ControlAction, FieldLocation};
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::Key;
+use crate::request::Request;
+
+/// A server that runs a handle's calls ([`crate::backend::Catalogue::remote`]).
+pub trait Remote: Send + Sync {
+    /// Where the server is, for messages (`https://host:port`).
+    fn endpoint(&self) -> &str;
+    /// Runs one operation on the server; its answer, as [`Operation::run`] gives it there
+    /// (JSON).
+    fn call(&self, operation: &Operation) -> Result<Vec<u8>>;
+    /// A new stream of fields to archive through the server, independent of every other.
+    fn archiver(&self) -> Result<Box<dyn RemoteArchiver>>;
+}
+
+/// Fields archived through a server ([`Remote::archiver`]): [`crate::api::Archiver`]'s calls.
+pub trait RemoteArchiver: Send {
+    /// Sends one field. It may be sent in a batch with the next ones: an error about it (a key
+    /// the server's schema refuses, a lock) may come from a later call, at the latest from
+    /// [`RemoteArchiver::flush`].
+    fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()>;
+    /// Returns once the server has flushed every field sent since the last flush: they are
+    /// durable and visible, exactly as a local flush leaves them. After an error none of
+    /// those fields is visible, and they must be archived again.
+    fn flush(&mut self) -> Result<()>;
+}
+
+/// One call of the [`FieldStore`] API, as a client sends it to a server. Requests travel as
+/// their text ([`Request`]'s `Display`), parsed again by the server.
+// The variants' fields are the arguments of the calls they name, documented there.
+#[allow(missing_docs)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum Operation {
+    /// [`FieldStore::resolve`]: answers [`crate::api::Matches`].
+    Resolve { request: String, options: ListOptions, action: Option<ControlAction> },
+    /// [`FieldStore::axes`], or with `whole_indexes` [`FieldStore::index_axes`].
+    Axes { request: String, whole_indexes: bool },
+    /// [`FieldStore::wipe`].
+    Wipe { request: String, doit: bool },
+    /// [`FieldStore::purge`].
+    Purge { request: String, doit: bool },
+    /// [`FieldStore::compact`].
+    Compact { request: String },
+    /// [`FieldStore::dump`].
+    Dump { request: String, entries: bool },
+    /// [`FieldStore::hide`].
+    Hide { request: String, doit: bool },
+    /// [`FieldStore::hide_datasets`].
+    HideDatasets { datasets: Vec<Key>, doit: bool },
+    /// [`FieldStore::control`].
+    Control { request: String, actions: Vec<ControlAction>, lock: Option<bool> },
+    /// The actions locked on one data set ([`crate::backend::Catalogue::locks`]).
+    Locks { dataset: Key },
+    /// [`FieldStore::stats`].
+    Stats { request: String },
+    /// [`FieldStore::dataset_stats`].
+    DatasetStats { dataset: Key },
+    /// [`FieldStore::where_is`].
+    Where { request: String },
+    /// [`FieldStore::dataset_where`].
+    DatasetWhere { dataset: Key },
+    /// [`FieldStore::overlay`].
+    Overlay { source: Key, target: Key, options: OverlayOptions },
+    /// [`FieldStore::check_exists`].
+    CheckExists,
+    /// [`FieldStore::create_roots`].
+    CreateRoots,
+    /// The text of the server's configured schema ([`FieldStore::schema`]), which a client
+    /// splits identifiers with.
+    Schema,
+}
+
+/// What an operation needs an identity to be allowed, in the order a server checks:
+/// reading, archiving, changing what is stored (wipe, purge, hide, lock, compact, overlay),
+/// or the store as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    /// Listing and retrieving.
+    Read,
+    /// Archiving.
+    Archive,
+    /// Wiping, purging, hiding, locking, compacting, overlaying.
+    Wipe,
+    /// What concerns the store itself (its roots).
+    Admin,
+}
+
+/// What an operation acts on, for a server's authorisation: a request, or data sets' keys.
+#[derive(Debug)]
+pub enum Scope<'o> {
+    /// The data sets and fields a request names.
+    Request(&'o str),
+    /// These data sets.
+    Datasets(Vec<&'o Key>),
+    /// The whole store.
+    Store,
+    /// Nothing stored (the schema, whether the store is there): any known caller may.
+    Nothing,
+}
+
+impl Operation {
+    /// What the operation needs: one of these permissions, on what.
+    pub fn needs(&self) -> (&'static [Permission], Scope<'_>) {
+        let (permission, scope) = self.permission();
+        match self {
+            // Read before a retrieve, and before an archive into the data set.
+            Operation::Locks { .. } => (&[Permission::Archive, Permission::Read], scope),
+            _ => (std::slice::from_ref(permission), scope),
+        }
+    }
+
+    fn permission(&self) -> (&'static Permission, Scope<'_>) {
+        use Operation::*;
+        match self {
+            Resolve { request, .. } | Axes { request, .. } | Stats { request } | Where { request } => {
+                (&Permission::Read, Scope::Request(request))
+            }
+            Dump { request, .. } => (&Permission::Read, Scope::Request(request)),
+            Locks { dataset } | DatasetStats { dataset } | DatasetWhere { dataset } => (&Permission::Read, Scope::Datasets(vec![dataset])),
+            Wipe { request, .. } | Purge { request, .. } | Compact { request } | Hide { request, .. } | Control { request, .. } => {
+                (&Permission::Wipe, Scope::Request(request))
+            }
+            HideDatasets { datasets, .. } => (&Permission::Wipe, Scope::Datasets(datasets.iter().collect())),
+            Overlay { source, target, .. } => (&Permission::Wipe, Scope::Datasets(vec![source, target])),
+            CheckExists | Schema => (&Permission::Read, Scope::Nothing),
+            CreateRoots => (&Permission::Admin, Scope::Store),
+        }
+    }
+
+    /// Runs the operation on a local handle (the server's side), each location it answers
+    /// with passed through `locations` first (a server signs them there); its report as JSON,
+    /// keys' keywords in their order.
+    pub fn run(self, fs: &FieldStore, locations: &dyn Fn(&mut FieldLocation)) -> Result<Vec<u8>> {
+        use Operation::*;
+        let parse = |text: &str| Request::parse(text);
+        match self {
+            Resolve { request, options, action } => {
+                let mut matches = fs.resolve(&parse(&request)?, options, action)?;
+                matches.fields.iter_mut().for_each(|f| locations(&mut f.location));
+                json(&matches)
+            }
+            Axes { request, whole_indexes } => json(&fs.axes_of(&parse(&request)?, whole_indexes)?),
+            Wipe { request, doit } => json(&fs.wipe(&parse(&request)?, doit)?),
+            Purge { request, doit } => json(&fs.purge(&parse(&request)?, doit)?),
+            Compact { request } => json(&fs.compact(&parse(&request)?)?),
+            Dump { request, entries } => {
+                let mut dumps = fs.dump(&parse(&request)?, entries)?;
+                let entries = dumps.iter_mut().flat_map(|d| &mut d.indexes).flat_map(|i| i.entries.iter_mut().flatten());
+                entries.for_each(|(_, location)| locations(location));
+                json(&dumps)
+            }
+            Hide { request, doit } => json(&fs.hide(&parse(&request)?, doit)?),
+            HideDatasets { datasets, doit } => json(&fs.hide_datasets(&datasets, doit)?),
+            Control { request, actions, lock } => json(&fs.control(&parse(&request)?, &actions, lock)?),
+            Locks { dataset } => json(&fs.catalogue().locks(&dataset)?),
+            Stats { request } => json(&fs.stats(&parse(&request)?)?),
+            DatasetStats { dataset } => json(&fs.dataset_stats(&dataset)?),
+            Where { request } => json(&fs.where_is(&parse(&request)?)?),
+            DatasetWhere { dataset } => json(&fs.dataset_where(dataset)),
+            Overlay { source, target, options } => json(&fs.overlay(&source, &target, &options)?),
+            CheckExists => json(&fs.check_exists()?),
+            CreateRoots => json(&fs.create_roots()?),
+            Schema => json(&fs.schema().text()),
+        }
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| Error::caused_by(ErrorKind::Io, "cannot encode an answer", e))
+}
+
+/// Runs `operation` through `remote` and reads its answer as a `T`; an answer that is not
+/// one is an error naming the server.
+pub fn call<T: serde::de::DeserializeOwned>(remote: &dyn Remote, operation: Operation) -> Result<T> {
+    let answer = remote.call(&operation)?;
+    serde_json::from_slice(&answer).map_err(|e| {
+        Error::caused_by(ErrorKind::Corrupt, format!("server {} answered a call with something else than its report", remote.endpoint()), e)
+    })
+}
+
+/// `Axes` with the explanation of a request that matched nothing.
+pub(crate) type AxesAnswer = (Axes, Option<String>);

@@ -1,0 +1,269 @@
+//! The connection to one server: HTTP/2 (or HTTP/1.1 where the server offers only that) over
+//! rustls, every call bounded in time, errors naming the server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::{StatusCode, Url};
+use tokio::runtime::Runtime;
+use tokio::sync::mpsc;
+
+use fieldstore_core::api::{Operation, Remote, RemoteArchiver};
+use fieldstore_core::{Error, ErrorKind, Key, Result};
+
+use crate::config::RemoteConfig;
+use crate::protocol::{self, Archived, ErrorBody};
+
+/// How many archive frames may wait to be sent before `archive` waits for the network.
+const FRAMES_IN_FLIGHT: usize = 64;
+/// Fields smaller than this are gathered into one frame batch before they are sent.
+const BATCH_BYTES: usize = 256 * 1024;
+
+/// A connection pool to one server, shared by every thread of the handle (a clone shares it).
+#[derive(Clone)]
+pub struct Client {
+    endpoint: String,
+    base: Url,
+    http: reqwest::Client,
+    /// The bearer token, never printed.
+    token: Option<String>,
+    runtime: Arc<Runtime>,
+}
+
+impl Client {
+    /// Connects lazily: the first call opens the connection.
+    pub fn new(config: &RemoteConfig, source: &str) -> Result<Client> {
+        let base = Url::parse(&config.endpoint).map_err(|e| Error::config_because(source, format!("endpoint '{}'", config.endpoint), e))?;
+        if !matches!(base.scheme(), "https" | "http") {
+            return Err(Error::config(source, format!("endpoint '{}': the scheme must be https (or http, without TLS)", config.endpoint)));
+        }
+        let mut http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs_f64(config.connect_timeout))
+            .read_timeout(Duration::from_secs_f64(config.idle_timeout))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .http2_adaptive_window(true);
+        if let Some(ca) = &config.ca {
+            let pem = std::fs::read(ca).map_err(|e| Error::io("read the CA certificate", ca, e))?;
+            let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| Error::config_because(source, format!("ca '{}'", ca.display()), e))?;
+            for certificate in certificates {
+                http = http.add_root_certificate(certificate);
+            }
+        }
+        if let (Some(cert), Some(key)) = (&config.client_certificate, &config.client_key) {
+            let mut pem = std::fs::read(cert).map_err(|e| Error::io("read the client certificate", cert, e))?;
+            pem.extend(std::fs::read(key).map_err(|e| Error::io("read the client key", key, e))?);
+            let identity =
+                reqwest::Identity::from_pem(&pem).map_err(|e| Error::config_because(source, "client_certificate and client_key", e))?;
+            http = http.identity(identity);
+        }
+        let http = http.build().map_err(|e| Error::config_because(source, "cannot set up TLS", e))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("fieldstore-remote")
+            .on_thread_start(crate::block_sigpipe_in_this_thread)
+            .enable_all()
+            .build()
+            .map_err(|e| Error::caused_by(ErrorKind::Io, "cannot start the remote client's threads", e))?;
+        let token = config.token()?;
+        Ok(Client { endpoint: config.endpoint.trim_end_matches('/').to_string(), base, http, token, runtime: Arc::new(runtime) })
+    }
+
+    fn url(&self, path: &str) -> Url {
+        let mut url = self.base.clone();
+        url.set_path(path);
+        url
+    }
+
+    fn request(&self, method: reqwest::Method, url: Url) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, url);
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    /// The error of a failed exchange, naming the server.
+    fn unreachable(&self, e: reqwest::Error) -> Error {
+        let kind = if e.is_timeout() { ErrorKind::Timeout } else { ErrorKind::Unavailable };
+        Error::caused_by(kind, format!("server {}", self.endpoint), e)
+    }
+
+    /// The body of an answer, or the error it carries.
+    async fn answer(&self, response: reqwest::Response) -> Result<Bytes> {
+        let status = response.status();
+        let body = response.bytes().await.map_err(|e| self.unreachable(e))?;
+        if status.is_success() {
+            return Ok(body);
+        }
+        Err(match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(error) => Error::new(error.kind, format!("server {}: {}", self.endpoint, error.message)),
+            Err(_) => Error::new(status_kind(status), format!("server {}: {status}: {}", self.endpoint, String::from_utf8_lossy(&body))),
+        })
+    }
+
+    /// Runs `work` on the client's threads (where every socket is written, SIGPIPE blocked),
+    /// and waits for it.
+    fn run<T: Send + 'static>(&self, work: impl std::future::Future<Output = Result<T>> + Send + 'static) -> Result<T> {
+        let started = self.runtime.spawn(work);
+        self.finish(started)
+    }
+
+    /// Waits for work started on the client's threads.
+    pub fn finish<T>(&self, started: tokio::task::JoinHandle<Result<T>>) -> Result<T> {
+        self.runtime
+            .block_on(started)
+            .map_err(|e| Error::caused_by(ErrorKind::Io, format!("a call to server {} stopped", self.endpoint), e))?
+    }
+
+    /// Reads `length` bytes at `offset` of a location the server gave.
+    pub fn read(&self, uri: &str, offset: u64, length: usize) -> Result<Vec<u8>> {
+        self.finish(self.start_read(uri, offset, length))
+    }
+
+    /// [`Client::read`], started now and finished by [`Client::finish`].
+    pub fn start_read(&self, uri: &str, offset: u64, length: usize) -> tokio::task::JoinHandle<Result<Vec<u8>>> {
+        let (client, uri) = (self.clone(), uri.to_string());
+        self.runtime.spawn(async move { client.read_async(&uri, offset, length).await })
+    }
+
+    async fn read_async(&self, uri: &str, offset: u64, length: usize) -> Result<Vec<u8>> {
+        let mut url = self.url(protocol::READ);
+        url.query_pairs_mut().append_pair("uri", uri).append_pair("offset", &offset.to_string()).append_pair("length", &length.to_string());
+        let response = self.request(reqwest::Method::GET, url).send().await.map_err(|e| self.unreachable(e))?;
+        let body = self.answer(response).await?;
+        if body.len() != length {
+            let message = format!("server {} sent {} bytes of {uri} at {offset}, not {length}", self.endpoint, body.len());
+            return Err(Error::new(ErrorKind::Corrupt, message));
+        }
+        Ok(body.to_vec())
+    }
+}
+
+impl Remote for Client {
+    fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    fn call(&self, operation: &Operation) -> Result<Vec<u8>> {
+        let client = self.clone();
+        let operation = operation.clone();
+        self.run(async move {
+            let (operation, this) = (&operation, &client);
+            let body = serde_json::to_vec(operation).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "cannot encode a call", e))?;
+            let request = this.request(reqwest::Method::POST, this.url(protocol::CALL)).header("content-type", "application/json");
+            let response = request.body(body).send().await.map_err(|e| this.unreachable(e))?;
+            Ok(this.answer(response).await?.to_vec())
+        })
+    }
+
+    fn archiver(&self) -> Result<Box<dyn RemoteArchiver>> {
+        Ok(Box::new(Archiving { client: self.clone(), stream: None, batch: Vec::new() }))
+    }
+}
+
+/// The kind of an error the server answered without a body of ours (a proxy's, say).
+fn status_kind(status: StatusCode) -> ErrorKind {
+    match status {
+        StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => ErrorKind::BadRequest,
+        StatusCode::NOT_FOUND => ErrorKind::NotFound,
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ErrorKind::Unsupported,
+        StatusCode::REQUEST_TIMEOUT | StatusCode::GATEWAY_TIMEOUT => ErrorKind::Timeout,
+        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE | StatusCode::BAD_GATEWAY => ErrorKind::Unavailable,
+        _ => ErrorKind::Io,
+    }
+}
+
+/// One archive request in flight: its body's sender, and the answer to come at its end.
+struct Stream {
+    frames: mpsc::Sender<Bytes>,
+    answer: tokio::task::JoinHandle<Result<Archived>>,
+}
+
+/// Fields archived through the server: each flush is one request whose body streams every
+/// field archived since the last, ending with the end frame.
+struct Archiving {
+    client: Client,
+    stream: Option<Stream>,
+    /// Frames gathered before they are sent (small fields travel many to a piece).
+    batch: Vec<u8>,
+}
+
+impl Archiving {
+    fn start(&self) -> Stream {
+        let (frames, receiver) = mpsc::channel::<Bytes>(FRAMES_IN_FLIGHT);
+        let client = self.client.clone();
+        let answer = self.client.runtime.spawn(async move {
+            let body = futures::stream::unfold(receiver, |mut receiver| async move {
+                receiver.recv().await.map(|piece| (Ok::<_, std::io::Error>(piece), receiver))
+            });
+            let request =
+                client.request(reqwest::Method::POST, client.url(protocol::ARCHIVE)).header("content-type", protocol::FIELDS_TYPE);
+            let response = request.body(reqwest::Body::wrap_stream(body)).send().await.map_err(|e| client.unreachable(e))?;
+            let body = client.answer(response).await?;
+            serde_json::from_slice(&body).map_err(|e| {
+                Error::caused_by(ErrorKind::Corrupt, format!("server {} answered an archive with something else", client.endpoint), e)
+            })
+        });
+        Stream { frames, answer }
+    }
+
+    /// Sends the gathered frames; an error if the request ended already (the server refused
+    /// it: its answer says why).
+    fn send_batch(&mut self) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        if self.stream.is_none() {
+            self.stream = Some(self.start());
+        }
+        let piece = Bytes::from(std::mem::take(&mut self.batch));
+        let stream = self.stream.as_ref().expect("started above");
+        if stream.frames.blocking_send(piece).is_ok() {
+            return Ok(());
+        }
+        // The request is over before its end: its answer is the error.
+        let stream = self.stream.take().expect("taken once");
+        match self.finish(stream) {
+            Ok(_) => Err(Error::new(ErrorKind::Io, format!("server {} ended an archive before its end", self.client.endpoint))),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn finish(&self, stream: Stream) -> Result<Archived> {
+        drop(stream.frames);
+        self.client.finish(stream.answer)
+    }
+}
+
+impl RemoteArchiver for Archiving {
+    fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
+        protocol::encode_field(identifier, data, &mut self.batch)?;
+        if self.batch.len() >= BATCH_BYTES {
+            self.send_batch()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.batch.is_empty() && self.stream.is_none() {
+            return Ok(());
+        }
+        protocol::encode_end(&mut self.batch);
+        let sent = self.send_batch();
+        let Some(stream) = self.stream.take() else { return sent };
+        sent?;
+        self.finish(stream).map(|_| ())
+    }
+}
+
+impl Drop for Archiving {
+    /// Fields archived and not flushed are dropped: the body ends without its end frame, and
+    /// the server flushes none of them.
+    fn drop(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            stream.answer.abort();
+        }
+    }
+}

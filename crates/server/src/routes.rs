@@ -1,0 +1,389 @@
+//! The protocol's endpoints ([`fieldstore_remote::protocol`]): each identifies its caller,
+//! checks what the caller may do, and runs the handle's blocking calls on the blocking pool.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use futures::StreamExt;
+use hmac::{Hmac, Mac};
+use serde::Deserialize;
+use sha2::Sha256;
+use tokio::sync::mpsc;
+
+use fieldstore_core::api::{FieldStore, ListOptions, Operation, Permission, Scope};
+use fieldstore_core::backend::{ControlAction, FieldLocation};
+use fieldstore_core::{Error, ErrorKind, Request, Result};
+use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame};
+
+use crate::access::{Access, Identity};
+
+/// What every request shares.
+pub struct Served {
+    /// The handle served.
+    pub fs: Arc<FieldStore>,
+    /// Who may do what.
+    pub access: Access,
+    /// The key locations are signed with: a location read back must be one this server gave
+    /// the same identity (random per server start unless configured).
+    pub signing_key: [u8; 32],
+    /// The longest field an archive may carry, and the longest read.
+    pub max_field: u64,
+}
+
+type Shared = Arc<Served>;
+
+/// The router of every endpoint.
+pub fn router(served: Shared) -> Router {
+    Router::new()
+        .route(protocol::HEALTH, get(|| async { "ok\n" }))
+        .route(protocol::CALL, post(call))
+        .route(protocol::ARCHIVE, post(archive))
+        .route(protocol::READ, get(read))
+        .route(protocol::LIST, get(list))
+        .route(protocol::RETRIEVE, get(retrieve))
+        .with_state(served)
+}
+
+/// A failed request's answer: the status its kind maps to, the error as JSON.
+fn failure(error: &Error) -> Response {
+    let status = match error.kind() {
+        ErrorKind::BadRequest | ErrorKind::BadConfig => StatusCode::BAD_REQUEST,
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::AlreadyExists | ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::Locked => StatusCode::LOCKED,
+        ErrorKind::Timeout => StatusCode::GATEWAY_TIMEOUT,
+        ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Unsupported => StatusCode::NOT_IMPLEMENTED,
+        ErrorKind::Denied => StatusCode::FORBIDDEN,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let body = serde_json::to_vec(&ErrorBody::of(error)).unwrap_or_default();
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// Runs a blocking call on the blocking pool; a panic there is an error, never a crash.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| Error::caused_by(ErrorKind::Io, "the call stopped", e))?
+}
+
+/// Who is calling, from the bearer token; `None` on an open server.
+fn identify<'s>(served: &'s Served, headers: &HeaderMap) -> Result<Option<&'s Identity>> {
+    let token = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    served.access.identify(token.map(str::trim))
+}
+
+fn check(identity: Option<&Identity>, permission: Permission, scope: &Scope<'_>) -> Result<()> {
+    identity.map_or(Ok(()), |identity| identity.check(permission, scope))
+}
+
+/// The name a location is signed for.
+fn name(identity: Option<&Identity>) -> String {
+    identity.map_or(String::new(), |i| i.name.clone())
+}
+
+/// The signature of `uri` for the identity `name`, in hex.
+fn signature(key: &[u8; 32], name: &str, uri: &str) -> String {
+    let mut mac = <Hmac<Sha256>>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(name.as_bytes());
+    mac.update(&[0]);
+    mac.update(uri.as_bytes());
+    mac.finalize().into_bytes()[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `uri#signature`: what clients are given, and read back with.
+fn sign(key: &[u8; 32], name: &str, location: &mut FieldLocation) {
+    let signed = format!("{}#{}", location.uri, signature(key, name, &location.uri));
+    location.uri = signed.into();
+}
+
+/// The URI of a signed one, if the signature is this server's for `name`.
+fn verify<'u>(key: &[u8; 32], name: &str, signed: &'u str) -> Result<&'u str> {
+    let refused = || Error::new(ErrorKind::Denied, "a location this server did not give this identity");
+    let (uri, given) = signed.rsplit_once('#').ok_or_else(refused)?;
+    let expected = signature(key, name, uri);
+    let same = expected.len() == given.len() && expected.bytes().zip(given.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    if same {
+        Ok(uri)
+    } else {
+        Err(refused())
+    }
+}
+
+/// Logs one answered request: who, what, how it ended, how long it took. Never a token.
+fn log(what: &str, identity: Option<&Identity>, started: Instant, outcome: &Result<impl Sized>) {
+    let identity = identity.map_or("-", |i| i.name.as_str());
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    match outcome {
+        Ok(_) => tracing::info!(identity, operation = what, ms, "done"),
+        Err(error) => tracing::warn!(identity, operation = what, ms, kind = ?error.kind(), error = %error.report(), "failed"),
+    }
+}
+
+async fn call(State(served): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    let started = Instant::now();
+    let identity = match identify(&served, &headers) {
+        Ok(identity) => identity,
+        Err(e) => return refused_identity(&e),
+    };
+    let outcome = run_call(&served, identity, &body).await;
+    let what = serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v.get("op").and_then(|o| o.as_str()).map(String::from));
+    log(&what.unwrap_or_else(|| "call".into()), identity, started, &outcome);
+    match outcome {
+        Ok(answer) => ([(header::CONTENT_TYPE, "application/json")], answer).into_response(),
+        Err(e) => failure(&e),
+    }
+}
+
+fn refused_identity(error: &Error) -> Response {
+    let mut response = failure(error);
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+    response
+}
+
+async fn run_call(served: &Shared, identity: Option<&Identity>, body: &[u8]) -> Result<Vec<u8>> {
+    let operation: Operation = serde_json::from_slice(body).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "not a call", e))?;
+    let (permissions, scope) = operation.needs();
+    if let Some(identity) = identity {
+        // The first permission's refusal, if none allows.
+        let refusals: Vec<Error> = permissions.iter().filter_map(|p| identity.check(*p, &scope).err()).collect();
+        if refusals.len() == permissions.len() {
+            return Err(refusals.into_iter().next().unwrap_or_else(|| Error::new(ErrorKind::Denied, "nothing allows this call")));
+        }
+    }
+    let (served, name) = (served.clone(), name(identity));
+    blocking(move || operation.run(&served.fs, &|location| sign(&served.signing_key, &name, location))).await
+}
+
+async fn archive(State(served): State<Shared>, headers: HeaderMap, body: Body) -> Response {
+    let started = Instant::now();
+    let identity = match identify(&served, &headers) {
+        Ok(identity) => identity,
+        Err(e) => return refused_identity(&e),
+    };
+    let outcome = receive_archive(&served, identity, body).await;
+    log("archive", identity, started, &outcome);
+    match outcome {
+        Ok(archived) => axum::Json(archived).into_response(),
+        Err(e) => failure(&e),
+    }
+}
+
+/// Feeds the body's pieces to a blocking archiver as they come; answers once it flushed.
+async fn receive_archive(served: &Shared, identity: Option<&Identity>, body: Body) -> Result<Archived> {
+    let (pieces, received) = mpsc::channel::<Bytes>(16);
+    let archiving = {
+        let served = served.clone();
+        let identity = identity.map(|i| i.name.clone());
+        tokio::task::spawn_blocking(move || archive_pieces(&served, identity.as_deref(), received))
+    };
+    let mut stream = body.into_data_stream();
+    let mut broken = None;
+    while let Some(piece) = stream.next().await {
+        match piece {
+            Ok(piece) => {
+                if pieces.send(piece).await.is_err() {
+                    break; // The archiver stopped: its error is the answer.
+                }
+            }
+            Err(e) => {
+                broken = Some(Error::caused_by(ErrorKind::BadRequest, "the archive body broke off: nothing of it was flushed", e));
+                break;
+            }
+        }
+    }
+    drop(pieces);
+    let archived = archiving.await.map_err(|e| Error::caused_by(ErrorKind::Io, "the archive stopped", e))?;
+    match broken {
+        Some(error) => Err(error),
+        None => archived,
+    }
+}
+
+/// Archives each field of the body, and flushes at its end frame. A body that ends
+/// otherwise, or an error, drops the archiver unflushed: none of its fields becomes visible.
+fn archive_pieces(served: &Served, identity: Option<&str>, mut received: mpsc::Receiver<Bytes>) -> Result<Archived> {
+    let identity = identity.and_then(|name| match &served.access {
+        Access::Tokens(identities) => identities.iter().find(|i| i.name == name),
+        Access::Open => None,
+    });
+    let mut frames = FieldFrames::new(served.max_field);
+    let mut archiver = served.fs.archiver()?;
+    let mut archived = Archived::default();
+    while let Some(piece) = received.blocking_recv() {
+        frames.push(&piece);
+        while let Some(frame) = frames.next_frame()? {
+            match frame {
+                Frame::Field(identifier, data) => {
+                    if let Some(identity) = identity.filter(|i| !i.allows_key(Permission::Archive, &identifier)) {
+                        return Err(Error::new(ErrorKind::Denied, format!("identity '{}' may not archive {identifier}", identity.name)));
+                    }
+                    archiver.archive(&identifier, &data)?;
+                    archived.fields += 1;
+                    archived.bytes += data.len() as u64;
+                }
+                Frame::End => archiver.flush()?,
+            }
+        }
+    }
+    if !frames.ended() {
+        return Err(Error::new(ErrorKind::BadRequest, "the archive body ended before its end frame: nothing of it was flushed"));
+    }
+    Ok(archived)
+}
+
+/// The query of a read.
+#[derive(Deserialize)]
+struct ReadQuery {
+    uri: String,
+    offset: u64,
+    length: u64,
+}
+
+async fn read(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<ReadQuery>) -> Response {
+    let started = Instant::now();
+    let identity = match identify(&served, &headers) {
+        Ok(identity) => identity,
+        Err(e) => return refused_identity(&e),
+    };
+    let outcome = read_range(&served, identity, query).await;
+    log("read", identity, started, &outcome);
+    match outcome {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response(),
+        Err(e) => failure(&e),
+    }
+}
+
+async fn read_range(served: &Shared, identity: Option<&Identity>, query: ReadQuery) -> Result<Vec<u8>> {
+    let uri = verify(&served.signing_key, &name(identity), &query.uri)?.to_string();
+    if query.length > served.max_field {
+        return Err(Error::new(
+            ErrorKind::BadRequest,
+            format!("a read of {} bytes: this server reads at most {}", query.length, served.max_field),
+        ));
+    }
+    let served = served.clone();
+    blocking(move || {
+        let mut bytes = vec![0; query.length as usize];
+        served.fs.read_stored(&uri, query.offset, &mut bytes)?;
+        Ok(bytes)
+    })
+    .await
+}
+
+/// The query of a list or retrieve.
+#[derive(Deserialize)]
+struct RequestQuery {
+    request: String,
+}
+
+async fn list(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<RequestQuery>) -> Response {
+    let started = Instant::now();
+    let identity = match identify(&served, &headers) {
+        Ok(identity) => identity,
+        Err(e) => return refused_identity(&e),
+    };
+    let outcome = list_lines(&served, identity, query.request).await;
+    log("list", identity, started, &outcome);
+    match outcome {
+        Ok(lines) => ([(header::CONTENT_TYPE, "application/x-ndjson")], lines).into_response(),
+        Err(e) => failure(&e),
+    }
+}
+
+async fn list_lines(served: &Shared, identity: Option<&Identity>, request: String) -> Result<Vec<u8>> {
+    check(identity, Permission::Read, &Scope::Request(&request))?;
+    let (served, name) = (served.clone(), name(identity));
+    blocking(move || {
+        let request = Request::parse(&request)?;
+        let matches = served.fs.resolve(&request, ListOptions::default(), Some(ControlAction::List))?;
+        let mut lines = Vec::new();
+        for mut field in matches.fields {
+            sign(&served.signing_key, &name, &mut field.location);
+            serde_json::to_writer(&mut lines, &field).map_err(|e| Error::caused_by(ErrorKind::Io, "cannot encode a field", e))?;
+            lines.push(b'\n');
+        }
+        Ok(lines)
+    })
+    .await
+}
+
+async fn retrieve(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<RequestQuery>) -> Response {
+    let started = Instant::now();
+    let identity = match identify(&served, &headers) {
+        Ok(identity) => identity,
+        Err(e) => return refused_identity(&e),
+    };
+    let outcome = start_retrieve(&served, identity, query.request).await;
+    log("retrieve", identity, started, &outcome);
+    match outcome {
+        Ok(body) => ([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response(),
+        Err(e) => failure(&e),
+    }
+}
+
+/// Resolves the request, then streams the fields' bytes as they are read. An error once the
+/// first bytes went out ends the stream broken, so no client takes it for whole.
+async fn start_retrieve(served: &Shared, identity: Option<&Identity>, request: String) -> Result<Body> {
+    check(identity, Permission::Read, &Scope::Request(&request))?;
+    let served = served.clone();
+    let reader = blocking(move || {
+        let (reader, why) = served.fs.retrieve(&Request::parse(&request)?)?;
+        match why {
+            Some(why) if reader.fields().is_empty() => Err(Error::new(ErrorKind::NotFound, format!("nothing matches {request}: {why}"))),
+            _ => Ok(reader),
+        }
+    })
+    .await?;
+    let (pieces, received) = mpsc::channel::<std::io::Result<Bytes>>(4);
+    tokio::task::spawn_blocking(move || {
+        let mut reader = reader;
+        let mut out = ChannelWriter { pieces: pieces.clone() };
+        if let Err(e) = reader.write_to(&mut out) {
+            let _ = pieces.blocking_send(Err(e));
+        }
+    });
+    let stream = futures::stream::unfold(received, |mut received| async move { received.recv().await.map(|piece| (piece, received)) });
+    Ok(Body::from_stream(stream))
+}
+
+/// Sends what a reader writes to the response body.
+struct ChannelWriter {
+    pieces: mpsc::Sender<std::io::Result<Bytes>>,
+}
+
+impl std::io::Write for ChannelWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let gone = || std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the client went away");
+        self.pieces.blocking_send(Ok(Bytes::copy_from_slice(buf))).map_err(|_| gone())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_location_reads_back_only_for_the_identity_it_was_signed_for() {
+        let key = [7u8; 32];
+        let mut location = FieldLocation { uri: "class=od/data.1".into(), offset: 0, length: 1, crc32c: None };
+        sign(&key, "ops", &mut location);
+        assert_eq!(verify(&key, "ops", &location.uri).unwrap(), "class=od/data.1");
+        assert_eq!(verify(&key, "other", &location.uri).unwrap_err().kind(), ErrorKind::Denied);
+        assert!(verify(&[8u8; 32], "ops", &location.uri).is_err(), "another server's key");
+        assert!(verify(&key, "ops", "class=od/data.1").is_err(), "unsigned");
+        let forged = location.uri.replace("data.1", "data.2");
+        assert!(verify(&key, "ops", &forged).is_err(), "another file under the same signature");
+    }
+}
