@@ -52,7 +52,9 @@ targets=("$@")
 keep_small_corpus() {
     local kept=$1 working=$2
     find "$kept" -type f ! -name 'regression-*' -delete
-    find "$working" -type f -printf '%s %p\n' | sort -n | head -n "$KEPT" | cut -d' ' -f2- | xargs -r cp -t "$kept"
+    # sed reads to the end (head would leave sort writing into a closed pipe: SIGPIPE, and
+    # pipefail ends the script once a corpus outgrows the pipe's buffer).
+    find "$working" -type f -printf '%s %p\n' | sort -n | sed -n "1,${KEPT}p" | cut -d' ' -f2- | xargs -r cp -t "$kept"
 }
 
 summary=fuzz/target/$mode-summary.txt

@@ -380,6 +380,9 @@ docs/remote.md: the protocol, the access file, deployment."
         /// The longest field an archive may carry, in bytes
         #[arg(long, default_value_t = 1 << 30)]
         max_field: u64,
+        /// How many requests each identity may have in flight at once (more: 429)
+        #[arg(long, default_value_t = 64)]
+        max_in_flight: usize,
         /// Log text lines instead of JSON lines
         #[arg(long)]
         text_logs: bool,
@@ -766,11 +769,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 made => made.iter().map(|root| format!("made root {root}\n")).collect(),
             })
         }
-        Command::Serve { listen, tls_certificate, tls_key, client_ca, access, insecure_anywhere, max_field, text_logs } => {
+        Command::Serve { listen, tls_certificate, tls_key, client_ca, access, insecure_anywhere, max_field, max_in_flight, text_logs } => {
             fieldstore_server::log_to_stderr(!text_logs);
             let tls = tls_certificate.zip(tls_key).map(|(certificate, key)| fieldstore_server::TlsFiles { certificate, key, client_ca });
             let access = access.as_deref().map(fieldstore_server::Access::load).transpose()?.unwrap_or(fieldstore_server::Access::Open);
-            let options = fieldstore_server::ServeOptions { listen, tls, access, insecure_anywhere, max_field };
+            let options = fieldstore_server::ServeOptions { listen, tls, access, insecure_anywhere, max_field, max_in_flight };
             let fs = open(config)?;
             fieldstore_server::serve(fs, options, |address| {
                 // Tests and scripts read the port from this line, at once.

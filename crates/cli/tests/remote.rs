@@ -200,6 +200,18 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
     assert_eq!(read(&writer_token, &uri.replace(".data#", ".index#")).0, 403, "another file under the signature");
     assert_eq!(curl(dir, "", &format!("{base}/v1/list?request=class=od")).0, 401);
     assert_eq!(curl(dir, "x", &format!("{base}/health")).0, 200);
+    // The counters a Prometheus server scrapes: what was answered, and how.
+    let (code, metrics) = curl(dir, "", &format!("{base}/metrics"));
+    let metrics = String::from_utf8(metrics).unwrap();
+    assert_eq!(code, 200);
+    for line in [
+        "fieldstore_requests_total{operation=\"archive\",outcome=\"ok\"} 1",
+        "outcome=\"denied\"",
+        "fieldstore_received_bytes_total{operation=\"archive\"} 784",
+        "fieldstore_request_duration_seconds_bucket{",
+    ] {
+        assert!(metrics.contains(line), "no {line} in:\n{metrics}");
+    }
 
     // Wipe through the server, within the pattern.
     ok(&writer, &["wipe", "class=rd,expver=x001,stream=oper,date=20231201,time=1200", "--doit"]);
@@ -250,4 +262,113 @@ fn a_server_without_tls_or_tokens_stays_on_loopback_and_clients_name_it() {
     // A remote catalogue with another store is refused.
     std::fs::write(&remote, format!("catalogue: {section}\nstore: {{type: posix, root: /nonexistent}}\n")).unwrap();
     assert!(fails(&remote, &["list", "class=od,expver=1"]).contains("the same server's store"));
+}
+
+/// Starts `fieldstore serve` on `address` (a port a killed server had: taken again at once).
+fn serve_on(config: &Path, address: &str) -> Server {
+    let mut child = Command::new(BIN)
+        .arg("--config")
+        .arg(config)
+        .args(["serve", "--listen", address])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.starts_with("listening on"), "the server did not start: {line:?}");
+    Server { child, address: address.to_string() }
+}
+
+/// A server killed (SIGKILL) at random moments while a client archives rounds of fields, each
+/// ended by a flush: every round whose flush returned is there whole, with its bytes; a round
+/// whose flush failed is there whole or not at all; the client goes on after each restart.
+#[test]
+fn a_server_killed_at_any_moment_loses_nothing_flushed_and_shows_nothing_half_archived() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.yaml");
+    std::fs::write(
+        &store,
+        format!(
+            "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
+            dir.path().join("root").display()
+        ),
+    )
+    .unwrap();
+    let first = serve(&store, &[]);
+    let address = first.address.clone();
+    let section = format!("{{type: remote, endpoint: 'http://{address}', connect_timeout: 2, idle_timeout: 5}}");
+    let remote = dir.path().join("remote.yaml");
+    std::fs::write(&remote, format!("catalogue: {section}\nstore: {section}\n")).unwrap();
+    let id = |round: u32, field: u32| {
+        fieldstore::Key::parse(&format!(
+            "class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step={round},param={}",
+            128 + field
+        ))
+        .unwrap()
+    };
+    let payload = |round: u32, field: u32| format!("round {round} field {field} ").repeat(200).into_bytes();
+    const ROUNDS: u32 = 60;
+    const FIELDS: u32 = 10;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let client = {
+        let (remote, stop) = (remote.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut flushed = Vec::new();
+            let mut failed = Vec::new();
+            let mut fs = None;
+            for round in 0..ROUNDS {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                // Opening needs the server (its schema): retried until it is back.
+                if fs.is_none() {
+                    fs = fieldstore::open(&fieldstore::Config::from_file(&remote).unwrap()).ok();
+                }
+                let Some(handle) = &fs else {
+                    failed.push(round);
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    continue;
+                };
+                let archived = (0..FIELDS)
+                    .try_for_each(|field| handle.archive(&id(round, field), &payload(round, field)))
+                    .and_then(|()| handle.flush());
+                match archived {
+                    Ok(()) => flushed.push(round),
+                    Err(_) => failed.push(round),
+                }
+            }
+            (flushed, failed)
+        })
+    };
+    let mut server = first;
+    for kill in 0..5u64 {
+        std::thread::sleep(std::time::Duration::from_millis(150 + (kill * 37) % 100));
+        server.child.kill().unwrap(); // SIGKILL
+        server.child.wait().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        server = serve_on(&store, &address);
+    }
+    let (flushed, failed) = client.join().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(server);
+    assert!(!flushed.is_empty() && !failed.is_empty(), "the kills fell between flushes: flushed {flushed:?}, failed {failed:?}");
+    let local = fieldstore::open(&fieldstore::Config::from_file(&store).unwrap()).unwrap();
+    for round in 0..ROUNDS {
+        let request = fieldstore::Request::parse(&format!(
+            "class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step={round}"
+        ))
+        .unwrap();
+        let (mut reader, _) = local.retrieve(&request).unwrap();
+        let fields = reader.fields().len() as u32;
+        if flushed.contains(&round) {
+            assert_eq!(fields, FIELDS, "round {round}'s flush returned: every field is there");
+        } else {
+            assert!(fields == 0 || fields == FIELDS, "round {round} is half there: {fields} of {FIELDS} fields");
+        }
+        let mut bytes = Vec::new();
+        reader.write_to(&mut bytes).unwrap();
+        let expected: Vec<u8> = if fields == 0 { Vec::new() } else { (0..FIELDS).flat_map(|f| payload(round, f)).collect() };
+        assert!(bytes == expected, "round {round}: the bytes read are not those archived");
+    }
 }

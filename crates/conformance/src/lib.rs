@@ -77,6 +77,7 @@ fn serve(fs: FieldStore) -> fieldstore_server::Background {
         access: fieldstore_server::Access::Open,
         insecure_anywhere: false,
         max_field: 1 << 30,
+        max_in_flight: 64,
     };
     fieldstore_server::Background::start(fs, options).expect("a server starts")
 }

@@ -1,4 +1,5 @@
-//! fieldstore's fuzz targets: every parser of text from users (schemas, requests, configs, keys)
+//! fieldstore's fuzz targets: every parser of text from users (schemas, requests, configs, keys),
+//! every decoder of what a server reads from its clients (archive bodies, calls),
 //! and every decoder of bytes read back from disk or objects (GRIB streams, TOC records, index
 //! segments, commits embedded in data files, the object-store catalogues' logs), each as a
 //! function of one input that must never panic, hang or allocate without bound, and that checks
@@ -17,10 +18,12 @@
 mod framing;
 mod languages;
 mod records;
+mod remote;
 mod seeds;
 
 pub use languages::{config, key, request, schema};
 pub use records::{embedded_commits, grib_scan, index_segment, object_log, toc};
+pub use remote::{archive_frames, remote_call};
 pub use seeds::seeds;
 
 /// A fuzz target: one input, checked by assertions (a failed one is a finding).
@@ -37,4 +40,6 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("index_segment", index_segment),
     ("embedded_commits", embedded_commits),
     ("object_log", object_log),
+    ("archive_frames", archive_frames),
+    ("remote_call", remote_call),
 ];

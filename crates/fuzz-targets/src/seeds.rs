@@ -46,6 +46,15 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
                 "schema: schema\ncatalogue: { type: rados, pool: fieldstore, namespace_prefix: x, timeout_seconds: 5 }\nstore: { type: daos, pool: p }\n",
             ]),
         ),
+        ("archive_frames", vec![archive_body(1), archive_body(7), archive_body(200)]),
+        (
+            "remote_call",
+            texts(&[
+                r#"{"op":"resolve","request":"class=od,expver=0001","options":{"depth":3,"include_superseded":false,"in_request_order":true,"storage_order":false},"action":"retrieve"}"#,
+                r#"{"op":"overlay","source":{"class":"od","expver":"1"},"target":{"class":"od","expver":"2"},"options":{"remove":false,"force":false,"variable_keys":["expver"]}}"#,
+                r#"{"op":"hide_datasets","datasets":[{"class":"od"}],"doit":true}"#,
+            ]),
+        ),
         ("key", texts(&["class=od,expver=0001,stream=oper\nclass=od,expver=0001,stream=enfo", "a=_\nb=..", "c=x/y\nc=x%2Fy"])),
         ("grib_scan", vec![grib2(20), grib1(&[0, 0, 20]), [grib2(24), vec![0, b'\n']].concat(), grib1(&[0x80, 0, 1])]),
         ("toc", vec![raw(toc_file), [&[1u8, identity_kind, 4, 0][..], b"seed"].concat()]),
@@ -91,4 +100,14 @@ fn grib1(length: &[u8; 3]) -> Vec<u8> {
     m.extend_from_slice(&[0, 0, 8, 0, 0, 0, 0, 0]);
     m.extend_from_slice(b"7777");
     m
+}
+
+/// An archive body of two fields and its end, its first byte the decoder's piece size.
+fn archive_body(piece: u8) -> Vec<u8> {
+    let mut body = vec![piece];
+    let key = fieldstore_core::Key::parse("class=od,expver=0001,step=6").expect("a key");
+    fieldstore_remote::protocol::encode_field(&key, b"GRIB bytes 7777", &mut body).expect("a field encodes");
+    fieldstore_remote::protocol::encode_field(&key, b"", &mut body).expect("a field encodes");
+    fieldstore_remote::protocol::encode_end(&mut body);
+    body
 }

@@ -256,6 +256,13 @@ impl RemoteArchiver for Archiving {
         sent?;
         self.finish(stream).map(|_| ())
     }
+
+    fn discard(&mut self) {
+        self.batch.clear();
+        if let Some(stream) = self.stream.take() {
+            stream.answer.abort();
+        }
+    }
 }
 
 impl Drop for Archiving {

@@ -99,6 +99,9 @@ pub enum Frame {
 /// frame's bytes, and refuses a frame longer than its limit before reading it.
 pub struct FieldFrames {
     buffer: Vec<u8>,
+    /// Where the undecoded bytes start in `buffer` (decoded frames are dropped in bulk, not
+    /// one by one: a piece holds many small ones).
+    start: usize,
     max_field: u64,
     ended: bool,
 }
@@ -106,11 +109,13 @@ pub struct FieldFrames {
 impl FieldFrames {
     /// A decoder refusing fields longer than `max_field` bytes.
     pub fn new(max_field: u64) -> Self {
-        FieldFrames { buffer: Vec::new(), max_field, ended: false }
+        FieldFrames { buffer: Vec::new(), start: 0, max_field, ended: false }
     }
 
     /// Adds the next bytes of the body.
     pub fn push(&mut self, piece: &[u8]) {
+        self.buffer.drain(..self.start);
+        self.start = 0;
         self.buffer.extend_from_slice(piece);
     }
 
@@ -121,19 +126,19 @@ impl FieldFrames {
 
     /// Bytes received and not yet decoded (a frame in part): the body must not end there.
     pub fn pending(&self) -> usize {
-        self.buffer.len()
+        self.buffer.len() - self.start
     }
 
     /// The next complete frame, if one is there; an error for a malformed one (the body is
     /// then to be refused whole).
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
-        let Some(&tag) = self.buffer.first() else { return Ok(None) };
+        let Some(&tag) = self.buffer.get(self.start) else { return Ok(None) };
         if self.ended {
             return Err(bad("bytes after the end frame"));
         }
         match tag {
             END => {
-                self.buffer.drain(..1);
+                self.start += 1;
                 self.ended = true;
                 Ok(Some(Frame::End))
             }
@@ -143,26 +148,27 @@ impl FieldFrames {
     }
 
     fn next_field(&mut self) -> Result<Option<Frame>> {
-        let Some(key_length) = self.buffer.get(1..5) else { return Ok(None) };
+        let frame = &self.buffer[self.start..];
+        let Some(key_length) = frame.get(1..5) else { return Ok(None) };
         let key_length = u32::from_be_bytes(key_length.try_into().expect("4 bytes"));
         if key_length > MAX_IDENTIFIER {
             return Err(bad(&format!("identifier of {key_length} bytes: at most {MAX_IDENTIFIER}")));
         }
         let key_end = 5 + key_length as usize;
-        let Some(data_length) = self.buffer.get(key_end..key_end + 8) else { return Ok(None) };
+        let Some(data_length) = frame.get(key_end..key_end + 8) else { return Ok(None) };
         let data_length = u64::from_be_bytes(data_length.try_into().expect("8 bytes"));
         if data_length > self.max_field {
             return Err(bad(&format!("field of {data_length} bytes: this server takes at most {}", self.max_field)));
         }
         // Within max_field, which fits memory: the frame is held whole before it is taken.
         let end = key_end + 8 + data_length as usize;
-        if self.buffer.len() < end {
+        if frame.len() < end {
             return Ok(None);
         }
-        let text = std::str::from_utf8(&self.buffer[5..key_end]).map_err(|_| bad("identifier is not UTF-8"))?;
+        let text = std::str::from_utf8(&frame[5..key_end]).map_err(|_| bad("identifier is not UTF-8"))?;
         let identifier = Key::parse(text)?;
-        let data = self.buffer[key_end + 8..end].to_vec();
-        self.buffer.drain(..end);
+        let data = frame[key_end + 8..end].to_vec();
+        self.start += end;
         Ok(Some(Frame::Field(identifier, data)))
     }
 }

@@ -8,6 +8,7 @@
 //! listens on loopback only, unless told that it may listen elsewhere anyway.
 
 pub mod access;
+mod metrics;
 mod routes;
 mod tls;
 
@@ -45,6 +46,8 @@ pub struct ServeOptions {
     pub insecure_anywhere: bool,
     /// The longest field an archive may carry.
     pub max_field: u64,
+    /// How many requests each identity may have in flight at once; more are answered 429.
+    pub max_in_flight: usize,
 }
 
 /// Serves `fs` until SIGTERM or SIGINT: then stops accepting, lets the requests in flight
@@ -144,7 +147,7 @@ async fn serve_until(
     let tls = options.tls.as_ref().map(TlsFiles::server_config).transpose()?.map(tokio_rustls::TlsAcceptor::from);
     let mut signing_key = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut signing_key);
-    let served = Arc::new(routes::Served { fs: Arc::new(fs), access: options.access, signing_key, max_field: options.max_field });
+    let served = Arc::new(routes::Served::new(fs, options.access, signing_key, options.max_field, options.max_in_flight));
     let app = routes::router(served);
     let listener = TcpListener::bind(options.listen)
         .await

@@ -1,8 +1,9 @@
 //! The protocol's endpoints ([`fieldstore_remote::protocol`]): each identifies its caller,
 //! checks what the caller may do, and runs the handle's blocking calls on the blocking pool.
 
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Query, State};
@@ -14,7 +15,7 @@ use futures::StreamExt;
 use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use sha2::Sha256;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use fieldstore_core::api::{FieldStore, ListOptions, Operation, Permission, Scope};
 use fieldstore_core::backend::{ControlAction, FieldLocation};
@@ -22,6 +23,10 @@ use fieldstore_core::{Error, ErrorKind, Request, Result};
 use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame};
 
 use crate::access::{Access, Identity};
+use crate::metrics::{InFlight, Metrics};
+
+/// How long an archive body may send nothing before it is dropped, unflushed.
+const BODY_IDLE: Duration = Duration::from_secs(60);
 
 /// What every request shares.
 pub struct Served {
@@ -34,6 +39,24 @@ pub struct Served {
     pub signing_key: [u8; 32],
     /// The longest field an archive may carry, and the longest read.
     pub max_field: u64,
+    /// The counters `/metrics` shows.
+    pub metrics: Metrics,
+    /// Each identity's requests in flight ("" on an open server), bounded.
+    pub in_flight: HashMap<String, Arc<Semaphore>>,
+    /// The bound of each identity's requests in flight.
+    pub max_in_flight: usize,
+}
+
+impl Served {
+    /// What every request shares: each identity may have `max_in_flight` requests at once.
+    pub fn new(fs: FieldStore, access: Access, signing_key: [u8; 32], max_field: u64, max_in_flight: usize) -> Self {
+        let names: Vec<String> = match &access {
+            Access::Open => vec![String::new()],
+            Access::Tokens(identities) => identities.iter().map(|i| i.name.clone()).collect(),
+        };
+        let in_flight = names.into_iter().map(|name| (name, Arc::new(Semaphore::new(max_in_flight)))).collect();
+        Served { fs: Arc::new(fs), access, signing_key, max_field, metrics: Metrics::new(), in_flight, max_in_flight }
+    }
 }
 
 type Shared = Arc<Served>;
@@ -42,6 +65,7 @@ type Shared = Arc<Served>;
 pub fn router(served: Shared) -> Router {
     Router::new()
         .route(protocol::HEALTH, get(|| async { "ok\n" }))
+        .route(protocol::METRICS, get(metrics))
         .route(protocol::CALL, post(call))
         .route(protocol::ARCHIVE, post(archive))
         .route(protocol::READ, get(read))
@@ -72,10 +96,59 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + '
     tokio::task::spawn_blocking(work).await.map_err(|e| Error::caused_by(ErrorKind::Io, "the call stopped", e))?
 }
 
-/// Who is calling, from the bearer token; `None` on an open server.
-fn identify<'s>(served: &'s Served, headers: &HeaderMap) -> Result<Option<&'s Identity>> {
+/// A request let in: who asks, its place among that identity's requests in flight, and when
+/// it began. Dropped when the request ends (for a retrieve, when its stream does).
+struct Admitted<'s> {
+    identity: Option<&'s Identity>,
+    permit: Option<OwnedSemaphorePermit>,
+    _in_flight: InFlight,
+    started: Instant,
+}
+
+/// Identifies the caller from its bearer token and takes one of its places in flight; the
+/// answer to give instead if it is unknown or has too many requests in flight.
+fn admit<'s>(served: &'s Served, headers: &HeaderMap) -> std::result::Result<Admitted<'s>, Box<Response>> {
     let token = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-    served.access.identify(token.map(str::trim))
+    let identity = served.access.identify(token.map(str::trim)).map_err(|e| Box::new(refused_identity(&e)))?;
+    let name = identity.map_or("", |i| i.name.as_str());
+    let permit = served.in_flight.get(name).and_then(|places| places.clone().try_acquire_owned().ok()).ok_or_else(|| {
+        let message = format!("identity '{name}' has {} requests in flight already: wait for some to end", served.max_in_flight);
+        let mut response = failure(&Error::new(ErrorKind::Unavailable, message));
+        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        Box::new(response)
+    })?;
+    Ok(Admitted { identity, permit: Some(permit), _in_flight: served.metrics.begin(), started: Instant::now() })
+}
+
+/// Logs and counts an answered request, and gives its answer: `sent` bytes of the body of
+/// `answer`, or the error's.
+fn answer(served: &Served, admitted: &Admitted<'_>, operation: &str, received: u64, outcome: Result<(Response, u64)>) -> Response {
+    let identity = admitted.identity.map_or("-", |i| i.name.as_str());
+    let took = admitted.started.elapsed();
+    let ms = took.as_secs_f64() * 1e3;
+    match outcome {
+        Ok((response, sent)) => {
+            tracing::info!(identity, operation, ms, received, sent, "done");
+            served.metrics.record(operation, "ok", took, received, sent);
+            response
+        }
+        Err(error) => {
+            tracing::warn!(identity, operation, ms, kind = ?error.kind(), error = %error.report(), "failed");
+            let kind = serde_json::to_value(error.kind()).ok().and_then(|k| k.as_str().map(String::from)).unwrap_or_default();
+            served.metrics.record(operation, &kind, took, received, 0);
+            failure(&error)
+        }
+    }
+}
+
+/// A body as the answer, counted.
+fn bytes_answer(content_type: &'static str, body: Vec<u8>) -> (Response, u64) {
+    let sent = body.len() as u64;
+    (([(header::CONTENT_TYPE, content_type)], body).into_response(), sent)
+}
+
+async fn metrics(State(served): State<Shared>) -> Response {
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], served.metrics.text()).into_response()
 }
 
 fn check(identity: Option<&Identity>, permission: Permission, scope: &Scope<'_>) -> Result<()> {
@@ -115,29 +188,15 @@ fn verify<'u>(key: &[u8; 32], name: &str, signed: &'u str) -> Result<&'u str> {
     }
 }
 
-/// Logs one answered request: who, what, how it ended, how long it took. Never a token.
-fn log(what: &str, identity: Option<&Identity>, started: Instant, outcome: &Result<impl Sized>) {
-    let identity = identity.map_or("-", |i| i.name.as_str());
-    let ms = started.elapsed().as_secs_f64() * 1e3;
-    match outcome {
-        Ok(_) => tracing::info!(identity, operation = what, ms, "done"),
-        Err(error) => tracing::warn!(identity, operation = what, ms, kind = ?error.kind(), error = %error.report(), "failed"),
-    }
-}
-
 async fn call(State(served): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
-    let started = Instant::now();
-    let identity = match identify(&served, &headers) {
-        Ok(identity) => identity,
-        Err(e) => return refused_identity(&e),
+    let admitted = match admit(&served, &headers) {
+        Ok(admitted) => admitted,
+        Err(refused) => return *refused,
     };
-    let outcome = run_call(&served, identity, &body).await;
-    let what = serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v.get("op").and_then(|o| o.as_str()).map(String::from));
-    log(&what.unwrap_or_else(|| "call".into()), identity, started, &outcome);
-    match outcome {
-        Ok(answer) => ([(header::CONTENT_TYPE, "application/json")], answer).into_response(),
-        Err(e) => failure(&e),
-    }
+    let operation =
+        serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v.get("op").and_then(|o| o.as_str()).map(String::from));
+    let outcome = run_call(&served, admitted.identity, &body).await.map(|answer| bytes_answer("application/json", answer));
+    answer(&served, &admitted, operation.as_deref().unwrap_or("call"), body.len() as u64, outcome)
 }
 
 fn refused_identity(error: &Error) -> Response {
@@ -162,17 +221,14 @@ async fn run_call(served: &Shared, identity: Option<&Identity>, body: &[u8]) -> 
 }
 
 async fn archive(State(served): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    let started = Instant::now();
-    let identity = match identify(&served, &headers) {
-        Ok(identity) => identity,
-        Err(e) => return refused_identity(&e),
+    let admitted = match admit(&served, &headers) {
+        Ok(admitted) => admitted,
+        Err(refused) => return *refused,
     };
-    let outcome = receive_archive(&served, identity, body).await;
-    log("archive", identity, started, &outcome);
-    match outcome {
-        Ok(archived) => axum::Json(archived).into_response(),
-        Err(e) => failure(&e),
-    }
+    let outcome = receive_archive(&served, admitted.identity, body).await;
+    let received = outcome.as_ref().map_or(0, |archived| archived.bytes);
+    let outcome = outcome.map(|archived| (axum::Json(archived).into_response(), 0));
+    answer(&served, &admitted, "archive", received, outcome)
 }
 
 /// Feeds the body's pieces to a blocking archiver as they come; answers once it flushed.
@@ -185,7 +241,13 @@ async fn receive_archive(served: &Shared, identity: Option<&Identity>, body: Bod
     };
     let mut stream = body.into_data_stream();
     let mut broken = None;
-    while let Some(piece) = stream.next().await {
+    loop {
+        let Ok(next) = tokio::time::timeout(BODY_IDLE, stream.next()).await else {
+            let message = format!("the archive body sent nothing for {} s: nothing of it was flushed", BODY_IDLE.as_secs());
+            broken = Some(Error::new(ErrorKind::Timeout, message));
+            break;
+        };
+        let Some(piece) = next else { break };
         match piece {
             Ok(piece) => {
                 if pieces.send(piece).await.is_err() {
@@ -247,17 +309,12 @@ struct ReadQuery {
 }
 
 async fn read(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<ReadQuery>) -> Response {
-    let started = Instant::now();
-    let identity = match identify(&served, &headers) {
-        Ok(identity) => identity,
-        Err(e) => return refused_identity(&e),
+    let admitted = match admit(&served, &headers) {
+        Ok(admitted) => admitted,
+        Err(refused) => return *refused,
     };
-    let outcome = read_range(&served, identity, query).await;
-    log("read", identity, started, &outcome);
-    match outcome {
-        Ok(bytes) => ([(header::CONTENT_TYPE, "application/octet-stream")], bytes).into_response(),
-        Err(e) => failure(&e),
-    }
+    let outcome = read_range(&served, admitted.identity, query).await.map(|bytes| bytes_answer("application/octet-stream", bytes));
+    answer(&served, &admitted, "read", 0, outcome)
 }
 
 async fn read_range(served: &Shared, identity: Option<&Identity>, query: ReadQuery) -> Result<Vec<u8>> {
@@ -284,17 +341,12 @@ struct RequestQuery {
 }
 
 async fn list(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<RequestQuery>) -> Response {
-    let started = Instant::now();
-    let identity = match identify(&served, &headers) {
-        Ok(identity) => identity,
-        Err(e) => return refused_identity(&e),
+    let admitted = match admit(&served, &headers) {
+        Ok(admitted) => admitted,
+        Err(refused) => return *refused,
     };
-    let outcome = list_lines(&served, identity, query.request).await;
-    log("list", identity, started, &outcome);
-    match outcome {
-        Ok(lines) => ([(header::CONTENT_TYPE, "application/x-ndjson")], lines).into_response(),
-        Err(e) => failure(&e),
-    }
+    let outcome = list_lines(&served, admitted.identity, query.request).await.map(|lines| bytes_answer("application/x-ndjson", lines));
+    answer(&served, &admitted, "list", 0, outcome)
 }
 
 async fn list_lines(served: &Shared, identity: Option<&Identity>, request: String) -> Result<Vec<u8>> {
@@ -315,22 +367,25 @@ async fn list_lines(served: &Shared, identity: Option<&Identity>, request: Strin
 }
 
 async fn retrieve(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<RequestQuery>) -> Response {
-    let started = Instant::now();
-    let identity = match identify(&served, &headers) {
-        Ok(identity) => identity,
-        Err(e) => return refused_identity(&e),
+    let mut admitted = match admit(&served, &headers) {
+        Ok(admitted) => admitted,
+        Err(refused) => return *refused,
     };
-    let outcome = start_retrieve(&served, identity, query.request).await;
-    log("retrieve", identity, started, &outcome);
-    match outcome {
-        Ok(body) => ([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response(),
-        Err(e) => failure(&e),
-    }
+    // The identity's place is held until the stream ends.
+    let permit = admitted.permit.take();
+    let outcome = start_retrieve(&served, admitted.identity, query.request, permit).await;
+    let outcome = outcome.map(|(body, length)| (([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response(), length));
+    answer(&served, &admitted, "retrieve", 0, outcome)
 }
 
 /// Resolves the request, then streams the fields' bytes as they are read. An error once the
 /// first bytes went out ends the stream broken, so no client takes it for whole.
-async fn start_retrieve(served: &Shared, identity: Option<&Identity>, request: String) -> Result<Body> {
+async fn start_retrieve(
+    served: &Shared,
+    identity: Option<&Identity>,
+    request: String,
+    permit: Option<OwnedSemaphorePermit>,
+) -> Result<(Body, u64)> {
     check(identity, Permission::Read, &Scope::Request(&request))?;
     let served = served.clone();
     let reader = blocking(move || {
@@ -341,8 +396,10 @@ async fn start_retrieve(served: &Shared, identity: Option<&Identity>, request: S
         }
     })
     .await?;
+    let length = reader.total_bytes();
     let (pieces, received) = mpsc::channel::<std::io::Result<Bytes>>(4);
     tokio::task::spawn_blocking(move || {
+        let _permit = permit;
         let mut reader = reader;
         let mut out = ChannelWriter { pieces: pieces.clone() };
         if let Err(e) = reader.write_to(&mut out) {
@@ -350,7 +407,7 @@ async fn start_retrieve(served: &Shared, identity: Option<&Identity>, request: S
         }
     });
     let stream = futures::stream::unfold(received, |mut received| async move { received.recv().await.map(|piece| (piece, received)) });
-    Ok(Body::from_stream(stream))
+    Ok((Body::from_stream(stream), length))
 }
 
 /// Sends what a reader writes to the response body.

@@ -121,10 +121,25 @@ impl RemoteWriting {
     fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
         let split = self.shared.schema.split_remembering(identifier, &mut self.split_memo)?;
         if self.checked.find(|d| *d == *split.dataset).is_none() {
-            check_archive_lock(self.shared.catalogue.as_ref(), &split.dataset)?;
+            check_archive_lock(self.shared.catalogue.as_ref(), &split.dataset).map_err(|e| self.discard_if_lost(e))?;
             self.checked.push(Key::clone(&split.dataset));
         }
-        self.fields.archive(identifier, data)
+        self.fields.archive(identifier, data).map_err(|e| self.discard_if_lost(e))
+    }
+
+    /// After an error of the connection, the fields sent since the last flush may or may not
+    /// have reached the server: as a local archiver after a failed write, none of them is
+    /// ever published. A refusal of this field alone (its key, a lock) keeps them.
+    fn discard_if_lost(&mut self, cause: Error) -> Error {
+        if matches!(cause.kind(), ErrorKind::BadRequest | ErrorKind::Locked | ErrorKind::Denied) {
+            return cause;
+        }
+        self.fields.discard();
+        Error::caused_by(
+            cause.kind(),
+            "this field and those archived since the last flush were not stored and must be archived again",
+            cause,
+        )
     }
 
     fn flush(&mut self) -> Result<()> {

@@ -40,6 +40,8 @@ pub trait RemoteArchiver: Send {
     /// durable and visible, exactly as a local flush leaves them. After an error none of
     /// those fields is visible, and they must be archived again.
     fn flush(&mut self) -> Result<()>;
+    /// Drops every field sent since the last flush: none of them becomes visible.
+    fn discard(&mut self);
 }
 
 /// One call of the [`FieldStore`] API, as a client sends it to a server. Requests travel as

