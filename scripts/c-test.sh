@@ -67,6 +67,17 @@ out=$(FIELDSTORE_ROOT="$work/keybench-root" "$work/keybench" 4 3 2 1000 1)
 echo "$out" | awk '$1 == "archive" || $1 == "list" || $1 == "retrieve" { if ($2 != 24 || $3 != 24000) { print "keybench: " $0; bad = 1 } } END { exit bad }'
 [[ $(echo "$out" | wc -l) == 3 ]] || { echo "keybench: $out" >&2; exit 1; }
 
+echo "c-test: FDB5's keybench harness through fieldstore serve (type: remote)" >&2
+printf 'catalogue: {type: posix, root: %s, create: true}\nstore: {type: posix, root: %s, create: true}\n' "$work/served" "$work/served" > "$work/served.yaml"
+coproc server { exec timeout 300 "$lib/fieldstore" --config "$work/served.yaml" serve --listen 127.0.0.1:0 2>"$work/serve.log"; }
+read -r _ _ address <&"${server[0]}"
+printf 'catalogue: {type: remote, endpoint: "http://%s"}\nstore: {type: remote, endpoint: "http://%s"}\n' "$address" "$address" > "$work/remote.yaml"
+out=$(FIELDSTORE_CONFIG="$work/remote.yaml" "$work/keybench" 4 3 2 1000 1)
+kill "$server_PID"; wait "$server_PID" || true
+echo "$out" | awk '$1 == "archive" || $1 == "list" || $1 == "retrieve" { if ($2 != 24 || $3 != 24000) { print "keybench through a server: " $0; bad = 1 } } END { exit bad }'
+[[ $(echo "$out" | wc -l) == 3 ]] || { echo "keybench through a server: $out" >&2; exit 1; }
+[[ $("$lib/fieldstore" --config "$work/served.yaml" list class=od,expver=0001 --porcelain | wc -l) == 24 ]] || { echo "c-test: the server's store does not hold the 24 fields" >&2; exit 1; }
+
 echo "c-test: the example of docs/c-api.md" >&2
 awk '/^```c$/ { inside = 1; next } /^```/ { inside = 0 } inside' docs/c-api.md > "$work/example.c"
 awk '/^<!-- example output -->$/ { getline; inside = 1; next } /^```$/ && inside { exit } inside' docs/c-api.md > "$work/example.expected"

@@ -16,6 +16,11 @@ if [[ ! -x $venv/bin/python ]]; then
 fi
 "$venv/bin/pip" install -q --upgrade pip >&2
 "$venv/bin/pip" install -q "$here[test]" >&2
+# The server the remote tests start (test_remote.py): the CLI's `fieldstore serve`.
+if [[ -z ${FIELDSTORE_BIN:-} ]]; then
+  (cd "$here" && cargo build -q -p fieldstore-cli)
+  export FIELDSTORE_BIN=$here/target/debug/fieldstore
+fi
 cd "$here/python/tests"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
 # The oldest Python supported, where one is installed: its build has no buffer protocol in

@@ -26,6 +26,7 @@ from ._native import (
     BadConfig,
     BadRequest,
     Conflict,
+    Denied,
     Corrupt,
     Error,
     ListEntry,
@@ -57,6 +58,7 @@ __all__ = [
     "Unavailable",
     "Unsupported",
     "Conflict",
+    "Denied",
     "__version__",
 ]
 

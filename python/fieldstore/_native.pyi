@@ -4,7 +4,7 @@ import sys
 from typing import Any, Dict, Iterator, List, Optional, Tuple, final
 
 __all__ = ["FieldStore", "ListEntry", "Reader", "Error", "BadRequest", "BadConfig", "NotFound", "NothingMatched", "AlreadyExists", "Locked",
-           "Corrupt", "StorageError", "Timeout", "Unavailable", "Unsupported", "Conflict", "__version__",
+           "Corrupt", "StorageError", "Timeout", "Unavailable", "Unsupported", "Conflict", "Denied", "__version__",
            "decode_values", "grid", "coordinates", "message_keys"]
 __version__: str
 
@@ -21,6 +21,7 @@ class Timeout(Error): ...
 class Unavailable(Error): ...
 class Unsupported(Error): ...
 class Conflict(Error): ...
+class Denied(Error): ...
 
 @final
 class ListEntry:

@@ -25,6 +25,7 @@ create_exception!(fieldstore, Timeout, Error, "A backend did not answer in time.
 create_exception!(fieldstore, Unavailable, Error, "A backend cannot be reached or its library cannot be loaded.");
 create_exception!(fieldstore, Unsupported, Error, "The operation or format is not supported by this backend or version.");
 create_exception!(fieldstore, Conflict, Error, "A concurrent change got in the way (e.g. a wipe during a flush).");
+create_exception!(fieldstore, Denied, Error, "A server does not know the caller, or does not let it do this.");
 
 /// `BadRequest`: a request, key or value is malformed or names an unknown keyword. A
 /// `fieldstore.Error` and a `ValueError` (a bad argument, as Python's own functions raise), so
@@ -67,6 +68,7 @@ pub fn to_py(error: fieldstore::Error) -> PyErr {
         ErrorKind::Unavailable => Unavailable::new_err(message),
         ErrorKind::Unsupported => Unsupported::new_err(message),
         ErrorKind::Conflict => Conflict::new_err(message),
+        ErrorKind::Denied => Denied::new_err(message),
         // A kind this binding does not know yet is a storage error until it has a class.
         _ => StorageError::new_err(message),
     }
@@ -88,5 +90,6 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("Unavailable", py.get_type::<Unavailable>())?;
     module.add("Unsupported", py.get_type::<Unsupported>())?;
     module.add("Conflict", py.get_type::<Conflict>())?;
+    module.add("Denied", py.get_type::<Denied>())?;
     Ok(())
 }

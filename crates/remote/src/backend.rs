@@ -9,8 +9,9 @@ use fieldstore_core::{Error, ErrorKind, Key, Result};
 
 use crate::client::Client;
 
-/// Reads a store keeps in flight through one connection's streams.
-const READS_IN_FLIGHT: usize = 16;
+/// Reads a store keeps in flight beyond the one being consumed (a read is a run of adjacent
+/// fields, up to tens of MiB: a few in flight fill the network).
+const READS_IN_FLIGHT: usize = 3;
 
 /// The error of a method a handle over a server never calls.
 fn through_the_server(what: &str) -> Error {
@@ -92,8 +93,8 @@ impl Store for RemoteStore {
         READS_IN_FLIGHT
     }
 
-    fn start_read(&self, uri: &str, offset: u64, length: usize, _buffer: Vec<u8>) -> Result<Box<dyn StartedRead>> {
-        Ok(Box::new(Reading { client: self.client.clone(), started: self.client.start_read(uri, offset, length) }))
+    fn start_read(&self, uri: &str, offset: u64, length: usize, buffer: Vec<u8>) -> Result<Box<dyn StartedRead>> {
+        Ok(Box::new(Reading { client: self.client.clone(), started: self.client.start_read(uri, offset, length, buffer) }))
     }
 
     fn remove(&self, _uri: &str) -> Result<bool> {

@@ -119,25 +119,40 @@ impl Client {
 
     /// Reads `length` bytes at `offset` of a location the server gave.
     pub fn read(&self, uri: &str, offset: u64, length: usize) -> Result<Vec<u8>> {
-        self.finish(self.start_read(uri, offset, length))
+        self.finish(self.start_read(uri, offset, length, Vec::new()))
     }
 
-    /// [`Client::read`], started now and finished by [`Client::finish`].
-    pub fn start_read(&self, uri: &str, offset: u64, length: usize) -> tokio::task::JoinHandle<Result<Vec<u8>>> {
+    /// [`Client::read`] into `buffer` (reused, whatever it holds), started now and finished
+    /// by [`Client::finish`].
+    pub fn start_read(&self, uri: &str, offset: u64, length: usize, buffer: Vec<u8>) -> tokio::task::JoinHandle<Result<Vec<u8>>> {
         let (client, uri) = (self.clone(), uri.to_string());
-        self.runtime.spawn(async move { client.read_async(&uri, offset, length).await })
+        self.runtime.spawn(async move { client.read_async(&uri, offset, length, buffer).await })
     }
 
-    async fn read_async(&self, uri: &str, offset: u64, length: usize) -> Result<Vec<u8>> {
+    /// The bytes land in `buffer` as they arrive: one copy, whatever the read's length.
+    async fn read_async(&self, uri: &str, offset: u64, length: usize, mut buffer: Vec<u8>) -> Result<Vec<u8>> {
         let mut url = self.url(protocol::READ);
         url.query_pairs_mut().append_pair("uri", uri).append_pair("offset", &offset.to_string()).append_pair("length", &length.to_string());
-        let response = self.request(reqwest::Method::GET, url).send().await.map_err(|e| self.unreachable(e))?;
-        let body = self.answer(response).await?;
-        if body.len() != length {
-            let message = format!("server {} sent {} bytes of {uri} at {offset}, not {length}", self.endpoint, body.len());
-            return Err(Error::new(ErrorKind::Corrupt, message));
+        let mut response = self.request(reqwest::Method::GET, url).send().await.map_err(|e| self.unreachable(e))?;
+        if !response.status().is_success() {
+            return Err(self.answer(response).await.err().unwrap_or_else(|| Error::new(ErrorKind::Io, "a failed read answered")));
         }
-        Ok(body.to_vec())
+        buffer.clear();
+        buffer.reserve(length);
+        let short = |got: usize| {
+            let message = format!("server {} sent {got} bytes of {uri} at {offset}, not {length}", self.endpoint);
+            Error::new(ErrorKind::Corrupt, message)
+        };
+        while let Some(piece) = response.chunk().await.map_err(|e| self.unreachable(e))? {
+            if buffer.len() + piece.len() > length {
+                return Err(short(buffer.len() + piece.len()));
+            }
+            buffer.extend_from_slice(&piece);
+        }
+        if buffer.len() != length {
+            return Err(short(buffer.len()));
+        }
+        Ok(buffer)
     }
 }
 

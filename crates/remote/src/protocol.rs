@@ -8,6 +8,7 @@
 //! carried, and answers only once that is durable and visible. A body that ends without `E`
 //! (a client killed, a connection lost) is never flushed: nothing of it becomes visible.
 
+use bytes::{Buf, Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
 
 use fieldstore_core::{Error, ErrorKind, Key, Result};
@@ -86,10 +87,10 @@ pub fn encode_end(out: &mut Vec<u8>) {
 }
 
 /// One decoded frame.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Frame {
-    /// A field: its identifier and bytes.
-    Field(Key, Vec<u8>),
+    /// A field: its identifier and bytes (a view of the body's, not a copy).
+    Field(Key, Bytes),
     /// The end: flush.
     End,
 }
@@ -98,10 +99,8 @@ pub enum Frame {
 /// piece, then take the complete frames with [`FieldFrames::next_frame`]. It holds at most one
 /// frame's bytes, and refuses a frame longer than its limit before reading it.
 pub struct FieldFrames {
-    buffer: Vec<u8>,
-    /// Where the undecoded bytes start in `buffer` (decoded frames are dropped in bulk, not
-    /// one by one: a piece holds many small ones).
-    start: usize,
+    /// The bytes received and not yet decoded; decoded frames are split off it, not copied.
+    buffer: BytesMut,
     max_field: u64,
     ended: bool,
 }
@@ -109,13 +108,11 @@ pub struct FieldFrames {
 impl FieldFrames {
     /// A decoder refusing fields longer than `max_field` bytes.
     pub fn new(max_field: u64) -> Self {
-        FieldFrames { buffer: Vec::new(), start: 0, max_field, ended: false }
+        FieldFrames { buffer: BytesMut::new(), max_field, ended: false }
     }
 
     /// Adds the next bytes of the body.
     pub fn push(&mut self, piece: &[u8]) {
-        self.buffer.drain(..self.start);
-        self.start = 0;
         self.buffer.extend_from_slice(piece);
     }
 
@@ -126,19 +123,19 @@ impl FieldFrames {
 
     /// Bytes received and not yet decoded (a frame in part): the body must not end there.
     pub fn pending(&self) -> usize {
-        self.buffer.len() - self.start
+        self.buffer.len()
     }
 
     /// The next complete frame, if one is there; an error for a malformed one (the body is
     /// then to be refused whole).
     pub fn next_frame(&mut self) -> Result<Option<Frame>> {
-        let Some(&tag) = self.buffer.get(self.start) else { return Ok(None) };
+        let Some(&tag) = self.buffer.first() else { return Ok(None) };
         if self.ended {
             return Err(bad("bytes after the end frame"));
         }
         match tag {
             END => {
-                self.start += 1;
+                self.buffer.advance(1);
                 self.ended = true;
                 Ok(Some(Frame::End))
             }
@@ -148,7 +145,7 @@ impl FieldFrames {
     }
 
     fn next_field(&mut self) -> Result<Option<Frame>> {
-        let frame = &self.buffer[self.start..];
+        let frame = &self.buffer[..];
         let Some(key_length) = frame.get(1..5) else { return Ok(None) };
         let key_length = u32::from_be_bytes(key_length.try_into().expect("4 bytes"));
         if key_length > MAX_IDENTIFIER {
@@ -167,8 +164,7 @@ impl FieldFrames {
         }
         let text = std::str::from_utf8(&frame[5..key_end]).map_err(|_| bad("identifier is not UTF-8"))?;
         let identifier = Key::parse(text)?;
-        let data = frame[key_end + 8..end].to_vec();
-        self.start += end;
+        let data = self.buffer.split_to(end).freeze().slice(key_end + 8..);
         Ok(Some(Frame::Field(identifier, data)))
     }
 }
@@ -197,7 +193,8 @@ mod tests {
                     got.push(frame);
                 }
             }
-            assert_eq!(got, vec![Frame::Field(key.clone(), b"GRIB....7777".to_vec()), Frame::Field(key.clone(), Vec::new()), Frame::End]);
+            let fields = [Frame::Field(key.clone(), Bytes::from_static(b"GRIB....7777")), Frame::Field(key.clone(), Bytes::new())];
+            assert_eq!(got, [&fields[..], &[Frame::End]].concat());
             assert!(frames.ended() && frames.pending() == 0);
         }
     }

@@ -25,6 +25,9 @@ use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame}
 use crate::access::{Access, Identity};
 use crate::metrics::{InFlight, Metrics};
 
+/// The pieces a read is streamed in.
+const READ_PIECE: u64 = 4 << 20;
+
 /// How long an archive body may send nothing before it is dropped, unflushed.
 const BODY_IDLE: Duration = Duration::from_secs(60);
 
@@ -309,15 +312,24 @@ struct ReadQuery {
 }
 
 async fn read(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<ReadQuery>) -> Response {
-    let admitted = match admit(&served, &headers) {
+    let mut admitted = match admit(&served, &headers) {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
-    let outcome = read_range(&served, admitted.identity, query).await.map(|bytes| bytes_answer("application/octet-stream", bytes));
+    let permit = admitted.permit.take();
+    let outcome = read_range(&served, admitted.identity, query, permit).await;
+    let outcome = outcome.map(|(body, length)| (([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response(), length));
     answer(&served, &admitted, "read", 0, outcome)
 }
 
-async fn read_range(served: &Shared, identity: Option<&Identity>, query: ReadQuery) -> Result<Vec<u8>> {
+/// The bytes of a read, streamed in pieces as they are read: a server holds a few pieces per
+/// read, whatever its length.
+async fn read_range(
+    served: &Shared,
+    identity: Option<&Identity>,
+    query: ReadQuery,
+    permit: Option<OwnedSemaphorePermit>,
+) -> Result<(Body, u64)> {
     let uri = verify(&served.signing_key, &name(identity), &query.uri)?.to_string();
     if query.length > served.max_field {
         return Err(Error::new(
@@ -325,13 +337,39 @@ async fn read_range(served: &Shared, identity: Option<&Identity>, query: ReadQue
             format!("a read of {} bytes: this server reads at most {}", query.length, served.max_field),
         ));
     }
+    // The first piece is read before answering, so that a location that cannot be read is
+    // an error status, not a broken stream.
     let served = served.clone();
-    blocking(move || {
-        let mut bytes = vec![0; query.length as usize];
-        served.fs.read_stored(&uri, query.offset, &mut bytes)?;
-        Ok(bytes)
-    })
-    .await
+    let (pieces, received) = mpsc::channel::<std::io::Result<Bytes>>(2);
+    let (first, read) = tokio::sync::oneshot::channel::<Result<()>>();
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let mut first = Some(first);
+        let mut at = 0u64;
+        while at < query.length || first.is_some() {
+            let length = (query.length - at).min(READ_PIECE);
+            let mut piece = vec![0; length as usize];
+            let outcome = query.offset.checked_add(at).ok_or_else(|| Error::new(ErrorKind::BadRequest, "offset beyond any file"));
+            let outcome = outcome.and_then(|offset| served.fs.read_stored(&uri, offset, &mut piece));
+            if let Some(first) = first.take() {
+                let failed = outcome.is_err();
+                let _ = first.send(outcome);
+                if failed {
+                    return;
+                }
+            } else if let Err(e) = outcome {
+                let _ = pieces.blocking_send(Err(std::io::Error::other(e.report().to_string())));
+                return;
+            }
+            if pieces.blocking_send(Ok(Bytes::from(piece))).is_err() {
+                return; // The client went away.
+            }
+            at += length;
+        }
+    });
+    read.await.map_err(|e| Error::caused_by(ErrorKind::Io, "the read stopped", e))??;
+    let stream = futures::stream::unfold(received, |mut received| async move { received.recv().await.map(|piece| (piece, received)) });
+    Ok((Body::from_stream(stream), query.length))
 }
 
 /// The query of a list or retrieve.
