@@ -177,6 +177,11 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
     assert!(unknown.contains("unknown token") && !unknown.contains("not-a-token"), "the token is never repeated: {unknown}");
     assert!(fails(&client(dir, "anonymous", &server.address, None), &["list", "class=od,expver=0001"]).contains("no bearer token"));
 
+    // Why nothing matched names no stored value to a caller allowed part of the store.
+    let out = run(&reader, &["list", "class=od,expver=9999"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("nothing this caller may read matches") && !said.contains("0001"), "{said}");
+
     // curl: fields as JSON lines, their bytes as one stream, both as the CLI's.
     let base = format!("https://{}", server.address);
     let (code, lines) = curl(dir, &writer_token, &format!("{base}/v1/list?request=class=rd,expver=x001,param=t"));
@@ -212,6 +217,20 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
     ] {
         assert!(metrics.contains(line), "no {line} in:\n{metrics}");
     }
+
+    // Access files the server refuses at start: patterns on the fields' keywords (a caller
+    // allowed a collocation reads its files), two identities of one name.
+    let refused_access = |text: &str| {
+        std::fs::write(dir.join("bad-access.yaml"), text).unwrap();
+        let out = run(&store, &["serve", "--listen", "127.0.0.1:0", "--access", &file("bad-access.yaml")]);
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let identity = |name: &str, pattern: &str| format!("- name: {name}\n  token_sha256: {reader_hash}\n  allow: {{read: ['{pattern}']}}\n");
+    let said = refused_access(&format!("identities:\n{}", identity("a", "class=od,param=t")));
+    assert!(said.contains("names 'param', a keyword of the schema's fields"), "{said}");
+    let said = refused_access(&format!("identities:\n{}{}", identity("a", "class=od"), identity("a", "class=rd")));
+    assert!(said.contains("each identity needs a name of its own"), "{said}");
 
     // Wipe through the server, within the pattern.
     ok(&writer, &["wipe", "class=rd,expver=x001,stream=oper,date=20231201,time=1200", "--doit"]);

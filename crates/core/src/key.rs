@@ -269,6 +269,9 @@ impl serde::Serialize for Key {
     }
 }
 
+/// The most keywords a key read from JSON may have (any schema's keys have a few dozen).
+const MAX_KEYWORDS: usize = 1024;
+
 /// Reads the JSON object [`Key`]'s `Serialize` writes, in its order, each keyword and value
 /// checked as [`Key::parse`] checks them.
 impl<'de> serde::Deserialize<'de> for Key {
@@ -281,8 +284,12 @@ impl<'de> serde::Deserialize<'de> for Key {
             }
             fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> std::result::Result<Key, M::Error> {
                 let mut pairs: Vec<(String, String)> = Vec::new();
+                let mut seen = std::collections::HashSet::new();
                 while let Some((keyword, value)) = map.next_entry::<String, String>()? {
-                    if pairs.iter().any(|(k, _)| *k == keyword) {
+                    if pairs.len() == MAX_KEYWORDS {
+                        return Err(serde::de::Error::custom(format!("a key of more than {MAX_KEYWORDS} keywords")));
+                    }
+                    if !seen.insert(keyword.clone()) {
                         return Err(serde::de::Error::custom(format!("keyword '{keyword}' given twice")));
                     }
                     validate_keyword(&keyword).map_err(serde::de::Error::custom)?;

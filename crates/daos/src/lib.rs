@@ -602,7 +602,7 @@ impl Array {
         }
         // DAOS may report a short read where there is a hole: only the size can tell.
         let size = self.size()?;
-        if offset + buf.len() as u64 > size {
+        if offset.checked_add(buf.len() as u64).is_none_or(|end| end > size) {
             return Err(Error::new(
                 ErrorKind::Corrupt,
                 format!("{}: reading {} bytes at {offset}, but it holds {size}", self.describe(), buf.len()),

@@ -28,7 +28,28 @@ pub struct Client {
     http: reqwest::Client,
     /// The bearer token, never printed.
     token: Option<String>,
-    runtime: Arc<Runtime>,
+    runtime: Arc<OwnedRuntime>,
+    /// How long a call may wait for the server (a read, a call, a flush's answer).
+    idle: Duration,
+}
+
+/// The client's runtime. Its last handle may be dropped on one of its own threads (a task
+/// holding a client ends there): it is then shut down in the background, never waited for.
+struct OwnedRuntime(Option<Runtime>);
+
+impl std::ops::Deref for OwnedRuntime {
+    type Target = Runtime;
+    fn deref(&self) -> &Runtime {
+        self.0.as_ref().expect("present until dropped")
+    }
+}
+
+impl Drop for OwnedRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 impl Client {
@@ -40,7 +61,6 @@ impl Client {
         }
         let mut http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs_f64(config.connect_timeout))
-            .read_timeout(Duration::from_secs_f64(config.idle_timeout))
             .pool_idle_timeout(Duration::from_secs(60))
             .http2_adaptive_window(true);
         if let Some(ca) = &config.ca {
@@ -67,7 +87,9 @@ impl Client {
             .build()
             .map_err(|e| Error::caused_by(ErrorKind::Io, "cannot start the remote client's threads", e))?;
         let token = config.token()?;
-        Ok(Client { endpoint: config.endpoint.trim_end_matches('/').to_string(), base, http, token, runtime: Arc::new(runtime) })
+        let endpoint = config.endpoint.trim_end_matches('/').to_string();
+        let idle = Duration::from_secs_f64(config.idle_timeout);
+        Ok(Client { endpoint, base, http, token, runtime: Arc::new(OwnedRuntime(Some(runtime))), idle })
     }
 
     fn url(&self, path: &str) -> Url {
@@ -106,8 +128,21 @@ impl Client {
     /// Runs `work` on the client's threads (where every socket is written, SIGPIPE blocked),
     /// and waits for it.
     fn run<T: Send + 'static>(&self, work: impl std::future::Future<Output = Result<T>> + Send + 'static) -> Result<T> {
-        let started = self.runtime.spawn(work);
+        let started = self.runtime.spawn(self.bounded(work));
         self.finish(started)
+    }
+
+    /// `work`, failing with a timeout naming the server once it has waited `idle_timeout`.
+    fn bounded<T>(&self, work: impl std::future::Future<Output = Result<T>>) -> impl std::future::Future<Output = Result<T>> {
+        let (idle, endpoint) = (self.idle, self.endpoint.clone());
+        async move {
+            tokio::time::timeout(idle, work).await.unwrap_or_else(|_| {
+                Err(Error::new(
+                    ErrorKind::Timeout,
+                    format!("server {endpoint} did not answer within {} s (idle_timeout)", idle.as_secs_f64()),
+                ))
+            })
+        }
     }
 
     /// Waits for work started on the client's threads.
@@ -126,7 +161,7 @@ impl Client {
     /// by [`Client::finish`].
     pub fn start_read(&self, uri: &str, offset: u64, length: usize, buffer: Vec<u8>) -> tokio::task::JoinHandle<Result<Vec<u8>>> {
         let (client, uri) = (self.clone(), uri.to_string());
-        self.runtime.spawn(async move { client.read_async(&uri, offset, length, buffer).await })
+        self.runtime.spawn(self.bounded(async move { client.read_async(&uri, offset, length, buffer).await }))
     }
 
     /// The bytes land in `buffer` as they arrive: one copy, whatever the read's length.
@@ -174,7 +209,7 @@ impl Remote for Client {
     }
 
     fn archiver(&self) -> Result<Box<dyn RemoteArchiver>> {
-        Ok(Box::new(Archiving { client: self.clone(), stream: None, batch: Vec::new() }))
+        Ok(Box::new(Archiving { client: self.clone(), stream: None, batch: Vec::new(), fields: 0 }))
     }
 }
 
@@ -183,7 +218,7 @@ fn status_kind(status: StatusCode) -> ErrorKind {
     match status {
         StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => ErrorKind::BadRequest,
         StatusCode::NOT_FOUND => ErrorKind::NotFound,
-        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ErrorKind::Unsupported,
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => ErrorKind::Denied,
         StatusCode::REQUEST_TIMEOUT | StatusCode::GATEWAY_TIMEOUT => ErrorKind::Timeout,
         StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE | StatusCode::BAD_GATEWAY => ErrorKind::Unavailable,
         _ => ErrorKind::Io,
@@ -203,6 +238,8 @@ struct Archiving {
     stream: Option<Stream>,
     /// Frames gathered before they are sent (small fields travel many to a piece).
     batch: Vec<u8>,
+    /// Fields archived since the last flush, which its answer must count.
+    fields: u64,
 }
 
 impl Archiving {
@@ -246,15 +283,22 @@ impl Archiving {
         }
     }
 
+    /// Ends the body and waits, `idle_timeout` at most, for the server's answer.
     fn finish(&self, stream: Stream) -> Result<Archived> {
         drop(stream.frames);
-        self.client.finish(stream.answer)
+        let answer = stream.answer;
+        let endpoint = self.client.endpoint.clone();
+        let waited = self.client.bounded(async move {
+            answer.await.map_err(|e| Error::caused_by(ErrorKind::Io, format!("an archive to server {endpoint} stopped"), e))?
+        });
+        self.client.finish(self.client.runtime.spawn(waited))
     }
 }
 
 impl RemoteArchiver for Archiving {
     fn archive(&mut self, identifier: &Key, data: &[u8]) -> Result<()> {
         protocol::encode_field(identifier, data, &mut self.batch)?;
+        self.fields += 1;
         if self.batch.len() >= BATCH_BYTES {
             self.send_batch()?;
         }
@@ -267,13 +311,20 @@ impl RemoteArchiver for Archiving {
         }
         protocol::encode_end(&mut self.batch);
         let sent = self.send_batch();
+        let sent_fields = std::mem::take(&mut self.fields);
         let Some(stream) = self.stream.take() else { return sent };
         sent?;
-        self.finish(stream).map(|_| ())
+        let archived = self.finish(stream)?;
+        if archived.fields != sent_fields {
+            let message = format!("server {} flushed {} fields of the {sent_fields} sent", self.client.endpoint, archived.fields);
+            return Err(Error::new(ErrorKind::Corrupt, message));
+        }
+        Ok(())
     }
 
     fn discard(&mut self) {
         self.batch.clear();
+        self.fields = 0;
         if let Some(stream) = self.stream.take() {
             stream.answer.abort();
         }

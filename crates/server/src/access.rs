@@ -66,7 +66,11 @@ impl Access {
         let source = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| Error::io("read the access file", path, e))?;
         let file: AccessFile = serde_yaml::from_str(&text).map_err(|e| Error::config_because(&source, "cannot read the access file", e))?;
+        let mut names = std::collections::BTreeSet::new();
         for identity in &file.identities {
+            if identity.name.trim().is_empty() || !names.insert(identity.name.as_str()) {
+                return Err(Error::config(&source, format!("identity '{}': each identity needs a name of its own", identity.name)));
+            }
             let hash = &identity.token_sha256;
             if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(Error::config(&source, format!("identity '{}': token_sha256 is not 64 hex digits", identity.name)));
@@ -77,6 +81,46 @@ impl Access {
             }
         }
         Ok(Access::Tokens(file.identities))
+    }
+
+    /// Refuses patterns naming keywords of the schema's element level (`step`, `param`, ...):
+    /// a caller allowed a data set's collocation reads the files that hold it, so permissions
+    /// stop at the collocation level.
+    pub fn check_against(&self, schema: &fieldstore_core::Schema) -> Result<()> {
+        let Access::Tokens(identities) = self else { return Ok(()) };
+        let element: std::collections::BTreeSet<&str> =
+            schema.paths().flat_map(|path| path.levels[2].predicates.iter().map(|p| p.keyword.as_str())).collect();
+        for identity in identities {
+            for pattern in identity.allow.values().flatten() {
+                for (keyword, _) in Pattern::parse(pattern)?.keywords {
+                    if element.contains(keyword.as_str()) {
+                        let message = format!(
+                            "identity '{}': pattern '{pattern}' names '{keyword}', a keyword of the schema's fields: permissions name data sets and collocations",
+                            identity.name
+                        );
+                        return Err(Error::new(ErrorKind::BadConfig, message));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The place of `identity` among this access's identities (to find it again on another
+    /// thread).
+    pub fn position(&self, identity: &Identity) -> Option<usize> {
+        match self {
+            Access::Tokens(identities) => identities.iter().position(|i| std::ptr::eq(i, identity)),
+            Access::Open => None,
+        }
+    }
+
+    /// The identity at `position` ([`Access::position`]).
+    pub fn identity(&self, position: usize) -> Option<&Identity> {
+        match self {
+            Access::Tokens(identities) => identities.get(position),
+            Access::Open => None,
+        }
     }
 
     /// The identity presenting `token` (from an `Authorization: Bearer` header); `None` for an
@@ -100,12 +144,18 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl Identity {
+    /// Whether it may read the whole store (then it is told what is stored when nothing
+    /// matched).
+    pub fn reads_everything(&self) -> bool {
+        self.allow.get(&Permission::Read).is_some_and(|patterns| patterns.iter().any(|p| p.trim() == "*"))
+    }
+
     /// Whether this identity may do `permission` on `scope`; an error saying what it may not.
     pub fn check(&self, permission: Permission, scope: &Scope<'_>) -> Result<()> {
         let patterns = self.allow.get(&permission).map(Vec::as_slice).unwrap_or_default();
         let allowed = match scope {
             Scope::Nothing => true,
-            Scope::Store => patterns.iter().any(|p| p == "*"),
+            Scope::Store => patterns.iter().any(|p| p.trim() == "*"),
             Scope::Request(text) => {
                 let request = Request::parse(text)?;
                 patterns.iter().any(|p| Pattern::parse(p).is_ok_and(|p| p.allows_request(&request)))

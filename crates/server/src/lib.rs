@@ -31,6 +31,8 @@ pub use tls::TlsFiles;
 
 /// How long a client has to finish its TLS handshake, and to send a request's headers.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most connections served at once; more are closed as they come.
+const MAX_CONNECTIONS: usize = 4096;
 /// How long in-flight requests may take to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
@@ -145,6 +147,7 @@ async fn serve_until(
 ) -> Result<()> {
     check_security(&options)?;
     let tls = options.tls.as_ref().map(TlsFiles::server_config).transpose()?.map(tokio_rustls::TlsAcceptor::from);
+    options.access.check_against(fs.schema())?;
     let mut signing_key = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut signing_key);
     let served = Arc::new(routes::Served::new(fs, options.access, signing_key, options.max_field, options.max_in_flight));
@@ -156,6 +159,7 @@ async fn serve_until(
     tracing::info!(%address, tls = tls.is_some(), "serving");
     ready(address);
     let graceful = GracefulShutdown::new();
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     tokio::pin!(stop);
     loop {
         let (tcp, peer) = tokio::select! {
@@ -165,6 +169,10 @@ async fn serve_until(
             },
             () = &mut stop => break,
         };
+        let Ok(connection) = connections.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, "{MAX_CONNECTIONS} connections open already: closed");
+            continue;
+        };
         let _ = tcp.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
         let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -173,6 +181,7 @@ async fn serve_until(
         let tls = tls.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
+            let _connection = connection;
             let served = match tls {
                 None => watcher.watch(builder.serve_connection(TokioIo::new(tcp), service).into_owned()).await,
                 Some(acceptor) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {

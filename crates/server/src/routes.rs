@@ -17,7 +17,7 @@ use serde::Deserialize;
 use sha2::Sha256;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
-use fieldstore_core::api::{FieldStore, ListOptions, Operation, Permission, Scope};
+use fieldstore_core::api::{Answering, FieldStore, ListOptions, Operation, Permission, Scope};
 use fieldstore_core::backend::{ControlAction, FieldLocation};
 use fieldstore_core::{Error, ErrorKind, Request, Result};
 use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame};
@@ -27,6 +27,9 @@ use crate::metrics::{InFlight, Metrics};
 
 /// The pieces a read is streamed in.
 const READ_PIECE: u64 = 4 << 20;
+
+/// The largest call body.
+const CALL_LIMIT: usize = 2 << 20;
 
 /// How long an archive body may send nothing before it is dropped, unflushed.
 const BODY_IDLE: Duration = Duration::from_secs(60);
@@ -111,7 +114,7 @@ struct Admitted<'s> {
 /// Identifies the caller from its bearer token and takes one of its places in flight; the
 /// answer to give instead if it is unknown or has too many requests in flight.
 fn admit<'s>(served: &'s Served, headers: &HeaderMap) -> std::result::Result<Admitted<'s>, Box<Response>> {
-    let token = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+    let token = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
     let identity = served.access.identify(token.map(str::trim)).map_err(|e| Box::new(refused_identity(&e)))?;
     let name = identity.map_or("", |i| i.name.as_str());
     let permit = served.in_flight.get(name).and_then(|places| places.clone().try_acquire_owned().ok()).ok_or_else(|| {
@@ -121,6 +124,12 @@ fn admit<'s>(served: &'s Served, headers: &HeaderMap) -> std::result::Result<Adm
         Box::new(response)
     })?;
     Ok(Admitted { identity, permit: Some(permit), _in_flight: served.metrics.begin(), started: Instant::now() })
+}
+
+/// The token of an `Authorization: Bearer TOKEN` value (the scheme in any case).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(token)
 }
 
 /// Logs and counts an answered request, and gives its answer: `sent` bytes of the body of
@@ -191,15 +200,39 @@ fn verify<'u>(key: &[u8; 32], name: &str, signed: &'u str) -> Result<&'u str> {
     }
 }
 
-async fn call(State(served): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+async fn call(State(served): State<Shared>, headers: HeaderMap, body: Body) -> Response {
     let admitted = match admit(&served, &headers) {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
+    let (operation, received) = match read_call(body).await {
+        Ok(read) => read,
+        Err(e) => return answer(&served, &admitted, "invalid", 0, Err(e)),
+    };
+    let name = operation_name(&operation);
+    let outcome = run_call(&served, admitted.identity, operation).await.map(|answer| bytes_answer("application/json", answer));
+    answer(&served, &admitted, &name, received, outcome)
+}
+
+/// A call's body, read once the caller is admitted: at most [`CALL_LIMIT`] bytes, within
+/// [`BODY_IDLE`], parsed on the blocking pool (a key of many keywords costs its parse there).
+async fn read_call(body: Body) -> Result<(Operation, u64)> {
+    let bytes = match tokio::time::timeout(BODY_IDLE, axum::body::to_bytes(body, CALL_LIMIT)).await {
+        Err(_) => return Err(Error::new(ErrorKind::Timeout, format!("the call's body did not arrive within {} s", BODY_IDLE.as_secs()))),
+        Ok(Err(e)) => return Err(Error::caused_by(ErrorKind::BadRequest, format!("a call's body (at most {CALL_LIMIT} bytes)"), e)),
+        Ok(Ok(bytes)) => bytes,
+    };
+    let received = bytes.len() as u64;
     let operation =
-        serde_json::from_slice::<serde_json::Value>(&body).ok().and_then(|v| v.get("op").and_then(|o| o.as_str()).map(String::from));
-    let outcome = run_call(&served, admitted.identity, &body).await.map(|answer| bytes_answer("application/json", answer));
-    answer(&served, &admitted, operation.as_deref().unwrap_or("call"), body.len() as u64, outcome)
+        blocking(move || serde_json::from_slice::<Operation>(&bytes).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "not a call", e)))
+            .await?;
+    Ok((operation, received))
+}
+
+/// The operation's name, as its JSON spells it (`op`): the metrics' label.
+fn operation_name(operation: &Operation) -> String {
+    let json = serde_json::to_value(operation).ok();
+    json.as_ref().and_then(|v| v.get("op")).and_then(|o| o.as_str()).unwrap_or("call").to_string()
 }
 
 fn refused_identity(error: &Error) -> Response {
@@ -209,18 +242,66 @@ fn refused_identity(error: &Error) -> Response {
     response
 }
 
-async fn run_call(served: &Shared, identity: Option<&Identity>, body: &[u8]) -> Result<Vec<u8>> {
-    let operation: Operation = serde_json::from_slice(body).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "not a call", e))?;
-    let (permissions, scope) = operation.needs();
+async fn run_call(served: &Shared, identity: Option<&Identity>, operation: Operation) -> Result<Vec<u8>> {
+    let operation = operation.honouring_locks();
+    let explanations = identity.is_none_or(|i| i.reads_everything());
     if let Some(identity) = identity {
-        // The first permission's refusal, if none allows.
-        let refusals: Vec<Error> = permissions.iter().filter_map(|p| identity.check(*p, &scope).err()).collect();
-        if refusals.len() == permissions.len() {
-            return Err(refusals.into_iter().next().unwrap_or_else(|| Error::new(ErrorKind::Denied, "nothing allows this call")));
-        }
+        authorise(served, identity, &operation).await?;
     }
     let (served, name) = (served.clone(), name(identity));
-    blocking(move || operation.run(&served.fs, &|location| sign(&served.signing_key, &name, location))).await
+    let outcome = blocking(move || {
+        let answering = Answering { locations: &|location| sign(&served.signing_key, &name, location), explanations };
+        operation.run(&served.fs, &answering)
+    })
+    .await;
+    // A caller allowed part of the store is not told what is stored beyond it.
+    outcome.map_err(|e| match (explanations, e.kind()) {
+        (false, ErrorKind::NotFound) => Error::new(ErrorKind::NotFound, "nothing this caller may see matches"),
+        _ => e,
+    })
+}
+
+/// Whether `identity` may do `operation`: each of its needs allowed by one of its permissions;
+/// a need on whole data sets checked on every data set its request names, and data set keys
+/// checked to be keys of the server's schema (a key of other keywords could name another
+/// data set's place). The refusal names the first need none allows.
+async fn authorise(served: &Shared, identity: &Identity, operation: &Operation) -> Result<()> {
+    for need in operation.needs() {
+        let refusals: Vec<Error> = need.any_of.iter().filter_map(|p| identity.check(*p, &need.scope).err()).collect();
+        if refusals.len() == need.any_of.len() {
+            if let Some(first) = refusals.into_iter().next() {
+                return Err(first);
+            }
+        }
+        if let Scope::Datasets(keys) = &need.scope {
+            for key in keys {
+                let canonical = served.fs.dataset_named(&Request::parse(&key.to_string())?)?;
+                if canonical != **key {
+                    return Err(Error::new(
+                        ErrorKind::BadRequest,
+                        format!("{key} is not a data set of this server's schema (its data set key: {canonical})"),
+                    ));
+                }
+            }
+        }
+        if let (true, Scope::Request(text)) = (need.whole_datasets, &need.scope) {
+            let (served, text) = (served.clone(), text.to_string());
+            let datasets = blocking(move || {
+                let everything = ListOptions { depth: 1, ..ListOptions::default() };
+                Ok(served.fs.resolve(&Request::parse(&text)?, everything, None)?.datasets)
+            })
+            .await?;
+            for dataset in &datasets {
+                if !need.any_of.iter().any(|p| identity.allows_key(*p, dataset)) {
+                    return Err(Error::new(
+                        ErrorKind::Denied,
+                        format!("identity '{}' may not act on data set {dataset}, which the request names whole", identity.name),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn archive(State(served): State<Shared>, headers: HeaderMap, body: Body) -> Response {
@@ -239,8 +320,8 @@ async fn receive_archive(served: &Shared, identity: Option<&Identity>, body: Bod
     let (pieces, received) = mpsc::channel::<Bytes>(16);
     let archiving = {
         let served = served.clone();
-        let identity = identity.map(|i| i.name.clone());
-        tokio::task::spawn_blocking(move || archive_pieces(&served, identity.as_deref(), received))
+        let identity = identity.and_then(|identity| served.access.position(identity));
+        tokio::task::spawn_blocking(move || archive_pieces(&served, identity, received))
     };
     let mut stream = body.into_data_stream();
     let mut broken = None;
@@ -265,19 +346,18 @@ async fn receive_archive(served: &Shared, identity: Option<&Identity>, body: Bod
     }
     drop(pieces);
     let archived = archiving.await.map_err(|e| Error::caused_by(ErrorKind::Io, "the archive stopped", e))?;
-    match broken {
-        Some(error) => Err(error),
-        None => archived,
+    // Once flushed (the end frame came), a body broken after it changes nothing.
+    match (broken, archived) {
+        (_, Ok(archived)) => Ok(archived),
+        (Some(error), Err(_)) => Err(error),
+        (None, Err(error)) => Err(error),
     }
 }
 
 /// Archives each field of the body, and flushes at its end frame. A body that ends
 /// otherwise, or an error, drops the archiver unflushed: none of its fields becomes visible.
-fn archive_pieces(served: &Served, identity: Option<&str>, mut received: mpsc::Receiver<Bytes>) -> Result<Archived> {
-    let identity = identity.and_then(|name| match &served.access {
-        Access::Tokens(identities) => identities.iter().find(|i| i.name == name),
-        Access::Open => None,
-    });
+fn archive_pieces(served: &Served, identity: Option<usize>, mut received: mpsc::Receiver<Bytes>) -> Result<Archived> {
+    let identity = identity.and_then(|at| served.access.identity(at));
     let mut frames = FieldFrames::new(served.max_field);
     let mut archiver = served.fs.archiver()?;
     let mut archived = Archived::default();
@@ -425,10 +505,14 @@ async fn start_retrieve(
     permit: Option<OwnedSemaphorePermit>,
 ) -> Result<(Body, u64)> {
     check(identity, Permission::Read, &Scope::Request(&request))?;
+    let explanations = identity.is_none_or(|i| i.reads_everything());
     let served = served.clone();
     let reader = blocking(move || {
         let (reader, why) = served.fs.retrieve(&Request::parse(&request)?)?;
         match why {
+            Some(_) if reader.fields().is_empty() && !explanations => {
+                Err(Error::new(ErrorKind::NotFound, format!("nothing this caller may see matches {request}")))
+            }
             Some(why) if reader.fields().is_empty() => Err(Error::new(ErrorKind::NotFound, format!("nothing matches {request}: {why}"))),
             _ => Ok(reader),
         }

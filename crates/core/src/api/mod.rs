@@ -33,7 +33,7 @@ pub use admin::{
 };
 pub use overlay::{OverlayOptions, OverlayReport, VARIABLE_KEYS};
 pub use read::{DataReader, FieldRewriter};
-pub use remote::{call, Operation, Permission, Remote, RemoteArchiver, Scope};
+pub use remote::{call, Answering, Need, Operation, Permission, Remote, RemoteArchiver, Scope};
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
 use crate::backend::{Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, Store, StoreWriter};
@@ -124,7 +124,9 @@ impl RemoteWriting {
             check_archive_lock(self.shared.catalogue.as_ref(), &split.dataset).map_err(|e| self.discard_if_lost(e))?;
             self.checked.push(Key::clone(&split.dataset));
         }
-        self.fields.archive(identifier, data).map_err(|e| self.discard_if_lost(e))
+        // An error of the stream itself: the server dropped the request, with every field
+        // since the last flush.
+        self.fields.archive(identifier, data).map_err(|e| self.discard(e))
     }
 
     /// After an error of the connection, the fields sent since the last flush may or may not
@@ -134,6 +136,11 @@ impl RemoteWriting {
         if matches!(cause.kind(), ErrorKind::BadRequest | ErrorKind::Locked | ErrorKind::Denied) {
             return cause;
         }
+        self.discard(cause)
+    }
+
+    /// Drops every field since the last flush: none will be published.
+    fn discard(&mut self, cause: Error) -> Error {
         self.fields.discard();
         Error::caused_by(
             cause.kind(),

@@ -120,48 +120,106 @@ pub enum Scope<'o> {
     Nothing,
 }
 
+/// One thing an operation needs a caller to be allowed ([`Operation::needs`]): any one of
+/// these permissions, on this scope.
+#[derive(Debug)]
+pub struct Need<'o> {
+    /// The permissions, any one of which allows it.
+    pub any_of: &'static [Permission],
+    /// On what.
+    pub scope: Scope<'o>,
+    /// Whether it acts on whole data sets (a wipe, a dump): a server then checks every data set
+    /// the request names, not the request's text alone.
+    pub whole_datasets: bool,
+}
+
+impl<'o> Need<'o> {
+    fn on(permission: &'static Permission, scope: Scope<'o>) -> Self {
+        Need { any_of: std::slice::from_ref(permission), scope, whole_datasets: false }
+    }
+
+    fn on_datasets(permission: &'static Permission, request: &'o str) -> Self {
+        Need { any_of: std::slice::from_ref(permission), scope: Scope::Request(request), whole_datasets: true }
+    }
+}
+
+/// How a server answers ([`Operation::run`]).
+pub struct Answering<'a> {
+    /// Applied to each location answered (a server signs them there).
+    pub locations: &'a dyn Fn(&mut FieldLocation),
+    /// Whether "why nothing matched" may name what is stored: a caller allowed to read only
+    /// part of the store is told only that nothing it may read matched.
+    pub explanations: bool,
+}
+
+/// What a caller allowed to read only part of a store is told when nothing matched.
+const NOTHING_ALLOWED_MATCHED: &str = "nothing this caller may read matches";
+
 impl Operation {
-    /// What the operation needs: one of these permissions, on what.
-    pub fn needs(&self) -> (&'static [Permission], Scope<'_>) {
-        let (permission, scope) = self.permission();
-        match self {
-            // Read before a retrieve, and before an archive into the data set.
-            Operation::Locks { .. } => (&[Permission::Archive, Permission::Read], scope),
-            _ => (std::slice::from_ref(permission), scope),
-        }
-    }
-
-    fn permission(&self) -> (&'static Permission, Scope<'_>) {
+    /// What the operation needs, every one of them.
+    pub fn needs(&self) -> Vec<Need<'_>> {
         use Operation::*;
+        let (read, wipe) = (&Permission::Read, &Permission::Wipe);
         match self {
-            Resolve { request, .. } | Axes { request, .. } | Stats { request } | Where { request } => {
-                (&Permission::Read, Scope::Request(request))
-            }
-            Dump { request, .. } => (&Permission::Read, Scope::Request(request)),
-            Locks { dataset } | DatasetStats { dataset } | DatasetWhere { dataset } => (&Permission::Read, Scope::Datasets(vec![dataset])),
+            Resolve { request, .. } | Axes { request, .. } => vec![Need::on(read, Scope::Request(request))],
+            Stats { request } | Where { request } | Dump { request, .. } => vec![Need::on_datasets(read, request)],
+            // Before a retrieve, and before an archive into the data set.
+            Locks { dataset } => vec![Need {
+                any_of: &[Permission::Archive, Permission::Read],
+                scope: Scope::Datasets(vec![dataset]),
+                whole_datasets: false,
+            }],
+            DatasetStats { dataset } | DatasetWhere { dataset } => vec![Need::on(read, Scope::Datasets(vec![dataset]))],
             Wipe { request, .. } | Purge { request, .. } | Compact { request } | Hide { request, .. } | Control { request, .. } => {
-                (&Permission::Wipe, Scope::Request(request))
+                vec![Need::on_datasets(wipe, request)]
             }
-            HideDatasets { datasets, .. } => (&Permission::Wipe, Scope::Datasets(datasets.iter().collect())),
-            Overlay { source, target, .. } => (&Permission::Wipe, Scope::Datasets(vec![source, target])),
-            CheckExists | Schema => (&Permission::Read, Scope::Nothing),
-            CreateRoots => (&Permission::Admin, Scope::Store),
+            HideDatasets { datasets, .. } => vec![Need::on(wipe, Scope::Datasets(datasets.iter().collect()))],
+            // Showing the source to the target's readers is reading it.
+            Overlay { source, target, .. } => {
+                vec![Need::on(read, Scope::Datasets(vec![source])), Need::on(wipe, Scope::Datasets(vec![target]))]
+            }
+            CheckExists | Schema => vec![Need::on(read, Scope::Nothing)],
+            CreateRoots => vec![Need::on(&Permission::Admin, Scope::Store)],
         }
     }
 
-    /// Runs the operation on a local handle (the server's side), each location it answers
-    /// with passed through `locations` first (a server signs them there); its report as JSON,
-    /// keys' keywords in their order.
-    pub fn run(self, fs: &FieldStore, locations: &dyn Fn(&mut FieldLocation)) -> Result<Vec<u8>> {
+    /// A resolve that would ignore locks (`action: None`) made to honour list locks: a
+    /// server's clients do not choose to pass over locks.
+    pub fn honouring_locks(self) -> Self {
+        match self {
+            Operation::Resolve { request, options, action: None } => {
+                Operation::Resolve { request, options, action: Some(ControlAction::List) }
+            }
+            other => other,
+        }
+    }
+
+    /// Runs the operation on a local handle (the server's side), as `answering` says; its
+    /// report as JSON, keys' keywords in their order.
+    pub fn run(self, fs: &FieldStore, answering: &Answering<'_>) -> Result<Vec<u8>> {
         use Operation::*;
         let parse = |text: &str| Request::parse(text);
+        let locations = answering.locations;
+        let hidden = |why: &mut Option<String>| {
+            if !answering.explanations && why.is_some() {
+                *why = Some(NOTHING_ALLOWED_MATCHED.into());
+            }
+        };
         match self {
             Resolve { request, options, action } => {
                 let mut matches = fs.resolve(&parse(&request)?, options, action)?;
                 matches.fields.iter_mut().for_each(|f| locations(&mut f.location));
+                hidden(&mut matches.explanation);
+                if !answering.explanations {
+                    matches.not_found.clear();
+                }
                 json(&matches)
             }
-            Axes { request, whole_indexes } => json(&fs.axes_of(&parse(&request)?, whole_indexes)?),
+            Axes { request, whole_indexes } => {
+                let (axes, mut why) = fs.axes_of(&parse(&request)?, whole_indexes)?;
+                hidden(&mut why);
+                json(&(axes, why))
+            }
             Wipe { request, doit } => json(&fs.wipe(&parse(&request)?, doit)?),
             Purge { request, doit } => json(&fs.purge(&parse(&request)?, doit)?),
             Compact { request } => json(&fs.compact(&parse(&request)?)?),
