@@ -13,9 +13,6 @@ import pytest
 import fieldstore
 from conftest import posix_config  # noqa: E402 - pytest puts the tests' directory on the path
 
-DATASET = {"class": "od", "expver": "0001", "stream": "oper", "date": "20231201", "time": "1200"}
-
-
 def serve(tmp_path: Path, extra: list[str]) -> tuple[subprocess.Popen, str]:
     """`fieldstore serve` over a POSIX store in `tmp_path` ($FIELDSTORE_BIN: scripts/python-test.sh builds it)."""
     config = tmp_path / "store.yaml"
@@ -59,7 +56,8 @@ def test_archive_list_retrieve_and_wipe_through_a_server(served, grib_steps):
         assert through.retrieve({**request, "step": step}).read() == message
     assert through.axes(request)["step"] == ["0", "6", "12"]
     assert through.stats(request)["fields"] == 3
-    report = through.wipe(DATASET, doit=True)
+    (dataset,) = through.list(request, depth=1)
+    report = through.wipe(dataset.dataset, doit=True)
     assert report["done"]
     assert list(local.list(request)) == []
 

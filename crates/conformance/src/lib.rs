@@ -112,13 +112,7 @@ impl Site {
     /// every property then holds through the server as it does on `inner`.
     pub fn served(inner: Site) -> Site {
         let server = serve(inner.open());
-        // Each flush through a server is one archive request, written by an archiver of its
-        // own: files are per flush, not per writer.
-        let grouping = match inner.grouping {
-            Grouping::Writer => Grouping::Flush,
-            other => other,
-        };
-        let mut site = Site::new(&format!("served {}", inner.name), grouping, |_| remote_sections(server.address));
+        let mut site = Site::new(&format!("served {}", inner.name), inner.grouping, |_| remote_sections(server.address));
         // `where` through a server says where the server keeps the data set.
         site.catalogue_described_by = inner.catalogue_described_by.clone();
         site.served = Some(Served { inner: Box::new(inner), servers: std::sync::Mutex::new(vec![server]) });

@@ -36,7 +36,8 @@ pub fn remote_call(data: &[u8]) {
     let Ok(operation) = serde_json::from_slice::<Operation>(data) else { return };
     let needs: Vec<_> = operation.needs().iter().map(|need| need.any_of.to_vec()).collect();
     assert!(!needs.is_empty() && needs.iter().all(|any_of| !any_of.is_empty()), "a call needs some permission");
-    let again: Operation = serde_json::from_slice(&serde_json::to_vec(&operation).expect("a call encodes")).expect("an encoded call parses");
+    let again: Operation =
+        serde_json::from_slice(&serde_json::to_vec(&operation).expect("a call encodes")).expect("an encoded call parses");
     let again: Vec<_> = again.needs().iter().map(|need| need.any_of.to_vec()).collect();
     assert_eq!(again, needs, "a call needs the same after a round trip");
 }

@@ -209,8 +209,20 @@ impl Remote for Client {
     }
 
     fn archiver(&self) -> Result<Box<dyn RemoteArchiver>> {
-        Ok(Box::new(Archiving { client: self.clone(), stream: None, batch: Vec::new(), fields: 0 }))
+        Ok(Box::new(Archiving { client: self.clone(), stream: None, batch: Vec::new(), fields: 0, session: new_session() }))
     }
+}
+
+/// A new session name: 128 random bits in hex (from the standard library's per-process random
+/// hash keys; a session is no secret, the server keeps it per identity).
+fn new_session() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let half = || {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
+        hasher.finish()
+    };
+    format!("{:016x}{:016x}", half(), half())
 }
 
 /// The kind of an error the server answered without a body of ours (a proxy's, say).
@@ -240,18 +252,20 @@ struct Archiving {
     batch: Vec<u8>,
     /// Fields archived since the last flush, which its answer must count.
     fields: u64,
+    /// This archiver's session on the server ([`protocol::SESSION`]).
+    session: String,
 }
 
 impl Archiving {
     fn start(&self) -> Stream {
         let (frames, receiver) = mpsc::channel::<Bytes>(FRAMES_IN_FLIGHT);
-        let client = self.client.clone();
+        let (client, session) = (self.client.clone(), self.session.clone());
         let answer = self.client.runtime.spawn(async move {
             let body = futures::stream::unfold(receiver, |mut receiver| async move {
                 receiver.recv().await.map(|piece| (Ok::<_, std::io::Error>(piece), receiver))
             });
-            let request =
-                client.request(reqwest::Method::POST, client.url(protocol::ARCHIVE)).header("content-type", protocol::FIELDS_TYPE);
+            let request = client.request(reqwest::Method::POST, client.url(protocol::ARCHIVE));
+            let request = request.header("content-type", protocol::FIELDS_TYPE).header(protocol::SESSION, session);
             let response = request.body(reqwest::Body::wrap_stream(body)).send().await.map_err(|e| client.unreachable(e))?;
             let body = client.answer(response).await?;
             serde_json::from_slice(&body).map_err(|e| {

@@ -27,6 +27,9 @@ pub const RETRIEVE: &str = "/v1/retrieve";
 pub const HEALTH: &str = "/health";
 /// The server's counters, in Prometheus' text format.
 pub const METRICS: &str = "/metrics";
+/// The header naming an archiver's session: its archive requests reuse one archiver on the
+/// server, whose flushes append to the same files.
+pub const SESSION: &str = "fieldstore-session";
 /// The media type of an archive body.
 pub const FIELDS_TYPE: &str = "application/vnd.fieldstore.fields";
 

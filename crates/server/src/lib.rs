@@ -10,6 +10,7 @@
 pub mod access;
 mod metrics;
 mod routes;
+mod sessions;
 mod tls;
 
 use std::net::SocketAddr;

@@ -17,13 +17,14 @@ use serde::Deserialize;
 use sha2::Sha256;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
-use fieldstore_core::api::{Answering, FieldStore, ListOptions, Operation, Permission, Scope};
+use fieldstore_core::api::{Answering, Archiver, FieldStore, ListOptions, Operation, Permission, Scope};
 use fieldstore_core::backend::{ControlAction, FieldLocation};
 use fieldstore_core::{Error, ErrorKind, Request, Result};
 use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame};
 
 use crate::access::{Access, Identity};
 use crate::metrics::{InFlight, Metrics};
+use crate::sessions::{session_name, Sessions};
 
 /// The pieces a read is streamed in.
 const READ_PIECE: u64 = 4 << 20;
@@ -51,6 +52,8 @@ pub struct Served {
     pub in_flight: HashMap<String, Arc<Semaphore>>,
     /// The bound of each identity's requests in flight.
     pub max_in_flight: usize,
+    /// Archivers kept between a client's archive requests.
+    sessions: Sessions,
 }
 
 impl Served {
@@ -61,7 +64,16 @@ impl Served {
             Access::Tokens(identities) => identities.iter().map(|i| i.name.clone()).collect(),
         };
         let in_flight = names.into_iter().map(|name| (name, Arc::new(Semaphore::new(max_in_flight)))).collect();
-        Served { fs: Arc::new(fs), access, signing_key, max_field, metrics: Metrics::new(), in_flight, max_in_flight }
+        Served {
+            fs: Arc::new(fs),
+            access,
+            signing_key,
+            max_field,
+            metrics: Metrics::new(),
+            in_flight,
+            max_in_flight,
+            sessions: Sessions::default(),
+        }
     }
 }
 
@@ -151,6 +163,12 @@ fn answer(served: &Served, admitted: &Admitted<'_>, operation: &str, received: u
             failure(&error)
         }
     }
+}
+
+/// A byte stream of `length` bytes as the answer (its length said, so no chunked framing; a
+/// stream that ends short ends broken).
+fn streamed(body: Body, length: u64) -> Response {
+    ([(header::CONTENT_TYPE, "application/octet-stream".to_string()), (header::CONTENT_LENGTH, length.to_string())], body).into_response()
 }
 
 /// A body as the answer, counted.
@@ -309,19 +327,32 @@ async fn archive(State(served): State<Shared>, headers: HeaderMap, body: Body) -
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
-    let outcome = receive_archive(&served, admitted.identity, body).await;
+    let session = session_name(headers.get(protocol::SESSION).and_then(|v| v.to_str().ok())).map(String::from);
+    let outcome = receive_archive(&served, admitted.identity, session, body).await;
     let received = outcome.as_ref().map_or(0, |archived| archived.bytes);
     let outcome = outcome.map(|archived| (axum::Json(archived).into_response(), 0));
     answer(&served, &admitted, "archive", received, outcome)
 }
 
 /// Feeds the body's pieces to a blocking archiver as they come; answers once it flushed.
-async fn receive_archive(served: &Shared, identity: Option<&Identity>, body: Body) -> Result<Archived> {
+async fn receive_archive(served: &Shared, identity: Option<&Identity>, session: Option<String>, body: Body) -> Result<Archived> {
     let (pieces, received) = mpsc::channel::<Bytes>(16);
     let archiving = {
         let served = served.clone();
         let identity = identity.and_then(|identity| served.access.position(identity));
-        tokio::task::spawn_blocking(move || archive_pieces(&served, identity, received))
+        tokio::task::spawn_blocking(move || {
+            let name = identity.and_then(|at| served.access.identity(at)).map_or(String::new(), |i| i.name.clone());
+            let parked = session.as_deref().and_then(|session| served.sessions.take(&name, session));
+            let archiver = match parked {
+                Some(archiver) => archiver,
+                None => served.fs.archiver()?,
+            };
+            let (archived, archiver) = archive_pieces(&served, identity, received, archiver)?;
+            if let Some(session) = &session {
+                served.sessions.park(&name, session, archiver);
+            }
+            Ok(archived)
+        })
     };
     let mut stream = body.into_data_stream();
     let mut broken = None;
@@ -356,10 +387,14 @@ async fn receive_archive(served: &Shared, identity: Option<&Identity>, body: Bod
 
 /// Archives each field of the body, and flushes at its end frame. A body that ends
 /// otherwise, or an error, drops the archiver unflushed: none of its fields becomes visible.
-fn archive_pieces(served: &Served, identity: Option<usize>, mut received: mpsc::Receiver<Bytes>) -> Result<Archived> {
+fn archive_pieces(
+    served: &Served,
+    identity: Option<usize>,
+    mut received: mpsc::Receiver<Bytes>,
+    mut archiver: Archiver,
+) -> Result<(Archived, Archiver)> {
     let identity = identity.and_then(|at| served.access.identity(at));
     let mut frames = FieldFrames::new(served.max_field);
-    let mut archiver = served.fs.archiver()?;
     let mut archived = Archived::default();
     while let Some(piece) = received.blocking_recv() {
         frames.push(&piece);
@@ -380,7 +415,7 @@ fn archive_pieces(served: &Served, identity: Option<usize>, mut received: mpsc::
     if !frames.ended() {
         return Err(Error::new(ErrorKind::BadRequest, "the archive body ended before its end frame: nothing of it was flushed"));
     }
-    Ok(archived)
+    Ok((archived, archiver))
 }
 
 /// The query of a read.
@@ -398,7 +433,7 @@ async fn read(State(served): State<Shared>, headers: HeaderMap, Query(query): Qu
     };
     let permit = admitted.permit.take();
     let outcome = read_range(&served, admitted.identity, query, permit).await;
-    let outcome = outcome.map(|(body, length)| (([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response(), length));
+    let outcome = outcome.map(|(body, length)| (streamed(body, length), length));
     answer(&served, &admitted, "read", 0, outcome)
 }
 
@@ -492,7 +527,7 @@ async fn retrieve(State(served): State<Shared>, headers: HeaderMap, Query(query)
     // The identity's place is held until the stream ends.
     let permit = admitted.permit.take();
     let outcome = start_retrieve(&served, admitted.identity, query.request, permit).await;
-    let outcome = outcome.map(|(body, length)| (([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response(), length));
+    let outcome = outcome.map(|(body, length)| (streamed(body, length), length));
     answer(&served, &admitted, "retrieve", 0, outcome)
 }
 
