@@ -36,10 +36,14 @@ impl Catalogue for RemoteCatalogue {
     }
 
     fn datasets(&self) -> Result<Vec<Key>> {
+        /// The part of a resolve's answer this reads.
+        #[derive(serde::Deserialize)]
+        struct Datasets {
+            datasets: Vec<Key>,
+        }
         let options = fieldstore_core::api::ListOptions { depth: 1, ..Default::default() };
-        let matches: fieldstore_core::api::Matches =
-            call(&self.client, Operation::Resolve { request: String::new(), options, action: None })?;
-        Ok(matches.datasets)
+        let answer: Datasets = call(&self.client, Operation::Resolve { request: String::new(), options, action: None })?;
+        Ok(answer.datasets)
     }
 
     fn open(&self, _dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {

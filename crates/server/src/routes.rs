@@ -509,8 +509,15 @@ async fn list_lines(served: &Shared, identity: Option<&Identity>, request: Strin
         let request = Request::parse(&request)?;
         let matches = served.fs.resolve(&request, ListOptions::default(), Some(ControlAction::List))?;
         let mut lines = Vec::new();
+        // One signature per file, shared by its fields' lines.
+        let mut signed: HashMap<Arc<str>, Arc<str>> = HashMap::new();
         for mut field in matches.fields {
-            sign(&served.signing_key, &name, &mut field.location);
+            let uri = signed.entry(field.location.uri.clone()).or_insert_with(|| {
+                let mut location = field.location.clone();
+                sign(&served.signing_key, &name, &mut location);
+                location.uri
+            });
+            field.location.uri = uri.clone();
             serde_json::to_writer(&mut lines, &field).map_err(|e| Error::caused_by(ErrorKind::Io, "cannot encode a field", e))?;
             lines.push(b'\n');
         }

@@ -182,7 +182,7 @@ impl FieldStore {
     /// reason); `None` ignores locks (for `control` itself and `where`).
     pub fn resolve(&self, request: &Request, options: ListOptions, action: Option<ControlAction>) -> Result<Matches> {
         if let Some(remote) = self.remote() {
-            return super::remote::call(remote, super::Operation::Resolve { request: request.to_string(), options, action });
+            return super::remote::resolve(remote, request, options, action);
         }
         let mut r = Resolution {
             request,
