@@ -22,12 +22,30 @@ impl Drop for Server {
     }
 }
 
-/// Starts `fieldstore --config CONFIG serve ARGS` and waits for its address.
+/// A config of a POSIX store under `dir` (`store.yaml`), and its path.
+fn posix_store(dir: &Path) -> PathBuf {
+    let store = dir.join("store.yaml");
+    let root = dir.join("root").display().to_string();
+    std::fs::write(
+        &store,
+        format!("catalogue: {{type: posix, root: {root}, create: true}}\nstore: {{type: posix, root: {root}, create: true}}\n"),
+    )
+    .unwrap();
+    store
+}
+
+/// Starts `fieldstore --config CONFIG serve ARGS` on a free port and waits for its address.
 fn serve(config: &Path, args: &[&str]) -> Server {
+    serve_at(config, "127.0.0.1:0", args)
+}
+
+/// Starts `fieldstore --config CONFIG serve --listen ADDRESS ARGS` (a port a killed server
+/// had is taken again at once) and waits for its address.
+fn serve_at(config: &Path, address: &str, args: &[&str]) -> Server {
     let mut child = Command::new(BIN)
         .arg("--config")
         .arg(config)
-        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--listen", address])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -125,15 +143,7 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     certificates(dir);
-    let store = dir.join("store.yaml");
-    std::fs::write(
-        &store,
-        format!(
-            "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
-            dir.join("root").display()
-        ),
-    )
-    .unwrap();
+    let store = posix_store(dir);
     let (reader_token, reader_hash) = token(dir, "reader");
     let (writer_token, writer_hash) = token(dir, "writer");
     assert_ne!(reader_token, writer_token);
@@ -257,15 +267,7 @@ fn terminate(pid: u32) {
 #[test]
 fn a_server_without_tls_or_tokens_stays_on_loopback_and_clients_name_it() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store.yaml");
-    std::fs::write(
-        &store,
-        format!(
-            "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
-            dir.path().join("root").display()
-        ),
-    )
-    .unwrap();
+    let store = posix_store(dir.path());
     let out = Command::new(BIN).arg("--config").arg(&store).args(["serve", "--listen", "0.0.0.0:0"]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && said.contains("will not listen on 0.0.0.0:0") && said.contains("without TLS"), "{said}");
@@ -283,37 +285,13 @@ fn a_server_without_tls_or_tokens_stays_on_loopback_and_clients_name_it() {
     assert!(fails(&remote, &["list", "class=od,expver=1"]).contains("the same server's store"));
 }
 
-/// Starts `fieldstore serve` on `address` (a port a killed server had: taken again at once).
-fn serve_on(config: &Path, address: &str) -> Server {
-    let mut child = Command::new(BIN)
-        .arg("--config")
-        .arg(config)
-        .args(["serve", "--listen", address])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    assert!(line.starts_with("listening on"), "the server did not start: {line:?}");
-    Server { child, address: address.to_string() }
-}
-
 /// A server killed (SIGKILL) at random moments while a client archives rounds of fields, each
 /// ended by a flush: every round whose flush returned is there whole, with its bytes; a round
 /// whose flush failed is there whole or not at all; the client goes on after each restart.
 #[test]
 fn a_server_killed_at_any_moment_loses_nothing_flushed_and_shows_nothing_half_archived() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store.yaml");
-    std::fs::write(
-        &store,
-        format!(
-            "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
-            dir.path().join("root").display()
-        ),
-    )
-    .unwrap();
+    let store = posix_store(dir.path());
     let first = serve(&store, &[]);
     let address = first.address.clone();
     let section = format!("{{type: remote, endpoint: 'http://{address}', connect_timeout: 2, idle_timeout: 5}}");
@@ -366,7 +344,7 @@ fn a_server_killed_at_any_moment_loses_nothing_flushed_and_shows_nothing_half_ar
         server.child.kill().unwrap(); // SIGKILL
         server.child.wait().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(50));
-        server = serve_on(&store, &address);
+        server = serve_at(&store, &address, &[]);
     }
     let (flushed, failed) = client.join().unwrap();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
