@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::StreamExt;
 use reqwest::{StatusCode, Url};
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 
 use fieldstore_core::api::{Operation, Remote, RemoteArchiver};
 use fieldstore_core::{Error, ErrorKind, Key, Result};
@@ -261,9 +263,7 @@ impl Archiving {
         let (frames, receiver) = mpsc::channel::<Bytes>(FRAMES_IN_FLIGHT);
         let (client, session) = (self.client.clone(), self.session.clone());
         let answer = self.client.runtime.spawn(async move {
-            let body = futures::stream::unfold(receiver, |mut receiver| async move {
-                receiver.recv().await.map(|piece| (Ok::<_, std::io::Error>(piece), receiver))
-            });
+            let body = ReceiverStream::new(receiver).map(Ok::<_, std::io::Error>);
             let request = client.request(reqwest::Method::POST, client.url(protocol::ARCHIVE));
             let request = request.header("content-type", protocol::FIELDS_TYPE).header(protocol::SESSION, session);
             let response = request.body(reqwest::Body::wrap_stream(body)).send().await.map_err(|e| client.unreachable(e))?;
@@ -302,10 +302,9 @@ impl Archiving {
         drop(stream.frames);
         let answer = stream.answer;
         let endpoint = self.client.endpoint.clone();
-        let waited = self.client.bounded(async move {
+        self.client.run(async move {
             answer.await.map_err(|e| Error::caused_by(ErrorKind::Io, format!("an archive to server {endpoint} stopped"), e))?
-        });
-        self.client.finish(self.client.runtime.spawn(waited))
+        })
     }
 }
 

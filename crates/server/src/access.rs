@@ -138,8 +138,9 @@ impl Access {
     }
 }
 
-/// Compares without stopping at the first difference, so the time says nothing of a hash.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Compares without stopping at the first difference, so the time says nothing of a hash or
+/// a signature.
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

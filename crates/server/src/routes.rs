@@ -16,13 +16,14 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use sha2::Sha256;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio_stream::wrappers::ReceiverStream;
 
-use fieldstore_core::api::{Answering, Archiver, FieldStore, ListOptions, Operation, Permission, Scope};
+use fieldstore_core::api::{Answering, Archiver, FieldStore, ListOptions, Operation, Permission, Scope, NOTHING_ALLOWED_MATCHED};
 use fieldstore_core::backend::{ControlAction, FieldLocation};
 use fieldstore_core::{Error, ErrorKind, Request, Result};
 use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame};
 
-use crate::access::{Access, Identity};
+use crate::access::{constant_time_eq, Access, Identity};
 use crate::metrics::{InFlight, Metrics};
 use crate::sessions::{session_name, Sessions};
 
@@ -42,7 +43,7 @@ pub struct Served {
     /// Who may do what.
     pub access: Access,
     /// The key locations are signed with: a location read back must be one this server gave
-    /// the same identity (random per server start unless configured).
+    /// the same identity (random per server start).
     pub signing_key: [u8; 32],
     /// The longest field an archive may carry, and the longest read.
     pub max_field: u64,
@@ -209,9 +210,7 @@ fn sign(key: &[u8; 32], name: &str, location: &mut FieldLocation) {
 fn verify<'u>(key: &[u8; 32], name: &str, signed: &'u str) -> Result<&'u str> {
     let refused = || Error::new(ErrorKind::Denied, "a location this server did not give this identity");
     let (uri, given) = signed.rsplit_once('#').ok_or_else(refused)?;
-    let expected = signature(key, name, uri);
-    let same = expected.len() == given.len() && expected.bytes().zip(given.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
-    if same {
+    if constant_time_eq(signature(key, name, uri).as_bytes(), given.as_bytes()) {
         Ok(uri)
     } else {
         Err(refused())
@@ -274,7 +273,7 @@ async fn run_call(served: &Shared, identity: Option<&Identity>, operation: Opera
     .await;
     // A caller allowed part of the store is not told what is stored beyond it.
     outcome.map_err(|e| match (explanations, e.kind()) {
-        (false, ErrorKind::NotFound) => Error::new(ErrorKind::NotFound, "nothing this caller may see matches"),
+        (false, ErrorKind::NotFound) => Error::new(ErrorKind::NotFound, NOTHING_ALLOWED_MATCHED),
         _ => e,
     })
 }
@@ -338,10 +337,9 @@ async fn archive(State(served): State<Shared>, headers: HeaderMap, body: Body) -
 async fn receive_archive(served: &Shared, identity: Option<&Identity>, session: Option<String>, body: Body) -> Result<Archived> {
     let (pieces, received) = mpsc::channel::<Bytes>(16);
     let archiving = {
-        let served = served.clone();
+        let (served, name) = (served.clone(), name(identity));
         let identity = identity.and_then(|identity| served.access.position(identity));
         tokio::task::spawn_blocking(move || {
-            let name = identity.and_then(|at| served.access.identity(at)).map_or(String::new(), |i| i.name.clone());
             let parked = session.as_deref().and_then(|session| served.sessions.take(&name, session));
             let archiver = match parked {
                 Some(archiver) => archiver,
@@ -377,12 +375,9 @@ async fn receive_archive(served: &Shared, identity: Option<&Identity>, session: 
     }
     drop(pieces);
     let archived = archiving.await.map_err(|e| Error::caused_by(ErrorKind::Io, "the archive stopped", e))?;
-    // Once flushed (the end frame came), a body broken after it changes nothing.
-    match (broken, archived) {
-        (_, Ok(archived)) => Ok(archived),
-        (Some(error), Err(_)) => Err(error),
-        (None, Err(error)) => Err(error),
-    }
+    // Once flushed (the end frame came), a body broken after it changes nothing; before,
+    // the break is the reason.
+    archived.map_err(|error| broken.unwrap_or(error))
 }
 
 /// Archives each field of the body, and flushes at its end frame. A body that ends
@@ -483,8 +478,7 @@ async fn read_range(
         }
     });
     read.await.map_err(|e| Error::caused_by(ErrorKind::Io, "the read stopped", e))??;
-    let stream = futures::stream::unfold(received, |mut received| async move { received.recv().await.map(|piece| (piece, received)) });
-    Ok((Body::from_stream(stream), query.length))
+    Ok((Body::from_stream(ReceiverStream::new(received)), query.length))
 }
 
 /// The query of a list or retrieve.
@@ -553,7 +547,7 @@ async fn start_retrieve(
         let (reader, why) = served.fs.retrieve(&Request::parse(&request)?)?;
         match why {
             Some(_) if reader.fields().is_empty() && !explanations => {
-                Err(Error::new(ErrorKind::NotFound, format!("nothing this caller may see matches {request}")))
+                Err(Error::new(ErrorKind::NotFound, format!("{NOTHING_ALLOWED_MATCHED}: {request}")))
             }
             Some(why) if reader.fields().is_empty() => Err(Error::new(ErrorKind::NotFound, format!("nothing matches {request}: {why}"))),
             _ => Ok(reader),
@@ -570,8 +564,7 @@ async fn start_retrieve(
             let _ = pieces.blocking_send(Err(e));
         }
     });
-    let stream = futures::stream::unfold(received, |mut received| async move { received.recv().await.map(|piece| (piece, received)) });
-    Ok((Body::from_stream(stream), length))
+    Ok((Body::from_stream(ReceiverStream::new(received)), length))
 }
 
 /// Sends what a reader writes to the response body.

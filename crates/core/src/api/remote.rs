@@ -155,7 +155,7 @@ pub struct Answering<'a> {
 }
 
 /// What a caller allowed to read only part of a store is told when nothing matched.
-const NOTHING_ALLOWED_MATCHED: &str = "nothing this caller may read matches";
+pub const NOTHING_ALLOWED_MATCHED: &str = "nothing this caller may read matches";
 
 impl Operation {
     /// What the operation needs, every one of them.
