@@ -369,3 +369,42 @@ fn a_server_killed_at_any_moment_loses_nothing_flushed_and_shows_nothing_half_ar
         assert!(bytes == expected, "round {round}: the bytes read are not those archived");
     }
 }
+
+/// A call that only reads is made again after a lost connection: a retrieve made while its
+/// server restarts answers once the server is back; with no retries it fails naming the
+/// server.
+#[test]
+fn reading_calls_are_made_again_while_a_server_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = posix_store(dir.path());
+    let server = serve(&store, &[]);
+    let address = server.address.clone();
+    let remote = |retries: u32| {
+        let section = format!("{{type: remote, endpoint: 'http://{address}', connect_timeout: 2, retries: {retries}}}");
+        let path = dir.path().join(format!("remote-{retries}.yaml"));
+        std::fs::write(&path, format!("catalogue: {section}\nstore: {section}\n")).unwrap();
+        fieldstore::open(&fieldstore::Config::from_file(&path).unwrap()).unwrap()
+    };
+    let (patient, impatient) = (remote(6), remote(0));
+    let id = "class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step=0,param=167";
+    patient.archive(&fieldstore::Key::parse(id).unwrap(), b"a field that outlives its server").unwrap();
+    patient.flush().unwrap();
+    let request = fieldstore::Request::parse(id).unwrap();
+    let mut server = server;
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let error = impatient.retrieve(&request).err().expect("no server, no retries: the call fails").report().to_string();
+    assert!(error.contains(&format!("server http://{address}")), "{error}");
+    let restarted = {
+        let (store, address) = (store.clone(), address.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            serve_at(&store, &address, &[])
+        })
+    };
+    let (mut reader, _) = patient.retrieve(&request).unwrap();
+    let mut bytes = Vec::new();
+    reader.write_to(&mut bytes).unwrap();
+    assert_eq!(bytes, b"a field that outlives its server");
+    drop(restarted.join().unwrap());
+}

@@ -33,6 +33,8 @@ pub struct Client {
     runtime: Arc<OwnedRuntime>,
     /// How long a call may wait for the server (a read, a call, a flush's answer).
     idle: Duration,
+    /// How many times a request is sent again after a failure that allows it.
+    retries: u32,
 }
 
 /// The client's runtime. Its last handle may be dropped on one of its own threads (a task
@@ -91,7 +93,8 @@ impl Client {
         let token = config.token()?;
         let endpoint = config.endpoint.trim_end_matches('/').to_string();
         let idle = Duration::from_secs_f64(config.idle_timeout);
-        Ok(Client { endpoint, base, http, token, runtime: Arc::new(OwnedRuntime(Some(runtime))), idle })
+        let runtime = Arc::new(OwnedRuntime(Some(runtime)));
+        Ok(Client { endpoint, base, http, token, runtime, idle, retries: config.retries })
     }
 
     fn url(&self, path: &str) -> Url {
@@ -114,17 +117,57 @@ impl Client {
         Error::caused_by(kind, format!("server {}", self.endpoint), e)
     }
 
-    /// The body of an answer, or the error it carries.
-    async fn answer(&self, response: reqwest::Response) -> Result<Bytes> {
+    /// A failed exchange, and whether the request may be sent again.
+    fn lost(&self, e: reqwest::Error) -> Failed {
+        Failed { unsent: e.is_connect(), error: self.unreachable(e), later: None }
+    }
+
+    /// The response if it is a success; else the error its body carries.
+    async fn successful(&self, response: reqwest::Response) -> std::result::Result<reqwest::Response, Failed> {
         let status = response.status();
-        let body = response.bytes().await.map_err(|e| self.unreachable(e))?;
         if status.is_success() {
-            return Ok(body);
+            return Ok(response);
         }
-        Err(match serde_json::from_slice::<ErrorBody>(&body) {
+        let later = response.headers().get(reqwest::header::RETRY_AFTER).and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+        let body = response.bytes().await.map_err(|e| self.lost(e))?;
+        let error = match serde_json::from_slice::<ErrorBody>(&body) {
             Ok(error) => Error::new(error.kind, format!("server {}: {}", self.endpoint, error.message)),
             Err(_) => Error::new(status_kind(status), format!("server {}: {status}: {}", self.endpoint, String::from_utf8_lossy(&body))),
-        })
+        };
+        Err(Failed { error, unsent: false, later: later.map(Duration::from_secs) })
+    }
+
+    /// The body of a successful answer.
+    async fn answer(&self, response: reqwest::Response) -> std::result::Result<Bytes, Failed> {
+        self.successful(response).await?.bytes().await.map_err(|e| self.lost(e))
+    }
+
+    /// Makes `attempt` until it succeeds, fails in a way that forbids another, or has been
+    /// made `retries` times more, pausing between attempts: the server's `Retry-After`, else
+    /// a growing, jittered backoff. Any request that never reached the server is made again;
+    /// one that did only if it `changes_nothing`.
+    async fn retrying<T, F, A>(&self, changes_nothing: bool, mut attempt: A) -> Result<T>
+    where
+        A: FnMut() -> F,
+        F: std::future::Future<Output = std::result::Result<T, Failed>>,
+    {
+        let mut made = 0;
+        loop {
+            let failed = match attempt().await {
+                Ok(done) => return Ok(done),
+                Err(failed) => failed,
+            };
+            let repeatable = failed.unsent || (changes_nothing && failed.error.kind() == ErrorKind::Unavailable);
+            if !repeatable {
+                return Err(failed.error);
+            }
+            if made >= self.retries {
+                let kind = failed.error.kind();
+                return Err(Error::caused_by(kind, format!("{} attempts failed, the last", made + 1), failed.error));
+            }
+            tokio::time::sleep(failed.later.map_or_else(|| backoff(made), |later| later.min(MAX_PAUSE))).await;
+            made += 1;
+        }
     }
 
     /// Runs `work` on the client's threads (where every socket is written, SIGPIPE blocked),
@@ -166,21 +209,35 @@ impl Client {
         self.runtime.spawn(self.bounded(async move { client.read_async(&uri, offset, length, buffer).await }))
     }
 
-    /// The bytes land in `buffer` as they arrive: one copy, whatever the read's length.
+    /// [`Client::read_once`], made again after a lost connection or a busy server.
     async fn read_async(&self, uri: &str, offset: u64, length: usize, mut buffer: Vec<u8>) -> Result<Vec<u8>> {
         let mut url = self.url(protocol::READ);
         url.query_pairs_mut().append_pair("uri", uri).append_pair("offset", &offset.to_string()).append_pair("length", &length.to_string());
-        let mut response = self.request(reqwest::Method::GET, url).send().await.map_err(|e| self.unreachable(e))?;
-        if !response.status().is_success() {
-            return Err(self.answer(response).await.err().unwrap_or_else(|| Error::new(ErrorKind::Io, "a failed read answered")));
-        }
+        self.retrying(true, || {
+            let (url, buffer) = (url.clone(), std::mem::take(&mut buffer));
+            async move { self.read_once(url, uri, offset, length, buffer).await }
+        })
+        .await
+    }
+
+    /// The bytes land in `buffer` as they arrive: one copy, whatever the read's length.
+    async fn read_once(
+        &self,
+        url: Url,
+        uri: &str,
+        offset: u64,
+        length: usize,
+        mut buffer: Vec<u8>,
+    ) -> std::result::Result<Vec<u8>, Failed> {
+        let response = self.request(reqwest::Method::GET, url).send().await.map_err(|e| self.lost(e))?;
+        let mut response = self.successful(response).await?;
         buffer.clear();
         buffer.reserve(length);
         let short = |got: usize| {
             let message = format!("server {} sent {got} bytes of {uri} at {offset}, not {length}", self.endpoint);
-            Error::new(ErrorKind::Corrupt, message)
+            Failed::from(Error::new(ErrorKind::Corrupt, message))
         };
-        while let Some(piece) = response.chunk().await.map_err(|e| self.unreachable(e))? {
+        while let Some(piece) = response.chunk().await.map_err(|e| self.lost(e))? {
             if buffer.len() + piece.len() > length {
                 return Err(short(buffer.len() + piece.len()));
             }
@@ -202,11 +259,15 @@ impl Remote for Client {
         let client = self.clone();
         let operation = operation.clone();
         self.run(async move {
-            let (operation, this) = (&operation, &client);
-            let body = serde_json::to_vec(operation).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "cannot encode a call", e))?;
-            let request = this.request(reqwest::Method::POST, this.url(protocol::CALL)).header("content-type", "application/json");
-            let response = request.body(body).send().await.map_err(|e| this.unreachable(e))?;
-            Ok(this.answer(response).await?.to_vec())
+            let this = &client;
+            let body = serde_json::to_vec(&operation).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "cannot encode a call", e))?;
+            let body = Bytes::from(body);
+            let answer = this.retrying(operation.changes_nothing(), || {
+                let request = this.request(reqwest::Method::POST, this.url(protocol::CALL)).header("content-type", "application/json");
+                let sent = request.body(body.clone()).send();
+                async move { this.answer(sent.await.map_err(|e| this.lost(e))?).await }
+            });
+            Ok(answer.await?.to_vec())
         })
     }
 
@@ -225,6 +286,37 @@ fn new_session() -> String {
         hasher.finish()
     };
     format!("{:016x}{:016x}", half(), half())
+}
+
+/// The longest pause before a request is sent again, whatever the server asks.
+const MAX_PAUSE: Duration = Duration::from_secs(10);
+
+/// A failed attempt at a request ([`Client::retrying`]).
+struct Failed {
+    error: Error,
+    /// The request never reached the server (no connection was made): it may be sent again,
+    /// whatever it does.
+    unsent: bool,
+    /// The server asked to be called again after this long (`Retry-After`).
+    later: Option<Duration>,
+}
+
+impl From<Error> for Failed {
+    fn from(error: Error) -> Failed {
+        Failed { error, unsent: false, later: None }
+    }
+}
+
+/// The pause before attempt `made + 1` is made again: 100 ms growing threefold per attempt,
+/// at most [`MAX_PAUSE`], less up to half at random (clients that lost one server together do
+/// not all come back at once).
+fn backoff(made: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let full = Duration::from_millis(100).saturating_mul(3u32.saturating_pow(made)).min(MAX_PAUSE);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(made);
+    let jitter = (hasher.finish() % 1000) as f64 / 2000.0;
+    full.mul_f64(1.0 - jitter)
 }
 
 /// The kind of an error the server answered without a body of ours (a proxy's, say).
@@ -267,7 +359,7 @@ impl Archiving {
             let request = client.request(reqwest::Method::POST, client.url(protocol::ARCHIVE));
             let request = request.header("content-type", protocol::FIELDS_TYPE).header(protocol::SESSION, session);
             let response = request.body(reqwest::Body::wrap_stream(body)).send().await.map_err(|e| client.unreachable(e))?;
-            let body = client.answer(response).await?;
+            let body = client.answer(response).await.map_err(|failed| failed.error)?;
             serde_json::from_slice(&body).map_err(|e| {
                 Error::caused_by(ErrorKind::Corrupt, format!("server {} answered an archive with something else", client.endpoint), e)
             })

@@ -34,6 +34,17 @@ pub struct RemoteConfig {
     /// Seconds to wait for the server's next bytes before a call fails.
     #[serde(default = "default_idle_timeout")]
     pub idle_timeout: f64,
+    /// How many times a request is sent again after a failure that allows it: one that never
+    /// reached the server, or one that only reads after a lost connection or a busy server.
+    #[serde(default = "default_retries")]
+    pub retries: u32,
+}
+
+/// Most retries a config may ask for (with the backoff's pauses, about a minute).
+const MAX_RETRIES: u32 = 10;
+
+fn default_retries() -> u32 {
+    3
 }
 
 fn default_connect_timeout() -> f64 {
@@ -63,8 +74,11 @@ impl RemoteConfig {
         Ok(Some(token))
     }
 
-    /// Checked values: timeouts positive and finite.
+    /// Checked values: timeouts positive and finite, retries bounded.
     pub fn check(&self, source: &str) -> Result<()> {
+        if self.retries > MAX_RETRIES {
+            return Err(Error::config(source, format!("retries: {} is more than {MAX_RETRIES}", self.retries)));
+        }
         for (name, seconds) in [("connect_timeout", self.connect_timeout), ("idle_timeout", self.idle_timeout)] {
             if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e9) {
                 return Err(Error::config(source, format!("{name}: {seconds} is not a number of seconds above 0")));

@@ -134,6 +134,7 @@ fn admit<'s>(served: &'s Served, headers: &HeaderMap) -> std::result::Result<Adm
         let message = format!("identity '{name}' has {} requests in flight already: wait for some to end", served.max_in_flight);
         let mut response = failure(&Error::new(ErrorKind::Unavailable, message));
         *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
         Box::new(response)
     })?;
     Ok(Admitted { identity, permit: Some(permit), _in_flight: served.metrics.begin(), started: Instant::now() })

@@ -185,6 +185,19 @@ impl Operation {
         }
     }
 
+    /// Whether the operation only reads: a client may send it again when it cannot tell
+    /// whether the server ran it (a connection lost before the answer, a busy server), and the
+    /// answer means the same.
+    pub fn changes_nothing(&self) -> bool {
+        use Operation::*;
+        match self {
+            Resolve { .. } | Axes { .. } | Dump { .. } | Locks { .. } | Stats { .. } | DatasetStats { .. } | Where { .. } => true,
+            DatasetWhere { .. } | CheckExists | Schema => true,
+            Wipe { .. } | Purge { .. } | Compact { .. } | Hide { .. } | HideDatasets { .. } | Control { .. } | Overlay { .. } => false,
+            CreateRoots => false,
+        }
+    }
+
     /// A resolve that would ignore locks (`action: None`) made to honour list locks: a
     /// server's clients do not choose to pass over locks.
     pub fn honouring_locks(self) -> Self {
