@@ -10,6 +10,7 @@ mod grib_fields;
 pub mod hammer;
 pub mod ior;
 pub mod launch;
+pub mod load;
 pub mod payload;
 pub mod point;
 pub mod report;

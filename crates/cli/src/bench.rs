@@ -29,6 +29,9 @@ pub enum BenchCommand {
     /// Time listing and retrieving what one request names (a point query): on a fresh handle,
     /// then warm
     Point(PointArgs),
+    /// Many clients of one store at once (a server's load test): listing, retrieving and
+    /// archiving for a bounded time, every byte checked, latencies as percentiles
+    Load(LoadArgs),
     /// The FDB5 peer's explicit-key workload for one member, through fieldstore, printing the
     /// peer's `phase fields bytes seconds` lines (what `compare` runs in each process)
     ExplicitKeys(ExplicitKeysArgs),
@@ -52,6 +55,34 @@ pub struct S3RawArgs {
     /// and HEAD each
     #[arg(long)]
     list: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args)]
+pub struct LoadArgs {
+    /// Clients at once, each a thread with its own handle (its own connections to a server)
+    #[arg(long, value_parser = shown(count), default_value_t = 200)]
+    clients: usize,
+    /// How many of the clients archive (default: a tenth); the others list and retrieve
+    #[arg(long)]
+    archivers: Option<usize>,
+    /// Seconds the clients work
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Bytes per field
+    #[arg(long, value_parser = shown(field_bytes), default_value_t = 4096)]
+    field_size: usize,
+    /// Levels of the step the readers read (10 parameters each)
+    #[arg(long, value_parser = shown(count), default_value_t = 10)]
+    levels: usize,
+    /// Fields an archiver writes per flush
+    #[arg(long, value_parser = shown(count), default_value_t = 10)]
+    batch: usize,
+    /// Seconds from the start of an archiver's round to its next (each flush adds an index
+    /// that later lists of the data set read)
+    #[arg(long, default_value_t = 0.1)]
+    interval: f64,
     #[arg(long)]
     json: bool,
 }
@@ -420,6 +451,7 @@ pub fn run(command: &BenchCommand, config: Option<&std::path::Path>) -> anyhow::
         BenchCommand::Compare(a) => compare(a),
         BenchCommand::ExplicitKeys(a) => explicit_keys(a, config),
         BenchCommand::Point(a) => point(a, config),
+        BenchCommand::Load(a) => load(a, config),
         BenchCommand::S3Raw(a) => s3_raw(a, config),
         BenchCommand::Analyze(a) => analyze(a),
         BenchCommand::Ior(a) => ior(a),
@@ -697,6 +729,45 @@ fn point(a: &PointArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> 
             t.retrieve_cold_ms,
             t.retrieve_warm_ms
         );
+    }
+    Ok(())
+}
+
+fn load(a: &LoadArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
+    for (name, seconds) in [("--seconds", a.seconds), ("--interval", a.interval)] {
+        if !(seconds.is_finite() && (0.0..=86_400.0).contains(&seconds)) {
+            bail!("{name} {seconds}: not a number of seconds from 0 to a day");
+        }
+    }
+    let load = fieldstore_bench::load::Load {
+        clients: a.clients,
+        archivers: a.archivers.unwrap_or(a.clients / 10),
+        duration: std::time::Duration::from_secs_f64(a.seconds),
+        field_bytes: a.field_size,
+        levels: a.levels,
+        batch: a.batch,
+        interval: std::time::Duration::from_secs_f64(a.interval),
+    };
+    let r = fieldstore_bench::load::run(&fieldstore::Config::resolve(config)?, &load)?;
+    if a.json {
+        outln!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        outln!("{} clients ({} archiving) for {:.1} s, fields of {} bytes", r.clients, r.archivers, r.seconds, r.field_bytes);
+        for (name, l) in [("list", &r.list), ("point retrieve", &r.point_retrieve), ("archive+flush", &r.archive_flush)] {
+            outln!("{name:>15}: {:>7} done, p50 {:8.3} ms, p99 {:8.3} ms, max {:8.3} ms", l.count, l.p50_ms, l.p99_ms, l.max_ms);
+        }
+        outln!(
+            "{} fields flushed, {} read back and checked; {} bytes retrieved and checked",
+            r.fields_flushed,
+            r.fields_checked,
+            r.bytes_read
+        );
+        for error in &r.first_errors {
+            outln!("error: {error}");
+        }
+    }
+    if r.errors > 0 {
+        bail!("{} operations failed", r.errors);
     }
     Ok(())
 }

@@ -380,7 +380,7 @@ docs/remote.md: the protocol, the access file, deployment."
         /// The longest field an archive may carry, in bytes
         #[arg(long, default_value_t = 1 << 30)]
         max_field: u64,
-        /// How many requests each identity may have in flight at once (more: 429)
+        /// How many requests each identity may have in flight at once (more wait for a place, 10 s at most, then 429)
         #[arg(long, default_value_t = 64)]
         max_in_flight: usize,
         /// Log text lines instead of JSON lines

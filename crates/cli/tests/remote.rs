@@ -408,3 +408,30 @@ fn reading_calls_are_made_again_while_a_server_restarts() {
     assert_eq!(bytes, b"a field that outlives its server");
     drop(restarted.join().unwrap());
 }
+
+/// Issue 44's load: 200 clients at once of one identity on one TLS server (a tenth archiving,
+/// the others listing and retrieving) for a bounded time, with no error, every byte read
+/// checked.
+#[test]
+fn two_hundred_clients_at_once_get_every_byte_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    certificates(dir);
+    let store = posix_store(dir);
+    let (load_token, load_hash) = token(dir, "load");
+    let patterns = "['class=od,expver=load']";
+    let access = format!(
+        "identities:\n- name: load\n  token_sha256: {load_hash}\n  allow: {{read: {patterns}, archive: {patterns}, wipe: {patterns}}}\n"
+    );
+    std::fs::write(dir.join("access.yaml"), access).unwrap();
+    let file = |name: &str| dir.join(name).display().to_string();
+    let server =
+        serve(&store, &["--tls-certificate", &file("server.pem"), "--tls-key", &file("server.key"), "--access", &file("access.yaml")]);
+    let remote = client(dir, "load", &server.address, Some(&load_token));
+    let out = ok(&remote, &["bench", "load", "--clients", "200", "--seconds", "3", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["errors"], 0, "{report}");
+    let count = |operation: &str| report[operation]["count"].as_u64().unwrap();
+    assert!(count("list") > 0 && count("point_retrieve") > 0 && count("archive_flush") > 0, "{report}");
+    assert!(report["fields_flushed"].as_u64().unwrap() > 0 && report["fields_checked"] == report["fields_flushed"], "{report}");
+}

@@ -124,14 +124,24 @@ struct Admitted<'s> {
     started: Instant,
 }
 
-/// Identifies the caller from its bearer token and takes one of its places in flight; the
-/// answer to give instead if it is unknown or has too many requests in flight.
-fn admit<'s>(served: &'s Served, headers: &HeaderMap) -> std::result::Result<Admitted<'s>, Box<Response>> {
+/// Identifies the caller from its bearer token and takes one of its places in flight, waiting
+/// [`ADMISSION_WAIT`] at most for one; the answer to give instead if it is unknown or still has
+/// too many requests in flight (429, `Retry-After`: clients that only read try again).
+async fn admit<'s>(served: &'s Served, headers: &HeaderMap) -> std::result::Result<Admitted<'s>, Box<Response>> {
     let token = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
     let identity = served.access.identify(token.map(str::trim)).map_err(|e| Box::new(refused_identity(&e)))?;
     let name = identity.map_or("", |i| i.name.as_str());
-    let permit = served.in_flight.get(name).and_then(|places| places.clone().try_acquire_owned().ok()).ok_or_else(|| {
-        let message = format!("identity '{name}' has {} requests in flight already: wait for some to end", served.max_in_flight);
+    let places = served.in_flight.get(name).cloned();
+    let waited = match places {
+        Some(places) => tokio::time::timeout(ADMISSION_WAIT, places.acquire_owned()).await.ok().and_then(|p| p.ok()),
+        None => None,
+    };
+    let permit = waited.ok_or_else(|| {
+        let message = format!(
+            "identity '{name}' has had {} requests in flight for {} s: try again later",
+            served.max_in_flight,
+            ADMISSION_WAIT.as_secs()
+        );
         let mut response = failure(&Error::new(ErrorKind::Unavailable, message));
         *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
         response.headers_mut().insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
@@ -139,6 +149,10 @@ fn admit<'s>(served: &'s Served, headers: &HeaderMap) -> std::result::Result<Adm
     })?;
     Ok(Admitted { identity, permit: Some(permit), _in_flight: served.metrics.begin(), started: Instant::now() })
 }
+
+/// How long a request waits for a place among its identity's requests in flight before it is
+/// refused: a burst of an identity's clients queues rather than fails.
+const ADMISSION_WAIT: Duration = Duration::from_secs(10);
 
 /// The token of an `Authorization: Bearer TOKEN` value (the scheme in any case).
 fn bearer_token(value: &str) -> Option<&str> {
@@ -219,7 +233,7 @@ fn verify<'u>(key: &[u8; 32], name: &str, signed: &'u str) -> Result<&'u str> {
 }
 
 async fn call(State(served): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    let admitted = match admit(&served, &headers) {
+    let admitted = match admit(&served, &headers).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
@@ -323,7 +337,7 @@ async fn authorise(served: &Shared, identity: &Identity, operation: &Operation) 
 }
 
 async fn archive(State(served): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    let admitted = match admit(&served, &headers) {
+    let admitted = match admit(&served, &headers).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
@@ -423,7 +437,7 @@ struct ReadQuery {
 }
 
 async fn read(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<ReadQuery>) -> Response {
-    let mut admitted = match admit(&served, &headers) {
+    let mut admitted = match admit(&served, &headers).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
@@ -489,7 +503,7 @@ struct RequestQuery {
 }
 
 async fn list(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<RequestQuery>) -> Response {
-    let admitted = match admit(&served, &headers) {
+    let admitted = match admit(&served, &headers).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
@@ -522,7 +536,7 @@ async fn list_lines(served: &Shared, identity: Option<&Identity>, request: Strin
 }
 
 async fn retrieve(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<RequestQuery>) -> Response {
-    let mut admitted = match admit(&served, &headers) {
+    let mut admitted = match admit(&served, &headers).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
