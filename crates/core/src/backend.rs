@@ -37,6 +37,9 @@ use crate::axis::AxisValues;
 use crate::error::Result;
 use crate::key::Key;
 
+/// [`Store::largest_read`]'s default.
+pub const LARGEST_READ: u64 = 64 << 20;
+
 /// Where a field's bytes are: an opaque URI of the store that wrote them, a byte range, and
 /// the CRC-32C of the bytes (checked on every read). The URI is shared by every field of the
 /// same file or object.
@@ -95,6 +98,12 @@ pub trait Store: Send + Sync {
     /// [`Store::start_read`]; 0 (the default): none, each read is made when needed.
     fn read_ahead(&self) -> usize {
         0
+    }
+    /// The most bytes one read may cover where a reader merges adjacent fields into one
+    /// read: large enough to cost few requests, small enough that a read's bytes are still in
+    /// the CPU's cache when the reader checks and hands them out (64 MiB by default).
+    fn largest_read(&self) -> u64 {
+        LARGEST_READ
     }
     /// Starts reading `length` bytes of `uri` at `offset` into `buffer` (a buffer given back
     /// by an earlier read, whatever it holds: reused, it needs no zeroing) while the caller

@@ -166,6 +166,32 @@ impl Key {
         Ok(key)
     }
 
+    /// Keywords from outside (a server's answer) checked as [`Key`]'s `Deserialize` checks
+    /// them: each a keyword name, none twice, at most a thousand or so; then
+    /// [`Key::from_checked_values`] builds keys of them.
+    pub fn check_keywords(keywords: &[String]) -> Result<()> {
+        if keywords.len() > MAX_KEYWORDS {
+            return Err(Error::new(ErrorKind::BadRequest, format!("a key of more than {MAX_KEYWORDS} keywords")));
+        }
+        for (i, keyword) in keywords.iter().enumerate() {
+            validate_keyword(keyword)?;
+            if keywords[..i].contains(keyword) {
+                return Err(Error::new(ErrorKind::BadRequest, format!("keyword '{keyword}' given twice")));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Key::from_values_string`] of values from outside, each checked as a parsed key's
+    /// are, for keywords [`Key::check_keywords`] accepted.
+    pub fn from_checked_values(keywords: &[String], values: &str) -> Result<Self> {
+        let key = Key::from_values_string(keywords, values)?;
+        for (keyword, value) in key.iter() {
+            validate_value(keyword, value)?;
+        }
+        Ok(key)
+    }
+
     /// The key with its empty (absent optional) values left out, as FDB5 prints keys.
     pub fn display_non_empty(&self) -> String {
         self.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")

@@ -348,6 +348,10 @@ impl Store for UnionStore {
         self.main.read_ahead()
     }
 
+    fn largest_read(&self) -> u64 {
+        self.main.largest_read()
+    }
+
     fn start_read(&self, uri: &str, offset: u64, length: usize, buffer: Vec<u8>) -> Result<Box<dyn StartedRead>> {
         self.of(uri).start_read(uri, offset, length, buffer)
     }

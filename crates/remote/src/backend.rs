@@ -11,7 +11,12 @@ use crate::client::Client;
 
 /// Reads a store keeps in flight beyond the one being consumed (a read is a run of adjacent
 /// fields, up to tens of MiB: a few in flight fill the network).
-const READS_IN_FLIGHT: usize = 3;
+const READS_IN_FLIGHT: usize = 4;
+/// The most bytes one read asks for: a read is handed to the reader whole, so smaller reads
+/// let the reader check and hand out bytes while more arrive, and keep fewer bytes between
+/// the two copies a remote read makes (1,000 x 1 MiB retrieved through a server on loopback:
+/// 0.48-0.70 s with three reads of 64 MiB in flight, 0.42-0.47 s with four of 16 MiB).
+const LARGEST_READ: u64 = 16 << 20;
 
 /// The error of a method a handle over a server never calls.
 fn through_the_server(what: &str) -> Error {
@@ -95,6 +100,10 @@ impl Store for RemoteStore {
 
     fn read_ahead(&self) -> usize {
         READS_IN_FLIGHT
+    }
+
+    fn largest_read(&self) -> u64 {
+        LARGEST_READ
     }
 
     fn start_read(&self, uri: &str, offset: u64, length: usize, buffer: Vec<u8>) -> Result<Box<dyn StartedRead>> {

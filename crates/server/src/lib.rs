@@ -9,6 +9,7 @@
 
 pub mod access;
 mod metrics;
+mod pieces;
 mod routes;
 mod sessions;
 mod tls;

@@ -25,10 +25,14 @@ use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame}
 
 use crate::access::{constant_time_eq, Access, Identity};
 use crate::metrics::{InFlight, Metrics};
+use crate::pieces::Pieces;
 use crate::sessions::{session_name, Sessions};
 
 /// The pieces a read is streamed in.
 const READ_PIECE: u64 = 4 << 20;
+
+/// How many read pieces' buffers a server keeps for later reads (64 MiB).
+const PIECES_KEPT: usize = 16;
 
 /// The largest call body.
 const CALL_LIMIT: usize = 2 << 20;
@@ -55,6 +59,8 @@ pub struct Served {
     pub max_in_flight: usize,
     /// Archivers kept between a client's archive requests.
     sessions: Sessions,
+    /// The buffers reads are sent from.
+    pieces: Arc<Pieces>,
 }
 
 impl Served {
@@ -74,6 +80,7 @@ impl Served {
             in_flight,
             max_in_flight,
             sessions: Sessions::default(),
+            pieces: Pieces::new(READ_PIECE as usize, PIECES_KEPT),
         }
     }
 }
@@ -472,10 +479,12 @@ async fn read_range(
         let mut first = Some(first);
         let mut at = 0u64;
         while at < query.length || first.is_some() {
-            let length = (query.length - at).min(READ_PIECE);
-            let mut piece = vec![0; length as usize];
+            let length = (query.length - at).min(READ_PIECE) as usize;
+            let mut buffer = served.pieces.take();
             let outcome = query.offset.checked_add(at).ok_or_else(|| Error::new(ErrorKind::BadRequest, "offset beyond any file"));
-            let outcome = outcome.and_then(|offset| served.fs.read_stored(&uri, offset, &mut piece));
+            // Every byte sent is one this read wrote: the store fills the slice or fails.
+            let outcome = outcome.and_then(|offset| served.fs.read_stored(&uri, offset, &mut buffer[..length]));
+            let piece = served.pieces.send(buffer, length);
             if let Some(first) = first.take() {
                 let failed = outcome.is_err();
                 let _ = first.send(outcome);
@@ -486,10 +495,10 @@ async fn read_range(
                 let _ = pieces.blocking_send(Err(std::io::Error::other(e.report().to_string())));
                 return;
             }
-            if pieces.blocking_send(Ok(Bytes::from(piece))).is_err() {
+            if pieces.blocking_send(Ok(piece)).is_err() {
                 return; // The client went away.
             }
-            at += length;
+            at += length as u64;
         }
     });
     read.await.map_err(|e| Error::caused_by(ErrorKind::Io, "the read stopped", e))??;

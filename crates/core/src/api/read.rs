@@ -1,5 +1,5 @@
 //! Reading retrieved fields: adjacent byte ranges of the same file or object are merged into
-//! runs of up to [`MAX_READ`] bytes. Large caller buffers are filled straight from storage;
+//! runs of up to the store's [`Store::largest_read`] bytes. Large caller buffers are filled straight from storage;
 //! small ones through one staging buffer. On stores with asynchronous reads
 //! ([`Store::read_ahead`]) the next runs are read while the caller consumes the current one,
 //! each into a buffer of its own, up to [`READ_AHEAD_BYTES`]. Every field's CRC-32C is
@@ -22,13 +22,12 @@ use std::io::Read;
 use std::sync::Arc;
 
 use super::{FieldEntry, FieldStore, ListOptions};
+#[cfg(test)]
+use crate::backend::LARGEST_READ;
 use crate::backend::{ControlAction, StartedRead, Store};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 use crate::request::Request;
-
-/// Largest range the reader merges into one run.
-pub const MAX_READ: u64 = 64 << 20;
 
 /// Caller buffers at least this large are read into directly.
 const DIRECT_READ: usize = 1 << 20;
@@ -179,7 +178,7 @@ impl DataReader {
     /// A reader of `fields`' bytes whose stream starts at field `first` (the fields before it
     /// count as handed out).
     fn from_field(store: Arc<dyn Store>, fields: Vec<FieldEntry>, first: usize) -> Self {
-        let runs = plan_runs(&fields[first..]);
+        let runs = plan_runs(&fields[first..], store.largest_read());
         DataReader {
             store,
             fields,
@@ -768,7 +767,7 @@ impl DataReader {
 }
 
 /// Groups consecutive fields that are adjacent in the same file or object into runs.
-fn plan_runs(fields: &[FieldEntry]) -> Vec<ReadRun> {
+fn plan_runs(fields: &[FieldEntry], largest: u64) -> Vec<ReadRun> {
     let mut runs: Vec<ReadRun> = Vec::new();
     for f in fields {
         let loc = &f.location;
@@ -777,7 +776,7 @@ fn plan_runs(fields: &[FieldEntry]) -> Vec<ReadRun> {
             Some(r)
                 if r.uri == loc.uri
                     && r.offset.checked_add(r.length) == Some(loc.offset)
-                    && r.length.checked_add(loc.length).is_some_and(|length| length <= MAX_READ) =>
+                    && r.length.checked_add(loc.length).is_some_and(|length| length <= largest) =>
             {
                 r.length += loc.length;
                 r.count += 1;
@@ -807,7 +806,8 @@ mod tests {
 
     #[test]
     fn adjacent_ranges_merge_and_gaps_split() {
-        let runs = plan_runs(&[field("a", 0, 10), field("a", 10, 5), field("a", 20, 5), field("b", 25, 5), field("b", 30, 1)]);
+        let fields = [field("a", 0, 10), field("a", 10, 5), field("a", 20, 5), field("b", 25, 5), field("b", 30, 1)];
+        let runs = plan_runs(&fields, LARGEST_READ);
         let shape: Vec<(String, u64, u64, usize)> = runs.iter().map(|r| (r.uri.to_string(), r.offset, r.length, r.count)).collect();
         assert_eq!(shape, [("a".into(), 0, 15, 2), ("a".into(), 20, 5, 1), ("b".into(), 25, 6, 2)]);
     }
@@ -1281,8 +1281,9 @@ mod tests {
 
     #[test]
     fn runs_stop_at_the_read_size_limit() {
-        let big = MAX_READ / 2 + 1;
-        let runs = plan_runs(&[field("a", 0, big), field("a", big, big)]);
+        let big = LARGEST_READ / 2 + 1;
+        let runs = plan_runs(&[field("a", 0, big), field("a", big, big)], LARGEST_READ);
         assert_eq!(runs.len(), 2);
+        assert_eq!(plan_runs(&[field("a", 0, big), field("a", big, big)], 2 * big).len(), 1);
     }
 }

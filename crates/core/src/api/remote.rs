@@ -279,13 +279,16 @@ struct WireMatches {
 struct WireRun {
     dataset: Key,
     collocation: Key,
+    /// The keywords of every field's element key, once.
+    keywords: Vec<String>,
     fields: Vec<WireField>,
 }
 
-/// One field: its element key, URI (an index into `uris`), offset, length, checksum,
-/// whether it is superseded, and the data set it was archived in if another.
+/// One field: its element key's values ([`Key::values_string`] of the run's keywords), URI
+/// (an index into `uris`), offset, length, checksum, whether it is superseded, and the data
+/// set it was archived in if another.
 #[derive(Serialize, Deserialize)]
-struct WireField(Key, usize, u64, u64, Option<u32>, bool, #[serde(default, skip_serializing_if = "Option::is_none")] Option<Key>);
+struct WireField(String, usize, u64, u64, Option<u32>, bool, #[serde(default, skip_serializing_if = "Option::is_none")] Option<Key>);
 
 impl WireMatches {
     fn from_matches(matches: Matches, locations: &dyn Fn(&mut FieldLocation)) -> Self {
@@ -299,13 +302,20 @@ impl WireMatches {
                 uris.push(signed.uri.to_string());
                 uris.len() - 1
             });
-            let same_run = runs.last().is_some_and(|run| run.dataset == *field.dataset && run.collocation == *field.collocation);
+            let same_run = runs.last().is_some_and(|run| {
+                run.dataset == *field.dataset && run.collocation == *field.collocation && run.keywords.iter().eq(field.element.keywords())
+            });
             if !same_run {
-                runs.push(WireRun { dataset: Key::clone(&field.dataset), collocation: Key::clone(&field.collocation), fields: Vec::new() });
+                runs.push(WireRun {
+                    dataset: Key::clone(&field.dataset),
+                    collocation: Key::clone(&field.collocation),
+                    keywords: field.element.keywords().map(String::from).collect(),
+                    fields: Vec::new(),
+                });
             }
             let location = &field.location;
             let wire = WireField(
-                field.element,
+                field.element.values_string(),
                 uri,
                 location.offset,
                 location.length,
@@ -330,7 +340,10 @@ impl WireMatches {
         let mut fields = Vec::new();
         for run in self.runs {
             let (dataset, collocation) = (Arc::new(run.dataset), Arc::new(run.collocation));
-            for WireField(element, uri, offset, length, crc32c, superseded, archived_in) in run.fields {
+            let corrupt = |e: Error| Error::caused_by(ErrorKind::Corrupt, format!("server {endpoint} answered a field's key"), e);
+            Key::check_keywords(&run.keywords).map_err(corrupt)?;
+            for WireField(values, uri, offset, length, crc32c, superseded, archived_in) in run.fields {
+                let element = Key::from_checked_values(&run.keywords, &values).map_err(corrupt)?;
                 let Some(uri) = uris.get(uri) else {
                     return Err(Error::new(
                         ErrorKind::Corrupt,
