@@ -4,6 +4,8 @@
 # local API, on loopback, with one C harness (../shared/peer/fdb5_keybench.c) linked against
 # each C API unchanged; every server on ROOT's file system:
 #   scripts/remote-bench.sh ROOT [REPS]
+# and, as the floor of the 1 MiB rows, one loopback connection carrying 1,000 MiB
+# (scripts/loopback-floor.py).
 # Workloads: 10,000 x 4 KiB and 1,000 x 1 MiB fields, one flush per step of 100; archive+flush,
 # list and retrieve timed by the harness. Prints each run, then the best of REPS per phase and
 # the ratios (FDB5 remote / fieldstore remote; fieldstore remote bandwidth / local).
@@ -107,3 +109,8 @@ awk '
       printf "%-6s %-9s %12.4f %12.4f %12.4f %9.1fx %13.0f%%\n", s, p, f, r, l, f / r, 100 * l / r
     }
   }' "$results"
+
+# The floor of the 1 MiB rows: one loopback connection carrying as many bytes (docs/performance.md).
+head -c $((1000 * 1048576)) /dev/zero > "$data/floor.bin"
+python3 "$here/scripts/loopback-floor.py" "$data/floor.bin" "$reps"
+rm -f "$data/floor.bin"
