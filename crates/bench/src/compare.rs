@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::hammer::{Hammer, Payload};
 use crate::payload::{synthetic, Check};
+use crate::serving::Served;
 
 /// The schema the FDB5 peer script uses; fieldstore is given the same one.
 pub const PEER_SCHEMA: &str = "param: Param; step: Step; date: Date; levelist: Double; expver: Expver; time: Time; number: Integer;\n\
@@ -188,10 +189,15 @@ pub fn fdb5_command(peer_script: &Path, root: &Path, w: &Workload, member: usize
     Ok(c)
 }
 
+/// Where the peer script installs FDB5 and builds its harness.
+fn shared_peer_venv() -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    std::env::var_os("FDB5_PEER_VENV").map(PathBuf::from).unwrap_or_else(|| home.join(".cache/fdb5-peer"))
+}
+
 /// A venv for one concurrent peer: links to the shared install, with its own `fdb-home`.
 fn peer_venv_for(member: usize) -> Result<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-    let shared = std::env::var_os("FDB5_PEER_VENV").map(PathBuf::from).unwrap_or_else(|| home.join(".cache/fdb5-peer"));
+    let shared = shared_peer_venv();
     if !shared.join("bin/python").exists() || !shared.join("fdb5_keybench").exists() {
         let message = format!("run one single-process compare first: it installs FDB5 into {}", shared.display());
         return Err(Error::new(ErrorKind::Unavailable, message));
@@ -259,6 +265,9 @@ pub fn run_fieldstore(config: &Path, w: &Workload, mode: Mode) -> Result<Timings
     }
     Ok(Timings { archive, list, retrieve })
 }
+
+/// The fewest bytes the loopback floor is measured over (fewer are too quick to time well).
+const LOOPBACK_FLOOR_BYTES: usize = 256 << 20;
 
 /// The block a retrieve fills, as the peer's harness does, and the `dd` read floor's.
 const READ_BLOCK: usize = 16 << 20;
@@ -483,14 +492,15 @@ pub fn peer_config(root: &Path, commit: Commit) -> Result<PathBuf> {
 
 /// FDB5's tools, run directly (not through scripts/fdb5-tool.sh, whose start, a Python
 /// interpreter finding them, would be timed too).
-struct Fdb5Tools {
+pub struct Fdb5Tools {
     bin: PathBuf,
-    library_path: String,
+    /// The `LD_LIBRARY_PATH` its programs need.
+    pub library_path: String,
 }
 
 impl Fdb5Tools {
     /// The tools of the FDB5 that scripts/fdb5-install.sh (beside `tool_script`) installs.
-    fn find(tool_script: &Path) -> Result<Fdb5Tools> {
+    pub fn find(tool_script: &Path) -> Result<Fdb5Tools> {
         let install = tool_script.with_file_name("fdb5-install.sh");
         let out = Command::new("bash")
             .arg(&install)
@@ -510,7 +520,8 @@ impl Fdb5Tools {
         Ok(Fdb5Tools { bin: packages.join("fdb5lib/bin"), library_path: libraries.join(":") })
     }
 
-    fn command(&self, tool: &str) -> Command {
+    /// A command running FDB5's `tool`, its libraries found.
+    pub fn command(&self, tool: &str) -> Command {
         let mut command = Command::new(self.bin.join(tool));
         command.env("LD_LIBRARY_PATH", &self.library_path);
         command
@@ -603,6 +614,9 @@ pub struct Comparison {
     /// fieldstore's data (and, with `in_place`, of FDB5's databases), [`CopyComparison`]; with
     /// GRIB, FDB5's `fdb-copy` too, [`GribCopyComparison`]. One process only.
     pub copy: bool,
+    /// Each system through its servers on loopback ([`crate::serving`]): FDB5's `fdb-server`
+    /// (catalogue and store) and `fieldstore serve`, started for each repetition.
+    pub remote: bool,
 }
 
 /// What `fieldstore copy` of the written data into a new store took, new processes, best and
@@ -684,6 +698,11 @@ pub struct ComparisonReport {
     pub fdb5_archive_bytes_per_second: f64,
     /// The copies (with [`Comparison::copy`]).
     pub copy: Option<CopyComparison>,
+    /// Whether each system ran through its servers on loopback ([`Comparison::remote`]).
+    pub remote: bool,
+    /// With `remote`: what one loopback TCP connection carries a second, the best of 3, the
+    /// floor of every remote transfer ([`crate::serving::loopback_floor`]).
+    pub loopback_bytes_per_second: Option<f64>,
 }
 
 /// What [`Comparison::run_grib`] measured.
@@ -741,6 +760,14 @@ impl Comparison {
         if self.copy && procs > 1 {
             return Err(Error::new(ErrorKind::BadRequest, "the copy is measured with one process (--procs 1)"));
         }
+        if self.remote && (self.copy || self.in_place) {
+            return Err(Error::new(ErrorKind::BadRequest, "a remote comparison neither copies nor reads in place"));
+        }
+        // FDB5's tools, for its servers.
+        let fdb5_servers = match self.remote {
+            true => Some(self.remote_peer()?),
+            false => None,
+        };
         // fieldstore's copies of its own data and of FDB5's.
         let (mut copies, mut copies_of_fdb5) = (Vec::new(), Vec::new());
         for rep in 0..self.reps.max(1) {
@@ -749,10 +776,15 @@ impl Comparison {
                 let at = (rep + turn) % systems.len();
                 let dir = self.root.join(systems[at].name());
                 clear(&dir);
-                runs[at].push(self.run_system(systems[at], program, &dir, Mode::Write)?);
-                new_readers[at].push(self.run_system(systems[at], program, &dir, Mode::Read)?);
+                let served = match &fdb5_servers {
+                    Some(tools) => Some(self.serve(systems[at], tools, program, &dir)?),
+                    None => None,
+                };
+                runs[at].push(self.run_system(systems[at], program, &dir, Mode::Write, served.as_ref())?);
+                new_readers[at].push(self.run_system(systems[at], program, &dir, Mode::Read, served.as_ref())?);
+                drop(served);
                 if self.in_place && systems[at] == System::Fdb5 {
-                    in_place.push(self.run_system(System::InPlace, program, &dir, Mode::Read)?);
+                    in_place.push(self.run_system(System::InPlace, program, &dir, Mode::Read, None)?);
                 }
                 // A flush per step, as the writers flush.
                 let step = Some(w.nlevels * w.nparams * w.field_size);
@@ -774,6 +806,13 @@ impl Comparison {
         let step_bytes = w.nlevels * w.nparams * w.field_size;
         let dd_synced = dd_write_synced(&self.root, procs, step_bytes, w.nsteps, self.reps)?;
         let dd_read = dd_read(&self.root, procs, w.fields() * w.field_size, self.reps)?;
+        let loopback = match self.remote {
+            true => {
+                let floors = (0..3).map(|_| crate::serving::loopback_floor(total_bytes.max(LOOPBACK_FLOOR_BYTES)));
+                Some(floors.collect::<Result<Vec<f64>>>()?.into_iter().fold(0.0, f64::max))
+            }
+            false => None,
+        };
         let list: PhaseTime = |t| t.list;
         let retrieve: PhaseTime = |t| t.retrieve;
         let c_runs = |runs: &[Vec<Timings>]| runs.get(2).cloned();
@@ -813,6 +852,8 @@ impl Comparison {
             dd_write_bytes_per_second: dd,
             dd_synced_write_bytes_per_second: dd_synced,
             dd_read_bytes_per_second: dd_read,
+            remote: self.remote,
+            loopback_bytes_per_second: loopback,
             fieldstore_archive_bytes_per_second: total_bytes as f64 / spread(ours, |t| t.archive).0,
             fdb5_archive_bytes_per_second: total_bytes as f64 / spread(fdb5, |t| t.archive).0,
             copy: self.copy.then(|| {
@@ -890,14 +931,52 @@ impl Comparison {
         Ok(seconds)
     }
 
-    /// The process running `system`'s share of the workload for ensemble member `member`.
-    fn command(&self, system: System, program: &Path, dir: &Path, member: usize, mode: Mode) -> Result<Command> {
+    /// FDB5's tools, its harness built by the peer script (a remote comparison runs it
+    /// directly, against a remote config).
+    fn remote_peer(&self) -> Result<Fdb5Tools> {
+        let tools = Fdb5Tools::find(&self.fdb5_tool)?;
+        let scratch = self.root.join("peer-install");
+        let tiny = Workload { nsteps: 1, nlevels: 1, nparams: 1, field_size: 1024, member: 1 };
+        let out = fdb5_command(&self.peer, &scratch, &tiny, 1, false, Mode::Write)?
+            .output()
+            .map_err(|e| Error::caused_by(ErrorKind::Unavailable, self.peer.display().to_string(), e))?;
+        clear(&scratch);
+        if !out.status.success() {
+            return Err(Error::new(ErrorKind::Unavailable, format!("the FDB5 peer failed: {}", String::from_utf8_lossy(&out.stderr))));
+        }
+        Ok(tools)
+    }
+
+    /// The servers `system` runs through in a remote comparison, its data under `dir`.
+    fn serve(&self, system: System, tools: &Fdb5Tools, program: &Path, dir: &Path) -> Result<Served> {
+        match system {
+            System::Fdb5 => Served::fdb5(tools, dir),
+            _ => Served::fieldstore(program, &peer_config(dir, self.commit)?, &dir.join("serve")),
+        }
+    }
+
+    /// The process running `system`'s share of the workload for ensemble member `member`,
+    /// through `served` where the comparison is remote.
+    fn command(&self, system: System, program: &Path, dir: &Path, member: usize, mode: Mode, served: Option<&Served>) -> Result<Command> {
         let w = &self.workload;
         let procs = self.procs.max(1);
         Ok(match system {
+            System::Fdb5 if served.is_some() => {
+                let mut c = Command::new(shared_peer_venv().join("fdb5_keybench"));
+                c.args([w.nsteps, w.nlevels, w.nparams, w.field_size, member].map(|v| v.to_string()));
+                if mode == Mode::Read {
+                    c.arg("read");
+                }
+                c.envs(served.into_iter().flat_map(|s| s.client_env.iter().cloned()));
+                c
+            }
             System::Fdb5 => fdb5_command(&self.peer, dir, w, member, procs > 1, mode)?,
             System::Rust | System::InPlace => {
-                let config = if system == System::InPlace { in_place_config(&self.root, dir)? } else { peer_config(dir, self.commit)? };
+                let config = match (system, served) {
+                    (System::InPlace, _) => in_place_config(&self.root, dir)?,
+                    (_, Some(served)) => served.client_config.clone(),
+                    _ => peer_config(dir, self.commit)?,
+                };
                 let mut c = Command::new(program);
                 c.arg("--config").arg(config).args(["bench", "explicit-keys"]);
                 c.args(["--nsteps", &w.nsteps.to_string(), "--nlevels", &w.nlevels.to_string(), "--nparams", &w.nparams.to_string()]);
@@ -915,15 +994,18 @@ impl Comparison {
                 if mode == Mode::Read {
                     c.arg("read");
                 }
-                c.env("FIELDSTORE_CONFIG", peer_config(dir, self.commit)?);
+                match served {
+                    Some(served) => c.envs(served.client_env.iter().cloned()),
+                    None => c.env("FIELDSTORE_CONFIG", peer_config(dir, self.commit)?),
+                };
                 c
             }
         })
     }
 
     /// One process per member running `system` in `mode` on `dir`, all at once.
-    fn run_system(&self, system: System, program: &Path, dir: &Path, mode: Mode) -> Result<Timings> {
-        let commands = (1..=self.procs.max(1)).map(|m| self.command(system, program, dir, m, mode)).collect::<Result<_>>()?;
+    fn run_system(&self, system: System, program: &Path, dir: &Path, mode: Mode, served: Option<&Served>) -> Result<Timings> {
+        let commands = (1..=self.procs.max(1)).map(|m| self.command(system, program, dir, m, mode, served)).collect::<Result<_>>()?;
         run_group(commands, &self.workload, mode)
     }
 
@@ -978,13 +1060,14 @@ impl ComparisonReport {
     pub fn markdown(&self) -> String {
         let w = &self.workload;
         let mut md = format!(
-            "{} processes x {} fields x {} bytes, one flush per step ({} steps), best of {} on {}\n",
+            "{} processes x {} fields x {} bytes, one flush per step ({} steps), best of {} on {}{}\n",
             self.procs,
             w.fields(),
             w.field_size,
             w.nsteps,
             self.reps,
-            self.root.display()
+            self.root.display(),
+            if self.remote { ", each system through its servers on loopback (FDB5's fdb-server, fieldstore serve)" } else { "" }
         );
         let with_c = self.phases.iter().any(|p| p.fieldstore_c.is_some());
         md.push_str("| phase | FDB5 s (worst) | fieldstore s (worst) | speed-up |");
@@ -1036,6 +1119,13 @@ impl ComparisonReport {
         ));
         if let Some(c) = &self.copy {
             md.push_str(&c.markdown(total_bytes));
+        }
+        if let Some(floor) = self.loopback_bytes_per_second {
+            md.push_str(&format!(
+                "one loopback connection: {:.0} MiB/s (the floor of a remote transfer; fieldstore's retrieve at {:.0}% of it)\n",
+                mib(floor),
+                100.0 * ours / floor
+            ));
         }
         md
     }

@@ -16,6 +16,7 @@ pub mod point;
 pub mod report;
 pub mod roles;
 pub mod s3;
+pub mod serving;
 pub mod study;
 pub mod sweep;
 

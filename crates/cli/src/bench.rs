@@ -376,6 +376,10 @@ pub struct CompareArgs {
     /// processes, against fieldstore's retrieve and archive done apart (one process)
     #[arg(long)]
     copy: bool,
+    /// Run each system through its servers on loopback: FDB5's fdb-server (a catalogue and a
+    /// store server) and `fieldstore serve`, started for each repetition
+    #[arg(long)]
+    remote: bool,
     #[arg(long)]
     json: bool,
 }
@@ -832,6 +836,7 @@ fn compare(a: &CompareArgs) -> anyhow::Result<()> {
         c_harness: a.c_harness.clone(),
         in_place: a.in_place,
         copy: a.copy,
+        remote: a.remote,
     };
     let me = std::env::current_exe()?;
     let (json, md) = if a.grib {

@@ -435,3 +435,33 @@ fn two_hundred_clients_at_once_get_every_byte_right() {
     assert!(count("list") > 0 && count("point_retrieve") > 0 && count("archive_flush") > 0, "{report}");
     assert!(report["fields_flushed"].as_u64().unwrap() > 0 && report["fields_checked"] == report["fields_flushed"], "{report}");
 }
+
+/// `bench compare --remote` (issue 44 item 7): FDB5's `fdb-server` (catalogue and store) and
+/// `fieldstore serve` started for each repetition, each system's processes through its own;
+/// every phase of both measured, and the loopback floor beside them.
+#[test]
+fn bench_compare_runs_fdb5_and_fieldstore_each_through_its_servers() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().display().to_string();
+    let workload = ["--reps", "1", "--nsteps", "2", "--nlevels", "2", "--nparams", "2", "--field-size", "2048"];
+    let out = Command::new(BIN)
+        .current_dir(&project)
+        .args(["bench", "compare", "--remote", "--json", "--root", &root])
+        .args(workload)
+        .env_remove("FIELDSTORE_CONFIG")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["remote"], true);
+    assert!(report["loopback_bytes_per_second"].as_f64().unwrap() > 0.0, "{report}");
+    let phases = report["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 5, "{report}");
+    for phase in phases {
+        assert!(phase["fdb5_seconds"].as_f64().unwrap() > 0.0 && phase["fieldstore_seconds"].as_f64().unwrap() > 0.0, "{phase}");
+    }
+    // The servers stopped with their repetition: no `fieldstore serve` of the root runs on.
+    let serving = Command::new("pgrep").args(["-f", &root]).output().unwrap();
+    assert!(serving.stdout.is_empty(), "still running: {}", String::from_utf8_lossy(&serving.stdout));
+}
