@@ -383,6 +383,10 @@ docs/remote.md: the protocol, the access file, deployment."
         /// How many requests each identity may have in flight at once (more wait for a place, 10 s at most, then 429)
         #[arg(long, default_value_t = 64)]
         max_in_flight: usize,
+        /// The bytes the server may hold for fields being received and reads being sent, all
+        /// requests together (more wait, 60 s at most); at least --max-field and 16 MiB
+        #[arg(long, default_value_t = 4 << 30)]
+        max_memory: u64,
         /// Log text lines instead of JSON lines
         #[arg(long)]
         text_logs: bool,
@@ -769,11 +773,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 made => made.iter().map(|root| format!("made root {root}\n")).collect(),
             })
         }
-        Command::Serve { listen, tls_certificate, tls_key, client_ca, access, insecure_anywhere, max_field, max_in_flight, text_logs } => {
+        Command::Serve {
+            listen,
+            tls_certificate,
+            tls_key,
+            client_ca,
+            access,
+            insecure_anywhere,
+            max_field,
+            max_in_flight,
+            max_memory,
+            text_logs,
+        } => {
             fieldstore_server::log_to_stderr(!text_logs);
             let tls = tls_certificate.zip(tls_key).map(|(certificate, key)| fieldstore_server::TlsFiles { certificate, key, client_ca });
             let access = access.as_deref().map(fieldstore_server::Access::load).transpose()?.unwrap_or(fieldstore_server::Access::Open);
-            let options = fieldstore_server::ServeOptions { listen, tls, access, insecure_anywhere, max_field, max_in_flight };
+            let limits = fieldstore_server::Limits { max_field, max_in_flight, max_memory };
+            let options = fieldstore_server::ServeOptions { listen, tls, access, insecure_anywhere, limits };
             let fs = open(config)?;
             fieldstore_server::serve(fs, options, |address| {
                 // Tests and scripts read the port from this line, at once.

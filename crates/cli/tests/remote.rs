@@ -465,3 +465,28 @@ fn bench_compare_runs_fdb5_and_fieldstore_each_through_its_servers() {
     let serving = Command::new("pgrep").args(["-f", &root]).output().unwrap();
     assert!(serving.stdout.is_empty(), "still running: {}", String::from_utf8_lossy(&serving.stdout));
 }
+
+/// The server's memory budget: refused if a field could not fit in it; a small one makes
+/// concurrent archives and reads of large fields wait for each other, never fail.
+#[test]
+fn a_small_memory_budget_makes_requests_wait_not_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = posix_store(dir.path());
+    let out = Command::new(BIN)
+        .arg("--config")
+        .arg(&store)
+        .args(["serve", "--listen", "127.0.0.1:0", "--max-field", "1048576", "--max-memory", "1048576"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("--max-memory 1048576 is less than --max-field 1048576"), "{said}");
+    // Room for the largest field and one read's pieces: 17 MiB for 24 clients of 1 MiB fields.
+    let server = serve(&store, &["--max-field", "1048576", "--max-memory", &(17u64 << 20).to_string()]);
+    let section = format!("{{type: remote, endpoint: 'http://{}'}}", server.address);
+    let remote = dir.path().join("remote.yaml");
+    std::fs::write(&remote, format!("catalogue: {section}\nstore: {section}\n")).unwrap();
+    let load = ["bench", "load", "--clients", "24", "--archivers", "8", "--seconds", "2", "--field-size", "1048576", "--levels", "2"];
+    let report: serde_json::Value = serde_json::from_str(&ok(&remote, &[&load[..], &["--batch", "4", "--json"]].concat())).unwrap();
+    assert_eq!(report["errors"], 0, "{report}");
+    assert!(report["fields_checked"].as_u64().unwrap() > 0 && report["point_retrieve"]["count"].as_u64().unwrap() > 0, "{report}");
+}

@@ -76,8 +76,7 @@ fn serve(fs: FieldStore) -> fieldstore_server::Background {
         tls: None,
         access: fieldstore_server::Access::Open,
         insecure_anywhere: false,
-        max_field: 1 << 30,
-        max_in_flight: 64,
+        limits: fieldstore_server::Limits::default(),
     };
     fieldstore_server::Background::start(fs, options).expect("a server starts")
 }

@@ -8,6 +8,7 @@
 //! listens on loopback only, unless told that it may listen elsewhere anyway.
 
 pub mod access;
+pub mod memory;
 mod metrics;
 mod pieces;
 mod routes;
@@ -48,10 +49,47 @@ pub struct ServeOptions {
     pub access: Access,
     /// Listen beyond loopback without TLS or without an access file.
     pub insecure_anywhere: bool,
-    /// The longest field an archive may carry.
+    /// How much each request and all of them may take.
+    pub limits: Limits,
+}
+
+/// How much each request and all of them may take (`fieldstore serve`'s `--max-*` options).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// The longest field an archive may carry (a read of any length is sent in pieces).
     pub max_field: u64,
-    /// How many requests each identity may have in flight at once; more are answered 429.
+    /// How many requests each identity may have in flight at once; more wait for a place,
+    /// then are answered 429.
     pub max_in_flight: usize,
+    /// The bytes the server may hold for fields being received and reads being sent, all
+    /// requests together ([`memory`]); at least `max_field` and a read's pieces more.
+    pub max_memory: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_field: 1 << 30, max_in_flight: 64, max_memory: 4 << 30 }
+    }
+}
+
+impl Limits {
+    /// Refuses limits a server could not serve by: a field must fit in the memory budget.
+    fn check(&self) -> Result<()> {
+        let least = self.max_field.saturating_add(routes::READ_PIECES_HELD);
+        if self.max_memory < least {
+            return Err(Error::new(
+                ErrorKind::BadConfig,
+                format!(
+                    "--max-memory {} is less than --max-field {} and a read's pieces: at least {least}",
+                    self.max_memory, self.max_field
+                ),
+            ));
+        }
+        if self.max_in_flight == 0 {
+            return Err(Error::new(ErrorKind::BadConfig, "--max-in-flight 0 would refuse every request"));
+        }
+        Ok(())
+    }
 }
 
 /// Serves `fs` until SIGTERM or SIGINT: then stops accepting, lets the requests in flight
@@ -148,11 +186,12 @@ async fn serve_until(
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
     check_security(&options)?;
+    options.limits.check()?;
     let tls = options.tls.as_ref().map(TlsFiles::server_config).transpose()?.map(tokio_rustls::TlsAcceptor::from);
     options.access.check_against(fs.schema())?;
     let mut signing_key = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut signing_key);
-    let served = Arc::new(routes::Served::new(fs, options.access, signing_key, options.max_field, options.max_in_flight));
+    let served = Arc::new(routes::Served::new(fs, options.access, signing_key, options.limits));
     let app = routes::router(served);
     let listener = TcpListener::bind(options.listen)
         .await

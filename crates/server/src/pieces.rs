@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// Free buffers of one size, a bounded number of them kept.
 pub struct Pieces {
@@ -27,10 +28,11 @@ impl Pieces {
         reused.unwrap_or_else(|| vec![0; self.size])
     }
 
-    /// The first `length` bytes of `buffer`, to send; the buffer comes back here when they
-    /// have been sent (or dropped).
-    pub fn send(self: &Arc<Self>, buffer: Vec<u8>, length: usize) -> Bytes {
-        Bytes::from_owner(Piece { length: length.min(buffer.len()), buffer, home: self.clone() })
+    /// The first `length` bytes of `buffer`, to send; the buffer comes back here, and `held`
+    /// (its share of the server's memory budget) is given back, when they have been sent (or
+    /// dropped).
+    pub fn send(self: &Arc<Self>, buffer: Vec<u8>, length: usize, held: OwnedSemaphorePermit) -> Bytes {
+        Bytes::from_owner(Piece { length: length.min(buffer.len()), buffer, home: self.clone(), _held: held })
     }
 
     /// Keeps `buffer` for a later piece, if fewer than `kept` are kept.
@@ -47,6 +49,7 @@ struct Piece {
     buffer: Vec<u8>,
     length: usize,
     home: Arc<Pieces>,
+    _held: OwnedSemaphorePermit,
 }
 
 impl AsRef<[u8]> for Piece {
@@ -71,7 +74,8 @@ mod tests {
         let mut buffer = pieces.take();
         buffer[..3].copy_from_slice(b"abc");
         let address = buffer.as_ptr();
-        let sent = pieces.send(buffer, 3);
+        let held = std::sync::Arc::new(tokio::sync::Semaphore::new(1)).try_acquire_owned().unwrap();
+        let sent = pieces.send(buffer, 3, held);
         assert_eq!(&sent[..], b"abc");
         drop(sent);
         let again = pieces.take();

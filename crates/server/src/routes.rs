@@ -24,15 +24,24 @@ use fieldstore_core::{Error, ErrorKind, Request, Result};
 use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame};
 
 use crate::access::{constant_time_eq, Access, Identity};
+use crate::memory::{Budget, Held};
 use crate::metrics::{InFlight, Metrics};
 use crate::pieces::Pieces;
 use crate::sessions::{session_name, Sessions};
+use crate::Limits;
 
 /// The pieces a read is streamed in.
 const READ_PIECE: u64 = 4 << 20;
 
 /// How many read pieces' buffers a server keeps for later reads (64 MiB).
 const PIECES_KEPT: usize = 16;
+
+/// Pieces a read holds at most: one being read, two waiting to be sent (its channel), one
+/// being sent.
+const PIECES_PER_READ: u64 = 4;
+
+/// The most bytes one read holds of the memory budget.
+pub(crate) const READ_PIECES_HELD: u64 = PIECES_PER_READ * READ_PIECE;
 
 /// The largest call body.
 const CALL_LIMIT: usize = 2 << 20;
@@ -49,7 +58,7 @@ pub struct Served {
     /// The key locations are signed with: a location read back must be one this server gave
     /// the same identity (random per server start).
     pub signing_key: [u8; 32],
-    /// The longest field an archive may carry, and the longest read.
+    /// The longest field an archive may carry.
     pub max_field: u64,
     /// The counters `/metrics` shows.
     pub metrics: Metrics,
@@ -61,11 +70,15 @@ pub struct Served {
     sessions: Sessions,
     /// The buffers reads are sent from.
     pieces: Arc<Pieces>,
+    /// The bytes requests may hold, all together.
+    memory: Budget,
 }
 
 impl Served {
-    /// What every request shares: each identity may have `max_in_flight` requests at once.
-    pub fn new(fs: FieldStore, access: Access, signing_key: [u8; 32], max_field: u64, max_in_flight: usize) -> Self {
+    /// What every request shares: each identity may have `limits.max_in_flight` requests at
+    /// once.
+    pub fn new(fs: FieldStore, access: Access, signing_key: [u8; 32], limits: Limits) -> Self {
+        let Limits { max_field, max_in_flight, max_memory } = limits;
         let names: Vec<String> = match &access {
             Access::Open => vec![String::new()],
             Access::Tokens(identities) => identities.iter().map(|i| i.name.clone()).collect(),
@@ -81,6 +94,7 @@ impl Served {
             max_in_flight,
             sessions: Sessions::default(),
             pieces: Pieces::new(READ_PIECE as usize, PIECES_KEPT),
+            memory: Budget::new(max_memory),
         }
     }
 }
@@ -413,8 +427,11 @@ fn archive_pieces(
     let identity = identity.and_then(|at| served.access.identity(at));
     let mut frames = FieldFrames::new(served.max_field);
     let mut archived = Archived::default();
+    let mut held = Held::none(&served.memory);
     while let Some(piece) = received.blocking_recv() {
+        held.grow_to((frames.pending() + piece.len()) as u64)?;
         frames.push(&piece);
+        drop(piece);
         while let Some(frame) = frames.next_frame()? {
             match frame {
                 Frame::Field(identifier, data) => {
@@ -428,6 +445,7 @@ fn archive_pieces(
                 Frame::End => archiver.flush()?,
             }
         }
+        held.shrink_to(frames.pending() as u64);
     }
     if !frames.ended() {
         return Err(Error::new(ErrorKind::BadRequest, "the archive body ended before its end frame: nothing of it was flushed"));
@@ -463,12 +481,6 @@ async fn read_range(
     permit: Option<OwnedSemaphorePermit>,
 ) -> Result<(Body, u64)> {
     let uri = verify(&served.signing_key, &name(identity), &query.uri)?.to_string();
-    if query.length > served.max_field {
-        return Err(Error::new(
-            ErrorKind::BadRequest,
-            format!("a read of {} bytes: this server reads at most {}", query.length, served.max_field),
-        ));
-    }
     // The first piece is read before answering, so that a location that cannot be read is
     // an error status, not a broken stream.
     let served = served.clone();
@@ -480,11 +492,21 @@ async fn read_range(
         let mut at = 0u64;
         while at < query.length || first.is_some() {
             let length = (query.length - at).min(READ_PIECE) as usize;
+            let held = match served.memory.take(length as u64) {
+                Ok(held) => held,
+                Err(e) => {
+                    match first.take() {
+                        Some(first) => drop(first.send(Err(e))),
+                        None => drop(pieces.blocking_send(Err(std::io::Error::other(e.report().to_string())))),
+                    }
+                    return;
+                }
+            };
             let mut buffer = served.pieces.take();
             let outcome = query.offset.checked_add(at).ok_or_else(|| Error::new(ErrorKind::BadRequest, "offset beyond any file"));
             // Every byte sent is one this read wrote: the store fills the slice or fails.
             let outcome = outcome.and_then(|offset| served.fs.read_stored(&uri, offset, &mut buffer[..length]));
-            let piece = served.pieces.send(buffer, length);
+            let piece = served.pieces.send(buffer, length, held);
             if let Some(first) = first.take() {
                 let failed = outcome.is_err();
                 let _ = first.send(outcome);

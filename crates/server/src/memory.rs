@@ -1,0 +1,116 @@
+//! The server's memory budget (`--max-memory`): the bytes of fields being received and of
+//! reads being sent, each held by its request while the server holds them. A request that
+//! needs more waits for others to give some back, [`WAIT`] at most, then fails: however many
+//! clients send or read at once, the server's buffers stay within the budget.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use fieldstore_core::{Error, ErrorKind, Result};
+
+/// How long a request waits for its share of the budget.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// Bytes the server may hold for requests, shared by all of them.
+pub struct Budget {
+    bytes: Arc<Semaphore>,
+    total: u64,
+}
+
+impl Budget {
+    /// A budget of `total` bytes.
+    pub fn new(total: u64) -> Budget {
+        let permits = usize::try_from(total).unwrap_or(usize::MAX).min(Semaphore::MAX_PERMITS);
+        Budget { bytes: Arc::new(Semaphore::new(permits)), total }
+    }
+
+    /// `bytes` of the budget, waited for; called from a blocking thread of the server's runtime.
+    pub fn take(&self, bytes: u64) -> Result<OwnedSemaphorePermit> {
+        let refused = |why: String| Error::new(ErrorKind::Unavailable, why);
+        if bytes > self.total {
+            return Err(refused(format!("{bytes} bytes at once are more than the server's memory budget ({} bytes)", self.total)));
+        }
+        let permits = u32::try_from(bytes).map_err(|_| refused(format!("{bytes} bytes at once are more than the server takes")))?;
+        let waited = tokio::runtime::Handle::current().block_on(tokio::time::timeout(WAIT, self.bytes.clone().acquire_many_owned(permits)));
+        match waited {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) => Err(refused("the server is stopping".into())),
+            Err(_) => Err(refused(format!(
+                "the server's memory budget ({} bytes) stayed taken by other requests for {} s: try again later",
+                self.total,
+                WAIT.as_secs()
+            ))),
+        }
+    }
+}
+
+/// What one request holds of the budget, grown and shrunk with what it buffers.
+pub struct Held<'b> {
+    budget: &'b Budget,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl<'b> Held<'b> {
+    /// Nothing held yet.
+    pub fn none(budget: &'b Budget) -> Self {
+        Held { budget, permit: None }
+    }
+
+    fn bytes(&self) -> u64 {
+        self.permit.as_ref().map_or(0, |p| p.num_permits() as u64)
+    }
+
+    /// Holds `bytes` in all, waiting for what is more than held.
+    pub fn grow_to(&mut self, bytes: u64) -> Result<()> {
+        let held = self.bytes();
+        if bytes > held {
+            let more = self.budget.take(bytes - held)?;
+            match &mut self.permit {
+                Some(permit) => permit.merge(more),
+                None => self.permit = Some(more),
+            }
+        }
+        Ok(())
+    }
+
+    /// Holds `bytes` in all, giving back what is more.
+    pub fn shrink_to(&mut self, bytes: u64) {
+        let held = self.bytes();
+        if let (Some(permit), Some(excess)) = (&mut self.permit, held.checked_sub(bytes).and_then(|e| usize::try_from(e).ok())) {
+            drop(permit.split(excess));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_hold_what_they_buffer_and_wait_for_what_others_hold() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let budget = Budget::new(100);
+        runtime.block_on(async {
+            tokio::task::spawn_blocking(move || {
+                let mut one = Held::none(&budget);
+                one.grow_to(60).unwrap();
+                one.grow_to(80).unwrap();
+                assert_eq!(budget.bytes.available_permits(), 20);
+                one.shrink_to(10);
+                assert_eq!(budget.bytes.available_permits(), 90);
+                let mut other = Held::none(&budget);
+                other.grow_to(90).unwrap();
+                assert_eq!(budget.bytes.available_permits(), 0);
+                drop(other);
+                drop(one);
+                assert_eq!(budget.bytes.available_permits(), 100);
+                let error = Held::none(&budget).grow_to(101).unwrap_err();
+                assert!(error.to_string().contains("more than the server's memory budget (100 bytes)"), "{error}");
+            })
+            .await
+            .unwrap();
+        });
+    }
+}
