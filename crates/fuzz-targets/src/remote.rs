@@ -5,7 +5,8 @@ use fieldstore_core::api::Operation;
 use fieldstore_remote::protocol::{encode_end, encode_field, FieldFrames, Frame};
 
 /// The archive body decoder, fed in pieces of the size the first byte says: what it decodes,
-/// encoded again, is the body's prefix it consumed; it never holds more than one frame.
+/// encoded again, is the body's prefix it consumed; it never holds more than one frame, and
+/// the bytes it declares for the frame being received are within a frame's.
 pub fn archive_frames(data: &[u8]) {
     let Some((&piece, body)) = data.split_first() else { return };
     let mut frames = FieldFrames::new(1 << 16);
@@ -24,6 +25,10 @@ pub fn archive_frames(data: &[u8]) {
             }
         }
         assert!(frames.pending() <= chunk.len() + (1 << 16) + 64 * 1024 + 13, "the decoder holds more than a frame");
+        // What a server holds for the frame being received: never less than what came of it,
+        // never more than a whole frame may be.
+        let held = frames.frame_bytes();
+        assert!(held >= frames.pending() && held <= frames.pending().max((1 << 16) + 64 * 1024 + 13), "frame_bytes {held}");
     }
     // Keys print canonically, which may differ from their text in the body: compare lengths
     // only where the identifiers printed as they came.

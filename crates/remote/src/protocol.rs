@@ -147,6 +147,23 @@ impl FieldFrames {
         }
     }
 
+    /// The bytes the frame being received will hold when whole, as its header declares; what
+    /// was received of it while its header is incomplete (or refused: the next frame says why).
+    /// Called once every whole frame was taken: a server holds this much for the request.
+    pub fn frame_bytes(&self) -> usize {
+        let frame = &self.buffer[..];
+        let declared = || -> Option<usize> {
+            if *frame.first()? != FIELD {
+                return None;
+            }
+            let key_length = u32::from_be_bytes(frame.get(1..5)?.try_into().ok()?);
+            let key_end = 5 + usize::try_from(key_length.min(MAX_IDENTIFIER)).ok()?;
+            let data_length = u64::from_be_bytes(frame.get(key_end..key_end + 8)?.try_into().ok()?);
+            (data_length <= self.max_field).then(|| key_end + 8 + data_length as usize)
+        };
+        declared().unwrap_or(0).max(frame.len())
+    }
+
     fn next_field(&mut self) -> Result<Option<Frame>> {
         let frame = &self.buffer[..];
         let Some(key_length) = frame.get(1..5) else { return Ok(None) };
@@ -197,9 +214,24 @@ mod tests {
                 }
             }
             let fields = [Frame::Field(key.clone(), Bytes::from_static(b"GRIB....7777")), Frame::Field(key.clone(), Bytes::new())];
+            assert_eq!(frames.frame_bytes(), 0, "all taken");
             assert_eq!(got, [&fields[..], &[Frame::End]].concat());
             assert!(frames.ended() && frames.pending() == 0);
         }
+    }
+
+    #[test]
+    fn a_frame_s_size_is_known_from_its_header() {
+        let key = Key::parse("class=od,step=1").unwrap();
+        let mut body = Vec::new();
+        encode_field(&key, &[7; 1000], &mut body).unwrap();
+        let header = 1 + 4 + key.to_string().len() + 8;
+        let mut frames = FieldFrames::new(1 << 20);
+        frames.push(&body[..header - 1]);
+        assert_eq!(frames.frame_bytes(), header - 1, "the header incomplete: what came");
+        frames.push(&body[header - 1..header + 10]);
+        assert_eq!(frames.frame_bytes(), header + 1000, "the whole frame, declared");
+        assert!(frames.next_frame().unwrap().is_none());
     }
 
     #[test]

@@ -46,7 +46,7 @@ impl Budget {
     }
 }
 
-/// What one request holds of the budget, grown and shrunk with what it buffers.
+/// What one request holds of the budget, set to what it buffers.
 pub struct Held<'b> {
     budget: &'b Budget,
     permit: Option<OwnedSemaphorePermit>,
@@ -62,25 +62,20 @@ impl<'b> Held<'b> {
         self.permit.as_ref().map_or(0, |p| p.num_permits() as u64)
     }
 
-    /// Holds `bytes` in all, waiting for what is more than held.
-    pub fn grow_to(&mut self, bytes: u64) -> Result<()> {
+    /// Holds `bytes` in all: gives back what is more; for more than held, gives back all it
+    /// holds and waits for the whole anew, so that no request waits while holding any of the
+    /// budget (two requests each holding part and waiting for the other's would wait forever).
+    pub fn set(&mut self, bytes: u64) -> Result<()> {
         let held = self.bytes();
-        if bytes > held {
-            let more = self.budget.take(bytes - held)?;
-            match &mut self.permit {
-                Some(permit) => permit.merge(more),
-                None => self.permit = Some(more),
+        if bytes <= held {
+            if let (Some(permit), Ok(excess)) = (&mut self.permit, usize::try_from(held - bytes)) {
+                drop(permit.split(excess));
             }
+            return Ok(());
         }
+        self.permit = None;
+        self.permit = Some(self.budget.take(bytes)?);
         Ok(())
-    }
-
-    /// Holds `bytes` in all, giving back what is more.
-    pub fn shrink_to(&mut self, bytes: u64) {
-        let held = self.bytes();
-        if let (Some(permit), Some(excess)) = (&mut self.permit, held.checked_sub(bytes).and_then(|e| usize::try_from(e).ok())) {
-            drop(permit.split(excess));
-        }
     }
 }
 
@@ -95,18 +90,21 @@ mod tests {
         runtime.block_on(async {
             tokio::task::spawn_blocking(move || {
                 let mut one = Held::none(&budget);
-                one.grow_to(60).unwrap();
-                one.grow_to(80).unwrap();
+                one.set(60).unwrap();
+                one.set(80).unwrap();
                 assert_eq!(budget.bytes.available_permits(), 20);
-                one.shrink_to(10);
+                one.set(10).unwrap();
                 assert_eq!(budget.bytes.available_permits(), 90);
                 let mut other = Held::none(&budget);
-                other.grow_to(90).unwrap();
+                other.set(90).unwrap();
                 assert_eq!(budget.bytes.available_permits(), 0);
+                // Growing gives back what it held before it waits: 10 + 90 taken, 100 asked.
                 drop(other);
+                one.set(100).unwrap();
+                assert_eq!(budget.bytes.available_permits(), 0);
                 drop(one);
                 assert_eq!(budget.bytes.available_permits(), 100);
-                let error = Held::none(&budget).grow_to(101).unwrap_err();
+                let error = Held::none(&budget).set(101).unwrap_err();
                 assert!(error.to_string().contains("more than the server's memory budget (100 bytes)"), "{error}");
             })
             .await

@@ -429,7 +429,6 @@ fn archive_pieces(
     let mut archived = Archived::default();
     let mut held = Held::none(&served.memory);
     while let Some(piece) = received.blocking_recv() {
-        held.grow_to((frames.pending() + piece.len()) as u64)?;
         frames.push(&piece);
         drop(piece);
         while let Some(frame) = frames.next_frame()? {
@@ -445,7 +444,8 @@ fn archive_pieces(
                 Frame::End => archiver.flush()?,
             }
         }
-        held.shrink_to(frames.pending() as u64);
+        // The frame being received, whole, before its bytes come (the client waits meanwhile).
+        held.set(frames.frame_bytes() as u64)?;
     }
     if !frames.ended() {
         return Err(Error::new(ErrorKind::BadRequest, "the archive body ended before its end frame: nothing of it was flushed"));
