@@ -406,6 +406,12 @@ fn reading_calls_are_made_again_while_a_server_restarts() {
     let mut bytes = Vec::new();
     reader.write_to(&mut bytes).unwrap();
     assert_eq!(bytes, b"a field that outlives its server");
+    // From a task of another async runtime the calls block that task's thread, but work.
+    let listed = tokio::runtime::Runtime::new().unwrap().block_on(async move {
+        let listed = patient.list(&request, fieldstore::ListOptions::default()).map(|m| m.fields.len());
+        patient.archive(&fieldstore::Key::parse(id).unwrap(), b"again").and_then(|()| patient.flush()).map(|()| listed)
+    });
+    assert_eq!(listed.unwrap().unwrap(), 1);
     drop(restarted.join().unwrap());
 }
 

@@ -190,10 +190,11 @@ impl Client {
         }
     }
 
-    /// Waits for work started on the client's threads.
+    /// Waits for work started on the client's threads. The caller's thread only waits (a
+    /// plain thread park, not the runtime's `block_on`): a handle's calls work from any
+    /// thread, even one of another async runtime, which they then block for their time.
     pub fn finish<T>(&self, started: tokio::task::JoinHandle<Result<T>>) -> Result<T> {
-        self.runtime
-            .block_on(started)
+        futures::executor::block_on(started)
             .map_err(|e| Error::caused_by(ErrorKind::Io, format!("a call to server {} stopped", self.endpoint), e))?
     }
 
@@ -378,7 +379,7 @@ impl Archiving {
         }
         let piece = Bytes::from(std::mem::take(&mut self.batch));
         let stream = self.stream.as_ref().expect("started above");
-        if stream.frames.blocking_send(piece).is_ok() {
+        if futures::executor::block_on(stream.frames.send(piece)).is_ok() {
             return Ok(());
         }
         // The request is over before its end: its answer is the error.
