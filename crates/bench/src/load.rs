@@ -10,8 +10,8 @@
 //! operation are reported as percentiles; any error fails the run.
 
 use std::io::Read;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use fieldstore::{Config, Error, ErrorKind, FieldStore, Key, ListOptions, Request, Result};
@@ -147,7 +147,10 @@ pub fn run(config: &Config, load: &Load) -> Result<LoadReport> {
     wipe(&fs)?;
     seed(&fs, load)?;
     let errors = Errors::default();
-    let started = Barrier::new(load.clients + 1);
+    // Held while the clients start: each opens its handle, then waits for it to be let go.
+    let gate = RwLock::new(());
+    let starting = gate.write().unwrap_or_else(|e| e.into_inner());
+    let abandoned = AtomicBool::new(false);
     let roles: Vec<Role> = (0..load.clients)
         .map(|i| match i {
             i if i < load.archivers => Role::Archiver { step: i + 1 },
@@ -155,20 +158,36 @@ pub fn run(config: &Config, load: &Load) -> Result<LoadReport> {
             _ => Role::Retriever,
         })
         .collect();
-    let (done, seconds) = std::thread::scope(|scope| {
-        let clients: Vec<_> = roles
-            .iter()
-            .enumerate()
-            .map(|(i, &role)| {
-                let (errors, started) = (&errors, &started);
-                scope.spawn(move || client(config, load, i, role, started, errors))
-            })
-            .collect();
-        started.wait();
+    let started = std::thread::scope(|scope| {
+        let mut clients = Vec::new();
+        for (i, &role) in roles.iter().enumerate() {
+            let (errors, gate, abandoned) = (&errors, &gate, &abandoned);
+            let spawned = std::thread::Builder::new()
+                .name(format!("load-client-{i}"))
+                .spawn_scoped(scope, move || client(config, load, i, role, (gate, abandoned), errors));
+            match spawned {
+                Ok(client) => clients.push((role, client)),
+                Err(e) => {
+                    // Those started stop at the gate; the run fails.
+                    abandoned.store(true, Ordering::Relaxed);
+                    drop(starting);
+                    return Err(Error::caused_by(ErrorKind::Unavailable, format!("cannot start client {i} of {}", load.clients), e));
+                }
+            }
+        }
+        drop(starting);
         let clock = Instant::now();
-        let done: Vec<(Role, Done)> = roles.iter().copied().zip(clients.into_iter().map(|c| c.join().unwrap_or_default())).collect();
-        (done, clock.elapsed().as_secs_f64())
+        let mut done = Vec::new();
+        for (i, (role, client)) in clients.into_iter().enumerate() {
+            let finished = client.join().unwrap_or_else(|_| {
+                errors.note(&format!("client {i}"), &Error::new(ErrorKind::Io, "stopped by a panic"));
+                Done::default()
+            });
+            done.push((role, finished));
+        }
+        Ok((done, clock.elapsed().as_secs_f64()))
     });
+    let (done, seconds) = started?;
     let mut fields_checked = 0;
     for (role, done) in &done {
         if let Role::Archiver { step } = role {
@@ -196,10 +215,13 @@ pub fn run(config: &Config, load: &Load) -> Result<LoadReport> {
     })
 }
 
+/// Most clients a run starts (each a thread, and a remote client's handle two more).
+pub const MAX_CLIENTS: usize = 10_000;
+
 fn check(load: &Load) -> Result<()> {
     let bad = |what: String| Err(Error::new(ErrorKind::BadRequest, what));
-    if load.clients == 0 || load.archivers > load.clients {
-        return bad(format!("{} archivers among {} clients", load.archivers, load.clients));
+    if load.clients == 0 || load.clients > MAX_CLIENTS || load.archivers > load.clients {
+        return bad(format!("{} archivers among {} clients (at most {MAX_CLIENTS})", load.archivers, load.clients));
     }
     if load.field_bytes < 8 || load.levels == 0 || load.batch == 0 {
         return bad("fields need at least 8 bytes, the seeded step a level, a round a field".into());
@@ -257,10 +279,14 @@ fn wipe(fs: &FieldStore) -> Result<()> {
     }
 }
 
-/// One client: opens its own handle, waits for the others, then works until the time is up.
-fn client(config: &Config, load: &Load, index: usize, role: Role, started: &Barrier, errors: &Errors) -> Done {
+/// One client: opens its own handle, waits at `gate` for the others, then works until the
+/// time is up (unless the run was abandoned meanwhile).
+fn client(config: &Config, load: &Load, index: usize, role: Role, (gate, abandoned): (&RwLock<()>, &AtomicBool), errors: &Errors) -> Done {
     let opened = fieldstore::open(config);
-    started.wait();
+    drop(gate.read().unwrap_or_else(|e| e.into_inner()));
+    if abandoned.load(Ordering::Relaxed) {
+        return Done::default();
+    }
     let who = format!("client {index}");
     let fs = match opened {
         Ok(fs) => fs,

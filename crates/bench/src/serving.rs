@@ -59,7 +59,8 @@ impl Served {
             let log = dir.join(format!("fdb5-{name}.log"));
             let mut command = tools.command("fdb-server");
             command.env("FDB5_CONFIG_FILE", &config).env("FDB_HOME", dir);
-            command.stdout(std::fs::File::create(log.with_extension("out")).ctx("creating", &log)?);
+            let out = log.with_extension("out");
+            command.stdout(std::fs::File::create(&out).ctx("creating", &out)?);
             served.children.push(spawn_logged(command, &log)?);
             wait_listening(served.children.last_mut().expect("pushed"), port, &log)?;
         }
@@ -80,18 +81,24 @@ impl Served {
         let log = dir.join("serve.log");
         let mut command = Command::new(program);
         command.arg("--config").arg(config).args(["serve", "--listen", "127.0.0.1:0"]).stdout(Stdio::piped());
-        let mut child = spawn_logged(command, &log)?;
-        let mut line = String::new();
-        let stdout = child.stdout.take().ok_or_else(|| Error::new(ErrorKind::Io, "fieldstore serve has no standard output"))?;
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let Some(address) = line.trim().strip_prefix("listening on ").map(String::from) else {
-            let _ = child.kill();
+        let mut served = Served { children: vec![spawn_logged(command, &log)?], client_config: PathBuf::new(), client_env: Vec::new() };
+        let stdout =
+            served.children[0].stdout.take().ok_or_else(|| Error::new(ErrorKind::Io, "fieldstore serve has no standard output"))?;
+        // Its first line, `listening on ADDRESS`, waited for START_TIMEOUT at most.
+        let (line, told) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut text);
+            let _ = line.send(text);
+        });
+        let said = told.recv_timeout(START_TIMEOUT).unwrap_or_default();
+        let Some(address) = said.trim().strip_prefix("listening on ").map(String::from) else {
             return Err(Error::new(ErrorKind::Unavailable, format!("fieldstore serve did not start: see {}", log.display())));
         };
         let section = format!("{{type: remote, endpoint: 'http://{address}'}}");
-        let client_config = write(dir, "remote.yaml", &format!("catalogue: {section}\nstore: {section}\n"))?;
-        let client_env = vec![("FIELDSTORE_CONFIG", client_config.clone().into())];
-        Ok(Served { children: vec![child], client_config, client_env })
+        served.client_config = write(dir, "remote.yaml", &format!("catalogue: {section}\nstore: {section}\n"))?;
+        served.client_env = vec![("FIELDSTORE_CONFIG", served.client_config.clone().into())];
+        Ok(served)
     }
 }
 

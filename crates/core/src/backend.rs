@@ -77,7 +77,10 @@ pub trait Store: Send + Sync {
     /// A new writer: it appends to files or objects of its own, and its flush makes what it
     /// archived durable.
     fn writer(&self) -> Result<Box<dyn StoreWriter>>;
-    /// Fills `buf` from `uri` at `offset` (one read; the caller merges adjacent ranges).
+    /// Fills `buf` from `uri` at `offset` (one read; the caller merges adjacent ranges):
+    /// every byte of it, or an error. Callers use buffers again without zeroing them (a
+    /// server's reads for many identities among them), so no byte of `buf` may keep what it
+    /// held: a range the storage holds no bytes for reads as zeros or fails.
     fn read(&self, uri: &str, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// Fills `buf` as [`Store::read`] does, handing each consecutive piece of at most `piece`
     /// bytes to `visit` as soon as it is filled, while it is still in the core's cache: the

@@ -152,11 +152,12 @@ impl Key {
 
     /// Rebuilds a key from a keyword list and a [`Key::values_string`].
     pub fn from_values_string(keywords: &[String], values: &str) -> Result<Self> {
-        let parts: Vec<&str> = if keywords.is_empty() { Vec::new() } else { values.split(',').collect() };
+        // No keywords, no values (the empty string): else one value per keyword.
+        let parts: Vec<&str> = if keywords.is_empty() && values.is_empty() { Vec::new() } else { values.split(',').collect() };
         if parts.len() != keywords.len() {
             return Err(Error::new(
                 ErrorKind::Corrupt,
-                format!("index entry {values:?} has {} values for {} keywords", parts.len(), keywords.len()),
+                format!("values {values:?} are {} values for {} keywords", parts.len(), keywords.len()),
             ));
         }
         let mut key = Key::with_capacity(keywords.len(), values.len() + keywords.iter().map(String::len).sum::<usize>());

@@ -595,7 +595,8 @@ impl Array {
         self.io(offset, data.as_ptr().cast_mut(), data.len(), true).map(drop)
     }
 
-    /// Fills `buf` from `offset`; an array shorter than that is an error.
+    /// Fills `buf` from `offset`, every byte of it (a hole reads as zeros); an array shorter
+    /// than that is an error.
     pub fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         if self.io(offset, buf.as_mut_ptr(), buf.len(), false)? == 0 {
             return Ok(());
@@ -608,7 +609,10 @@ impl Array {
                 format!("{}: reading {} bytes at {offset}, but it holds {size}", self.describe(), buf.len()),
             ));
         }
-        Ok(())
+        // A hole leaves its part of `buf` as it was, wherever it lies: read again into zeros
+        // (a buffer used again must not keep an earlier read's bytes).
+        buf.fill(0);
+        self.io(offset, buf.as_mut_ptr(), buf.len(), false).map(drop)
     }
 
     /// The array's size in bytes: one past the last byte written.

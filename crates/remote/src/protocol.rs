@@ -36,6 +36,9 @@ pub const FIELDS_TYPE: &str = "application/vnd.fieldstore.fields";
 /// The longest identifier a frame may carry, in bytes.
 pub const MAX_IDENTIFIER: u32 = 64 * 1024;
 
+/// The longest a field frame's header may be: its tag, lengths and identifier.
+pub const LARGEST_FRAME_HEADER: u64 = 1 + 4 + MAX_IDENTIFIER as u64 + 8;
+
 /// A frame's tag: a field follows.
 const FIELD: u8 = b'F';
 /// A frame's tag: the end of the body, to be flushed.
@@ -164,6 +167,19 @@ impl FieldFrames {
         declared().unwrap_or(0).max(frame.len())
     }
 
+    /// The identifier of the frame being received, once it has come whole (its bytes may
+    /// still come): a server checks it before it makes room for them. Called once every whole
+    /// frame was taken.
+    pub fn frame_identifier(&self) -> Option<&str> {
+        let frame = &self.buffer[..];
+        if *frame.first()? != FIELD {
+            return None;
+        }
+        let key_length = u32::from_be_bytes(frame.get(1..5)?.try_into().ok()?);
+        let key_end = 5usize.checked_add(usize::try_from(key_length.min(MAX_IDENTIFIER)).ok()?)?;
+        std::str::from_utf8(frame.get(5..key_end)?).ok()
+    }
+
     fn next_field(&mut self) -> Result<Option<Frame>> {
         let frame = &self.buffer[..];
         let Some(key_length) = frame.get(1..5) else { return Ok(None) };
@@ -229,6 +245,7 @@ mod tests {
         let mut frames = FieldFrames::new(1 << 20);
         frames.push(&body[..header - 1]);
         assert_eq!(frames.frame_bytes(), header - 1, "the header incomplete: what came");
+        assert_eq!(frames.frame_identifier(), Some("class=od,step=1"), "the identifier came before its length");
         frames.push(&body[header - 1..header + 10]);
         assert_eq!(frames.frame_bytes(), header + 1000, "the whole frame, declared");
         assert!(frames.next_frame().unwrap().is_none());

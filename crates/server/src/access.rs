@@ -179,6 +179,11 @@ impl Identity {
         Err(Error::new(ErrorKind::Denied, format!("identity '{}' may not {permission} {what}: it may {permission} {may}", self.name)))
     }
 
+    /// Whether the identity has any pattern of `permission` (may do it anywhere at all).
+    pub fn may(&self, permission: Permission) -> bool {
+        self.allow.get(&permission).is_some_and(|patterns| !patterns.is_empty())
+    }
+
     /// Whether a data set's or field's key is within one of the patterns of `permission`.
     pub fn allows_key(&self, permission: Permission, key: &Key) -> bool {
         let patterns = self.allow.get(&permission).map(Vec::as_slice).unwrap_or_default();

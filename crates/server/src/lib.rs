@@ -8,7 +8,7 @@
 //! listens on loopback only, unless told that it may listen elsewhere anyway.
 
 pub mod access;
-pub mod memory;
+mod memory;
 mod metrics;
 mod pieces;
 mod routes;
@@ -62,9 +62,12 @@ pub struct Limits {
     /// then are answered 429.
     pub max_in_flight: usize,
     /// The bytes the server may hold for fields being received and reads being sent, all
-    /// requests together ([`memory`]); at least `max_field` and a read's pieces more.
+    /// requests together (the memory module); at least `max_field` and a read's pieces more.
     pub max_memory: u64,
 }
+
+/// The longest field a server takes (an archive frame is taken from the memory budget whole).
+pub const MAX_FIELD: u64 = u32::MAX as u64 - fieldstore_remote::protocol::LARGEST_FRAME_HEADER;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -84,6 +87,10 @@ impl Limits {
                     self.max_memory, self.max_field
                 ),
             ));
+        }
+        // An archive frame is taken from the budget whole, in one piece of at most u32::MAX.
+        if self.max_field.saturating_add(fieldstore_remote::protocol::LARGEST_FRAME_HEADER) > u64::from(u32::MAX) {
+            return Err(Error::new(ErrorKind::BadConfig, format!("--max-field {}: at most {} bytes", self.max_field, MAX_FIELD)));
         }
         if self.max_in_flight == 0 {
             return Err(Error::new(ErrorKind::BadConfig, "--max-in-flight 0 would refuse every request"));

@@ -1,7 +1,9 @@
-//! The server's memory budget (`--max-memory`): the bytes of fields being received and of
-//! reads being sent, each held by its request while the server holds them. A request that
-//! needs more waits for others to give some back, [`WAIT`] at most, then fails: however many
-//! clients send or read at once, the server's buffers stay within the budget.
+//! The server's memory budget (`--max-memory`): the bytes of fields being received
+//! (`/v1/archive`) and of reads being sent (`/v1/read`, what clients read with), each held by
+//! its request while the server holds them. A request that needs more waits for others to give
+//! some back, [`WAIT`] at most, then fails: however many clients archive or read at once, those
+//! buffers stay within the budget. (Not counted: the answers of calls, and `/v1/retrieve`'s
+//! stream for curl, at most four reads of 64 MiB each.)
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,17 +34,17 @@ impl Budget {
         if bytes > self.total {
             return Err(refused(format!("{bytes} bytes at once are more than the server's memory budget ({} bytes)", self.total)));
         }
+        // Limits::check keeps every frame and piece below this.
         let permits = u32::try_from(bytes).map_err(|_| refused(format!("{bytes} bytes at once are more than the server takes")))?;
         let waited = tokio::runtime::Handle::current().block_on(tokio::time::timeout(WAIT, self.bytes.clone().acquire_many_owned(permits)));
-        match waited {
-            Ok(Ok(permit)) => Ok(permit),
-            Ok(Err(_)) => Err(refused("the server is stopping".into())),
-            Err(_) => Err(refused(format!(
+        // (The semaphore is never closed: a permit, or the wait's end.)
+        waited.ok().and_then(|acquired| acquired.ok()).ok_or_else(|| {
+            refused(format!(
                 "the server's memory budget ({} bytes) stayed taken by other requests for {} s: try again later",
                 self.total,
                 WAIT.as_secs()
-            ))),
-        }
+            ))
+        })
     }
 }
 

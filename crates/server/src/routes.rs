@@ -20,7 +20,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use fieldstore_core::api::{Answering, Archiver, FieldStore, ListOptions, Operation, Permission, Scope, NOTHING_ALLOWED_MATCHED};
 use fieldstore_core::backend::{ControlAction, FieldLocation};
-use fieldstore_core::{Error, ErrorKind, Request, Result};
+use fieldstore_core::{Error, ErrorKind, Key, Request, Result};
 use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame};
 
 use crate::access::{constant_time_eq, Access, Identity};
@@ -363,7 +363,11 @@ async fn archive(State(served): State<Shared>, headers: HeaderMap, body: Body) -
         Err(refused) => return *refused,
     };
     let session = session_name(headers.get(protocol::SESSION).and_then(|v| v.to_str().ok())).map(String::from);
-    let outcome = receive_archive(&served, admitted.identity, session, body).await;
+    let outcome = match admitted.identity.filter(|identity| !identity.may(Permission::Archive)) {
+        // Refused before any of the body is read (nor any of the memory budget taken for it).
+        Some(identity) => Err(Error::new(ErrorKind::Denied, format!("identity '{}' may not archive anything", identity.name))),
+        None => receive_archive(&served, admitted.identity, session, body).await,
+    };
     let received = outcome.as_ref().map_or(0, |archived| archived.bytes);
     let outcome = outcome.map(|archived| (axum::Json(archived).into_response(), 0));
     answer(&served, &admitted, "archive", received, outcome)
@@ -434,9 +438,7 @@ fn archive_pieces(
         while let Some(frame) = frames.next_frame()? {
             match frame {
                 Frame::Field(identifier, data) => {
-                    if let Some(identity) = identity.filter(|i| !i.allows_key(Permission::Archive, &identifier)) {
-                        return Err(Error::new(ErrorKind::Denied, format!("identity '{}' may not archive {identifier}", identity.name)));
-                    }
+                    check_archive(identity, &identifier)?;
                     archiver.archive(&identifier, &data)?;
                     archived.fields += 1;
                     archived.bytes += data.len() as u64;
@@ -444,13 +446,25 @@ fn archive_pieces(
                 Frame::End => archiver.flush()?,
             }
         }
-        // The frame being received, whole, before its bytes come (the client waits meanwhile).
+        // The frame being received, whole, before its bytes come (the client waits meanwhile),
+        // if its identifier may be archived.
+        if let Some(text) = frames.frame_identifier() {
+            check_archive(identity, &Key::parse(text)?)?;
+        }
         held.set(frames.frame_bytes() as u64)?;
     }
     if !frames.ended() {
         return Err(Error::new(ErrorKind::BadRequest, "the archive body ended before its end frame: nothing of it was flushed"));
     }
     Ok((archived, archiver))
+}
+
+/// Refuses a field `identity` may not archive.
+fn check_archive(identity: Option<&Identity>, identifier: &Key) -> Result<()> {
+    match identity.filter(|i| !i.allows_key(Permission::Archive, identifier)) {
+        Some(identity) => Err(Error::new(ErrorKind::Denied, format!("identity '{}' may not archive {identifier}", identity.name))),
+        None => Ok(()),
+    }
 }
 
 /// The query of a read.
@@ -492,31 +506,17 @@ async fn read_range(
         let mut at = 0u64;
         while at < query.length || first.is_some() {
             let length = (query.length - at).min(READ_PIECE) as usize;
-            let held = match served.memory.take(length as u64) {
-                Ok(held) => held,
-                Err(e) => {
-                    match first.take() {
-                        Some(first) => drop(first.send(Err(e))),
-                        None => drop(pieces.blocking_send(Err(std::io::Error::other(e.report().to_string())))),
-                    }
-                    return;
+            let outcome = read_piece(&served, &uri, query.offset, at, length, query.length < SMALL_READ);
+            // The first piece's error is the answer's status; a later one breaks the stream.
+            let piece = match (outcome, first.take()) {
+                (Ok(piece), None) => piece,
+                (Ok(piece), Some(first)) => {
+                    let _ = first.send(Ok(()));
+                    piece
                 }
+                (Err(e), Some(first)) => return drop(first.send(Err(e))),
+                (Err(e), None) => return drop(pieces.blocking_send(Err(std::io::Error::other(e.report().to_string())))),
             };
-            let mut buffer = served.pieces.take();
-            let outcome = query.offset.checked_add(at).ok_or_else(|| Error::new(ErrorKind::BadRequest, "offset beyond any file"));
-            // Every byte sent is one this read wrote: the store fills the slice or fails.
-            let outcome = outcome.and_then(|offset| served.fs.read_stored(&uri, offset, &mut buffer[..length]));
-            let piece = served.pieces.send(buffer, length, held);
-            if let Some(first) = first.take() {
-                let failed = outcome.is_err();
-                let _ = first.send(outcome);
-                if failed {
-                    return;
-                }
-            } else if let Err(e) = outcome {
-                let _ = pieces.blocking_send(Err(std::io::Error::other(e.report().to_string())));
-                return;
-            }
             if pieces.blocking_send(Ok(piece)).is_err() {
                 return; // The client went away.
             }
@@ -525,6 +525,24 @@ async fn read_range(
     });
     read.await.map_err(|e| Error::caused_by(ErrorKind::Io, "the read stopped", e))??;
     Ok((Body::from_stream(ReceiverStream::new(received)), query.length))
+}
+
+/// Reads below this length are read into buffers of their own length, counted as such: a
+/// point read does not take a 4 MiB piece of the memory budget.
+const SMALL_READ: u64 = 1 << 20;
+
+/// One piece of a read: `length` bytes at `at` of the read from `offset`, held within the
+/// memory budget until sent. A piece's buffer is one of the pool's (whole pieces: counted
+/// whole, whatever part is sent) unless the read is `small`.
+fn read_piece(served: &Served, uri: &str, offset: u64, at: u64, length: usize, small: bool) -> Result<Bytes> {
+    let held = served.memory.take(if small { length as u64 } else { READ_PIECE })?;
+    let mut buffer = if small { vec![0; length] } else { served.pieces.take() };
+    let offset = offset.checked_add(at).ok_or_else(|| Error::new(ErrorKind::BadRequest, "offset beyond any file"))?;
+    // Every byte sent is one this read wrote: a store fills the slice or fails (Store::read),
+    // so no byte of an earlier read, another identity's perhaps, is ever sent.
+    let outcome = served.fs.read_stored(uri, offset, &mut buffer[..length]);
+    let piece = served.pieces.send(buffer, length, held);
+    outcome.map(|()| piece)
 }
 
 /// The query of a list or retrieve.
