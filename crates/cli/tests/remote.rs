@@ -514,3 +514,40 @@ fn a_small_memory_budget_makes_requests_wait_not_fail() {
     assert_eq!(report["errors"], 0, "{report}");
     assert!(report["fields_checked"].as_u64().unwrap() > 0 && report["point_retrieve"]["count"].as_u64().unwrap() > 0, "{report}");
 }
+
+/// Mutual TLS: a client's certificate, signed by the server's `--client-ca`, is its identity
+/// where it gives no token (the access file names it by its SHA-256); a client without one
+/// cannot connect.
+#[test]
+fn a_client_certificate_identifies_its_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    certificates(dir);
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    openssl(dir, &[&["req"][..], &ec, &["-keyout", "client.key", "-out", "client.csr", "-subj", "/CN=robot"]].concat());
+    std::fs::write(dir.join("client.cnf"), "extendedKeyUsage=clientAuth\n").unwrap();
+    let sign = ["x509", "-req", "-in", "client.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.pem"];
+    openssl(dir, &[&sign[..], &["-days", "2", "-extfile", "client.cnf"]].concat());
+    openssl(dir, &["x509", "-in", "client.pem", "-outform", "DER", "-out", "client.der"]);
+    let out = Command::new("openssl").current_dir(dir).args(["dgst", "-sha256", "-r", "client.der"]).output().unwrap();
+    let fingerprint = String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_string();
+    let access = format!("identities:\n- name: robot\n  certificate_sha256: {fingerprint}\n  allow: {{read: ['class=od']}}\n");
+    std::fs::write(dir.join("access.yaml"), access).unwrap();
+    let store = posix_store(dir);
+    let grib = dir.join("fc.grib");
+    ok(&store, &["sample", "--steps", "0", "--params", "t", "-o", grib.to_str().unwrap()]);
+    ok(&store, &["archive", grib.to_str().unwrap()]);
+    let file = |name: &str| dir.join(name).display().to_string();
+    let tls = ["--tls-certificate", &file("server.pem"), "--tls-key", &file("server.key"), "--client-ca", &file("ca.pem")];
+    let server = serve(&store, &[&tls[..], &["--access", &file("access.yaml")]].concat());
+    let plain = client(dir, "plain", &server.address, None);
+    let section = std::fs::read_to_string(&plain).unwrap().lines().next().unwrap().replace("catalogue: {", "").replace('}', "");
+    let with_certificate = format!("{section}, client_certificate: {}, client_key: {}", file("client.pem"), file("client.key"));
+    let robot = dir.join("robot.yaml");
+    std::fs::write(&robot, format!("catalogue: {{{with_certificate}}}\nstore: {{{with_certificate}}}\n")).unwrap();
+    assert_eq!(ok(&robot, &["list", "class=od,expver=0001"]).lines().count(), 1);
+    let refused = fails(&robot, &["list", "class=rd,expver=0001"]);
+    assert!(refused.contains("identity 'robot' may not read"), "{refused}");
+    let refused = fails(&plain, &["list", "class=od,expver=0001"]);
+    assert!(refused.contains(&format!("server https://{}", server.address)), "no certificate, no connection: {refused}");
+}

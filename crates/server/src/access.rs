@@ -43,7 +43,12 @@ pub struct Identity {
     /// Its name, in logs and errors.
     pub name: String,
     /// The SHA-256 of its token, in hex (`fieldstore token` makes both).
-    pub token_sha256: String,
+    #[serde(default)]
+    pub token_sha256: Option<String>,
+    /// The SHA-256 of the client certificate it presents (mutual TLS, `--client-ca`), in hex:
+    /// `openssl x509 -in client.pem -outform DER | sha256sum`.
+    #[serde(default)]
+    pub certificate_sha256: Option<String>,
     /// Its patterns per permission.
     #[serde(default)]
     pub allow: BTreeMap<Permission, Vec<String>>,
@@ -71,9 +76,14 @@ impl Access {
             if identity.name.trim().is_empty() || !names.insert(identity.name.as_str()) {
                 return Err(Error::config(&source, format!("identity '{}': each identity needs a name of its own", identity.name)));
             }
-            let hash = &identity.token_sha256;
-            if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(Error::config(&source, format!("identity '{}': token_sha256 is not 64 hex digits", identity.name)));
+            let hashes = [("token_sha256", &identity.token_sha256), ("certificate_sha256", &identity.certificate_sha256)];
+            if hashes.iter().all(|(_, hash)| hash.is_none()) {
+                return Err(Error::config(&source, format!("identity '{}': needs token_sha256 or certificate_sha256", identity.name)));
+            }
+            for (name, hash) in hashes {
+                if hash.as_ref().is_some_and(|hash| hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit())) {
+                    return Err(Error::config(&source, format!("identity '{}': {name} is not 64 hex digits", identity.name)));
+                }
             }
             for pattern in identity.allow.values().flatten() {
                 Pattern::parse(pattern)
@@ -123,17 +133,25 @@ impl Access {
         }
     }
 
-    /// The identity presenting `token` (from an `Authorization: Bearer` header); `None` for an
-    /// open server.
-    pub fn identify(&self, token: Option<&str>) -> Result<Option<&Identity>> {
+    /// The identity a caller is: the one of its bearer token (`Authorization: Bearer`), else
+    /// the one of the client certificate its connection presented (its SHA-256, in hex);
+    /// `None` for an open server.
+    pub fn identify(&self, token: Option<&str>, certificate: Option<&str>) -> Result<Option<&Identity>> {
         let Access::Tokens(identities) = self else { return Ok(None) };
-        let Some(token) = token else {
-            return Err(Error::new(ErrorKind::Denied, "no bearer token: this server knows its callers by their tokens"));
+        let find = |hash: &str, of: fn(&Identity) -> Option<&String>| {
+            identities.iter().find(|i| of(i).is_some_and(|known| constant_time_eq(known.to_ascii_lowercase().as_bytes(), hash.as_bytes())))
         };
-        let hash = token_hash(token);
-        match identities.iter().find(|i| constant_time_eq(i.token_sha256.to_ascii_lowercase().as_bytes(), hash.as_bytes())) {
-            Some(identity) => Ok(Some(identity)),
-            None => Err(Error::new(ErrorKind::Denied, "unknown token")),
+        match (token, certificate) {
+            (Some(token), _) => find(&token_hash(token), |i| i.token_sha256.as_ref())
+                .map(Some)
+                .ok_or_else(|| Error::new(ErrorKind::Denied, "unknown token")),
+            (None, Some(certificate)) => find(&certificate.to_ascii_lowercase(), |i| i.certificate_sha256.as_ref())
+                .map(Some)
+                .ok_or_else(|| Error::new(ErrorKind::Denied, "unknown client certificate: no identity has its SHA-256")),
+            (None, None) => Err(Error::new(
+                ErrorKind::Denied,
+                "no bearer token: this server knows its callers by their tokens (or their client certificates)",
+            )),
         }
     }
 }
@@ -253,7 +271,8 @@ mod tests {
 
     fn identity(allow: &[(Permission, &[&str])]) -> Identity {
         let allow = allow.iter().map(|(p, v)| (*p, v.iter().map(|s| s.to_string()).collect())).collect();
-        Identity { name: "ops".into(), token_sha256: token_hash("secret"), allow }
+        let certificate = Some("ab".repeat(32));
+        Identity { name: "ops".into(), token_sha256: Some(token_hash("secret")), certificate_sha256: certificate, allow }
     }
 
     #[test]
@@ -297,9 +316,13 @@ mod tests {
     #[test]
     fn tokens_are_known_by_their_hash() {
         let access = Access::Tokens(vec![identity(&[])]);
-        assert_eq!(access.identify(Some("secret")).unwrap().unwrap().name, "ops");
-        assert_eq!(access.identify(Some("guess")).unwrap_err().kind(), ErrorKind::Denied);
-        assert_eq!(access.identify(None).unwrap_err().kind(), ErrorKind::Denied);
-        assert!(Access::Open.identify(None).unwrap().is_none());
+        assert_eq!(access.identify(Some("secret"), None).unwrap().unwrap().name, "ops");
+        assert_eq!(access.identify(Some("guess"), None).unwrap_err().kind(), ErrorKind::Denied);
+        assert_eq!(access.identify(None, None).unwrap_err().kind(), ErrorKind::Denied);
+        assert!(Access::Open.identify(None, None).unwrap().is_none());
+        // A client certificate identifies where no token is given; a token wins over it.
+        assert_eq!(access.identify(None, Some(&"AB".repeat(32))).unwrap().unwrap().name, "ops");
+        assert!(access.identify(None, Some(&"cd".repeat(32))).unwrap_err().to_string().contains("unknown client certificate"));
+        assert_eq!(access.identify(Some("guess"), Some(&"ab".repeat(32))).unwrap_err().kind(), ErrorKind::Denied);
     }
 }

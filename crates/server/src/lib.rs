@@ -25,6 +25,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use rand::RngCore;
 use tokio::net::TcpListener;
+use tower::ServiceExt;
 
 use fieldstore_core::api::FieldStore;
 use fieldstore_core::{Error, ErrorKind, Result};
@@ -222,7 +223,7 @@ async fn serve_until(
             continue;
         };
         let _ = tcp.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        let app = app.clone();
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder.http1().timer(TokioTimer::new()).header_read_timeout(HANDSHAKE_TIMEOUT);
         builder.http2().timer(TokioTimer::new()).keep_alive_interval(Some(Duration::from_secs(30))).max_concurrent_streams(256);
@@ -231,9 +232,20 @@ async fn serve_until(
         tokio::spawn(async move {
             let _connection = connection;
             let served = match tls {
-                None => watcher.watch(builder.serve_connection(TokioIo::new(tcp), service).into_owned()).await,
+                None => watcher.watch(builder.serve_connection(TokioIo::new(tcp), TowerToHyperService::new(app)).into_owned()).await,
                 Some(acceptor) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                    Ok(Ok(stream)) => watcher.watch(builder.serve_connection(TokioIo::new(stream), service).into_owned()).await,
+                    Ok(Ok(stream)) => {
+                        // Its requests carry the client certificate it presented, if any.
+                        let certificate = client_certificate(&stream);
+                        let service =
+                            TowerToHyperService::new(app.map_request(move |mut request: hyper::Request<hyper::body::Incoming>| {
+                                if let Some(certificate) = &certificate {
+                                    request.extensions_mut().insert(certificate.clone());
+                                }
+                                request
+                            }));
+                        watcher.watch(builder.serve_connection(TokioIo::new(stream), service).into_owned()).await
+                    }
                     Ok(Err(e)) => return tracing::info!(%peer, error = %e, "TLS handshake failed"),
                     Err(_) => return tracing::info!(%peer, "TLS handshake timed out"),
                 },
@@ -249,6 +261,15 @@ async fn serve_until(
         tracing::warn!("requests still in flight after {SHUTDOWN_GRACE:?}: stopped");
     }
     Ok(())
+}
+
+/// The SHA-256 of the certificate the client of a TLS connection presented (which the
+/// server's `--client-ca` verified in the handshake), if it presented one.
+fn client_certificate(stream: &tokio_rustls::server::TlsStream<tokio::net::TcpStream>) -> Option<routes::ClientCertificate> {
+    use sha2::Digest;
+    let (_, connection) = stream.get_ref();
+    let certificate = connection.peer_certificates()?.first()?;
+    Some(routes::ClientCertificate(sha2::Sha256::digest(certificate.as_ref()).iter().map(|b| format!("{b:02x}")).collect()))
 }
 
 /// SIGTERM or SIGINT.

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, State};
+use axum::extract::{FromRequestParts, Query, State};
+use axum::http::request::Parts;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -145,12 +146,33 @@ struct Admitted<'s> {
     started: Instant,
 }
 
-/// Identifies the caller from its bearer token and takes one of its places in flight, waiting
-/// [`ADMISSION_WAIT`] at most for one; the answer to give instead if it is unknown or still has
-/// too many requests in flight (429, `Retry-After`: clients that only read try again).
-async fn admit<'s>(served: &'s Served, headers: &HeaderMap) -> std::result::Result<Admitted<'s>, Box<Response>> {
-    let token = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
-    let identity = served.access.identify(token.map(str::trim)).map_err(|e| Box::new(refused_identity(&e)))?;
+/// The SHA-256 (hex) of the certificate a connection's client presented and the server's
+/// `--client-ca` verified, which the connection puts in each of its requests' extensions.
+#[derive(Clone)]
+pub struct ClientCertificate(pub String);
+
+/// Who a request says it is: its bearer token, and its connection's client certificate.
+struct Caller {
+    token: Option<String>,
+    certificate: Option<ClientCertificate>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> std::result::Result<Self, Self::Rejection> {
+        let token = parts.headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
+        Ok(Caller { token: token.map(|t| t.trim().to_string()), certificate: parts.extensions.get::<ClientCertificate>().cloned() })
+    }
+}
+
+/// Identifies the caller from its bearer token or client certificate and takes one of its
+/// places in flight, waiting [`ADMISSION_WAIT`] at most for one; the answer to give instead if
+/// it is unknown or still has too many requests in flight (429, `Retry-After`: clients that
+/// only read try again).
+async fn admit<'s>(served: &'s Served, caller: &Caller) -> std::result::Result<Admitted<'s>, Box<Response>> {
+    let certificate = caller.certificate.as_ref().map(|c| c.0.as_str());
+    let identity = served.access.identify(caller.token.as_deref(), certificate).map_err(|e| Box::new(refused_identity(&e)))?;
     let name = identity.map_or("", |i| i.name.as_str());
     let places = served.in_flight.get(name).cloned();
     let waited = match places {
@@ -253,8 +275,8 @@ fn verify<'u>(key: &[u8; 32], name: &str, signed: &'u str) -> Result<&'u str> {
     }
 }
 
-async fn call(State(served): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    let admitted = match admit(&served, &headers).await {
+async fn call(State(served): State<Shared>, caller: Caller, body: Body) -> Response {
+    let admitted = match admit(&served, &caller).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
@@ -357,8 +379,8 @@ async fn authorise(served: &Shared, identity: &Identity, operation: &Operation) 
     Ok(())
 }
 
-async fn archive(State(served): State<Shared>, headers: HeaderMap, body: Body) -> Response {
-    let admitted = match admit(&served, &headers).await {
+async fn archive(State(served): State<Shared>, caller: Caller, headers: HeaderMap, body: Body) -> Response {
+    let admitted = match admit(&served, &caller).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
@@ -475,8 +497,8 @@ struct ReadQuery {
     length: u64,
 }
 
-async fn read(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<ReadQuery>) -> Response {
-    let mut admitted = match admit(&served, &headers).await {
+async fn read(State(served): State<Shared>, caller: Caller, Query(query): Query<ReadQuery>) -> Response {
+    let mut admitted = match admit(&served, &caller).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
@@ -551,8 +573,8 @@ struct RequestQuery {
     request: String,
 }
 
-async fn list(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<RequestQuery>) -> Response {
-    let admitted = match admit(&served, &headers).await {
+async fn list(State(served): State<Shared>, caller: Caller, Query(query): Query<RequestQuery>) -> Response {
+    let admitted = match admit(&served, &caller).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
@@ -584,8 +606,8 @@ async fn list_lines(served: &Shared, identity: Option<&Identity>, request: Strin
     .await
 }
 
-async fn retrieve(State(served): State<Shared>, headers: HeaderMap, Query(query): Query<RequestQuery>) -> Response {
-    let mut admitted = match admit(&served, &headers).await {
+async fn retrieve(State(served): State<Shared>, caller: Caller, Query(query): Query<RequestQuery>) -> Response {
+    let mut admitted = match admit(&served, &caller).await {
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
