@@ -80,6 +80,11 @@ impl Metrics {
         }
     }
 
+    /// Bytes an answer streamed after its request was recorded (a listing's lines).
+    pub fn streamed(&self, operation: &str, sent: u64) {
+        self.sent.get_or_create(&Operation { operation: operation.to_string() }).inc_by(sent);
+    }
+
     /// The OpenMetrics text of every counter.
     pub fn text(&self) -> String {
         let mut text = String::new();

@@ -578,17 +578,29 @@ async fn list(State(served): State<Shared>, caller: Caller, Query(query): Query<
         Ok(admitted) => admitted,
         Err(refused) => return *refused,
     };
-    let outcome = list_lines(&served, admitted.identity, query.request).await.map(|lines| bytes_answer("application/x-ndjson", lines));
+    let outcome = list_lines(&served, admitted.identity, query.request).await;
+    let outcome = outcome.map(|lines| (([(header::CONTENT_TYPE, "application/x-ndjson")], Body::from_stream(lines)).into_response(), 0));
     answer(&served, &admitted, "list", 0, outcome)
 }
 
-async fn list_lines(served: &Shared, identity: Option<&Identity>, request: String) -> Result<Vec<u8>> {
+/// Lines of a listing sent at once.
+const LIST_PIECE: usize = 256 * 1024;
+
+/// The fields a request names, one JSON line each, sent in pieces as they are encoded: a
+/// server holds the resolved fields and a piece of lines, not the whole answer. An error in
+/// resolving is the answer's status; none can come after.
+async fn list_lines(served: &Shared, identity: Option<&Identity>, request: String) -> Result<ReceiverStream<std::io::Result<Bytes>>> {
     check(identity, Permission::Read, &Scope::Request(&request))?;
     let (served, name) = (served.clone(), name(identity));
-    blocking(move || {
-        let request = Request::parse(&request)?;
-        let matches = served.fs.resolve(&request, ListOptions::default(), Some(ControlAction::List))?;
-        let mut lines = Vec::new();
+    let (pieces, lines) = mpsc::channel::<std::io::Result<Bytes>>(2);
+    let matches = blocking({
+        let served = served.clone();
+        move || served.fs.resolve(&Request::parse(&request)?, ListOptions::default(), Some(ControlAction::List))
+    })
+    .await?;
+    tokio::task::spawn_blocking(move || {
+        let mut piece = Vec::new();
+        let mut sent = 0;
         // One signature per file, shared by its fields' lines.
         let mut signed: HashMap<Arc<str>, Arc<str>> = HashMap::new();
         for mut field in matches.fields {
@@ -598,12 +610,22 @@ async fn list_lines(served: &Shared, identity: Option<&Identity>, request: Strin
                 location.uri
             });
             field.location.uri = uri.clone();
-            serde_json::to_writer(&mut lines, &field).map_err(|e| Error::caused_by(ErrorKind::Io, "cannot encode a field", e))?;
-            lines.push(b'\n');
+            if let Err(e) = serde_json::to_writer(&mut piece, &field) {
+                return drop(pieces.blocking_send(Err(std::io::Error::other(e))));
+            }
+            piece.push(b'\n');
+            if piece.len() >= LIST_PIECE {
+                sent += piece.len() as u64;
+                if pieces.blocking_send(Ok(Bytes::from(std::mem::take(&mut piece)))).is_err() {
+                    break; // The client went away.
+                }
+            }
         }
-        Ok(lines)
-    })
-    .await
+        sent += piece.len() as u64;
+        let _ = pieces.blocking_send(Ok(Bytes::from(piece)));
+        served.metrics.streamed("list", sent);
+    });
+    Ok(ReceiverStream::new(lines))
 }
 
 async fn retrieve(State(served): State<Shared>, caller: Caller, Query(query): Query<RequestQuery>) -> Response {
