@@ -2,7 +2,7 @@
 //! calls.
 
 use fieldstore_core::api::Operation;
-use fieldstore_remote::protocol::{encode_end, encode_field, FieldFrames, Frame};
+use fieldstore_remote::protocol::{encode_end, encode_field, Bytes, FieldFrames, Frame};
 
 /// The archive body decoder, fed in pieces of the size the first byte says: what it decodes,
 /// encoded again, is the body's prefix it consumed; it never holds more than one frame, and
@@ -12,7 +12,7 @@ pub fn archive_frames(data: &[u8]) {
     let mut frames = FieldFrames::new(1 << 16);
     let mut encoded = Vec::new();
     'pieces: for chunk in body.chunks(usize::from(piece.max(1))) {
-        frames.push(chunk);
+        frames.push(Bytes::copy_from_slice(chunk));
         loop {
             match frames.next_frame() {
                 Ok(Some(Frame::Field(identifier, bytes))) => {

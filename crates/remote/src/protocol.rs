@@ -8,7 +8,9 @@
 //! carried, and answers only once that is durable and visible. A body that ends without `E`
 //! (a client killed, a connection lost) is never flushed: nothing of it becomes visible.
 
-use bytes::{Buf, Bytes, BytesMut};
+/// The pieces [`FieldFrames::push`] takes (the `bytes` crate's).
+pub use bytes::Bytes;
+use bytes::{Buf, BytesMut};
 use serde::{Deserialize, Serialize};
 
 use fieldstore_core::{Error, ErrorKind, Key, Result};
@@ -117,9 +119,13 @@ impl FieldFrames {
         FieldFrames { buffer: BytesMut::new(), max_field, ended: false }
     }
 
-    /// Adds the next bytes of the body.
-    pub fn push(&mut self, piece: &[u8]) {
-        self.buffer.extend_from_slice(piece);
+    /// Adds the next bytes of the body: taken as they are (not copied) where nothing is
+    /// pending and no one else holds them, as a connection's pieces of whole frames are.
+    pub fn push(&mut self, piece: Bytes) {
+        if !self.buffer.is_empty() {
+            return self.buffer.extend_from_slice(&piece);
+        }
+        self.buffer = piece.try_into_mut().unwrap_or_else(|shared| BytesMut::from(&shared[..]));
     }
 
     /// Whether the end frame came.
@@ -224,7 +230,7 @@ mod tests {
             let mut frames = FieldFrames::new(1 << 20);
             let mut got = Vec::new();
             for chunk in body.chunks(piece) {
-                frames.push(chunk);
+                frames.push(Bytes::copy_from_slice(chunk));
                 while let Some(frame) = frames.next_frame().unwrap() {
                     got.push(frame);
                 }
@@ -243,10 +249,10 @@ mod tests {
         encode_field(&key, &[7; 1000], &mut body).unwrap();
         let header = 1 + 4 + key.to_string().len() + 8;
         let mut frames = FieldFrames::new(1 << 20);
-        frames.push(&body[..header - 1]);
+        frames.push(Bytes::copy_from_slice(&body[..header - 1]));
         assert_eq!(frames.frame_bytes(), header - 1, "the header incomplete: what came");
         assert_eq!(frames.frame_identifier(), Some("class=od,step=1"), "the identifier came before its length");
-        frames.push(&body[header - 1..header + 10]);
+        frames.push(Bytes::copy_from_slice(&body[header - 1..header + 10]));
         assert_eq!(frames.frame_bytes(), header + 1000, "the whole frame, declared");
         assert!(frames.next_frame().unwrap().is_none());
     }
@@ -254,16 +260,16 @@ mod tests {
     #[test]
     fn malformed_frames_are_refused_before_their_bytes_arrive() {
         let mut frames = FieldFrames::new(100);
-        frames.push(&[FIELD, 0, 0, 0, 3, b'a', b'=', b'b', 0, 0, 0, 0, 0, 0, 0, 101]);
+        frames.push(Bytes::from_static(&[FIELD, 0, 0, 0, 3, b'a', b'=', b'b', 0, 0, 0, 0, 0, 0, 0, 101]));
         assert!(frames.next_frame().unwrap_err().to_string().contains("at most 100"));
         let mut frames = FieldFrames::new(100);
-        frames.push(&[FIELD, 0xff, 0xff, 0xff, 0xff]);
+        frames.push(Bytes::from_static(&[FIELD, 0xff, 0xff, 0xff, 0xff]));
         assert!(frames.next_frame().is_err());
         let mut frames = FieldFrames::new(100);
-        frames.push(b"X");
+        frames.push(Bytes::from_static(b"X"));
         assert!(frames.next_frame().unwrap_err().to_string().contains("unknown frame tag"));
         let mut frames = FieldFrames::new(100);
-        frames.push(&[FIELD, 0, 0, 0, 1, b'a', 0, 0, 0, 0, 0, 0, 0, 0]);
+        frames.push(Bytes::from_static(&[FIELD, 0, 0, 0, 1, b'a', 0, 0, 0, 0, 0, 0, 0, 0]));
         assert_eq!(frames.next_frame().unwrap_err().kind(), ErrorKind::BadRequest);
     }
 }
