@@ -104,6 +104,15 @@ fn certificates(dir: &Path) {
     openssl(dir, &sign);
 }
 
+/// Serves `store` over TLS (`certificates` made first) to the identities of `access` (the
+/// access file's text), with `args` more.
+fn serve_tls(dir: &Path, store: &Path, access: &str, args: &[&str]) -> Server {
+    std::fs::write(dir.join("access.yaml"), access).unwrap();
+    let file = |name: &str| dir.join(name).display().to_string();
+    let tls = ["--tls-certificate", &file("server.pem"), "--tls-key", &file("server.key"), "--access", &file("access.yaml")];
+    serve(store, &[&tls[..], args].concat())
+}
+
 /// A new token and its identity, from `fieldstore token --json`.
 fn token(dir: &Path, name: &str) -> (String, String) {
     let out = ok(&dir.join("store.yaml"), &["token", "--name", name, "--json"]);
@@ -151,13 +160,10 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
         "identities:\n- name: reader\n  token_sha256: {reader_hash}\n  allow: {{read: ['class=od']}}\n\
          - name: writer\n  token_sha256: {writer_hash}\n  allow: {{read: ['class=rd,expver=x*'], archive: ['class=rd,expver=x*'], wipe: ['class=rd,expver=x*']}}\n"
     );
-    std::fs::write(dir.join("access.yaml"), access).unwrap();
     let grib = dir.join("fc.grib");
     ok(&store, &["sample", "--steps", "0/6", "--params", "t/u", "-o", grib.to_str().unwrap()]);
     ok(&store, &["archive", grib.to_str().unwrap()]); // class=od, expver=0001, locally
-    let file = |name: &str| dir.join(name).display().to_string();
-    let (certificate, key, access) = (file("server.pem"), file("server.key"), file("access.yaml"));
-    let server = serve(&store, &["--tls-certificate", &certificate, "--tls-key", &key, "--access", &access]);
+    let server = serve_tls(dir, &store, &access, &[]);
     let (reader, writer) =
         (client(dir, "reader", &server.address, Some(&reader_token)), client(dir, "writer", &server.address, Some(&writer_token)));
 
@@ -250,7 +256,7 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
     // allowed a collocation reads its files), two identities of one name.
     let refused_access = |text: &str| {
         std::fs::write(dir.join("bad-access.yaml"), text).unwrap();
-        let out = run(&store, &["serve", "--listen", "127.0.0.1:0", "--access", &file("bad-access.yaml")]);
+        let out = run(&store, &["serve", "--listen", "127.0.0.1:0", "--access", dir.join("bad-access.yaml").to_str().unwrap()]);
         assert!(!out.status.success());
         String::from_utf8(out.stderr).unwrap()
     };
@@ -447,10 +453,7 @@ fn two_hundred_clients_at_once_get_every_byte_right() {
     let access = format!(
         "identities:\n- name: load\n  token_sha256: {load_hash}\n  allow: {{read: {patterns}, archive: {patterns}, wipe: {patterns}}}\n"
     );
-    std::fs::write(dir.join("access.yaml"), access).unwrap();
-    let file = |name: &str| dir.join(name).display().to_string();
-    let server =
-        serve(&store, &["--tls-certificate", &file("server.pem"), "--tls-key", &file("server.key"), "--access", &file("access.yaml")]);
+    let server = serve_tls(dir, &store, &access, &[]);
     let remote = client(dir, "load", &server.address, Some(&load_token));
     let out = ok(&remote, &["bench", "load", "--clients", "200", "--seconds", "3", "--json"]);
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -532,14 +535,12 @@ fn a_client_certificate_identifies_its_caller() {
     let out = Command::new("openssl").current_dir(dir).args(["dgst", "-sha256", "-r", "client.der"]).output().unwrap();
     let fingerprint = String::from_utf8(out.stdout).unwrap().split_whitespace().next().unwrap().to_string();
     let access = format!("identities:\n- name: robot\n  certificate_sha256: {fingerprint}\n  allow: {{read: ['class=od']}}\n");
-    std::fs::write(dir.join("access.yaml"), access).unwrap();
     let store = posix_store(dir);
     let grib = dir.join("fc.grib");
     ok(&store, &["sample", "--steps", "0", "--params", "t", "-o", grib.to_str().unwrap()]);
     ok(&store, &["archive", grib.to_str().unwrap()]);
     let file = |name: &str| dir.join(name).display().to_string();
-    let tls = ["--tls-certificate", &file("server.pem"), "--tls-key", &file("server.key"), "--client-ca", &file("ca.pem")];
-    let server = serve(&store, &[&tls[..], &["--access", &file("access.yaml")]].concat());
+    let server = serve_tls(dir, &store, &access, &["--client-ca", &file("ca.pem")]);
     let plain = client(dir, "plain", &server.address, None);
     let section = std::fs::read_to_string(&plain).unwrap().lines().next().unwrap().replace("catalogue: {", "").replace('}', "");
     let with_certificate = format!("{section}, client_certificate: {}, client_key: {}", file("client.pem"), file("client.key"));
