@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{Axes, FieldEntry, FieldStore, ListOptions, Matches, OverlayOptions};
@@ -263,34 +264,45 @@ impl Operation {
 /// fields that share them, each file's URI once (and signed once), then per field its element
 /// key and place. A listing of 10,000 fields is a fifth of its fields' JSON, and is read back
 /// with one key shared by the fields of a collocation, as a local resolve shares it.
+/// (Read back borrowing its values from the answer's bytes: values hold no JSON escapes.)
 #[derive(Serialize, Deserialize)]
-struct WireMatches {
+struct WireMatches<'a> {
     datasets: Vec<Key>,
     collocations: Vec<(Key, Key)>,
     explanation: Option<String>,
     not_found: Vec<String>,
     /// Runs of consecutive fields of one data set and collocation, in the answer's order.
-    runs: Vec<WireRun>,
+    #[serde(borrow)]
+    runs: Vec<WireRun<'a>>,
     /// The URIs the fields' `uri` index.
     uris: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
-struct WireRun {
+struct WireRun<'a> {
     dataset: Key,
     collocation: Key,
     /// The keywords of every field's element key, once.
     keywords: Vec<String>,
-    fields: Vec<WireField>,
+    #[serde(borrow)]
+    fields: Vec<WireField<'a>>,
 }
 
 /// One field: its element key's values ([`Key::values_string`] of the run's keywords), URI
 /// (an index into `uris`), offset, length, checksum, whether it is superseded, and the data
 /// set it was archived in if another.
 #[derive(Serialize, Deserialize)]
-struct WireField(String, usize, u64, u64, Option<u32>, bool, #[serde(default, skip_serializing_if = "Option::is_none")] Option<Key>);
+struct WireField<'a>(
+    #[serde(borrow)] Cow<'a, str>,
+    usize,
+    u64,
+    u64,
+    Option<u32>,
+    bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")] Option<Key>,
+);
 
-impl WireMatches {
+impl WireMatches<'_> {
     fn from_matches(matches: Matches, locations: &dyn Fn(&mut FieldLocation)) -> Self {
         let mut uris: Vec<String> = Vec::new();
         let mut uri_index: std::collections::HashMap<Arc<str>, usize> = std::collections::HashMap::new();
@@ -315,7 +327,7 @@ impl WireMatches {
             }
             let location = &field.location;
             let wire = WireField(
-                field.element.values_string(),
+                Cow::Owned(field.element.values_string()),
                 uri,
                 location.offset,
                 location.length,
@@ -376,7 +388,8 @@ impl WireMatches {
 
 /// A resolve through `remote` ([`FieldStore::resolve`]).
 pub(crate) fn resolve(remote: &dyn Remote, request: &Request, options: ListOptions, action: Option<ControlAction>) -> Result<Matches> {
-    let wire: WireMatches = call(remote, Operation::Resolve { request: request.to_string(), options, action })?;
+    let answer = remote.call(&Operation::Resolve { request: request.to_string(), options, action })?;
+    let wire: WireMatches<'_> = serde_json::from_slice(&answer).map_err(|e| not_a_report(remote, e))?;
     wire.into_matches(remote.endpoint())
 }
 
@@ -388,9 +401,11 @@ fn json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
 /// one is an error naming the server.
 pub fn call<T: serde::de::DeserializeOwned>(remote: &dyn Remote, operation: Operation) -> Result<T> {
     let answer = remote.call(&operation)?;
-    serde_json::from_slice(&answer).map_err(|e| {
-        Error::caused_by(ErrorKind::Corrupt, format!("server {} answered a call with something else than its report", remote.endpoint()), e)
-    })
+    serde_json::from_slice(&answer).map_err(|e| not_a_report(remote, e))
+}
+
+fn not_a_report(remote: &dyn Remote, e: serde_json::Error) -> Error {
+    Error::caused_by(ErrorKind::Corrupt, format!("server {} answered a call with something else than its report", remote.endpoint()), e)
 }
 
 /// `Axes` with the explanation of a request that matched nothing.
