@@ -62,7 +62,17 @@ struct AccessFile {
 
 /// The hex SHA-256 of a token, as the access file keeps it.
 pub fn token_hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    sha256_hex(token.as_bytes())
+}
+
+/// The SHA-256 of `bytes`, in hex: how the access file names tokens and client certificates.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// `bytes` in lower-case hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Access {

@@ -266,10 +266,9 @@ async fn serve_until(
 /// The SHA-256 of the certificate the client of a TLS connection presented (which the
 /// server's `--client-ca` verified in the handshake), if it presented one.
 fn client_certificate(stream: &tokio_rustls::server::TlsStream<tokio::net::TcpStream>) -> Option<routes::ClientCertificate> {
-    use sha2::Digest;
     let (_, connection) = stream.get_ref();
     let certificate = connection.peer_certificates()?.first()?;
-    Some(routes::ClientCertificate(sha2::Sha256::digest(certificate.as_ref()).iter().map(|b| format!("{b:02x}")).collect()))
+    Some(routes::ClientCertificate(access::sha256_hex(certificate.as_ref())))
 }
 
 /// SIGTERM or SIGINT.
@@ -296,5 +295,5 @@ pub fn log_to_stderr(json: bool) {
 pub fn new_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    access::hex(&bytes)
 }

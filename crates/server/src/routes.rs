@@ -255,7 +255,7 @@ fn signature(key: &[u8; 32], name: &str, uri: &str) -> String {
     mac.update(name.as_bytes());
     mac.update(&[0]);
     mac.update(uri.as_bytes());
-    mac.finalize().into_bytes()[..16].iter().map(|b| format!("{b:02x}")).collect()
+    crate::access::hex(&mac.finalize().into_bytes()[..16])
 }
 
 /// `uri#signature`: what clients are given, and read back with.
