@@ -411,25 +411,18 @@ async fn receive_archive(served: &Shared, identity: Option<&Identity>, session: 
             Err(e) => (ended, broken) = (true, Some(e)),
         }
     }
+    let (served, name) = (served.clone(), name(identity));
+    let identity = identity.and_then(|identity| served.access.position(identity));
+    if ended {
+        let archived = tokio::task::block_in_place(|| archive_session(&served, identity, &name, session, gathered.into_iter()));
+        return archived.map_err(|error| broken.unwrap_or(error));
+    }
     let (pieces, received) = mpsc::channel::<Bytes>(16);
-    let archiving = {
-        let (served, name) = (served.clone(), name(identity));
-        let identity = identity.and_then(|identity| served.access.position(identity));
-        tokio::task::spawn_blocking(move || {
-            let parked = session.as_deref().and_then(|session| served.sessions.take(&name, session));
-            let archiver = match parked {
-                Some(archiver) => archiver,
-                None => served.fs.archiver()?,
-            };
-            let mut received = received;
-            let body = gathered.into_iter().chain(std::iter::from_fn(|| received.blocking_recv()));
-            let (archived, archiver) = archive_pieces(&served, identity, body, archiver)?;
-            if let Some(session) = &session {
-                served.sessions.park(&name, session, archiver);
-            }
-            Ok(archived)
-        })
-    };
+    let archiving = tokio::task::spawn_blocking(move || {
+        let mut received = received;
+        let body = gathered.into_iter().chain(std::iter::from_fn(|| received.blocking_recv()));
+        archive_session(&served, identity, &name, session, body)
+    });
     while !ended {
         match next_piece(&mut stream).await {
             // An archiver that stopped takes no more: its error is the answer.
@@ -443,6 +436,26 @@ async fn receive_archive(served: &Shared, identity: Option<&Identity>, session: 
     // Once flushed (the end frame came), a body broken after it changes nothing; before,
     // the break is the reason.
     archived.map_err(|error| broken.unwrap_or(error))
+}
+
+/// Archives a body with the archiver parked for `session` (or a new one), and parks it again.
+fn archive_session(
+    served: &Served,
+    identity: Option<usize>,
+    name: &str,
+    session: Option<String>,
+    body: impl Iterator<Item = Bytes>,
+) -> Result<Archived> {
+    let parked = session.as_deref().and_then(|session| served.sessions.take(name, session));
+    let archiver = match parked {
+        Some(archiver) => archiver,
+        None => served.fs.archiver()?,
+    };
+    let (archived, archiver) = archive_pieces(served, identity, body, archiver)?;
+    if let Some(session) = &session {
+        served.sessions.park(name, session, archiver);
+    }
+    Ok(archived)
 }
 
 /// Bodies up to this size are received whole before they are archived.
