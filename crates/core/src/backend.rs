@@ -144,6 +144,11 @@ pub trait Store: Send + Sync {
     fn commit_source(&self) -> Option<&dyn CommitSource> {
         None
     }
+    /// Lends ranges of its files' bytes in place instead of copying them, where that is this
+    /// handle's faster way to read ([`MappedReads`], an optional capability). Default: `None`.
+    fn mapped_reads(&self) -> Option<&dyn MappedReads> {
+        None
+    }
     /// Whether `uri` names one of this store's files or objects, for a union reading a store
     /// beside the configured one ([`crate::union`]), which routes each read by it. A store
     /// read beside another claims its own (FDB5's: absolute paths under its roots), which no
@@ -191,6 +196,18 @@ pub trait CommitSource: Send + Sync {
     /// dataset's data, oldest first within each file or object.
     fn embedded_commits(&self, dataset: &Key, session: &str) -> Result<Vec<Vec<u8>>>;
 }
+
+/// An optional capability of a store ([`Store::mapped_reads`]): a range of a file lent in
+/// place, read-only, for a caller that only passes the bytes on (a server sending them into a
+/// socket) and so saves the copy a [`Store::read`] makes. POSIX has it.
+pub trait MappedReads: Send + Sync {
+    /// The `len` bytes of `uri` at `offset`, lent in place, or `None` where this handle reads
+    /// faster by copying (then [`Store::read`] it). A range beyond what is stored is an error.
+    fn map(&self, uri: &str, offset: u64, len: usize) -> Result<Option<Mapping>>;
+}
+
+/// Bytes lent in place by [`MappedReads::map`]: they stay valid, unchanged, until dropped.
+pub type Mapping = Box<dyn AsRef<[u8]> + Send + Sync>;
 
 /// One writer's side of a [`Store`]: the files or objects it appends to, owned by one thread
 /// at a time.

@@ -79,6 +79,18 @@ impl LargeReads {
         Ok(Source { file, offset, len, map, race })
     }
 
+    /// Whether this handle has found copying from a mapping its faster way (so lending a
+    /// mapping, which saves the copy, is faster still).
+    pub fn maps(&self) -> bool {
+        self.method.load(Relaxed) == MAPPED
+    }
+
+    /// Decides the method as if the race had: mapped copies or `pread`.
+    #[cfg(test)]
+    pub(crate) fn decide(&self, mapped: bool) {
+        self.method.store(if mapped { MAPPED } else { PREAD }, Relaxed);
+    }
+
     /// Counts a timed read; once each method has made [`RACES`], keeps the faster per byte.
     fn record(&self, method: u8, bytes: usize, nanos: u64) {
         let m = usize::from(method);
@@ -120,7 +132,7 @@ impl Source<'_> {
 /// is checked first, because touching a mapping beyond the end of its file raises SIGBUS:
 /// data files are only ever appended to and removed (a removed file's pages stay mapped),
 /// never truncated, so a range inside the file stays inside it.
-fn map_range(file: &File, offset: u64, len: usize) -> std::io::Result<memmap2::Mmap> {
+pub fn map_range(file: &File, offset: u64, len: usize) -> std::io::Result<memmap2::Mmap> {
     let size = file.metadata()?.len();
     if offset.checked_add(len as u64).is_none_or(|end| end > size) {
         return Err(std::io::ErrorKind::UnexpectedEof.into());

@@ -16,14 +16,14 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{fill_in_pieces, CommitCarrier, CommitSource, RelativeUris, Roots};
+use fieldstore_core::backend::{fill_in_pieces, CommitCarrier, CommitSource, MappedReads, Mapping, RelativeUris, Roots};
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::{Commit, FieldLocation, Key, Store, StoreWriter};
 
 use crate::in_use::{self, remove_unless_held, Removal};
-use crate::large_reads::LargeReads;
+use crate::large_reads::{self, LargeReads};
 use crate::naming::{collocation_name, dataset_dir_name, resolve_relative};
 use crate::placement::Placement;
 
@@ -99,6 +99,16 @@ impl PosixStore {
     /// An existing data set's directory, if it is in a root.
     fn dataset_dir(&self, dataset: &Key) -> Result<Option<PathBuf>> {
         self.placement.existing(dataset, &dataset_dir_name(dataset)?)
+    }
+
+    /// The error of a read of `len` bytes at `offset` of `uri` that failed with `e`.
+    fn read_failed(&self, uri: &str, offset: u64, len: usize, e: std::io::Error) -> Error {
+        let path = self.path_of(uri).unwrap_or_else(|_| PathBuf::from(uri));
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Error::corrupt_because("data file", path, format!("truncated: {len} bytes at offset {offset} are not all there"), e)
+        } else {
+            Error::io("read data file", path, e)
+        }
     }
 
     fn reader(&self, uri: &str) -> Result<Arc<File>> {
@@ -350,18 +360,15 @@ impl Store for PosixStore {
     ) -> Result<()> {
         let file = self.reader(uri)?;
         let len = buf.len();
-        let failed = |e: std::io::Error| {
-            let path = self.path_of(uri).unwrap_or_else(|_| PathBuf::from(uri));
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                Error::corrupt_because("data file", path, format!("truncated: {len} bytes at offset {offset} are not all there"), e)
-            } else {
-                Error::io("read data file", path, e)
-            }
-        };
+        let failed = |e| self.read_failed(uri, offset, len, e);
         let source = self.large_reads.source(&file, offset, len).map_err(failed)?;
         fill_in_pieces(buf, piece, |at, part| source.copy(at, part).map_err(failed), visit)?;
         source.finish();
         Ok(())
+    }
+
+    fn mapped_reads(&self) -> Option<&dyn MappedReads> {
+        Some(self)
     }
 
     fn remove(&self, uri: &str) -> Result<bool> {
@@ -400,6 +407,17 @@ impl Store for PosixStore {
 
     fn root(&self) -> Option<&dyn Roots> {
         Some(self)
+    }
+}
+
+impl MappedReads for PosixStore {
+    fn map(&self, uri: &str, offset: u64, len: usize) -> Result<Option<Mapping>> {
+        if !self.large_reads.maps() {
+            return Ok(None);
+        }
+        let file = self.reader(uri)?;
+        let mapped = large_reads::map_range(&file, offset, len).map_err(|e| self.read_failed(uri, offset, len, e))?;
+        Ok(Some(Box::new(mapped)))
     }
 }
 
@@ -479,5 +497,26 @@ mod tests {
             let at = location.offset as usize;
             assert!(buf == written[at..at + buf.len()]);
         }
+    }
+
+    #[test]
+    fn a_store_lends_mappings_only_once_it_copies_faster_from_them() {
+        let root = tempfile::tempdir().unwrap();
+        let store = PosixStore::new(root.path());
+        let mut writer = store.writer().unwrap();
+        let (dataset, collocation) = (Key::from_pairs([("class", "od")]), Key::from_pairs([("type", "pf")]));
+        let field: Vec<u8> = (0..3 << 20).map(|j| (j * 13 % 251) as u8).collect();
+        let location = writer.archive(&dataset, &collocation, &field).unwrap();
+        writer.flush().unwrap();
+        let mapped = store.mapped_reads().expect("POSIX lends mappings");
+        let (uri, offset) = (&location.uri, location.offset);
+        assert!(mapped.map(uri, offset, field.len()).unwrap().is_none(), "undecided: read by copying");
+        store.large_reads.decide(false);
+        assert!(mapped.map(uri, offset, field.len()).unwrap().is_none(), "pread is faster here");
+        store.large_reads.decide(true);
+        let lent = mapped.map(uri, offset + 5, field.len() - 9).unwrap().expect("mapped is faster here");
+        assert!((*lent).as_ref() == &field[5..field.len() - 4]);
+        let beyond = mapped.map(uri, offset, field.len() + 1).err().expect("beyond the end");
+        assert_eq!(beyond.kind(), fieldstore_core::ErrorKind::Corrupt, "{beyond}");
     }
 }

@@ -1,11 +1,13 @@
 //! Buffers of the pieces a read is sent in, used again once sent. A fresh buffer per piece had
 //! its pages faulted in and zeroed for every piece, which cost the server more than copying
 //! the bytes themselves (`perf`: 43% of a 1 GB read in `memset`); a buffer used again is
-//! overwritten by the next read only.
+//! overwritten by the next read only. Where the store lends a file's bytes in place (POSIX's
+//! mapping, [`fieldstore_core::backend::MappedReads`]), those are sent instead, with no copy.
 
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
+use fieldstore_core::backend::Mapping;
 use tokio::sync::OwnedSemaphorePermit;
 
 /// Free buffers of one size, a bounded number of them kept.
@@ -41,6 +43,23 @@ impl Pieces {
         if free.len() < self.kept && buffer.len() == self.size {
             free.push(buffer);
         }
+    }
+}
+
+/// Bytes a store lent in place, to send; the mapping is let go, and `held` given back, when
+/// they have been sent (or dropped).
+pub fn lent(mapping: Mapping, held: OwnedSemaphorePermit) -> Bytes {
+    Bytes::from_owner(Lent { mapping, _held: held })
+}
+
+struct Lent {
+    mapping: Mapping,
+    _held: OwnedSemaphorePermit,
+}
+
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
+        (*self.mapping).as_ref()
     }
 }
 

@@ -27,7 +27,7 @@ use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame}
 use crate::access::{constant_time_eq, Access, Identity};
 use crate::memory::{Budget, Held};
 use crate::metrics::{InFlight, Metrics};
-use crate::pieces::Pieces;
+use crate::pieces::{self, Pieces};
 use crate::sessions::{session_name, Sessions};
 use crate::Limits;
 
@@ -586,8 +586,13 @@ const SMALL_READ: u64 = 1 << 20;
 /// whole, whatever part is sent) unless the read is `small`.
 fn read_piece(served: &Served, uri: &str, offset: u64, at: u64, length: usize, small: bool) -> Result<Bytes> {
     let held = served.memory.take(if small { length as u64 } else { READ_PIECE })?;
-    let mut buffer = if small { vec![0; length] } else { served.pieces.take() };
     let offset = offset.checked_add(at).ok_or_else(|| Error::new(ErrorKind::BadRequest, "offset beyond any file"))?;
+    if !small {
+        if let Some(mapping) = served.fs.map_stored(uri, offset, length)? {
+            return Ok(pieces::lent(mapping, held));
+        }
+    }
+    let mut buffer = if small { vec![0; length] } else { served.pieces.take() };
     // Every byte sent is one this read wrote: a store fills the slice or fails (Store::read),
     // so no byte of an earlier read, another identity's perhaps, is ever sent.
     let outcome = served.fs.read_stored(uri, offset, &mut buffer[..length]);

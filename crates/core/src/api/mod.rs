@@ -269,6 +269,16 @@ impl FieldStore {
         self.shared.store.read(uri, offset, buf)
     }
 
+    /// The `len` bytes at `offset` of `uri` lent in place, where the store lends them and
+    /// that is its faster way ([`crate::backend::MappedReads`]); `None`: [`FieldStore::read_stored`]
+    /// them.
+    pub fn map_stored(&self, uri: &str, offset: u64, len: usize) -> Result<Option<crate::backend::Mapping>> {
+        match self.shared.store.mapped_reads() {
+            Some(mapped) => mapped.map(uri, offset, len),
+            None => Ok(None),
+        }
+    }
+
     /// The server this handle's calls go to, if its catalogue is one's ([`Remote`]).
     fn remote(&self) -> Option<&dyn Remote> {
         self.shared.catalogue.remote()
