@@ -23,7 +23,7 @@ mod seeds;
 
 pub use languages::{config, key, request, schema};
 pub use records::{embedded_commits, grib_scan, index_segment, object_log, toc};
-pub use remote::{archive_frames, remote_call};
+pub use remote::{archive_frames, remote_answer, remote_call};
 pub use seeds::seeds;
 
 /// A fuzz target: one input, checked by assertions (a failed one is a finding).
@@ -42,4 +42,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("object_log", object_log),
     ("archive_frames", archive_frames),
     ("remote_call", remote_call),
+    ("remote_answer", remote_answer),
 ];

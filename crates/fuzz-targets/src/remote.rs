@@ -1,7 +1,7 @@
-//! Targets for what a server of `fieldstore serve` decodes from clients: archive bodies and
-//! calls.
+//! Targets for what a server of `fieldstore serve` decodes from clients (archive bodies and
+//! calls), and what a client decodes from a server (a resolve's answer).
 
-use fieldstore_core::api::Operation;
+use fieldstore_core::api::{decode_matches, encode_matches, FieldEntry, Matches, Operation};
 use fieldstore_remote::protocol::{encode_end, encode_field, Bytes, FieldFrames, Frame};
 
 /// The archive body decoder, fed in pieces of the size the first byte says: what it decodes,
@@ -45,4 +45,27 @@ pub fn remote_call(data: &[u8]) {
         serde_json::from_slice(&serde_json::to_vec(&operation).expect("a call encodes")).expect("an encoded call parses");
     let again: Vec<_> = again.needs().iter().map(|need| need.any_of.to_vec()).collect();
     assert_eq!(again, needs, "a call needs the same after a round trip");
+}
+
+/// A resolve's answer from a server, as a client reads it: one that decodes encodes again
+/// (as a server would) and decodes to the same fields, data sets and explanations.
+pub fn remote_answer(data: &[u8]) {
+    let Ok(matches) = decode_matches(data, "fuzz") else { return };
+    let before = described(&matches);
+    let encoded = encode_matches(matches, &|_| {}).expect("a decoded answer encodes");
+    let again = decode_matches(&encoded, "fuzz").expect("an encoded answer decodes");
+    assert_eq!(described(&again), before, "an answer is read the same after a round trip");
+}
+
+/// Everything a client takes from an answer, as text to compare.
+fn described(matches: &Matches) -> Vec<String> {
+    let field = |f: &FieldEntry| {
+        let archived_in = f.archived_in.as_ref().map(|k| k.to_string());
+        format!("{} | {} | {} | {:?} | {} | {archived_in:?}", f.dataset, f.collocation, f.element, f.location, f.superseded)
+    };
+    let mut described: Vec<String> = matches.fields.iter().map(field).collect();
+    described.extend(matches.datasets.iter().map(|d| format!("dataset {d}")));
+    described.extend(matches.collocations.iter().map(|(d, c)| format!("collocation {d} {c}")));
+    described.push(format!("{:?} {:?}", matches.explanation, matches.not_found));
+    described
 }

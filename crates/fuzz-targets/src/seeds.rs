@@ -55,6 +55,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
                 r#"{"op":"hide_datasets","datasets":[{"class":"od"}],"doit":true}"#,
             ]),
         ),
+        ("remote_answer", vec![resolve_answer(false), resolve_answer(true)]),
         ("key", texts(&["class=od,expver=0001,stream=oper\nclass=od,expver=0001,stream=enfo", "a=_\nb=..", "c=x/y\nc=x%2Fy"])),
         ("grib_scan", vec![grib2(20), grib1(&[0, 0, 20]), [grib2(24), vec![0, b'\n']].concat(), grib1(&[0x80, 0, 1])]),
         ("toc", vec![raw(toc_file), [&[1u8, identity_kind, 4, 0][..], b"seed"].concat()]),
@@ -103,6 +104,28 @@ fn grib1(length: &[u8; 3]) -> Vec<u8> {
 }
 
 /// An archive body of two fields and its end, its first byte the decoder's piece size.
+/// A resolve's answer of three fields in two runs (another collocation), one overlaid from
+/// another data set if `overlaid`, with an explanation-free report.
+fn resolve_answer(overlaid: bool) -> Vec<u8> {
+    use fieldstore_core::api::{encode_matches, FieldEntry, Matches};
+    use std::sync::Arc;
+    let dataset = Arc::new(Key::from_pairs([("class", "od"), ("expver", "0001")]));
+    let field = |collocation: &Arc<Key>, step: &str, offset: u64| FieldEntry {
+        dataset: dataset.clone(),
+        collocation: collocation.clone(),
+        element: Key::from_pairs([("step", step), ("param", "167")]),
+        location: FieldLocation { uri: format!("data{}", offset % 2).into(), offset, length: 100, crc32c: Some(7) },
+        superseded: offset == 0,
+        archived_in: overlaid.then(|| Arc::new(Key::from_pairs([("class", "od"), ("expver", "0002")]))),
+    };
+    let (fc, an) = (Arc::new(Key::from_pairs([("type", "fc")])), Arc::new(Key::from_pairs([("type", "an")])));
+    let mut matches = Matches::default();
+    matches.datasets = vec![Key::clone(&dataset)];
+    matches.fields = vec![field(&fc, "0", 0), field(&fc, "6", 100), field(&an, "0", 201)];
+    matches.not_found = vec!["step=12".into()];
+    encode_matches(matches, &|_| {}).expect("an answer encodes")
+}
+
 fn archive_body(piece: u8) -> Vec<u8> {
     let mut body = vec![piece];
     let key = fieldstore_core::Key::parse("class=od,expver=0001,step=6").expect("a key");

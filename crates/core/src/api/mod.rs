@@ -33,7 +33,9 @@ pub use admin::{
 };
 pub use overlay::{OverlayOptions, OverlayReport, VARIABLE_KEYS};
 pub use read::{DataReader, FieldRewriter};
-pub use remote::{call, Answering, Need, Operation, Permission, Remote, RemoteArchiver, Scope, NOTHING_ALLOWED_MATCHED};
+pub use remote::{
+    call, decode_matches, encode_matches, Answering, Need, Operation, Permission, Remote, RemoteArchiver, Scope, NOTHING_ALLOWED_MATCHED,
+};
 pub use resolve::{FieldEntry, ListOptions, Matches};
 
 use crate::backend::{Catalogue, CatalogueWriter, ControlAction, DatasetView, FieldLocation, Store, StoreWriter};

@@ -228,7 +228,7 @@ impl Operation {
                 if !answering.explanations {
                     matches.not_found.clear();
                 }
-                json(&WireMatches::from_matches(matches, locations))
+                encode_matches(matches, locations)
             }
             Axes { request, whole_indexes } => {
                 let (axes, mut why) = fs.axes_of(&parse(&request)?, whole_indexes)?;
@@ -389,8 +389,20 @@ impl WireMatches<'_> {
 /// A resolve through `remote` ([`FieldStore::resolve`]).
 pub(crate) fn resolve(remote: &dyn Remote, request: &Request, options: ListOptions, action: Option<ControlAction>) -> Result<Matches> {
     let answer = remote.call(&Operation::Resolve { request: request.to_string(), options, action })?;
-    let wire: WireMatches<'_> = serde_json::from_slice(&answer).map_err(|e| not_a_report(remote, e))?;
-    wire.into_matches(remote.endpoint())
+    decode_matches(&answer, remote.endpoint())
+}
+
+/// A resolve's answer as a server sends it ([`Operation::run`]), each file's location
+/// passed through `locations` (which signs it) once.
+pub fn encode_matches(matches: Matches, locations: &dyn Fn(&mut FieldLocation)) -> Result<Vec<u8>> {
+    json(&WireMatches::from_matches(matches, locations))
+}
+
+/// A resolve's answer as a client reads it from the server at `endpoint`: an answer that is
+/// not one (a field's key or file out of place) is a [`ErrorKind::Corrupt`] error naming it.
+pub fn decode_matches(answer: &[u8], endpoint: &str) -> Result<Matches> {
+    let wire: WireMatches<'_> = serde_json::from_slice(answer).map_err(|e| not_a_report(endpoint, e))?;
+    wire.into_matches(endpoint)
 }
 
 fn json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
@@ -401,11 +413,11 @@ fn json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
 /// one is an error naming the server.
 pub fn call<T: serde::de::DeserializeOwned>(remote: &dyn Remote, operation: Operation) -> Result<T> {
     let answer = remote.call(&operation)?;
-    serde_json::from_slice(&answer).map_err(|e| not_a_report(remote, e))
+    serde_json::from_slice(&answer).map_err(|e| not_a_report(remote.endpoint(), e))
 }
 
-fn not_a_report(remote: &dyn Remote, e: serde_json::Error) -> Error {
-    Error::caused_by(ErrorKind::Corrupt, format!("server {} answered a call with something else than its report", remote.endpoint()), e)
+fn not_a_report(endpoint: &str, e: serde_json::Error) -> Error {
+    Error::caused_by(ErrorKind::Corrupt, format!("server {endpoint} answered a call with something else than its report"), e)
 }
 
 /// `Axes` with the explanation of a request that matched nothing.
