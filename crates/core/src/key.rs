@@ -152,19 +152,27 @@ impl Key {
 
     /// Rebuilds a key from a keyword list and a [`Key::values_string`].
     pub fn from_values_string(keywords: &[String], values: &str) -> Result<Self> {
+        let miscounted = || {
+            let given = if values.is_empty() { 0 } else { values.split(',').count() };
+            let message = format!("values {values:?} are {given} values for {} keywords", keywords.len());
+            Err(Error::new(ErrorKind::Corrupt, message))
+        };
         // No keywords, no values (the empty string): else one value per keyword.
-        let parts: Vec<&str> = if keywords.is_empty() && values.is_empty() { Vec::new() } else { values.split(',').collect() };
-        if parts.len() != keywords.len() {
-            return Err(Error::new(
-                ErrorKind::Corrupt,
-                format!("values {values:?} are {} values for {} keywords", parts.len(), keywords.len()),
-            ));
+        if keywords.is_empty() {
+            return if values.is_empty() { Ok(Key::new()) } else { miscounted() };
         }
         let mut key = Key::with_capacity(keywords.len(), values.len() + keywords.iter().map(String::len).sum::<usize>());
-        for (k, v) in keywords.iter().zip(parts) {
-            key.push(k, v);
+        let mut parts = values.split(',');
+        for keyword in keywords {
+            match parts.next() {
+                Some(value) => key.push(keyword, value),
+                None => return miscounted(),
+            }
         }
-        Ok(key)
+        match parts.next() {
+            Some(_) => miscounted(),
+            None => Ok(key),
+        }
     }
 
     /// Keywords from outside (a server's answer) checked as [`Key`]'s `Deserialize` checks
@@ -187,8 +195,13 @@ impl Key {
     /// are, for keywords [`Key::check_keywords`] accepted.
     pub fn from_checked_values(keywords: &[String], values: &str) -> Result<Self> {
         let key = Key::from_values_string(keywords, values)?;
-        for (keyword, value) in key.iter() {
-            validate_value(keyword, value)?;
+        // Checked at once where the whole string is short and every character storable (a
+        // listing reads thousands of them); else value by value, for the error naming one.
+        let all_storable = values.len() <= MAX_VALUE_LEN && values.chars().all(|c| c == ',' || is_storable_char(c));
+        if !all_storable {
+            for (keyword, value) in key.iter() {
+                validate_value(keyword, value)?;
+            }
         }
         Ok(key)
     }
@@ -350,7 +363,26 @@ mod tests {
         assert_eq!(key.values_string(), "12,,130");
         assert_eq!(Key::from_values_string(&kws, "12,,130").unwrap(), key);
         assert!(Key::from_values_string(&kws, "12,130").is_err());
+        let too_many = Key::from_values_string(&kws, "12,,130,4").unwrap_err();
+        assert!(too_many.to_string().contains("4 values for 3 keywords"), "{too_many}");
         assert_eq!(key.display_non_empty(), "step=12,param=130");
+        assert_eq!(Key::from_values_string(&[], "").unwrap(), Key::new());
+        assert!(Key::from_values_string(&[], "x").is_err());
+    }
+
+    #[test]
+    fn values_from_outside_are_checked_as_parsed_ones_are() {
+        let kws: Vec<String> = ["step", "param"].map(String::from).to_vec();
+        assert_eq!(Key::from_checked_values(&kws, "12,130").unwrap(), Key::from_pairs([("step", "12"), ("param", "130")]));
+        for (values, culprit) in [("12,a/b", "a/b"), ("x=y,1", "x=y"), ("1,a b", "a b")] {
+            let refused = Key::from_checked_values(&kws, values).unwrap_err();
+            assert!(refused.to_string().contains(culprit), "{values:?}: {refused}");
+        }
+        let long = "9".repeat(MAX_VALUE_LEN + 1);
+        let refused = Key::from_checked_values(&kws, &format!("1,{long}")).unwrap_err();
+        assert!(refused.to_string().contains("longer than"), "{refused}");
+        let longest = "9".repeat(MAX_VALUE_LEN);
+        assert!(Key::from_checked_values(&kws, &format!("{longest},{longest}")).is_ok());
     }
 
     #[test]
