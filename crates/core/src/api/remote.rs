@@ -308,10 +308,10 @@ impl WireMatches<'_> {
         let mut uri_index: std::collections::HashMap<Arc<str>, usize> = std::collections::HashMap::new();
         let mut runs: Vec<WireRun> = Vec::new();
         // The last field's file and keys: the next field's are most often the same ones.
-        let mut last: Option<(Arc<str>, usize, Arc<Key>, Arc<Key>)> = None;
+        let (mut last_file, mut last_keys): (Option<(Arc<str>, usize)>, Option<(Arc<Key>, Arc<Key>)>) = (None, None);
         for field in matches.fields {
-            let uri = match &last {
-                Some((uri, index, ..)) if Arc::ptr_eq(uri, &field.location.uri) => *index,
+            let uri = match &last_file {
+                Some((uri, index)) if Arc::ptr_eq(uri, &field.location.uri) => *index,
                 _ => *uri_index.entry(field.location.uri.clone()).or_insert_with(|| {
                     let mut signed = field.location.clone();
                     locations(&mut signed);
@@ -319,14 +319,15 @@ impl WireMatches<'_> {
                     uris.len() - 1
                 }),
             };
-            let same_keys = last.as_ref().is_some_and(|(.., dataset, collocation)| {
-                Arc::ptr_eq(dataset, &field.dataset) && Arc::ptr_eq(collocation, &field.collocation)
-            });
+            let same_keys = last_keys
+                .as_ref()
+                .is_some_and(|(dataset, collocation)| Arc::ptr_eq(dataset, &field.dataset) && Arc::ptr_eq(collocation, &field.collocation));
             let same_run = runs.last().is_some_and(|run| {
                 (same_keys || (run.dataset == *field.dataset && run.collocation == *field.collocation))
                     && run.keywords.iter().eq(field.element.keywords())
             });
-            last = Some((field.location.uri.clone(), uri, field.dataset.clone(), field.collocation.clone()));
+            last_file = Some((field.location.uri.clone(), uri));
+            last_keys = Some((field.dataset.clone(), field.collocation.clone()));
             if !same_run {
                 runs.push(WireRun {
                     dataset: Key::clone(&field.dataset),
