@@ -308,7 +308,8 @@ impl WireMatches<'_> {
         let mut uri_index: std::collections::HashMap<Arc<str>, usize> = std::collections::HashMap::new();
         let mut runs: Vec<WireRun> = Vec::new();
         // The last field's file and keys: the next field's are most often the same ones.
-        let (mut last_file, mut last_keys): (Option<(Arc<str>, usize)>, Option<(Arc<Key>, Arc<Key>)>) = (None, None);
+        let mut last_file: Option<(Arc<str>, usize)> = None;
+        let mut last_keys: Option<(Arc<Key>, Arc<Key>)> = None;
         for field in matches.fields {
             let uri = match &last_file {
                 Some((uri, index)) if Arc::ptr_eq(uri, &field.location.uri) => *index,
