@@ -6,6 +6,7 @@ use std::mem::MaybeUninit;
 
 use fieldstore_core::error::{Error, Result};
 
+use crate::simple::{unpack_bits, Scale};
 use crate::Handle;
 
 /// A field's grid, as the array interfaces need it: its shape and coordinates.
@@ -174,48 +175,9 @@ impl SimplePacking {
                 message: format!("its data section is shorter than {} values of {} bits", out.len(), self.bits),
             });
         };
-        let (s, d) = (power(self.binary_scale, 2.0), power(-self.decimal_scale, 10.0));
-        unpack_simple(data, self.bits, out, |x| T::from_f64(((x as f64 * s) + self.reference) * d));
+        let scale = Scale::new(self.reference, self.binary_scale, self.decimal_scale);
+        unpack_bits(data, 0, self.bits, out, |x| T::from_f64(scale.value(x)));
         Ok(())
-    }
-}
-
-/// `base` to the power `exponent` as ecCodes computes it: by repeated multiplication or
-/// division (a `powi` would round differently).
-fn power(exponent: i64, base: f64) -> f64 {
-    match exponent {
-        0 => 1.0,
-        1 => base,
-        e if e < 0 => (0..-e).fold(1.0, |acc, _| acc / base),
-        e => (0..e).fold(1.0, |acc, _| acc * base),
-    }
-}
-
-/// Unpacks `out.len()` big-endian unsigned integers of `bits` bits (1 to 32) from `data` and
-/// writes `value(x)` of each into every element of `out` (zeros past the end of `data`).
-fn unpack_simple<T>(data: &[u8], bits: u32, out: &mut [MaybeUninit<T>], value: impl Fn(u64) -> T) {
-    let mask = (1u64 << bits) - 1;
-    let whole_bytes = bits.is_multiple_of(8) && data.len() >= out.len() * (bits as usize / 8);
-    match bits {
-        8 if whole_bytes => out.iter_mut().zip(data).for_each(|(o, b)| {
-            o.write(value(u64::from(*b)));
-        }),
-        16 if whole_bytes => out.iter_mut().zip(data.chunks_exact(2)).for_each(|(o, b)| {
-            o.write(value(u64::from(u16::from_be_bytes([b[0], b[1]]))));
-        }),
-        _ => {
-            // A window of up to 64 bits, refilled a byte at a time.
-            let (mut window, mut held, mut next) = (0u64, 0u32, 0usize);
-            for o in out.iter_mut() {
-                while held < bits {
-                    window = (window << 8) | u64::from(data.get(next).copied().unwrap_or(0));
-                    next += 1;
-                    held += 8;
-                }
-                held -= bits;
-                o.write(value((window >> held) & mask));
-            }
-        }
     }
 }
 
@@ -359,13 +321,6 @@ mod tests {
         let mut out = vec![0.0f64; n];
         let err = decode_values(&message[..message.len() - 100], &mut out);
         assert!(err.is_err());
-    }
-
-    #[test]
-    fn powers_are_made_as_ecodes_makes_them() {
-        assert_eq!(power(0, 10.0), 1.0);
-        assert_eq!(power(3, 2.0), 8.0);
-        assert_eq!(power(-2, 10.0).to_bits(), (1.0f64 / 10.0 / 10.0).to_bits());
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod decode;
 mod ffi;
 mod handle;
 mod scan;
+pub mod simple;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
