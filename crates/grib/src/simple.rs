@@ -93,6 +93,7 @@ mod tests {
                 let data = pack(&values, bits, skip);
                 let mut out = vec![MaybeUninit::<u64>::uninit(); values.len()];
                 unpack_bits(&data, skip, bits, &mut out, |x| x);
+                // SAFETY: unpack_bits writes every element of `out`.
                 let got: Vec<u64> = out.iter().map(|o| unsafe { o.assume_init() }).collect();
                 assert_eq!(got, values, "{bits} bits after {skip}");
             }
