@@ -1,0 +1,110 @@
+//! How a field's values are packed: what an extraction needs to find the bytes of a grid point
+//! and unpack it, read once from the whole message through ecCodes (at archive or scan time),
+//! so that extractions need only the bytes of the points they ask for.
+
+use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_grib::Handle;
+
+/// How the values are read.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PackingKind {
+    /// Simple packing (`grid_simple`, GRIB 1 and 2): fixed-width integers, read where they lie.
+    Simple,
+    /// Every value the reference value (0 bits per value): nothing to read but the bitmap.
+    Constant,
+    /// Any other packing (ecCodes' `packingType` named): the field is decoded whole by ecCodes.
+    Decoded(String),
+}
+
+/// A field's packing, as an extraction reads it. Offsets count from the message's first byte.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Packing {
+    /// How the values are read.
+    pub kind: PackingKind,
+    /// Grid points (`numberOfDataPoints`): the ranges extracted index these.
+    pub points: u64,
+    /// Values packed (`numberOfCodedValues`): the points the bitmap, if any, marks present.
+    pub coded: u64,
+    /// Bits per packed value (`bitsPerValue`).
+    pub bits: u32,
+    /// R, E and D of `((X * 2^E) + R) * 10^-D`.
+    pub reference: f64,
+    /// E.
+    pub binary_scale: i64,
+    /// D.
+    pub decimal_scale: i64,
+    /// Where the packed values start (`offsetBeforeData`).
+    pub data_offset: u64,
+    /// Where the bitmap's first bit is (`offsetBeforeBitmap`), if the field has one.
+    pub bitmap_offset: Option<u64>,
+    /// The message's length (`totalLength`).
+    pub length: u64,
+}
+
+impl Packing {
+    /// The packing of one GRIB message, read by ecCodes.
+    pub fn of(message: &[u8]) -> Result<Packing> {
+        let handle = Handle::from_message(message)
+            .ok_or_else(|| Error::Grib { context: "field".into(), message: "ecCodes cannot read it".into() })?;
+        let unsigned = |key: &str| {
+            let value = handle.get_long(key)?;
+            u64::try_from(value).map_err(|_| Error::Grib { context: key.into(), message: format!("{value} is negative") })
+        };
+        let packing_type = handle.get_string("packingType")?;
+        let bits = u32::try_from(unsigned("bitsPerValue")?).unwrap_or(u32::MAX);
+        let bitmap = handle.get_long("bitmapPresent").unwrap_or(0) != 0;
+        let kind = match packing_type.as_str() {
+            "grid_simple" | "grid_ccsds" if bits == 0 => PackingKind::Constant,
+            "grid_simple" if bits <= 32 => PackingKind::Simple,
+            _ => PackingKind::Decoded(packing_type),
+        };
+        let packing = Packing {
+            kind,
+            points: unsigned("numberOfDataPoints")?,
+            coded: unsigned("numberOfCodedValues")?,
+            bits,
+            reference: handle.get_double("referenceValue")?,
+            binary_scale: handle.get_long("binaryScaleFactor")?,
+            decimal_scale: handle.get_long("decimalScaleFactor")?,
+            data_offset: unsigned("offsetBeforeData")?,
+            bitmap_offset: if bitmap { Some(bitmap_offset(&handle)?) } else { None },
+            length: unsigned("totalLength")?,
+        };
+        packing.check()?;
+        Ok(packing)
+    }
+
+    /// Refuses a description whose parts do not fit in its message.
+    fn check(&self) -> Result<()> {
+        let corrupt = |what: String| Err(Error::new(ErrorKind::Corrupt, format!("a GRIB field's packing: {what}")));
+        if self.kind == PackingKind::Simple {
+            let packed = self.coded.checked_mul(u64::from(self.bits)).map(|bits| bits.div_ceil(8));
+            if packed.and_then(|bytes| bytes.checked_add(self.data_offset)).is_none_or(|end| end > self.length) {
+                return corrupt(format!(
+                    "{} values of {} bits from byte {} overrun its {} bytes",
+                    self.coded, self.bits, self.data_offset, self.length
+                ));
+            }
+        }
+        if let Some(at) = self.bitmap_offset {
+            if at.checked_add(self.points.div_ceil(8)).is_none_or(|end| end > self.length) {
+                return corrupt(format!("a bitmap of {} points from byte {at} overruns its {} bytes", self.points, self.length));
+            }
+        }
+        let native = !matches!(self.kind, PackingKind::Decoded(_));
+        if native && self.bitmap_offset.is_none() && self.coded != self.points {
+            return corrupt(format!("{} values for {} points without a bitmap", self.coded, self.points));
+        }
+        Ok(())
+    }
+}
+
+/// Where a message's bitmap bits start: GRIB 1 names it (`offsetBeforeBitmap`); in GRIB 2 they
+/// follow section 6's length, number and bitmap indicator (6 bytes).
+fn bitmap_offset(handle: &Handle<'_>) -> Result<u64> {
+    let at = match handle.get_long("edition")? {
+        1 => handle.get_long("offsetBeforeBitmap")?,
+        _ => handle.get_long("offsetSection6")?.saturating_add(6),
+    };
+    u64::try_from(at).map_err(|_| Error::Grib { context: "bitmap".into(), message: format!("at {at}") })
+}

@@ -1,0 +1,130 @@
+//! Every extracted value against ecCodes' own decoding of the whole field: GRIB 1 and 2,
+//! regular and reduced grids, widths from constant to 24 bits, with and without a bitmap,
+//! ranges at the edges and at random; and only the bytes needed read.
+
+use fieldstore_extract::{extract, Packing, PackingKind, Range};
+use fieldstore_grib::Handle;
+
+const MISSING: f64 = 9999.0;
+
+/// A field of `sample` packed at `bits` bits per value, every `missing_every`-th point missing
+/// (none with 0), its values varying smoothly, as ecCodes encodes it.
+fn field(sample: &str, bits: i64, missing_every: usize) -> Vec<u8> {
+    let mut h = Handle::from_message_copy(&fieldstore_grib::sample_message(sample, &[]).unwrap()).unwrap();
+    let n = h.get_long("numberOfDataPoints").unwrap() as usize;
+    let values: Vec<f64> = (0..n)
+        .map(|i| {
+            if missing_every > 0 && i % missing_every == 3 {
+                MISSING
+            } else {
+                250.0 + 30.0 * (i as f64 * 0.01).sin() + (i % 13) as f64 * 0.37
+            }
+        })
+        .collect();
+    if missing_every > 0 {
+        h.set_long("bitmapPresent", 1).unwrap();
+    }
+    if bits > 0 {
+        h.set_long("bitsPerValue", bits).unwrap();
+        h.set_double_array("values", &values).unwrap();
+    }
+    h.message().unwrap()
+}
+
+/// ecCodes' values of the whole message (missing points as NaN).
+fn ecodes_values(message: &[u8]) -> Vec<f64> {
+    let h = Handle::from_message(message).unwrap();
+    let mut values = vec![0.0; h.get_size("values").unwrap()];
+    h.get_double_array("values", &mut values).unwrap();
+    let bitmap = h.get_long("bitmapPresent").unwrap_or(0) != 0;
+    values.into_iter().map(|v| if bitmap && v == MISSING { f64::NAN } else { v }).collect()
+}
+
+/// Ranges at the edges, single points, and pseudo-random ones.
+fn ranges(points: u64) -> Vec<Range> {
+    let mut ranges =
+        vec![Range::new(0, 1), Range::new(points - 1, points), Range::new(0, points.min(70)), Range::new(points / 2, points / 2 + 1)];
+    let mut x = 12345u64;
+    for _ in 0..20 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let start = (x >> 33) % points;
+        let len = 1 + (x >> 17) % 40;
+        ranges.push(Range::new(start, (start + len).min(points)));
+    }
+    ranges
+}
+
+fn check(sample: &str, bits: i64, missing_every: usize) -> (Packing, u64) {
+    let message = field(sample, bits, missing_every);
+    let packing = Packing::of(&message).unwrap();
+    let expected = ecodes_values(&message);
+    assert_eq!(expected.len() as u64, packing.points, "{sample}");
+    let ranges = ranges(packing.points);
+    let mut source = |offset: u64, length: usize| Ok(message[offset as usize..offset as usize + length].to_vec());
+    let got = extract(&packing, &ranges, &mut source).unwrap();
+    for (i, range) in ranges.iter().enumerate() {
+        for (j, point) in (range.start..range.end).enumerate() {
+            let (want, value) = (expected[point as usize], got.values[i][j]);
+            let context = format!("{sample}, {bits} bits, missing every {missing_every}: point {point}");
+            assert_eq!(got.masks[i][j], !want.is_nan(), "{context}: mask");
+            assert!(want.to_bits() == value.to_bits() || (want.is_nan() && value.is_nan()), "{context}: {value} against ecCodes' {want}");
+        }
+    }
+    (packing, got.bytes_read)
+}
+
+#[test]
+fn simple_packing_is_read_as_ecodes_reads_it() {
+    for sample in ["regular_ll_sfc_grib1", "regular_ll_sfc_grib2", "reduced_gg_pl_32_grib1", "reduced_gg_pl_32_grib2"] {
+        for bits in [1, 7, 12, 16, 24] {
+            for missing_every in [0, 7] {
+                let (packing, _) = check(sample, bits, missing_every);
+                assert_eq!(packing.kind, PackingKind::Simple, "{sample}");
+                assert_eq!(packing.bitmap_offset.is_some(), missing_every > 0, "{sample}");
+            }
+        }
+    }
+}
+
+#[test]
+fn constant_fields_need_no_values_read() {
+    for sample in ["regular_ll_sfc_grib1", "regular_ll_sfc_grib2"] {
+        let (packing, bytes) = check(sample, 0, 0);
+        assert_eq!((packing.kind, bytes), (PackingKind::Constant, 0), "{sample}");
+    }
+}
+
+#[test]
+fn a_few_points_read_a_few_bytes() {
+    let message = field("reduced_gg_pl_320_grib2", 16, 0);
+    let packing = Packing::of(&message).unwrap();
+    let mut source = |offset: u64, length: usize| Ok(message[offset as usize..offset as usize + length].to_vec());
+    let points = [Range::new(10, 11), Range::new(200_000, 200_002), Range::new(packing.points - 1, packing.points)];
+    let got = extract(&packing, &points, &mut source).unwrap();
+    assert!(got.bytes_read <= 3 * 4, "{} bytes read for 4 values", got.bytes_read);
+    let expected = ecodes_values(&message);
+    assert_eq!(got.values[1], expected[200_000..200_002]);
+}
+
+#[test]
+fn other_packings_are_decoded_whole_by_ecodes() {
+    let message = fieldstore_grib::modify(&field("regular_ll_sfc_grib2", 16, 0), &[("packingType".into(), "grid_ccsds".into())]).unwrap();
+    let packing = Packing::of(&message).unwrap();
+    assert_eq!(packing.kind, PackingKind::Decoded("grid_ccsds".into()));
+    let mut source = |offset: u64, length: usize| Ok(message[offset as usize..offset as usize + length].to_vec());
+    let got = extract(&packing, &[Range::new(5, 9)], &mut source).unwrap();
+    assert!(got.decoded_whole && got.bytes_read == message.len() as u64);
+    assert_eq!(got.values[0], ecodes_values(&message)[5..9]);
+}
+
+#[test]
+fn ranges_out_of_the_field_are_refused_naming_them() {
+    let message = field("regular_ll_sfc_grib2", 16, 0);
+    let packing = Packing::of(&message).unwrap();
+    let mut source = |_: u64, _: usize| -> fieldstore_core::Result<Vec<u8>> { panic!("nothing is read for a bad range") };
+    for (range, words) in [(Range::new(5, 5), "start < end"), (Range::new(0, packing.points + 1), "beyond")] {
+        let refused = extract(&packing, &[range], &mut source).unwrap_err();
+        assert!(refused.to_string().contains(words), "{refused}");
+        assert_eq!(refused.kind(), fieldstore_core::ErrorKind::BadRequest);
+    }
+}
