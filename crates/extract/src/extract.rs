@@ -45,7 +45,7 @@ pub fn extract(packing: &Packing, ranges: &[Range], source: &mut dyn Source) -> 
     let mut reads = Reads { source, bytes: 0 };
     let mut extraction = match &packing.kind {
         PackingKind::Decoded(_) => decoded_whole(packing, ranges, &mut reads)?,
-        PackingKind::Simple | PackingKind::Constant => natively(packing, ranges, &mut reads)?,
+        PackingKind::Simple | PackingKind::Ccsds(_) | PackingKind::Constant => natively(packing, ranges, &mut reads)?,
     };
     extraction.bytes_read = reads.bytes;
     Ok(extraction)
@@ -108,8 +108,8 @@ fn natively(packing: &Packing, ranges: &[Range], reads: &mut Reads<'_>) -> Resul
         extraction.masks.push(mask);
     }
     let packed = match packing.kind {
-        PackingKind::Simple => packed_values(packing, &wanted, reads)?,
-        _ => wanted.iter().map(|(_, count)| vec![packing.reference; *count as usize]).collect(),
+        PackingKind::Constant => wanted.iter().map(|(_, count)| vec![packing.reference; *count as usize]).collect(),
+        _ => packed_values(packing, &wanted, reads)?,
     };
     for (mask, packed) in extraction.masks.iter().zip(packed) {
         let mut packed = packed.into_iter();
@@ -122,13 +122,12 @@ fn natively(packing: &Packing, ranges: &[Range], reads: &mut Reads<'_>) -> Resul
 fn packed_values(packing: &Packing, wanted: &[(u64, u64)], reads: &mut Reads<'_>) -> Result<Vec<Vec<f64>>> {
     let bits = u64::from(packing.bits);
     // Each run's bytes, from the message's start (within the data: checked by Packing).
-    let span = |(first, count): (u64, u64)| {
-        let (start, end) = (first * bits, (first + count) * bits);
-        (packing.data_offset + start / 8, packing.data_offset + end.div_ceil(8))
+    let span = |(first, count): (u64, u64)| match &packing.kind {
+        PackingKind::Ccsds(ccsds) => ccsds.span(packing.data_offset, first, count),
+        _ => (packing.data_offset + first * bits / 8, packing.data_offset + ((first + count) * bits).div_ceil(8)),
     };
     let mut order: Vec<usize> = (0..wanted.len()).filter(|i| wanted[*i].1 > 0).collect();
     order.sort_by_key(|i| span(wanted[*i]).0);
-    // Merged spans: (start, end, bytes once read).
     let mut merged: Vec<(u64, u64)> = Vec::new();
     for i in &order {
         let (start, end) = span(wanted[*i]);
@@ -142,15 +141,26 @@ fn packed_values(packing: &Packing, wanted: &[(u64, u64)], reads: &mut Reads<'_>
     let scale = Scale::new(packing.reference, packing.binary_scale, packing.decimal_scale);
     let mut values = Vec::with_capacity(wanted.len());
     for (first, count) in wanted.iter().copied() {
-        let (start, _) = span((first, count));
-        let mut out = vec![MaybeUninit::<f64>::uninit(); count as usize];
-        if count > 0 {
-            let (at, bytes) = read.iter().rev().find(|(at, _)| *at <= start).expect("every run's span was read");
-            let skip = ((first * bits) % 8) as u32;
-            unpack_bits(&bytes[(start - at) as usize..], skip, packing.bits, &mut out, |x| scale.value(x));
+        if count == 0 {
+            values.push(Vec::new());
+            continue;
         }
-        // SAFETY: unpack_bits wrote every element (none where count is 0).
-        values.push(out.into_iter().map(|v| unsafe { v.assume_init() }).collect());
+        let (start, _) = span((first, count));
+        let (at, bytes) = read.iter().rev().find(|(at, _)| *at <= start).expect("every run's span was read");
+        let run = match &packing.kind {
+            PackingKind::Ccsds(ccsds) => {
+                let integers = ccsds.unpack(packing.bits, bytes, at - packing.data_offset, first, count)?;
+                integers.into_iter().map(|x| scale.value(x)).collect()
+            }
+            _ => {
+                let mut out = vec![MaybeUninit::<f64>::uninit(); count as usize];
+                let skip = ((first * bits) % 8) as u32;
+                unpack_bits(&bytes[(start - at) as usize..], skip, packing.bits, &mut out, |x| scale.value(x));
+                // SAFETY: unpack_bits wrote every element.
+                out.into_iter().map(|v| unsafe { v.assume_init() }).collect()
+            }
+        };
+        values.push(run);
     }
     Ok(values)
 }

@@ -2,14 +2,16 @@
 //! issue 45): a field's packing is described once ([`Packing`], read through ecCodes), and an
 //! extraction of ranges of grid points ([`extract`]) reads only the bytes that hold them (and
 //! the bitmap before them), merged where close, and unpacks them bit for bit as ecCodes does.
-//! Packings read natively: simple packing (GRIB 1 and 2, with or without a bitmap) and
-//! constant fields; every other packing is decoded whole by ecCodes, correctly, and the result
-//! says so.
+//! Packings read natively: simple packing (GRIB 1 and 2, with or without a bitmap), CCSDS
+//! (GRIB 2) and constant fields; every other packing is decoded whole by ecCodes, correctly,
+//! and the result says so.
 
+mod ccsds;
 mod extract;
 mod packing;
 mod ranges;
 
+pub use ccsds::Ccsds;
 pub use extract::{extract, Extraction, Source};
 pub use packing::{Packing, PackingKind};
 pub use ranges::Range;

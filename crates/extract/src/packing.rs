@@ -5,11 +5,15 @@
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_grib::Handle;
 
+use crate::Ccsds;
+
 /// How the values are read.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PackingKind {
     /// Simple packing (`grid_simple`, GRIB 1 and 2): fixed-width integers, read where they lie.
     Simple,
+    /// CCSDS (`grid_ccsds`): its RSIs decoded where they hold the points asked.
+    Ccsds(Ccsds),
     /// Every value the reference value (0 bits per value): nothing to read but the bitmap.
     Constant,
     /// Any other packing (ecCodes' `packingType` named): the field is decoded whole by ecCodes.
@@ -58,7 +62,7 @@ impl Packing {
             "grid_simple" if bits <= 32 => PackingKind::Simple,
             _ => PackingKind::Decoded(packing_type),
         };
-        let packing = Packing {
+        let mut packing = Packing {
             kind,
             points: unsigned("numberOfDataPoints")?,
             coded: unsigned("numberOfCodedValues")?,
@@ -70,6 +74,11 @@ impl Packing {
             bitmap_offset: if bitmap { Some(bitmap_offset(&handle)?) } else { None },
             length: unsigned("totalLength")?,
         };
+        if packing.kind == PackingKind::Decoded("grid_ccsds".into()) && bits <= 32 {
+            if let Some(ccsds) = ccsds(&handle, message, &packing)? {
+                packing.kind = PackingKind::Ccsds(ccsds);
+            }
+        }
         packing.check()?;
         Ok(packing)
     }
@@ -83,6 +92,14 @@ impl Packing {
                 return corrupt(format!(
                     "{} values of {} bits from byte {} overrun its {} bytes",
                     self.coded, self.bits, self.data_offset, self.length
+                ));
+            }
+        }
+        if let PackingKind::Ccsds(ccsds) = &self.kind {
+            if self.data_offset.checked_add(ccsds.length).is_none_or(|end| end > self.length) {
+                return corrupt(format!(
+                    "a CCSDS stream of {} bytes from byte {} overruns its {} bytes",
+                    ccsds.length, self.data_offset, self.length
                 ));
             }
         }
@@ -107,4 +124,19 @@ fn bitmap_offset(handle: &Handle<'_>) -> Result<u64> {
         _ => handle.get_long("offsetSection6")?.saturating_add(6),
     };
     u64::try_from(at).map_err(|_| Error::Grib { context: "bitmap".into(), message: format!("at {at}") })
+}
+
+/// A CCSDS field's coding with its RSIs' offsets, where they can be found ([`Ccsds::of`]).
+fn ccsds(handle: &Handle<'_>, message: &[u8], packing: &Packing) -> Result<Option<Ccsds>> {
+    let number = |key: &str| handle.get_long(key).map(|v| u32::try_from(v).unwrap_or(u32::MAX));
+    let (flags, block_size, rsi) = (number("ccsdsFlags")?, number("ccsdsBlockSize")?, number("ccsdsRsi")?);
+    let length = u64::try_from(handle.get_long("section7Length")?.saturating_sub(5)).unwrap_or(0);
+    let stream = usize::try_from(packing.data_offset)
+        .ok()
+        .zip(usize::try_from(length).ok())
+        .and_then(|(at, length)| message.get(at..at.checked_add(length)?));
+    let Some(stream) = stream else {
+        return Err(Error::new(ErrorKind::Corrupt, format!("a CCSDS stream of {length} bytes overruns its message")));
+    };
+    Ok(Ccsds::of(stream, packing.coded, packing.bits, flags, block_size, rsi))
 }

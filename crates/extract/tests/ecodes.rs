@@ -10,6 +10,11 @@ const MISSING: f64 = 9999.0;
 /// A field of `sample` packed at `bits` bits per value, every `missing_every`-th point missing
 /// (none with 0), its values varying smoothly, as ecCodes encodes it.
 fn field(sample: &str, bits: i64, missing_every: usize) -> Vec<u8> {
+    packed_field(sample, "grid_simple", bits, missing_every)
+}
+
+/// [`field`] in packing `packing_type`.
+fn packed_field(sample: &str, packing_type: &str, bits: i64, missing_every: usize) -> Vec<u8> {
     let mut h = Handle::from_message_copy(&fieldstore_grib::sample_message(sample, &[]).unwrap()).unwrap();
     let n = h.get_long("numberOfDataPoints").unwrap() as usize;
     let values: Vec<f64> = (0..n)
@@ -28,6 +33,7 @@ fn field(sample: &str, bits: i64, missing_every: usize) -> Vec<u8> {
         h.set_long("bitsPerValue", bits).unwrap();
         h.set_double_array("values", &values).unwrap();
     }
+    h.set_string("packingType", packing_type).unwrap();
     h.message().unwrap()
 }
 
@@ -55,7 +61,13 @@ fn ranges(points: u64) -> Vec<Range> {
 }
 
 fn check(sample: &str, bits: i64, missing_every: usize) -> (Packing, u64) {
-    let message = field(sample, bits, missing_every);
+    check_packed(sample, "grid_simple", bits, missing_every)
+}
+
+/// Extracts ranges of a field of `sample` in `packing_type` and checks every value against
+/// ecCodes'; the packing and the bytes read.
+fn check_packed(sample: &str, packing_type: &str, bits: i64, missing_every: usize) -> (Packing, u64) {
+    let message = packed_field(sample, packing_type, bits, missing_every);
     let packing = Packing::of(&message).unwrap();
     let expected = ecodes_values(&message);
     assert_eq!(expected.len() as u64, packing.points, "{sample}");
@@ -65,7 +77,7 @@ fn check(sample: &str, bits: i64, missing_every: usize) -> (Packing, u64) {
     for (i, range) in ranges.iter().enumerate() {
         for (j, point) in (range.start..range.end).enumerate() {
             let (want, value) = (expected[point as usize], got.values[i][j]);
-            let context = format!("{sample}, {bits} bits, missing every {missing_every}: point {point}");
+            let context = format!("{sample} {packing_type}, {bits} bits, missing every {missing_every}: point {point}");
             assert_eq!(got.masks[i][j], !want.is_nan(), "{context}: mask");
             assert!(want.to_bits() == value.to_bits() || (want.is_nan() && value.is_nan()), "{context}: {value} against ecCodes' {want}");
         }
@@ -107,10 +119,36 @@ fn a_few_points_read_a_few_bytes() {
 }
 
 #[test]
-fn other_packings_are_decoded_whole_by_ecodes() {
-    let message = fieldstore_grib::modify(&field("regular_ll_sfc_grib2", 16, 0), &[("packingType".into(), "grid_ccsds".into())]).unwrap();
+fn ccsds_is_read_as_ecodes_reads_it_from_the_rsis_holding_the_points() {
+    for sample in ["regular_ll_sfc_grib2", "reduced_gg_pl_32_grib2", "reduced_gg_pl_320_grib2"] {
+        for bits in [8, 12, 16, 24] {
+            for missing_every in [0, 7] {
+                let (packing, _) = check_packed(sample, "grid_ccsds", bits, missing_every);
+                assert!(matches!(packing.kind, PackingKind::Ccsds(_)), "{sample}, {bits} bits: read natively");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_few_points_of_a_ccsds_field_read_only_their_rsis() {
+    let message = packed_field("reduced_gg_pl_320_grib2", "grid_ccsds", 16, 0);
     let packing = Packing::of(&message).unwrap();
-    assert_eq!(packing.kind, PackingKind::Decoded("grid_ccsds".into()));
+    let PackingKind::Ccsds(ccsds) = &packing.kind else { panic!("read natively") };
+    let largest_rsi = ccsds.offsets.windows(2).map(|w| (w[1] - w[0]).div_ceil(8)).max().unwrap();
+    let mut source = |offset: u64, length: usize| Ok(message[offset as usize..offset as usize + length].to_vec());
+    let points = [Range::new(10, 11), Range::new(200_000, 200_002), Range::new(packing.points - 1, packing.points)];
+    let got = extract(&packing, &points, &mut source).unwrap();
+    assert!(got.bytes_read <= 3 * (largest_rsi + 10), "{} bytes read, RSIs of at most {largest_rsi}", got.bytes_read);
+    assert!(got.bytes_read < ccsds.length / 20, "{} of {} bytes", got.bytes_read, ccsds.length);
+    assert_eq!(got.values[1], ecodes_values(&message)[200_000..200_002]);
+}
+
+#[test]
+fn other_packings_are_decoded_whole_by_ecodes() {
+    let message = packed_field("regular_ll_sfc_grib2", "grid_complex", 16, 0);
+    let packing = Packing::of(&message).unwrap();
+    assert_eq!(packing.kind, PackingKind::Decoded("grid_complex".into()));
     let mut source = |offset: u64, length: usize| Ok(message[offset as usize..offset as usize + length].to_vec());
     let got = extract(&packing, &[Range::new(5, 9)], &mut source).unwrap();
     assert!(got.decoded_whole && got.bytes_read == message.len() as u64);
