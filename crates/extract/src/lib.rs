@@ -8,10 +8,12 @@
 
 mod ccsds;
 mod extract;
+mod fields;
 mod packing;
 mod ranges;
 
 pub use ccsds::Ccsds;
 pub use extract::{extract, Extraction, Source};
+pub use fields::{Extractor, FieldExtraction};
 pub use packing::{Packing, PackingKind};
 pub use ranges::Range;
