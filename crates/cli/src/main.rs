@@ -130,6 +130,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Extract grid points from the fields a request names, reading only the bytes that hold them
+    #[command(after_help = "Ranges are [start, end) grid points in the order of the field's values.\n\nExamples:
+  fieldstore extract class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step=0/6,param=167 --ranges 0-10,5000-5001
+  fieldstore extract --json ... --ranges 100-200
+  fieldstore extract --csv ... --ranges 100-200 > points.csv")]
+    Extract {
+        #[command(flatten)]
+        query: QueryArgs,
+        /// Ranges of grid points, start-end (end excluded), comma-separated
+        #[arg(long, required = true, value_delimiter = ',')]
+        ranges: Vec<String>,
+        /// Print CSV: one line per point (field, point, value; empty where missing)
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+    },
     /// The values stored for each keyword among what a request names
     #[command(after_help = "Examples:\n  fieldstore axes class=od,expver=0001
   fieldstore axes --json class=od,expver=0001,stream=enfo")]
@@ -662,6 +677,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Extract { query, ranges, csv } => {
+            let ranges = ranges.iter().map(|text| parse_range(text)).collect::<anyhow::Result<Vec<_>>>()?;
+            let extractor = fieldstore::extract::Extractor::new();
+            let mut printed = output::Extracted::new(if csv {
+                output::ExtractStyle::Csv
+            } else if query.json {
+                output::ExtractStyle::Json
+            } else {
+                output::ExtractStyle::Text
+            });
+            for_each_request(config, &query.request, MINIMUM_KEYS, |fs, r| printed.print(&extractor.extract(fs, r, &ranges)?, &ranges))?;
+            printed.finish()
+        }
         Command::Axes(q) => for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| {
             let (axes, why) = fs.axes(r)?;
             output::print_axes(&axes, q.json)?;
@@ -831,6 +859,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// Opens the store and runs `each` for every request given.
+/// A range of grid points as the command line gives it: `start-end`.
+fn parse_range(text: &str) -> anyhow::Result<fieldstore::extract::Range> {
+    let parsed = text.trim().split_once('-').and_then(|(start, end)| Some((start.trim().parse().ok()?, end.trim().parse().ok()?)));
+    match parsed {
+        Some((start, end)) => Ok(fieldstore::extract::Range::new(start, end)),
+        None => bail!("--ranges: '{text}' is not start-end (grid points, end excluded, e.g. 0-10)"),
+    }
+}
+
 fn for_each_request(
     config: Option<&Path>,
     args: &RequestArgs,

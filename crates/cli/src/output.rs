@@ -461,3 +461,80 @@ pub fn print_info(config: &Config, datasets: usize, json: bool) -> anyhow::Resul
     }
     Ok(())
 }
+
+/// How `extract` prints.
+pub enum ExtractStyle {
+    /// Per field its identifier, then per range its values (`missing` where missing).
+    Text,
+    /// One JSON array of every field's extraction (null where missing).
+    Json,
+    /// One line per point: field, point, value (empty where missing).
+    Csv,
+}
+
+/// The extractions of one `extract` command, printed as they come (JSON closes at the end).
+pub struct Extracted {
+    style: ExtractStyle,
+    fields: usize,
+}
+
+impl Extracted {
+    pub fn new(style: ExtractStyle) -> Self {
+        Extracted { style, fields: 0 }
+    }
+
+    /// Prints one request's extractions.
+    pub fn print(
+        &mut self,
+        extracted: &[fieldstore::extract::FieldExtraction],
+        ranges: &[fieldstore::extract::Range],
+    ) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        for field in extracted {
+            let identifier = field.field.identifier().to_string();
+            let got = &field.extraction;
+            match self.style {
+                ExtractStyle::Text => {
+                    writeln!(out, "{{{identifier}}}")?;
+                    for (range, values) in ranges.iter().zip(&got.values) {
+                        let shown: Vec<String> = values.iter().map(|v| if v.is_nan() { "missing".into() } else { v.to_string() }).collect();
+                        writeln!(out, "  {}-{}: {}", range.start, range.end, shown.join(" "))?;
+                    }
+                }
+                ExtractStyle::Csv => {
+                    if self.fields == 0 {
+                        writeln!(out, "field,point,value")?;
+                    }
+                    for (range, values) in ranges.iter().zip(&got.values) {
+                        for (point, v) in (range.start..range.end).zip(values) {
+                            let value = if v.is_nan() { String::new() } else { v.to_string() };
+                            writeln!(out, "\"{identifier}\",{point},{value}")?;
+                        }
+                    }
+                }
+                ExtractStyle::Json => {
+                    let values: Vec<Vec<Option<f64>>> =
+                        got.values.iter().map(|vs| vs.iter().map(|v| (!v.is_nan()).then_some(*v)).collect()).collect();
+                    let record = serde_json::json!({
+                        "field": identifier,
+                        "ranges": ranges.iter().map(|r| [r.start, r.end]).collect::<Vec<_>>(),
+                        "values": values,
+                        "bytes_read": got.bytes_read,
+                        "decoded_whole": got.decoded_whole,
+                    });
+                    write!(out, "{}{}", if self.fields == 0 { "[\n" } else { ",\n" }, serde_json::to_string(&record)?)?;
+                }
+            }
+            self.fields += 1;
+        }
+        Ok(())
+    }
+
+    /// Ends the output (JSON's closing bracket, an empty array if nothing was printed).
+    pub fn finish(self) -> anyhow::Result<()> {
+        if let ExtractStyle::Json = self.style {
+            println!("{}]", if self.fields == 0 { "[" } else { "\n" });
+        }
+        Ok(())
+    }
+}

@@ -36,6 +36,7 @@ pub use fieldstore_core::{Config, Error, ErrorKind, Key, Report, Request, Result
 // The backends of this build, and the formats fieldstore reads and writes.
 #[cfg(feature = "daos")]
 pub use fieldstore_daos as daos;
+pub use fieldstore_extract as extract;
 pub use fieldstore_fdb5 as fdb5;
 pub use fieldstore_grib as grib;
 pub use fieldstore_objects as objects;
