@@ -139,8 +139,14 @@ enum Command {
         #[command(flatten)]
         query: QueryArgs,
         /// Ranges of grid points, start-end (end excluded), comma-separated
-        #[arg(long, required = true, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', required_unless_present_any = ["indices", "mask"], conflicts_with_all = ["indices", "mask"])]
         ranges: Vec<String>,
+        /// A file of grid point indices (whitespace- or comma-separated), each extracted
+        #[arg(long, value_name = "FILE", conflicts_with = "mask")]
+        indices: Option<PathBuf>,
+        /// A file of one 0 or 1 per grid point (whitespace and commas ignored): the 1s extracted
+        #[arg(long, value_name = "FILE")]
+        mask: Option<PathBuf>,
         /// Print CSV: one line per point (field, point, value; empty where missing)
         #[arg(long, conflicts_with = "json")]
         csv: bool,
@@ -677,8 +683,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Extract { query, ranges, csv } => {
-            let ranges = ranges.iter().map(|text| parse_range(text)).collect::<anyhow::Result<Vec<_>>>()?;
+        Command::Extract { query, ranges, indices, mask, csv } => {
+            let ranges = extract_ranges(&ranges, indices.as_deref(), mask.as_deref())?;
             let extractor = fieldstore::extract::Extractor::new();
             let mut printed = output::Extracted::new(if csv {
                 output::ExtractStyle::Csv
@@ -859,6 +865,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// Opens the store and runs `each` for every request given.
+/// The ranges `extract` was given: by `--ranges`, an indices file or a mask file.
+fn extract_ranges(ranges: &[String], indices: Option<&Path>, mask: Option<&Path>) -> anyhow::Result<Vec<fieldstore::extract::Range>> {
+    use fieldstore::extract::Range;
+    let read = |path: &Path| std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()));
+    let words =
+        |text: &str| text.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).map(String::from).collect::<Vec<_>>();
+    let chosen = if let Some(path) = indices {
+        let indices = words(&read(path)?)
+            .iter()
+            .map(|w| w.parse::<u64>().map_err(|_| anyhow::anyhow!("{}: '{w}' is not a grid point index", path.display())))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Range::from_indices(&indices)
+    } else if let Some(path) = mask {
+        let marks = read(path)?.chars().filter(|c| !c.is_whitespace() && *c != ',').collect::<Vec<_>>();
+        if let Some(bad) = marks.iter().find(|c| !matches!(c, '0' | '1')) {
+            bail!("{}: '{bad}' is not 0 or 1 (one per grid point)", path.display());
+        }
+        Range::from_mask(&marks.iter().map(|c| *c == '1').collect::<Vec<_>>())
+    } else {
+        ranges.iter().map(|text| parse_range(text)).collect::<anyhow::Result<Vec<_>>>()?
+    };
+    if chosen.is_empty() {
+        bail!("no grid point to extract: the indices or mask name none");
+    }
+    Ok(chosen)
+}
+
 /// A range of grid points as the command line gives it: `start-end`.
 fn parse_range(text: &str) -> anyhow::Result<fieldstore::extract::Range> {
     let parsed = text.trim().split_once('-').and_then(|(start, end)| Some((start.trim().parse().ok()?, end.trim().parse().ok()?)));

@@ -28,6 +28,25 @@ impl Range {
         self.len() == 0
     }
 
+    /// The ranges of consecutive points among `indices` (in their order; gribjump's
+    /// `from_indices` makes one range per index, which merged give the same values).
+    pub fn from_indices(indices: &[u64]) -> Vec<Range> {
+        let mut ranges: Vec<Range> = Vec::new();
+        for &index in indices {
+            match ranges.last_mut() {
+                Some(last) if last.end == index => last.end += 1,
+                _ => ranges.push(Range::new(index, index.saturating_add(1))),
+            }
+        }
+        ranges
+    }
+
+    /// The ranges of the points a mask marks (gribjump's `from_mask`): runs of `true`.
+    pub fn from_mask(mask: &[bool]) -> Vec<Range> {
+        let marked: Vec<u64> = mask.iter().enumerate().filter(|(_, m)| **m).map(|(i, _)| i as u64).collect();
+        Range::from_indices(&marked)
+    }
+
     /// Refuses an empty range, or one beyond a field of `points` points.
     pub fn check(&self, points: u64) -> Result<()> {
         if self.start >= self.end {
@@ -40,5 +59,17 @@ impl Range {
             return Err(Error::new(ErrorKind::BadRequest, format!("range {}-{} beyond the field's {points} points", self.start, self.end)));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_and_masks_become_runs() {
+        assert_eq!(Range::from_indices(&[3, 4, 5, 9, 2, 3]), [Range::new(3, 6), Range::new(9, 10), Range::new(2, 4)]);
+        assert_eq!(Range::from_mask(&[false, true, true, false, true]), [Range::new(1, 3), Range::new(4, 5)]);
+        assert!(Range::from_mask(&[false, false]).is_empty());
     }
 }
