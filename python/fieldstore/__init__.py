@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import (
@@ -43,6 +43,7 @@ from ._native import (
 
 __all__ = [
     "FieldStore",
+    "Extracted",
     "ListEntry",
     "Reader",
     "Error",
@@ -141,6 +142,41 @@ def _open(config: ConfigLike) -> "_native.FieldStore":
             return _native.FieldStore(config_text=config)
         return _native.FieldStore(config_path=config)
     raise TypeError(f"a configuration is None, a mapping, YAML text or a path, not {type(config).__name__}")
+
+
+class Extracted(NamedTuple):
+    """One field's points extracted by `FieldStore.extract`."""
+
+    #: The field's key: keyword to value.
+    key: Dict[str, str]
+    #: Per range, a float64 array of its points' values (NaN where the field has none).
+    values: List[Any]
+    #: Per range, a bool array: whether each point has a value.
+    masks: List[Any]
+    #: The bytes read for the field (its whole message the first time this handle reads it).
+    bytes_read: int
+    #: Whether the field was read whole and decoded by ecCodes (a packing not read natively).
+    decoded_whole: bool
+
+
+def _ranges(ranges: Optional[Sequence[Tuple[int, int]]], indices: Any, mask: Any) -> List[Tuple[int, int]]:
+    """The ranges `extract` was given, or made of indices or of a mask (runs of points, as
+    gribjump's `from_indices` and `from_mask` make them)."""
+    given = [value is not None for value in (ranges, indices, mask)]
+    if sum(given) != 1:
+        raise BadRequest("extract takes one of ranges, indices or mask")
+    if ranges is not None:
+        return [(int(start), int(end)) for start, end in ranges]
+    points = [int(i) for i in indices] if indices is not None else [i for i, marked in enumerate(mask) if marked]
+    runs: List[Tuple[int, int]] = []
+    for point in points:
+        if runs and runs[-1][1] == point:
+            runs[-1] = (runs[-1][0], point + 1)
+        else:
+            runs.append((point, point + 1))
+    if not runs:
+        raise BadRequest("no grid point to extract: the indices or mask name none")
+    return runs
 
 
 class FieldStore:
@@ -342,3 +378,27 @@ class FieldStore:
     def where(self, request: Request) -> List[Dict[str, Any]]:
         """Where each data set `request` names lives: its key, catalogue and store."""
         return json.loads(self._native.where_is(_request_text(request)))
+
+    def extract(
+        self,
+        request: Request,
+        ranges: Optional[Sequence[Tuple[int, int]]] = None,
+        indices: Any = None,
+        mask: Any = None,
+    ) -> List[Extracted]:
+        """Grid points of every field `request` names, reading only the bytes that hold them:
+        `ranges` of `[start, end)` points, or `indices` of points, or a boolean `mask` with a
+        value per point (one of them). Needs numpy. Raises `NotFound` saying why when
+        nothing matched, `BadRequest` for a range beyond a field."""
+        import numpy as np
+
+        chosen = _ranges(ranges, indices, mask)
+        sizes = [end - start for start, end in chosen]
+        splits = list(np.cumsum(sizes)[:-1])
+        out = []
+        for identifier, values, masks, bytes_read, decoded_whole in self._native.extract(_request_text(request), chosen):
+            key = dict(pair.split("=", 1) for pair in identifier.split(","))
+            flat_values = np.frombuffer(values, dtype=np.float64)
+            flat_masks = np.frombuffer(masks, dtype=np.uint8).astype(bool)
+            out.append(Extracted(key, np.split(flat_values, splits), np.split(flat_masks, splits), bytes_read, decoded_whole))
+        return out

@@ -31,6 +31,8 @@ struct Handle {
     /// The configuration it was opened with (a move places data sets by its roots).
     config: Config,
     owner: Owner,
+    /// Keeps each field's packing once learnt, for the next extraction.
+    extractor: fieldstore::extract::Extractor,
 }
 
 impl Drop for Handle {
@@ -55,7 +57,7 @@ impl Handle {
         }
         .map_err(to_py)?;
         let store = py.detach(|| fieldstore::open(&config)).map_err(to_py)?;
-        Ok(Handle { store: ManuallyDrop::new(store), config, owner: Owner::current() })
+        Ok(Handle { store: ManuallyDrop::new(store), config, owner: Owner::current(), extractor: Default::default() })
     }
 
     /// Archives `data` under `key` (a MARS key, `class=od,expver=0001,...`), or, without a key,
@@ -299,6 +301,26 @@ impl Handle {
     fn where_is(&self, py: Python<'_>, request: &str) -> PyResult<String> {
         let request = self.request(request)?;
         json(py.detach(|| self.store.where_is(&request)).map_err(to_py)?)
+    }
+
+    /// The grid points `ranges` (`[start, end)` each) of every field a request names, reading
+    /// only the bytes that hold them: per field a tuple of its identifier (`k=v,...`), its
+    /// values (float64 in native order, the ranges' points in turn, NaN where missing), one
+    /// byte per point (1 where it has a value), the bytes read, and whether it was decoded
+    /// whole (a packing not read natively).
+    fn extract<'py>(&self, py: Python<'py>, request: &str, ranges: Vec<(u64, u64)>) -> PyResult<Bound<'py, PyList>> {
+        let request = self.request(request)?;
+        let ranges: Vec<fieldstore::extract::Range> =
+            ranges.into_iter().map(|(start, end)| fieldstore::extract::Range::new(start, end)).collect();
+        let extracted = py.detach(|| self.extractor.extract(&self.store, &request, &ranges)).map_err(to_py)?;
+        let fields = extracted.into_iter().map(|field| {
+            let got = field.extraction;
+            let values: Vec<u8> = got.values.iter().flatten().flat_map(|v| v.to_ne_bytes()).collect();
+            let masks: Vec<u8> = got.masks.iter().flatten().map(|present| u8::from(*present)).collect();
+            let identifier = field.field.identifier().to_string();
+            (identifier, PyBytes::new(py, &values), PyBytes::new(py, &masks), got.bytes_read, got.decoded_whole)
+        });
+        PyList::new(py, fields)
     }
 }
 
