@@ -56,6 +56,18 @@ int fieldstore_where(fdb_handle_t* fdb, const fdb_request_t* req, fieldstore_whe
 int fieldstore_where_next(fieldstore_where_t* it, const char** dataset, const char** catalogue, const char** store);
 int fieldstore_delete_where(fieldstore_where_t* it);
 
+/* Grid points of every GRIB field req names, reading only the bytes that hold them (docs/extract.md):
+ * `count` ranges, `ranges` holding each one's first point and the point after its last
+ * (2 * count numbers, as gribjump flattens them). */
+struct fieldstore_extraction_t;
+typedef struct fieldstore_extraction_t fieldstore_extraction_t;
+int fieldstore_extract(fdb_handle_t* fdb, const fdb_request_t* req, const size_t* ranges, size_t count, fieldstore_extraction_t** it);
+/* The next field's key (k=v,...), its values (the ranges' points in turn, NaN where missing), their
+ * number and the bytes read for it (bytes_read may be NULL); valid as long as the iterator.
+ * FDB_ITERATION_COMPLETE after the last. */
+int fieldstore_extraction_next(fieldstore_extraction_t* it, const char** key, const double** values, size_t* count, uint64_t* bytes_read);
+int fieldstore_delete_extraction(fieldstore_extraction_t* it);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,6 +16,8 @@ pub struct Handle {
     /// The store (shared with the wipe and purge iterators, which do their work when first
     /// read, as FDB5's do).
     pub store: Arc<FieldStore>,
+    /// Keeps each field's packing once learnt, for the next extraction.
+    pub extractor: fieldstore::extract::Extractor,
 }
 
 /// The version of FDB5's C API this library implements, which `fdb_version` gives (programs
@@ -78,7 +80,7 @@ pub unsafe extern "C" fn fdb_new_handle(fdb: *mut *mut Handle) -> c_int {
     ffi::call(|| {
         let store = fieldstore::open(&Config::resolve(None)?)?;
         // SAFETY: as the caller guarantees.
-        unsafe { ffi::hand_out(fdb, "fdb", Handle { store: Arc::new(store) }) }
+        unsafe { ffi::hand_out(fdb, "fdb", Handle { store: Arc::new(store), extractor: Default::default() }) }
     })
 }
 
@@ -103,7 +105,7 @@ pub unsafe extern "C" fn fdb_new_handle_from_yaml(
         }
         let store = fieldstore::open(&Config::parse("system_config given to fdb_new_handle_from_yaml", &system)?)?;
         // SAFETY: as the caller guarantees.
-        unsafe { ffi::hand_out(fdb, "fdb", Handle { store: Arc::new(store) }) }
+        unsafe { ffi::hand_out(fdb, "fdb", Handle { store: Arc::new(store), extractor: Default::default() }) }
     })
 }
 

@@ -15,6 +15,7 @@
 //! data reader), [`admin`] (wipe and purge), [`extras`] (the `fieldstore_` functions).
 
 pub mod admin;
+pub mod extract;
 pub mod extras;
 pub mod ffi;
 pub mod handle;

@@ -472,6 +472,26 @@ static void test_archive_multiple(const char* sample) {
     OK(fieldstore_stats(fdb, od, &stats));
     CHECK(stats.datasets == 1 && stats.fields == 6 && stats.superseded_fields == 6 && stats.bytes > 0);
     FAILS(fdb_archive_multiple(fdb, NULL, "not GRIB at all", 15), "GRIB");
+    /* Grid points of the GRIB fields (constant ones: every point the same value). */
+    fieldstore_extraction_t* ex;
+    const size_t ranges[] = {0, 3, 10, 11};
+    const char* key;
+    const double* values;
+    size_t count;
+    uint64_t read;
+    int extracted = 0;
+    OK(fieldstore_extract(fdb, od, ranges, 2, &ex));
+    while (fieldstore_extraction_next(ex, &key, &values, &count, &read) == FDB_SUCCESS) {
+        CHECK(strstr(key, "class=od") && count == 4 && read > 0);
+        CHECK(values[0] == values[0] && values[0] == values[1] && values[0] == values[3]); /* not NaN, constant */
+        extracted++;
+    }
+    CHECK(extracted == (int)stats.fields); /* the live fields, not the superseded ones */
+    CHECK(fieldstore_extraction_next(ex, &key, &values, &count, NULL) == FDB_ITERATION_COMPLETE);
+    OK(fieldstore_delete_extraction(ex));
+    const size_t beyond[] = {0, (size_t)1 << 40};
+    FAILS(fieldstore_extract(fdb, od, beyond, 1, &ex), "beyond the field");
+    FAILS(fieldstore_extract(fdb, od, NULL, 1, &ex), "'ranges' is NULL");
     OK(fdb_delete_request(req));
     OK(fdb_delete_request(od));
     OK(fdb_delete_handle(fdb));
