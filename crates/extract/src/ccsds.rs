@@ -26,6 +26,13 @@ pub struct Ccsds {
 }
 
 impl Ccsds {
+    /// Whether the block size and RSI are ones CCSDS allows (blocks of 8, 16, 32 or 64
+    /// values, RSIs of at most 4,096 blocks): an RSI is then at most 262,144 values, which
+    /// bounds what decoding one costs.
+    pub fn sizes_allowed(&self) -> bool {
+        matches!(self.block_size, 8 | 16 | 32 | 64) && (1..=4096).contains(&self.rsi)
+    }
+
     /// The coding of `stream` (`coded` values of `bits` bits), with its RSIs' offsets, if they
     /// can be found: the values are decoded whole, coded again (`tensogram-szip`) for where
     /// its RSIs start, and each RSI of `stream` decoded from there must give its values (the
@@ -33,6 +40,9 @@ impl Ccsds {
     /// decodes the field then.
     pub fn of(stream: &[u8], coded: u64, bits: u32, flags: u32, block_size: u32, rsi: u32) -> Option<Ccsds> {
         let mut ccsds = Ccsds { flags, block_size, rsi, length: stream.len() as u64, values: coded, offsets: Vec::new() };
+        if !ccsds.sizes_allowed() {
+            return None;
+        }
         let params = ccsds.params(bits);
         let size = usize::try_from(coded).ok()?.checked_mul(width(bits))?;
         let samples = aec_decompress(stream, size, &params).ok()?;

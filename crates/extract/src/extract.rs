@@ -168,7 +168,12 @@ fn packed_values(packing: &Packing, wanted: &[(u64, u64)], reads: &mut Reads<'_>
 /// A packing not read natively: the whole message, decoded by ecCodes.
 fn decoded_whole(packing: &Packing, ranges: &[Range], reads: &mut Reads<'_>) -> Result<Extraction> {
     let message = reads.read(0, packing.length)?;
-    let points = usize::try_from(packing.points).map_err(|_| Error::new(ErrorKind::Corrupt, "a field of too many points"))?;
+    // As many values as ecCodes finds in the message's own bytes, before any is held.
+    let points = fieldstore_grib::decode::value_count(&message)?;
+    if points as u64 != packing.points {
+        let message = format!("a GRIB field of {points} values, described as {}", packing.points);
+        return Err(Error::new(ErrorKind::Corrupt, message));
+    }
     let mut all = vec![0.0f64; points];
     fieldstore_grib::decode::decode_values(&message, &mut all)?;
     let mut extraction = Extraction { decoded_whole: true, ..Extraction::default() };

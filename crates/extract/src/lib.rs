@@ -11,6 +11,7 @@ mod extract;
 mod fields;
 mod packing;
 mod ranges;
+mod record;
 
 pub use ccsds::Ccsds;
 pub use extract::{extract, Extraction, Source};

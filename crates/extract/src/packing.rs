@@ -83,9 +83,43 @@ impl Packing {
         Ok(packing)
     }
 
+    /// [`Packing::check`] of a packing read from a record, which must also be one this build
+    /// reads natively as it says (a simple packing of at most 32 bits, CCSDS with its RSIs).
+    pub(crate) fn check_record(&self) -> Result<()> {
+        let corrupt = |what: String| Err(Error::new(ErrorKind::Corrupt, format!("a packing record: {what}")));
+        match &self.kind {
+            PackingKind::Simple | PackingKind::Ccsds(_) if !(1..=32).contains(&self.bits) => {
+                return corrupt(format!("{} bits per value", self.bits))
+            }
+            PackingKind::Ccsds(ccsds) if !ccsds.sizes_allowed() => {
+                return corrupt(format!("blocks of {} values, RSIs of {} blocks", ccsds.block_size, ccsds.rsi));
+            }
+            PackingKind::Ccsds(ccsds)
+                if ccsds.offsets.len() as u64 != self.coded.div_ceil(u64::from(ccsds.rsi) * u64::from(ccsds.block_size)) =>
+            {
+                return corrupt(format!("{} RSIs for {} values", ccsds.offsets.len(), self.coded));
+            }
+            _ => {}
+        }
+        self.check()
+    }
+
     /// Refuses a description whose parts do not fit in its message.
     fn check(&self) -> Result<()> {
         let corrupt = |what: String| Err(Error::new(ErrorKind::Corrupt, format!("a GRIB field's packing: {what}")));
+        // GRIB codes E and D in 16 bits; ecCodes makes their powers by repeated products.
+        if self.binary_scale.unsigned_abs() > 32_767 || self.decimal_scale.unsigned_abs() > 32_767 {
+            return corrupt(format!("scale factors E={} D={} beyond GRIB's 16 bits", self.binary_scale, self.decimal_scale));
+        }
+        if !self.reference.is_finite() {
+            return corrupt(format!("reference value {}", self.reference));
+        }
+        if self.coded > self.points {
+            return corrupt(format!("{} values for {} points", self.coded, self.points));
+        }
+        if self.data_offset > self.length {
+            return corrupt(format!("its data at byte {} of its {} bytes", self.data_offset, self.length));
+        }
         if self.kind == PackingKind::Simple {
             let packed = self.coded.checked_mul(u64::from(self.bits)).map(|bits| bits.div_ceil(8));
             if packed.and_then(|bytes| bytes.checked_add(self.data_offset)).is_none_or(|end| end > self.length) {

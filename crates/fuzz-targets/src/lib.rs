@@ -22,7 +22,7 @@ mod remote;
 mod seeds;
 
 pub use languages::{config, key, request, schema};
-pub use records::{embedded_commits, grib_scan, index_segment, object_log, toc};
+pub use records::{embedded_commits, grib_scan, index_segment, object_log, packing_record, toc};
 pub use remote::{archive_frames, remote_answer, remote_call};
 pub use seeds::seeds;
 
@@ -43,4 +43,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("archive_frames", archive_frames),
     ("remote_call", remote_call),
     ("remote_answer", remote_answer),
+    ("packing_record", packing_record),
 ];

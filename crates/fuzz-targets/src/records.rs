@@ -139,3 +139,26 @@ fn replay(mut log: &[u8]) {
     let named = replay.all_ids();
     assert!(visible.iter().all(|id| named.contains(id.as_str())), "a visible index is not among those a wipe removes");
 }
+
+/// A field's packing record as kept beside a store's data (`fieldstore-extract`): one that
+/// reads back describes the same after a round trip, and an extraction over a message of its
+/// length (zeros) fails or answers, never panics or reads outside it.
+pub fn packing_record(data: &[u8]) {
+    use fieldstore_extract::{extract, Packing, Range};
+    let Ok(packing) = Packing::decode(data) else { return };
+    assert_eq!(Packing::decode(&packing.encode()).expect("an encoded record reads back"), packing, "a round trip");
+    if packing.length > 1 << 20 || packing.points == 0 {
+        return;
+    }
+    let message = vec![0u8; packing.length as usize];
+    let mut source = |offset: u64, length: usize| {
+        let end = offset.checked_add(length as u64).filter(|end| *end <= packing.length).expect("a read inside the message");
+        Ok(message[offset as usize..end as usize].to_vec())
+    };
+    let last = packing.points;
+    let ranges = [Range::new(0, 1.min(last)), Range::new(last / 2, (last / 2 + 3).min(last)), Range::new(last - 1, last)];
+    if let Ok(got) = extract(&packing, &ranges, &mut source) {
+        assert_eq!(got.values.len(), ranges.len());
+        assert!(got.values.iter().zip(&ranges).all(|(v, r)| v.len() as u64 == r.len()), "a value per point");
+    }
+}

@@ -56,6 +56,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
             ]),
         ),
         ("remote_answer", vec![resolve_answer(false), resolve_answer(true)]),
+        ("packing_record", packing_records()),
         ("key", texts(&["class=od,expver=0001,stream=oper\nclass=od,expver=0001,stream=enfo", "a=_\nb=..", "c=x/y\nc=x%2Fy"])),
         ("grib_scan", vec![grib2(20), grib1(&[0, 0, 20]), [grib2(24), vec![0, b'\n']].concat(), grib1(&[0x80, 0, 1])]),
         ("toc", vec![raw(toc_file), [&[1u8, identity_kind, 4, 0][..], b"seed"].concat()]),
@@ -124,6 +125,18 @@ fn resolve_answer(overlaid: bool) -> Vec<u8> {
     matches.fields = vec![field(&fc, "0", 0), field(&fc, "6", 100), field(&an, "0", 201)];
     matches.not_found = vec!["step=12".into()];
     encode_matches(matches, &|_| {}).expect("an answer encodes")
+}
+
+/// Records of a simple, a constant and a CCSDS field's packing, from ecCodes' samples.
+fn packing_records() -> Vec<Vec<u8>> {
+    let field = |packing: &str, bits: &str| {
+        let message = fieldstore_grib::sample_message("regular_ll_sfc_grib2", &[("bitsPerValue", bits)]).expect("a sample");
+        let message = fieldstore_grib::fill_values(&message, bits.parse().expect("bits")).expect("values");
+        let message = fieldstore_grib::modify(&message, &[("packingType".into(), packing.into())]).expect("packed");
+        fieldstore_extract::Packing::of(&message).expect("a packing").encode()
+    };
+    let constant = fieldstore_grib::sample_message("regular_ll_sfc_grib1", &[]).expect("a sample");
+    vec![field("grid_simple", "12"), field("grid_ccsds", "16"), fieldstore_extract::Packing::of(&constant).expect("a packing").encode()]
 }
 
 fn archive_body(piece: u8) -> Vec<u8> {

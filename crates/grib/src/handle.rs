@@ -81,9 +81,22 @@ fn c_text(key: &str, value: &str) -> Result<CString> {
     Ok(CString::new(value).expect("checked: ASCII without NUL"))
 }
 
+/// The fewest bytes a GRIB message has: section 0 (8 bytes in GRIB 1, 16 in GRIB 2) and `7777`.
+const SMALLEST_MESSAGE: usize = 12;
+
+/// Whether `data` can be one GRIB message, from `GRIB` to `7777`: what ecCodes is given.
+fn could_be_message(data: &[u8]) -> bool {
+    data.len() >= SMALLEST_MESSAGE && data.starts_with(b"GRIB") && data.ends_with(b"7777")
+}
+
 impl<'a> Handle<'a> {
-    /// A handle over one whole GRIB message.
+    /// A handle over one whole GRIB message; `None` for anything else. Bytes that cannot be
+    /// one (too short, not from `GRIB` to `7777`) never reach ecCodes, which reads an empty
+    /// buffer's first bytes regardless (a crash found by the `packing_record` fuzz target).
     pub fn from_message(data: &'a [u8]) -> Option<Handle<'a>> {
+        if !could_be_message(data) {
+            return None;
+        }
         quiet();
         // SAFETY: data outlives the handle ('a); ecCodes only reads it.
         let ptr = unsafe { ffi::codes_handle_new_from_message(ptr::null_mut(), data.as_ptr().cast(), data.len()) };
@@ -238,6 +251,9 @@ impl<'a> Handle<'a> {
 impl Handle<'static> {
     /// A handle over a copy of one whole GRIB message (its keys may then be set).
     pub fn from_message_copy(data: &[u8]) -> Result<Handle<'static>> {
+        if !could_be_message(data) {
+            return Err(Error::Grib { context: "template".into(), message: "ecCodes cannot decode it".into() });
+        }
         quiet();
         // SAFETY: ecCodes copies the bytes before returning.
         let ptr = unsafe { ffi::codes_handle_new_from_message_copy(ptr::null_mut(), data.as_ptr().cast(), data.len()) };
