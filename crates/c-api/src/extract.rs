@@ -37,7 +37,10 @@ pub unsafe extern "C" fn fieldstore_extract(
         if ranges.is_null() {
             return Err(ffi::null("ranges"));
         }
-        let numbers = count.checked_mul(2).ok_or_else(|| CError(format!("{count} ranges: too many")))?;
+        let numbers = count
+            .checked_mul(2)
+            .filter(|n| n.checked_mul(std::mem::size_of::<usize>()).is_some_and(|bytes| bytes <= isize::MAX as usize))
+            .ok_or_else(|| CError(format!("{count} ranges: too many")))?;
         // SAFETY: non-NULL (checked) with `2 * count` readable numbers, as the caller guarantees.
         let numbers = unsafe { std::slice::from_raw_parts(ranges, numbers) };
         let ranges: Vec<Range> = numbers.chunks_exact(2).map(|r| Range::new(r[0] as u64, r[1] as u64)).collect();

@@ -40,7 +40,7 @@ impl Ccsds {
     /// decodes the field then.
     pub fn of(stream: &[u8], coded: u64, bits: u32, flags: u32, block_size: u32, rsi: u32) -> Option<Ccsds> {
         let mut ccsds = Ccsds { flags, block_size, rsi, length: stream.len() as u64, values: coded, offsets: Vec::new() };
-        if !ccsds.sizes_allowed() {
+        if !ccsds.sizes_allowed() || coded > MAX_VALUES {
             return None;
         }
         let params = ccsds.params(bits);
@@ -60,7 +60,8 @@ impl Ccsds {
     fn decode_rsi(&self, bytes: &[u8], at: u64, rsi: usize, size: usize, params: &AecParams) -> Result<Vec<u8>> {
         let start = self.offsets.get(rsi).ok_or_else(|| self.corrupt(rsi, "beyond the RSIs found"))?;
         let bit = start.checked_sub(at * 8).ok_or_else(|| self.corrupt(rsi, "before the bytes read"))?;
-        let end = self.offsets.get(rsi + 1).map_or(bytes.len() as u64, |next| (next - at * 8) / 8 + 1 + LOOK_AHEAD);
+        // The RSI's bytes as `span` reads them, counted from `at`.
+        let end = self.rsi_end(rsi).saturating_sub(at);
         let rsi_bytes = bytes.get((bit / 8) as usize..(end as usize).min(bytes.len())).unwrap_or_default();
         aec_decompress(&shifted(rsi_bytes, (bit % 8) as u32), size, params)
             .map_err(|e| Error::caused_by(ErrorKind::Corrupt, format!("a CCSDS field's RSI {rsi}"), e))
@@ -82,9 +83,13 @@ impl Ccsds {
     pub fn span(&self, data_offset: u64, first: u64, count: u64) -> (u64, u64) {
         let (from, to) = self.rsis(first, count);
         let start = self.offsets.get(from).map_or(self.length, |bit| bit / 8);
-        // A few bytes more than the last RSI: its decoder may look ahead.
-        let end = self.offsets.get(to + 1).map_or(self.length, |bit| (bit.div_ceil(8) + LOOK_AHEAD).min(self.length));
-        (data_offset + start, data_offset + end)
+        (data_offset + start, data_offset + self.rsi_end(to))
+    }
+
+    /// Where the bytes read for RSI `rsi` end in the stream: a few bytes past its last (its
+    /// decoder may look ahead), at most the stream's end.
+    fn rsi_end(&self, rsi: usize) -> u64 {
+        self.offsets.get(rsi + 1).map_or(self.length, |bit| (bit.div_ceil(8) + LOOK_AHEAD).min(self.length))
     }
 
     /// The RSIs holding packed values `first..first + count` (count above 0).
@@ -119,6 +124,10 @@ impl Ccsds {
         Error::new(ErrorKind::Corrupt, format!("a CCSDS field's RSI {rsi}: {what}"))
     }
 }
+
+/// The most values a CCSDS field may have to be read natively (its stream is decoded whole
+/// once): 2^27, twenty times a 6.6-million-point O1280 field.
+const MAX_VALUES: u64 = 1 << 27;
 
 /// Bytes read beyond an RSI's last: the decoder may look ahead.
 const LOOK_AHEAD: u64 = 8;

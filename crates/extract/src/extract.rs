@@ -39,6 +39,8 @@ pub struct Extraction {
 
 /// Extracts `ranges` of the field `packing` describes, reading from `source`.
 pub fn extract(packing: &Packing, ranges: &[Range], source: &mut dyn Source) -> Result<Extraction> {
+    // A packing may be built by hand or read from storage: checked as a record is.
+    packing.check_record()?;
     for range in ranges {
         range.check(packing.points)?;
     }

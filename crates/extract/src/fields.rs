@@ -12,6 +12,12 @@ use fieldstore_core::{FieldLocation, FieldStore, Request};
 
 use crate::{extract, Extraction, Packing, Range};
 
+/// The largest field whose message is read whole to learn its packing (2 GiB).
+const LARGEST_FIELD: usize = 1 << 31;
+
+/// Packings an extractor keeps: about 100 MB at most (CCSDS records of the largest fields).
+const KEPT_PACKINGS: usize = 100_000;
+
 /// One field's extraction.
 #[derive(Clone, Debug)]
 pub struct FieldExtraction {
@@ -67,7 +73,10 @@ impl Extractor {
         if let Some(known) = self.packings.lock().unwrap_or_else(|e| e.into_inner()).get(location) {
             return Ok((known.clone(), 0));
         }
-        let length = usize::try_from(location.length).map_err(|_| Error::new(ErrorKind::Corrupt, "a field too large to read"))?;
+        // The length may come from a server's answer: bounded before anything is held.
+        let length = usize::try_from(location.length).ok().filter(|n| *n <= LARGEST_FIELD).ok_or_else(|| {
+            Error::new(ErrorKind::Corrupt, format!("a field of {} bytes: at most {LARGEST_FIELD} are read whole", location.length))
+        })?;
         let mut message = vec![0; length];
         fs.read_stored(&location.uri, location.offset, &mut message)?;
         if let Some(expected) = location.crc32c.filter(|crc| *crc != fieldstore_core::checksum::crc32c(&message)) {
@@ -75,7 +84,12 @@ impl Extractor {
             return Err(Error::new(ErrorKind::Corrupt, message));
         }
         let packing = Arc::new(Packing::of(&message)?);
-        self.packings.lock().unwrap_or_else(|e| e.into_inner()).insert(location.clone(), packing.clone());
+        let mut known = self.packings.lock().unwrap_or_else(|e| e.into_inner());
+        // Bounded: a long-lived handle (Python's, C's) forgets all and learns again.
+        if known.len() >= KEPT_PACKINGS {
+            known.clear();
+        }
+        known.insert(location.clone(), packing.clone());
         Ok((packing, location.length))
     }
 }

@@ -57,7 +57,11 @@ impl Packing {
         let packing_type = handle.get_string("packingType")?;
         let bits = u32::try_from(unsigned("bitsPerValue")?).unwrap_or(u32::MAX);
         let bitmap = handle.get_long("bitmapPresent").unwrap_or(0) != 0;
+        // A bitmap defined elsewhere (predefined, or a previous message's) is not in these
+        // bytes: ecCodes decodes such a field.
+        let own_bitmap = !bitmap || own_bitmap(&handle)?;
         let kind = match packing_type.as_str() {
+            _ if !own_bitmap => PackingKind::Decoded(format!("{packing_type} with a bitmap defined elsewhere")),
             "grid_simple" | "grid_ccsds" if bits == 0 => PackingKind::Constant,
             "grid_simple" if bits <= 32 => PackingKind::Simple,
             _ => PackingKind::Decoded(packing_type),
@@ -74,18 +78,20 @@ impl Packing {
             bitmap_offset: if bitmap { Some(bitmap_offset(&handle)?) } else { None },
             length: unsigned("totalLength")?,
         };
-        if packing.kind == PackingKind::Decoded("grid_ccsds".into()) && bits <= 32 {
+        packing.check()?;
+        if packing.kind == PackingKind::Decoded("grid_ccsds".into()) && (1..=32).contains(&bits) {
             if let Some(ccsds) = ccsds(&handle, message, &packing)? {
                 packing.kind = PackingKind::Ccsds(ccsds);
+                packing.check_record()?;
             }
         }
-        packing.check()?;
         Ok(packing)
     }
 
-    /// [`Packing::check`] of a packing read from a record, which must also be one this build
-    /// reads natively as it says (a simple packing of at most 32 bits, CCSDS with its RSIs).
-    pub(crate) fn check_record(&self) -> Result<()> {
+    /// [`Packing::check`], and that a packing read natively is one this build reads as it
+    /// says (simple or CCSDS of 1 to 32 bits, CCSDS with allowed sizes and its RSIs in order
+    /// inside its stream): what a record read back, or a packing built by hand, is checked for.
+    pub fn check_record(&self) -> Result<()> {
         let corrupt = |what: String| Err(Error::new(ErrorKind::Corrupt, format!("a packing record: {what}")));
         match &self.kind {
             PackingKind::Simple | PackingKind::Ccsds(_) if !(1..=32).contains(&self.bits) => {
@@ -98,6 +104,15 @@ impl Packing {
                 if ccsds.offsets.len() as u64 != self.coded.div_ceil(u64::from(ccsds.rsi) * u64::from(ccsds.block_size)) =>
             {
                 return corrupt(format!("{} RSIs for {} values", ccsds.offsets.len(), self.coded));
+            }
+            PackingKind::Ccsds(ccsds)
+                if ccsds.offsets.windows(2).any(|w| w[0] >= w[1])
+                    || ccsds.offsets.last().is_some_and(|last| *last >= ccsds.length.saturating_mul(8)) =>
+            {
+                return corrupt("RSI offsets out of order or beyond the stream".into());
+            }
+            PackingKind::Ccsds(ccsds) if ccsds.values != self.coded => {
+                return corrupt(format!("{} values, {} coded", ccsds.values, self.coded));
             }
             _ => {}
         }
@@ -173,4 +188,13 @@ fn ccsds(handle: &Handle<'_>, message: &[u8], packing: &Packing) -> Result<Optio
         return Err(Error::new(ErrorKind::Corrupt, format!("a CCSDS stream of {length} bytes overruns its message")));
     };
     Ok(Ccsds::of(stream, packing.coded, packing.bits, flags, block_size, rsi))
+}
+
+/// Whether a message's bitmap is in its own bytes: GRIB 2's indicator 0, GRIB 1's table
+/// reference 0 (else a predefined bitmap, or GRIB 2's 254, a previous message's).
+fn own_bitmap(handle: &Handle<'_>) -> Result<bool> {
+    Ok(match handle.get_long("edition")? {
+        1 => handle.get_long("tableReference")? == 0,
+        _ => handle.get_long("bitMapIndicator")? == 0,
+    })
 }

@@ -34,7 +34,8 @@ impl Range {
         let mut ranges: Vec<Range> = Vec::new();
         for &index in indices {
             match ranges.last_mut() {
-                Some(last) if last.end == index => last.end += 1,
+                // The last point (u64::MAX) ends no range: refused later as an empty one.
+                Some(last) if last.end == index && index < u64::MAX => last.end += 1,
                 _ => ranges.push(Range::new(index, index.saturating_add(1))),
             }
         }

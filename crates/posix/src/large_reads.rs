@@ -138,7 +138,9 @@ pub fn map_range(file: &File, offset: u64, len: usize) -> std::io::Result<memmap
         return Err(std::io::ErrorKind::UnexpectedEof.into());
     }
     // SAFETY: the range lies inside the file (checked above) and data files are never
-    // truncated or rewritten in place, so the mapped bytes stay valid while they are copied.
+    // truncated or rewritten in place (only appended to, and removed, which keeps a mapping's
+    // pages), so the mapped bytes stay valid for as long as the mapping lives: one copy, or a
+    // server's send of a mapping lent (`MappedReads`).
     unsafe { memmap2::MmapOptions::new().offset(offset).len(len).populate().map(file) }
 }
 
