@@ -2,22 +2,9 @@
 //! a panic or a wrong description.
 
 use fieldstore_extract::{Packing, PackingKind};
-use fieldstore_grib::Handle;
 
-fn message(sample: &str, packing_type: &str, bits: i64, bitmap: bool) -> Vec<u8> {
-    let mut h = Handle::from_message_copy(&fieldstore_grib::sample_message(sample, &[]).unwrap()).unwrap();
-    let n = h.get_long("numberOfDataPoints").unwrap() as usize;
-    let values: Vec<f64> = (0..n).map(|i| if bitmap && i % 5 == 1 { 9999.0 } else { 280.0 + (i as f64 * 0.02).cos() * 9.0 }).collect();
-    if bitmap {
-        h.set_long("bitmapPresent", 1).unwrap();
-    }
-    if bits > 0 {
-        h.set_long("bitsPerValue", bits).unwrap();
-        h.set_double_array("values", &values).unwrap();
-    }
-    h.set_string("packingType", packing_type).unwrap();
-    h.message().unwrap()
-}
+mod common;
+use common::packed_field;
 
 fn packings() -> Vec<Packing> {
     [
@@ -28,7 +15,7 @@ fn packings() -> Vec<Packing> {
         ("regular_ll_sfc_grib2", "grid_complex", 16, false),
     ]
     .into_iter()
-    .map(|(sample, packing, bits, bitmap)| Packing::of(&message(sample, packing, bits, bitmap)).unwrap())
+    .map(|(sample, packing, bits, bitmap)| Packing::of(&packed_field(sample, packing, bits, if bitmap { 5 } else { 0 })).unwrap())
     .collect()
 }
 
