@@ -123,6 +123,11 @@ impl Site {
         Site { backends: backends.to_vec(), ..self }
     }
 
+    /// Whether the site's handles are clients of a server ([`Site::served`]).
+    pub fn is_served(&self) -> bool {
+        self.served.is_some()
+    }
+
     /// A new handle on the site.
     pub fn open(&self) -> FieldStore {
         open_config_with(&self.config, &self.backends)
@@ -227,7 +232,8 @@ macro_rules! pairing_tests {
                 overlay_shows_a_data_set_under_another_key_and_its_wipe_keeps_the_source,
                 dump_shows_the_indexes_readers_see,
                 compaction_changes_nothing_a_reader_sees,
-                one_handle_serves_writing_and_reading_threads_at_once
+                one_handle_serves_writing_and_reading_threads_at_once,
+                side_objects_are_kept_whole_and_go_with_their_wipe
             );
             $crate::pairing_tests!(@processes site, child;
                 concurrent_writers_and_readers_see_every_flushed_field_and_nothing_else,

@@ -677,3 +677,42 @@ pub fn one_handle_serves_writing_and_reading_threads_at_once(site: &Site) {
     let fresh = site.open();
     assert_eq!(fresh.list(&request(base), ListOptions::default()).unwrap().fields.len(), ALL, "{}", site.name);
 }
+
+/// A store keeps side objects per data set whole under their names, refuses names that could
+/// leave their place, and drops them with the data set's wipe (a server's clients keep none).
+pub fn side_objects_are_kept_whole_and_go_with_their_wipe(site: &Site) {
+    use fieldstore::unique::unique_object_name;
+    let fs = site.open();
+    let id = Key::parse("class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step=0,param=167").unwrap();
+    fs.archive(&id, &payload(&id, 1000)).unwrap();
+    fs.flush().unwrap();
+    let side = match fs.side_objects() {
+        Err(e) if site.is_served() => return assert_eq!(e.kind(), ErrorKind::Unsupported, "{}: {e}", site.name),
+        other => other.unwrap_or_else(|e| panic!("{}: {e}", site.name)),
+    };
+    let dataset = fs.list(&request("class=od"), ListOptions::default()).unwrap().fields[0].dataset.clone();
+    assert_eq!(side.side_object_names(&dataset).unwrap(), Vec::<String>::new(), "{}: none yet", site.name);
+    let (a, b) = (unique_object_name("side a"), unique_object_name("side b"));
+    let large: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    side.put_side_object(&dataset, &a, b"first").unwrap();
+    side.put_side_object(&dataset, &b, &large).unwrap();
+    for bad in ["../x", "", "0123456789abcdef0123456789abcdeg", "side/../../escape"] {
+        let e = side.put_side_object(&dataset, bad, b"x").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BadRequest, "{}: {bad:?}: {e}", site.name);
+        assert_eq!(side.get_side_object(&dataset, bad).unwrap_err().kind(), ErrorKind::BadRequest);
+    }
+    let reader = site.open();
+    let read = reader.side_objects().unwrap();
+    let mut names = read.side_object_names(&dataset).unwrap();
+    names.sort();
+    let mut expected = vec![a.clone(), b.clone()];
+    expected.sort();
+    assert_eq!(names, expected, "{}", site.name);
+    assert_eq!(read.get_side_object(&dataset, &a).unwrap().as_deref(), Some(&b"first"[..]), "{}", site.name);
+    assert!(read.get_side_object(&dataset, &b).unwrap() == Some(large), "{}: the large one whole", site.name);
+    assert_eq!(read.get_side_object(&dataset, &unique_object_name("never")).unwrap(), None, "{}", site.name);
+
+    reader.wipe(&request("class=od,expver=0001,stream=oper,date=20231201,time=1200"), true).unwrap();
+    assert_eq!(read.side_object_names(&dataset).unwrap(), Vec::<String>::new(), "{}: wiped with the data set", site.name);
+    assert_eq!(read.get_side_object(&dataset, &a).unwrap(), None, "{}", site.name);
+}

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::axis::AxisValues;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 
 /// [`Store::largest_read`]'s default.
@@ -160,6 +160,38 @@ pub trait Store: Send + Sync {
     /// capability). Default: `None`.
     fn root(&self) -> Option<&dyn Roots> {
         None
+    }
+    /// Small objects kept beside a data set's fields, holding what was derived from them
+    /// ([`SideObjects`], an optional capability). Default: `None`.
+    fn side_objects(&self) -> Option<&dyn SideObjects> {
+        None
+    }
+}
+
+/// An optional capability of a store ([`Store::side_objects`]): small objects kept per data
+/// set beside its fields' bytes, holding what was derived from them (extraction's packings,
+/// docs/extract.md), so that readers need not derive it again. Each is written whole under a
+/// new name ([`crate::unique::unique_object_name`]), never changed, and goes with its data
+/// set's wipe. What one holds must say which fields it is about, and readers must check it
+/// against them: a side object may be missing, stale (its fields purged) or of another time.
+/// POSIX, S3, RADOS and DAOS have it.
+pub trait SideObjects: Send + Sync {
+    /// Stores `bytes` as the data set's side object `name`, visible whole or not at all.
+    /// `name` must be one [`crate::unique::unique_object_name`] makes (else `BadRequest`).
+    fn put_side_object(&self, dataset: &Key, name: &str, bytes: &[u8]) -> Result<()>;
+    /// The names of a data set's side objects, in no particular order (none: an empty list).
+    fn side_object_names(&self, dataset: &Key) -> Result<Vec<String>>;
+    /// A side object's bytes; `None` if it is not there (any more).
+    fn get_side_object(&self, dataset: &Key, name: &str) -> Result<Option<Vec<u8>>>;
+}
+
+/// Refuses a side object name that [`crate::unique::unique_object_name`] does not make, so
+/// that no name given to [`SideObjects`] leaves its place in a path or an object name.
+pub fn check_side_object_name(name: &str) -> Result<()> {
+    if crate::unique::is_object_name(name) {
+        Ok(())
+    } else {
+        Err(Error::new(ErrorKind::BadRequest, format!("side object name {name:?}: 32 lower-case hex digits expected")))
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::backend::{
     Catalogue, CatalogueFiles, CatalogueRecovery, CatalogueUsage, CatalogueWriter, CommitSource, ControlAction, DatasetFiles, DatasetView,
-    FieldLocation, IndexInfo, Overlays, RelativeUris, Roots, StartedRead, Store, StoreWriter, Unused,
+    FieldLocation, IndexInfo, Overlays, RelativeUris, Roots, SideObjects, StartedRead, Store, StoreWriter, Unused,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
@@ -383,6 +383,11 @@ impl Store for UnionStore {
 
     fn commit_source(&self) -> Option<&dyn CommitSource> {
         self.main.commit_source()
+    }
+
+    /// The configured store's: packings of fields read beside it are kept there too.
+    fn side_objects(&self) -> Option<&dyn SideObjects> {
+        self.main.side_objects()
     }
 
     fn claims_uri(&self, uri: &str) -> bool {

@@ -15,6 +15,7 @@ pub use config::{default_library, FACTORY};
 pub use ffi::DEFAULT_LIBRARY;
 pub mod naming;
 pub mod objects;
+mod side;
 pub mod store;
 
 use std::collections::HashMap;

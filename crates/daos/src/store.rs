@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use fieldstore_core::backend::SideObjects;
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::{FieldLocation, Key, Store, StoreWriter};
 use fieldstore_daos_sys::{daos_obj_id_t, daos_oclass_id_t};
@@ -43,6 +44,11 @@ impl DaosStore {
         check_root_label(root)?;
         let arrays = Arrays { containers: Containers::new(pool), root: root.into(), class, oid_batch: oid_batch.max(1) };
         Ok(DaosStore { arrays: Arc::new(arrays) })
+    }
+
+    /// Its containers, the labels' root and the object class of what it writes.
+    pub(crate) fn layout(&self) -> (&Containers, &str, daos_oclass_id_t) {
+        (&self.arrays.containers, &self.arrays.root, self.arrays.class)
     }
 }
 
@@ -116,5 +122,9 @@ impl Store for DaosStore {
 
     fn describe(&self, dataset: &Key) -> String {
         format!("daos pool {} container {}", self.arrays.containers.pool().label(), dataset_label(&self.arrays.root, dataset))
+    }
+
+    fn side_objects(&self) -> Option<&dyn SideObjects> {
+        Some(self)
     }
 }

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 
 // The API, module by module: each is the reference for what it holds (the backend traits
 // for code that opens a catalogue or store of its own; factories for backends of its own).
-pub use fieldstore_core::{api, backend, checksum, config, error, factory, key, request, schema, types, union};
+pub use fieldstore_core::{api, backend, checksum, config, error, factory, key, request, schema, types, union, unique};
 
 // What most programs name: the handle and what its calls take and give.
 pub use fieldstore_core::api::{

@@ -12,6 +12,7 @@ mod listing;
 pub mod moving;
 pub mod naming;
 pub mod placement;
+mod side;
 mod store;
 pub mod toc;
 mod write_back;

@@ -16,7 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::backend::{fill_in_pieces, CommitCarrier, CommitSource, MappedReads, Mapping, RelativeUris, Roots};
+use fieldstore_core::backend::{fill_in_pieces, CommitCarrier, CommitSource, MappedReads, Mapping, RelativeUris, Roots, SideObjects};
 use fieldstore_core::error::{Error, IoContext, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::unique_suffix;
@@ -97,7 +97,7 @@ impl PosixStore {
     }
 
     /// An existing data set's directory, if it is in a root.
-    fn dataset_dir(&self, dataset: &Key) -> Result<Option<PathBuf>> {
+    pub(crate) fn dataset_dir(&self, dataset: &Key) -> Result<Option<PathBuf>> {
         self.placement.existing(dataset, &dataset_dir_name(dataset)?)
     }
 
@@ -381,9 +381,11 @@ impl Store for PosixStore {
     /// Removes the data set's directory once empty. Its data files were removed by name:
     /// deleting every file in the directory would delete those of a data set archived again
     /// after the wipe took effect. (On a root of its own, a crashed writer's files that no
-    /// index names stay, and keep the directory.)
+    /// index names stay, and keep the directory.) Its side objects go too: they only save readers
+    /// time.
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
         if let Some(dir) = self.dataset_dir(dataset)? {
+            crate::side::remove_side_objects(&dir);
             let _ = std::fs::remove_dir(&dir);
         }
         Ok(())
@@ -406,6 +408,10 @@ impl Store for PosixStore {
     }
 
     fn root(&self) -> Option<&dyn Roots> {
+        Some(self)
+    }
+
+    fn side_objects(&self) -> Option<&dyn SideObjects> {
         Some(self)
     }
 }

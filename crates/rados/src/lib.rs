@@ -13,6 +13,7 @@ mod ffi;
 mod naming;
 pub mod objects;
 mod ops;
+mod side;
 pub mod store;
 
 pub use config::FACTORY;

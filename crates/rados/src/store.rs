@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use fieldstore_core::backend::SideObjects;
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::window::{InFlight, WriteWindow};
@@ -52,6 +53,16 @@ impl RadosStore {
             prefix: prefix.into(),
             limits: InFlight::new(Some(limits.writes), Some(limits.reads)),
         })
+    }
+
+    /// The pool's namespaces.
+    pub(crate) fn namespaces(&self) -> &Namespaces {
+        &self.namespaces
+    }
+
+    /// What its namespaces start with.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// The namespace and object of a location this store wrote; anything else is refused.
@@ -127,15 +138,20 @@ impl Store for RadosStore {
         Ok(true)
     }
 
-    /// Nothing beyond the field objects, which the wipe removed by name: removing every
+    /// Nothing beyond the field objects (but the side objects), which the wipe removed by name: removing every
     /// object of the namespace would remove those of a data set archived again meanwhile.
-    /// (Objects of writes no index names, from a writer that failed, stay.)
-    fn wipe_dataset(&self, _dataset: &Key) -> Result<()> {
-        Ok(())
+    /// (Objects of writes no index names, from a writer that failed, stay.) Its side objects
+    /// go: they only save readers time.
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        crate::side::remove_side_objects(self, dataset)
     }
 
     fn describe(&self, dataset: &Key) -> String {
         format!("rados pool {} namespace {}", self.namespaces.pool(), dataset_namespace(&self.prefix, dataset))
+    }
+
+    fn side_objects(&self) -> Option<&dyn SideObjects> {
+        Some(self)
     }
 }
 

@@ -30,6 +30,7 @@ pub mod layout;
 pub mod objects;
 #[doc(hidden)]
 pub mod raw;
+mod side;
 pub mod store;
 
 pub use factory::FACTORY;

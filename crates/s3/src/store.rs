@@ -22,6 +22,7 @@ use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{ObjectStoreExt, PutPayload};
 
+use fieldstore_core::backend::SideObjects;
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::recent::RecentList;
 use fieldstore_core::unique::{is_object_name, unique_object_name, unique_suffix};
@@ -84,6 +85,11 @@ pub struct S3StoreWriter {
 }
 
 impl S3Store {
+    /// The buckets its data sets are in.
+    pub(crate) fn buckets(&self) -> &Buckets {
+        &self.buckets
+    }
+
     /// A store in a section's buckets, with up to `limits` (each at least 1) requests in
     /// flight.
     /// `pack`: writers pack each collocation's fields of a flush into one object.
@@ -286,16 +292,21 @@ impl Store for S3Store {
         Ok(vec![true; uris.len()])
     }
 
-    /// Nothing beyond the field objects, which the wipe removed by name: removing every
+    /// Nothing beyond the field objects (but the side objects), which the wipe removed by name: removing every
     /// object under the data set's prefix would remove those of a data set archived again
     /// meanwhile. (Objects of writes no index names, from a writer that failed, stay; so does
-    /// a data set's bucket, which a writer may be using again.)
-    fn wipe_dataset(&self, _dataset: &Key) -> Result<()> {
-        Ok(())
+    /// a data set's bucket, which a writer may be using again.) Its side objects go: they only
+    /// save readers time.
+    fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
+        crate::side::remove_side_objects(self, dataset)
     }
 
     fn describe(&self, dataset: &Key) -> String {
         self.buckets.describe(dataset)
+    }
+
+    fn side_objects(&self) -> Option<&dyn SideObjects> {
+        Some(self)
     }
 }
 

@@ -281,6 +281,18 @@ impl FieldStore {
         }
     }
 
+    /// The store's side objects ([`crate::backend::SideObjects`]): what readers keep beside a
+    /// data set's fields. `Unsupported` where the store keeps none (a server's clients, FDB5's
+    /// data read on its own).
+    pub fn side_objects(&self) -> Result<&dyn crate::backend::SideObjects> {
+        self.shared.store.side_objects().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Unsupported,
+                "this store keeps no side objects (extraction's packings): a POSIX, S3, RADOS or DAOS store does",
+            )
+        })
+    }
+
     /// The server this handle's calls go to, if its catalogue is one's ([`Remote`]).
     fn remote(&self) -> Option<&dyn Remote> {
         self.shared.catalogue.remote()
