@@ -151,6 +151,13 @@ enum Command {
         #[arg(long, conflicts_with = "json")]
         csv: bool,
     },
+    /// Keep the packing of each field a request names beside its data, so that extractions read little (gribjump-scan's job)
+    #[command(
+        after_help = "Each field whose packing is not kept yet is read whole once; a data set's new packings go into one\nside object beside its data. Extractions then read only the bytes of the points they ask for.\n\nExamples:
+  fieldstore scan class=od,expver=0001,stream=oper,date=20231201,time=1200
+  fieldstore scan --json class=od,expver=0001,stream=enfo,date=20231201"
+    )]
+    Scan(QueryArgs),
     /// The values stored for each keyword among what a request names
     #[command(after_help = "Examples:\n  fieldstore axes class=od,expver=0001
   fieldstore axes --json class=od,expver=0001,stream=enfo")]
@@ -695,6 +702,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             });
             for_each_request(config, &query.request, MINIMUM_KEYS, |fs, r| printed.print(&extractor.extract(fs, r, &ranges)?, &ranges))?;
             printed.finish()
+        }
+        Command::Scan(q) => {
+            let extractor = fieldstore::extract::Extractor::new();
+            for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| {
+                let mut bar = None;
+                let kept = extractor.keep_packings(fs, r, &mut |done, total| {
+                    bar.get_or_insert_with(|| output::count_progress(total as u64, "fields")).set_position(done as u64);
+                })?;
+                bar.inspect(|b| b.finish_and_clear());
+                output::print_kept_packings(r, &kept, q.json)
+            })
         }
         Command::Axes(q) => for_each_request(config, &q.request, MINIMUM_KEYS, |fs, r| {
             let (axes, why) = fs.axes(r)?;

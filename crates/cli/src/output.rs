@@ -51,6 +51,38 @@ pub fn progress(total: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// A progress bar of things counted (fields) on standard error while it is a terminal
+/// (hidden otherwise, and for no work), with the time left.
+pub fn count_progress(total: u64, what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() || total == 0 || !shown(Verbosity::Normal) {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    let template = "{msg} [{bar:40}] {human_pos}/{human_len} ({per_sec}, {eta} left)";
+    bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// What `fieldstore scan` kept, for people or (`--json`) programs.
+pub fn print_kept_packings(request: &fieldstore::Request, kept: &fieldstore::extract::KeptPackings, json: bool) -> anyhow::Result<()> {
+    if json {
+        let mut value = serde_json::to_value(kept)?;
+        value["request"] = request.to_string().into();
+        outln!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        outln!(
+            "{request}: {} fields; {} packings kept already, {} learnt (reading {}) and kept in {} side objects",
+            kept.fields,
+            kept.already_kept,
+            kept.learnt,
+            indicatif::HumanBytes(kept.bytes_read),
+            kept.side_objects
+        );
+    }
+    Ok(())
+}
+
 /// A spinner on standard error while it is a terminal, for work of unknown length.
 pub fn spinner(what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() || !shown(Verbosity::Normal) {

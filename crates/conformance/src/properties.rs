@@ -716,3 +716,44 @@ pub fn side_objects_are_kept_whole_and_go_with_their_wipe(site: &Site) {
     assert_eq!(read.side_object_names(&dataset).unwrap(), Vec::<String>::new(), "{}: wiped with the data set", site.name);
     assert_eq!(read.get_side_object(&dataset, &a).unwrap(), None, "{}", site.name);
 }
+
+/// Packings kept beside the data (`fieldstore scan`) let a new reader extract points with
+/// ecCodes' values reading only a part of each field; a server's clients, which keep none,
+/// read each field whole once and get the same values.
+pub fn kept_packings_let_a_new_reader_extract_reading_little(site: &Site) {
+    use fieldstore::extract::{Extractor, Range};
+    use fieldstore::grib::Handle;
+    let fs = site.open();
+    let mut messages = Vec::new();
+    for (param, packing) in [("167", "grid_simple"), ("165", "grid_ccsds")] {
+        let mut h = Handle::from_message_copy(&fieldstore::grib::sample_message("reduced_gg_pl_320_grib2", &[]).unwrap()).unwrap();
+        let n = h.get_long("numberOfDataPoints").unwrap() as usize;
+        h.set_long("bitsPerValue", 16).unwrap();
+        h.set_double_array("values", &(0..n).map(|i| 270.0 + (i as f64 * 0.1).sin()).collect::<Vec<_>>()).unwrap();
+        h.set_string("packingType", packing).unwrap();
+        let message = h.message().unwrap();
+        let id = Key::parse(&format!("class=od,expver=0001,stream=oper,date=20240101,time=0000,type=fc,levtype=sfc,step=0,param={param}"))
+            .unwrap();
+        fs.archive(&id, &message).unwrap();
+        messages.push((param, message));
+    }
+    fs.flush().unwrap();
+    let request = request("class=od,expver=0001,stream=oper,date=20240101,time=0000,type=fc,levtype=sfc,step=0,param=167/165");
+    match Extractor::new().keep_packings(&fs, &request, &mut |_, _| {}) {
+        Err(e) if site.is_served() => assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}"),
+        kept => assert_eq!(kept.unwrap().side_objects, 1, "{}", site.name),
+    }
+    let ranges = [Range::new(0, 2), Range::new(300_000, 300_003)];
+    let extracted = Extractor::new().extract(&site.open(), &request, &ranges).unwrap();
+    assert_eq!(extracted.len(), 2, "{}", site.name);
+    for field in extracted {
+        let (_, message) = messages.iter().find(|(p, _)| Some(*p) == field.field.element.get("param")).unwrap();
+        let h = Handle::from_message(message).unwrap();
+        let mut all = vec![0.0; h.get_size("values").unwrap()];
+        h.get_double_array("values", &mut all).unwrap();
+        assert_eq!(field.extraction.values, vec![all[0..2].to_vec(), all[300_000..300_003].to_vec()], "{}", site.name);
+        let whole = message.len() as u64;
+        let read = field.extraction.bytes_read;
+        assert!(if site.is_served() { read >= whole } else { read < whole / 20 }, "{}: {read} of {whole} bytes read", site.name);
+    }
+}

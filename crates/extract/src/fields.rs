@@ -1,15 +1,17 @@
 //! Extraction from a store's fields: a request's fields are resolved by the handle, each
-//! field's [`Packing`] read once (from its whole message, the first time it is extracted
-//! from) and kept, and each extraction then reads only the bytes its ranges need, at the
-//! field's location in the store.
+//! field's [`Packing`] found once (in what its data set keeps beside its data, else in its
+//! whole message) and kept, and each extraction then reads only the bytes its ranges need, at
+//! the field's location in the store.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use fieldstore_core::api::{FieldEntry, ListOptions};
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::{FieldLocation, FieldStore, Request};
+use fieldstore_core::unique::{unique_object_name, unique_suffix};
+use fieldstore_core::{FieldLocation, FieldStore, Key, Request};
 
+use crate::kept::{decode_kept, encode_kept};
 use crate::{extract, Extraction, Packing, Range};
 
 /// The largest field whose message is read whole to learn its packing (2 GiB).
@@ -17,6 +19,9 @@ const LARGEST_FIELD: usize = 1 << 31;
 
 /// Packings an extractor keeps: about 100 MB at most (CCSDS records of the largest fields).
 const KEPT_PACKINGS: usize = 100_000;
+
+/// The most packings one side object holds (a few MB at most).
+const KEPT_PER_SIDE_OBJECT: usize = 10_000;
 
 /// One field's extraction.
 #[derive(Clone, Debug)]
@@ -27,11 +32,46 @@ pub struct FieldExtraction {
     pub extraction: Extraction,
 }
 
+/// What keeping a request's packings did ([`Extractor::keep_packings`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KeptPackings {
+    /// The fields the request names.
+    pub fields: usize,
+    /// Of them, those whose packing was kept already.
+    pub already_kept: usize,
+    /// Those whose packing was learnt from their whole message, and kept.
+    pub learnt: usize,
+    /// The bytes read to learn them.
+    pub bytes_read: u64,
+    /// The side objects written (one per data set with packings learnt).
+    pub side_objects: usize,
+}
+
 /// Extracts from the fields of a store, keeping each field's packing once read (shared by
-/// every thread).
+/// every thread). A field's packing comes from what its data set keeps beside its data
+/// ([`crate::kept`], read once per data set), else from its whole message.
 #[derive(Default)]
 pub struct Extractor {
-    packings: Mutex<HashMap<FieldLocation, Arc<Packing>>>,
+    known: Mutex<Known>,
+}
+
+/// The packings an extractor knows.
+#[derive(Default)]
+struct Known {
+    packings: HashMap<FieldLocation, Arc<Packing>>,
+    /// The data sets whose kept packings were read into `packings`.
+    datasets_read: HashSet<Key>,
+}
+
+impl Known {
+    /// Makes room for more (bounded: a long-lived handle, Python's or C's, forgets all and
+    /// learns again).
+    fn make_room(&mut self, more: usize) {
+        if self.packings.len().saturating_add(more) > KEPT_PACKINGS {
+            self.packings.clear();
+            self.datasets_read.clear();
+        }
+    }
 }
 
 impl Extractor {
@@ -43,17 +83,13 @@ impl Extractor {
     /// The `ranges` of every field `request` names in `fs`, in the order a listing gives them.
     /// A request that matches nothing is a `NotFound` error saying why.
     pub fn extract(&self, fs: &FieldStore, request: &Request, ranges: &[Range]) -> Result<Vec<FieldExtraction>> {
-        let listed = fs.list(request, ListOptions::default())?;
-        if let Some(why) = listed.explanation {
-            return Err(Error::new(ErrorKind::NotFound, format!("nothing matched {request}: {why}")));
-        }
-        listed.fields.into_iter().map(|field| self.extract_field(fs, field, ranges)).collect()
+        self.fields(fs, request)?.into_iter().map(|field| self.extract_field(fs, field, ranges)).collect()
     }
 
     /// The `ranges` of one stored field.
     pub fn extract_field(&self, fs: &FieldStore, field: FieldEntry, ranges: &[Range]) -> Result<FieldExtraction> {
         let location = &field.location;
-        let (packing, packing_bytes) = self.packing(fs, location)?;
+        let (packing, packing_bytes) = self.packing(fs, &field)?;
         let mut source = |offset: u64, length: usize| {
             if offset.checked_add(length as u64).is_none_or(|end| end > location.length) {
                 return Err(Error::new(ErrorKind::Corrupt, format!("{} bytes at {offset} of a field of {}", length, location.length)));
@@ -68,10 +104,50 @@ impl Extractor {
         Ok(FieldExtraction { field, extraction })
     }
 
-    /// The packing of the field at `location`, and the bytes read to learn it (0 if known).
-    fn packing(&self, fs: &FieldStore, location: &FieldLocation) -> Result<(Arc<Packing>, u64)> {
-        if let Some(known) = self.packings.lock().unwrap_or_else(|e| e.into_inner()).get(location) {
-            return Ok((known.clone(), 0));
+    /// Keeps the packing of every field `request` names beside its data set's data (`fieldstore
+    /// scan`, gribjump-scan's job): each one not kept yet is learnt from its whole message, and
+    /// each data set's new ones go into one new side object. `progress(done, total)` follows
+    /// the fields.
+    pub fn keep_packings(&self, fs: &FieldStore, request: &Request, progress: &mut dyn FnMut(usize, usize)) -> Result<KeptPackings> {
+        let side = fs.side_objects()?;
+        let fields = self.fields(fs, request)?;
+        let mut kept = KeptPackings { fields: fields.len(), ..KeptPackings::default() };
+        let mut learnt: HashMap<Key, Vec<(FieldLocation, Arc<Packing>)>> = HashMap::new();
+        progress(0, fields.len());
+        for (done, field) in fields.iter().enumerate() {
+            let (packing, bytes_read) = self.packing(fs, field)?;
+            if bytes_read == 0 {
+                kept.already_kept += 1;
+            } else {
+                kept.learnt += 1;
+                kept.bytes_read += bytes_read;
+                learnt.entry(home(field).clone()).or_default().push((field.location.clone(), packing));
+            }
+            progress(done + 1, fields.len());
+        }
+        for (dataset, entries) in learnt {
+            for part in entries.chunks(KEPT_PER_SIDE_OBJECT) {
+                side.put_side_object(&dataset, &unique_object_name(&unique_suffix()), &encode_kept(part))?;
+                kept.side_objects += 1;
+            }
+        }
+        Ok(kept)
+    }
+
+    /// The fields `request` names; `NotFound` saying why where none.
+    fn fields(&self, fs: &FieldStore, request: &Request) -> Result<Vec<FieldEntry>> {
+        let listed = fs.list(request, ListOptions::default())?;
+        if let Some(why) = listed.explanation {
+            return Err(Error::new(ErrorKind::NotFound, format!("nothing matched {request}: {why}")));
+        }
+        Ok(listed.fields)
+    }
+
+    /// The packing of `field`, and the bytes read to learn it (0 if known or kept).
+    fn packing(&self, fs: &FieldStore, field: &FieldEntry) -> Result<(Arc<Packing>, u64)> {
+        let location = &field.location;
+        if let Some(known) = self.known_packing(fs, field)? {
+            return Ok((known, 0));
         }
         // The length may come from a server's answer: bounded before anything is held.
         let length = usize::try_from(location.length).ok().filter(|n| *n <= LARGEST_FIELD).ok_or_else(|| {
@@ -84,12 +160,52 @@ impl Extractor {
             return Err(Error::new(ErrorKind::Corrupt, message));
         }
         let packing = Arc::new(Packing::of(&message)?);
-        let mut known = self.packings.lock().unwrap_or_else(|e| e.into_inner());
-        // Bounded: a long-lived handle (Python's, C's) forgets all and learns again.
-        if known.len() >= KEPT_PACKINGS {
-            known.clear();
-        }
-        known.insert(location.clone(), packing.clone());
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.make_room(1);
+        known.packings.insert(location.clone(), packing.clone());
         Ok((packing, location.length))
     }
+
+    /// The packing of `field` if known, its data set's kept packings read first if they were
+    /// not yet.
+    fn known_packing(&self, fs: &FieldStore, field: &FieldEntry) -> Result<Option<Arc<Packing>>> {
+        let dataset = home(field);
+        {
+            let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(packing) = known.packings.get(&field.location) {
+                return Ok(Some(packing.clone()));
+            }
+            if known.datasets_read.contains(dataset) {
+                return Ok(None);
+            }
+        }
+        let kept = read_kept(fs, dataset)?;
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.make_room(kept.len());
+        known.packings.extend(kept);
+        known.datasets_read.insert(dataset.clone());
+        Ok(known.packings.get(&field.location).cloned())
+    }
+}
+
+/// The data set a field's bytes were archived into, which keeps its packing.
+fn home(field: &FieldEntry) -> &Key {
+    field.archived_in.as_deref().unwrap_or(&field.dataset)
+}
+
+/// Every packing a data set keeps; none where the store keeps no side objects. A side object
+/// that is damaged (or of a later version) is passed over: it costs time, not values.
+fn read_kept(fs: &FieldStore, dataset: &Key) -> Result<Vec<(FieldLocation, Arc<Packing>)>> {
+    let side = match fs.side_objects() {
+        Err(e) if e.kind() == ErrorKind::Unsupported => return Ok(Vec::new()),
+        other => other?,
+    };
+    let mut kept = Vec::new();
+    for name in side.side_object_names(dataset)? {
+        let Some(bytes) = side.get_side_object(dataset, &name)? else { continue };
+        if let Ok(entries) = decode_kept(&bytes) {
+            kept.extend(entries);
+        }
+    }
+    Ok(kept)
 }

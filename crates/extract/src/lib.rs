@@ -9,12 +9,13 @@
 mod ccsds;
 mod extract;
 mod fields;
+pub mod kept;
 mod packing;
 mod ranges;
 mod record;
 
 pub use ccsds::Ccsds;
 pub use extract::{extract, Extraction, Source};
-pub use fields::{Extractor, FieldExtraction};
+pub use fields::{Extractor, FieldExtraction, KeptPackings};
 pub use packing::{Packing, PackingKind};
 pub use ranges::Range;

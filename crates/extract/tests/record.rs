@@ -57,3 +57,32 @@ fn a_damaged_record_is_refused_or_still_describes_a_message_it_fits() {
         }
     }
 }
+
+#[test]
+fn kept_packings_round_trip_and_any_damage_is_refused() {
+    use fieldstore_core::FieldLocation;
+    use fieldstore_extract::kept::{decode_kept, encode_kept};
+    use std::sync::Arc;
+    let packing = Arc::new(Packing::of(&packed_field("regular_ll_sfc_grib2", "grid_simple", 12, 0)).unwrap());
+    let entries: Vec<(FieldLocation, Arc<Packing>)> = [(Some(7), 0), (None, 4096)]
+        .into_iter()
+        .map(|(crc32c, offset)| {
+            let location = FieldLocation { uri: "od:0001/an.x.data".into(), offset, length: packing.length, crc32c };
+            (location, packing.clone())
+        })
+        .collect();
+    let bytes = encode_kept(&entries);
+    let back = decode_kept(&bytes).unwrap();
+    assert_eq!(back.len(), 2);
+    for ((a, p), (b, q)) in entries.iter().zip(&back) {
+        assert_eq!((a, p.encode()), (b, q.encode()));
+    }
+    for cut in [0, 4, 9, bytes.len() / 2, bytes.len() - 1] {
+        assert_eq!(decode_kept(&bytes[..cut]).unwrap_err().kind(), fieldstore_core::ErrorKind::Corrupt, "cut at {cut}");
+    }
+    for at in [0, 5, 20, bytes.len() - 10] {
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x10;
+        assert_eq!(decode_kept(&flipped).unwrap_err().kind(), fieldstore_core::ErrorKind::Corrupt, "flipped at {at}");
+    }
+}

@@ -21,14 +21,17 @@ fn key(step: usize, param: &str) -> Key {
         .unwrap()
 }
 
+/// A POSIX catalogue and store under `root`.
+fn posix_store(root: &std::path::Path) -> fieldstore::FieldStore {
+    let yaml =
+        format!("catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n", root.display());
+    fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap()
+}
+
 #[test]
 fn a_request_s_fields_give_ecodes_values_reading_little_once_their_packing_is_known() {
     let root = tempfile::tempdir().unwrap();
-    let yaml = format!(
-        "catalogue: {{type: posix, root: {0}, create: true}}\nstore: {{type: posix, root: {0}, create: true}}\n",
-        root.path().display()
-    );
-    let fs = fieldstore::open(&Config::parse("test", &yaml).unwrap()).unwrap();
+    let fs = posix_store(root.path());
     let mut messages = Vec::new();
     for step in 0..4 {
         for (param, packing) in [("167", "grid_simple"), ("165", "grid_ccsds")] {
@@ -62,4 +65,38 @@ fn a_request_s_fields_give_ecodes_values_reading_little_once_their_packing_is_kn
     }
     let none = extractor.extract(&fs, &Request::parse("class=od,expver=0002").unwrap(), &ranges).unwrap_err();
     assert_eq!(none.kind(), fieldstore_core::ErrorKind::NotFound, "{none}");
+}
+
+#[test]
+fn kept_packings_let_a_new_extractor_read_little_and_stale_or_damaged_ones_cost_only_time() {
+    let root = tempfile::tempdir().unwrap();
+    let fs = posix_store(root.path());
+    let simple = field("grid_simple", 0);
+    fs.archive(&key(0, "167"), &simple).unwrap();
+    fs.archive(&key(0, "165"), &field("grid_ccsds", 0)).unwrap();
+    fs.flush().unwrap();
+    let request = Request::parse("class=od,expver=0001,stream=oper,date=20240101,time=0000,domain=g,type=fc,levtype=sfc,step=0").unwrap();
+    let ranges = [Range::new(10, 12)];
+
+    let kept = Extractor::new().keep_packings(&fs, &request, &mut |_, _| {}).unwrap();
+    assert_eq!((kept.fields, kept.learnt, kept.already_kept, kept.side_objects), (2, 2, 0, 1), "{kept:?}");
+    let again = Extractor::new().keep_packings(&fs, &request, &mut |_, _| {}).unwrap();
+    assert_eq!((again.learnt, again.already_kept, again.side_objects, again.bytes_read), (0, 2, 0, 0), "{again:?}");
+
+    // A damaged side object beside the good one is passed over.
+    let dataset = fs.list(&request, Default::default()).unwrap().fields[0].dataset.clone();
+    let side = fs.side_objects().unwrap();
+    side.put_side_object(&dataset, &fieldstore_core::unique::unique_object_name("damaged"), b"FSPI\x01 not packings").unwrap();
+    let first = Extractor::new().extract(&fs, &request, &ranges).unwrap();
+    for f in &first {
+        // Simple packing: the points' bytes; CCSDS: the RSI holding them (8 KiB).
+        assert!(f.extraction.bytes_read < 10_000, "{}: {} bytes for 2 points", f.field.identifier(), f.extraction.bytes_read);
+    }
+
+    // The field archived again is at another location: its kept packing no longer applies.
+    fs.archive(&key(0, "167"), &field("grid_simple", 7)).unwrap();
+    fs.flush().unwrap();
+    let after = Extractor::new().extract(&fs, &Request::parse(&format!("{request},param=167")).unwrap(), &ranges).unwrap();
+    assert!(after[0].extraction.bytes_read >= simple.len() as u64, "learnt again from the new message");
+    assert_ne!(after[0].extraction.values, first.iter().find(|f| f.field.element.get("param") == Some("167")).unwrap().extraction.values);
 }

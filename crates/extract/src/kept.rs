@@ -1,0 +1,117 @@
+//! Packings kept beside a store's data: many fields' [`Packing`] records in one side object
+//! of their data set ([`fieldstore_core::backend::SideObjects`]), written by `fieldstore scan`
+//! (and by archives that keep packings), read by every extractor before it reads a field
+//! whole to learn its packing.
+//!
+//! Layout (integers big-endian): `FSPI`, version 1, the count of entries (4 bytes), then per
+//! entry its field's location (the URI's length in 2 bytes and the URI, offset and length in 8
+//! bytes each, a byte saying whether a CRC-32C follows and the CRC-32C in 4 bytes) and its
+//! packing record's length (4 bytes) and record ([`Packing::encode`]); last the CRC-32C of
+//! everything before it (4 bytes). An entry applies to a field only where the field's whole
+//! location (its CRC-32C included) is the entry's, so a side object that is stale (its fields
+//! purged), of another time or damaged costs an extractor time, never a wrong value.
+
+use std::sync::Arc;
+
+use fieldstore_core::checksum::crc32c;
+use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_core::FieldLocation;
+
+use crate::Packing;
+
+const MAGIC: &[u8; 4] = b"FSPI";
+const VERSION: u8 = 1;
+
+/// Fields' packings as one side object.
+pub fn encode_kept(entries: &[(FieldLocation, Arc<Packing>)]) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    out.push(VERSION);
+    out.extend(u32::try_from(entries.len()).unwrap_or(u32::MAX).to_be_bytes());
+    for (location, packing) in entries.iter().take(u32::MAX as usize) {
+        let uri = location.uri.as_bytes();
+        out.extend(u16::try_from(uri.len()).unwrap_or(u16::MAX).to_be_bytes());
+        out.extend(&uri[..uri.len().min(u16::MAX as usize)]);
+        out.extend(location.offset.to_be_bytes());
+        out.extend(location.length.to_be_bytes());
+        out.push(u8::from(location.crc32c.is_some()));
+        out.extend(location.crc32c.unwrap_or(0).to_be_bytes());
+        let record = packing.encode();
+        out.extend(u32::try_from(record.len()).unwrap_or(u32::MAX).to_be_bytes());
+        out.extend(record);
+    }
+    let check = crc32c(&out);
+    out.extend(check.to_be_bytes());
+    out
+}
+
+/// The entries of a side object [`encode_kept`] wrote, every part checked: an error of kind
+/// `Corrupt` naming the part otherwise.
+pub fn decode_kept(bytes: &[u8]) -> Result<Vec<(FieldLocation, Arc<Packing>)>> {
+    let corrupt = |why: String| Error::new(ErrorKind::Corrupt, format!("kept packings: {why}"));
+    let (body, check) = bytes
+        .split_at_checked(bytes.len().saturating_sub(4))
+        .filter(|(b, _)| b.len() >= 9)
+        .ok_or_else(|| corrupt(format!("{} bytes, too short", bytes.len())))?;
+    if crc32c(body).to_be_bytes() != check {
+        return Err(corrupt("their CRC-32C does not match (damaged or torn)".into()));
+    }
+    let mut reader = Reader { bytes: body, at: 0 };
+    if reader.take(4)? != MAGIC || reader.take(1)? != [VERSION] {
+        return Err(corrupt("not a side object of packings of version 1".into()));
+    }
+    let count = reader.u32()?;
+    // Each entry takes at least 31 bytes: the count cannot ask for more than the bytes hold.
+    if count as usize > body.len() / 31 {
+        return Err(corrupt(format!("{count} entries in {} bytes", body.len())));
+    }
+    let mut entries = Vec::with_capacity(count as usize);
+    for entry in 0..count {
+        let decoded = reader.entry().map_err(|e| corrupt(format!("entry {entry}: {e}")))?;
+        entries.push(decoded);
+    }
+    if reader.at != body.len() {
+        return Err(corrupt(format!("{} bytes after the last entry", body.len() - reader.at)));
+    }
+    Ok(entries)
+}
+
+/// The bytes of a side object, read in order.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8]> {
+        let end = self.at.checked_add(n).filter(|end| *end <= self.bytes.len());
+        let end = end.ok_or_else(|| Error::new(ErrorKind::Corrupt, format!("{n} bytes wanted at {}, past the end", self.at)))?;
+        let taken = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(taken)
+    }
+
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().unwrap_or_default()))
+    }
+
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_be_bytes(self.take(8)?.try_into().unwrap_or_default()))
+    }
+
+    fn entry(&mut self) -> Result<(FieldLocation, Arc<Packing>)> {
+        let uri_length = u16::from_be_bytes(self.take(2)?.try_into().unwrap_or_default());
+        let uri = std::str::from_utf8(self.take(uri_length.into())?)
+            .map_err(|e| Error::caused_by(ErrorKind::Corrupt, "its location is not UTF-8", e))?
+            .into();
+        let (offset, length) = (self.u64()?, self.u64()?);
+        let has_crc = self.take(1)?[0] != 0;
+        let crc = self.u32()?;
+        let record_length = self.u32()?;
+        let packing = Packing::decode(self.take(record_length as usize)?)?;
+        if packing.length != length {
+            return Err(Error::new(ErrorKind::Corrupt, format!("a packing of {} bytes for a field of {length}", packing.length)));
+        }
+        let location = FieldLocation { uri, offset, length, crc32c: has_crc.then_some(crc) };
+        Ok((location, Arc::new(packing)))
+    }
+}
