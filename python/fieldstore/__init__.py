@@ -159,6 +159,20 @@ class Extracted(NamedTuple):
     decoded_whole: bool
 
 
+def _extracted(fields: List[Tuple[str, bytes, bytes, int, bool]], ranges: List[Tuple[int, int]]) -> List[Extracted]:
+    """The native layer's extracted fields as `Extracted`, their points split by range."""
+    import numpy as np
+
+    splits = list(np.cumsum([end - start for start, end in ranges])[:-1])
+    out = []
+    for identifier, values, masks, bytes_read, decoded_whole in fields:
+        key = dict(pair.split("=", 1) for pair in identifier.split(","))
+        flat_values = np.frombuffer(values, dtype=np.float64)
+        flat_masks = np.frombuffer(masks, dtype=np.uint8).astype(bool)
+        out.append(Extracted(key, np.split(flat_values, splits), np.split(flat_masks, splits), bytes_read, decoded_whole))
+    return out
+
+
 def _ranges(ranges: Optional[Sequence[Tuple[int, int]]], indices: Any, mask: Any) -> List[Tuple[int, int]]:
     """The ranges `extract` was given, or made of indices or of a mask (runs of points, as
     gribjump's `from_indices` and `from_mask` make them)."""
@@ -257,9 +271,26 @@ class FieldStore:
         by a newer archive of the same key too when `include_superseded`."""
         return iter(self._native.list(_request_text(request), depth, include_superseded))
 
-    def axes(self, request: Request) -> Dict[str, List[str]]:
-        """The values stored for each keyword among what `request` names."""
-        return self._native.axes(_request_text(request))
+    def axes(self, request: Request, level: Optional[int] = None) -> Dict[str, List[str]]:
+        """The values stored for each keyword among what `request` names. With `level` (1, 2
+        or 3, as FDB5's axes take it): the keywords of the schema's levels 1 to `level` only,
+        in name order, a keyword some of those fields lack (an optional one) with the empty
+        value first among its values; nothing matched is then no keyword, not an error."""
+        text = _request_text(request)
+        if level is None:
+            return self._native.axes(text)
+        if level not in (1, 2, 3):
+            raise ValueError(f"axes: level {level}: the schema's levels are 1, 2 and 3")
+        try:
+            values = self._native.axes(text)
+        except NothingMatched:
+            return {}
+        lacking: Dict[str, bool] = {}
+        for entry in self.list(text, depth=level):
+            for part in (entry.dataset, entry.collocation, entry.element)[:level]:
+                for keyword, value in (part or {}).items():
+                    lacking[keyword] = lacking.get(keyword, False) or value == ""
+        return {k: ([""] if absent else []) + list(values.get(k, [])) for k, absent in sorted(lacking.items())}
 
     def wipe(self, request: Request, doit: bool = False) -> Dict[str, Any]:
         """Removes what `request` names (FDB5's minimum keys: class, expver, stream, date,
@@ -390,15 +421,20 @@ class FieldStore:
         `ranges` of `[start, end)` points, or `indices` of points, or a boolean `mask` with a
         value per point (one of them). Needs numpy. Raises `NotFound` saying why when
         nothing matched, `BadRequest` for a range beyond a field."""
-        import numpy as np
-
         chosen = _ranges(ranges, indices, mask)
-        sizes = [end - start for start, end in chosen]
-        splits = list(np.cumsum(sizes)[:-1])
-        out = []
-        for identifier, values, masks, bytes_read, decoded_whole in self._native.extract(_request_text(request), chosen):
-            key = dict(pair.split("=", 1) for pair in identifier.split(","))
-            flat_values = np.frombuffer(values, dtype=np.float64)
-            flat_masks = np.frombuffer(masks, dtype=np.uint8).astype(bool)
-            out.append(Extracted(key, np.split(flat_values, splits), np.split(flat_masks, splits), bytes_read, decoded_whole))
-        return out
+        return _extracted(self._native.extract(_request_text(request), chosen), chosen)
+
+    def extract_each(self, requests: Sequence[Tuple[Request, Sequence[Tuple[int, int]]]]) -> List[List[Extracted]]:
+        """`extract` of several requests, each with its `[start, end)` ranges, read at once
+        (many fields in flight): per request, its fields' `Extracted`, in the requests' order.
+        Raises as `extract` does for the first request that fails."""
+        chosen = [(_request_text(request), [(int(start), int(end)) for start, end in ranges]) for request, ranges in requests]
+        answers = self._native.extract_each(chosen)
+        return [_extracted(fields, ranges) for fields, (_, ranges) in zip(answers, chosen)]
+
+    def keep_packings(self, request: Request) -> Dict[str, Any]:
+        """Keeps the packing of every field `request` names beside its data (`fieldstore
+        scan`, gribjump-scan's job), so that extractions read only their points' bytes; says
+        how many fields, how many were kept already, learnt, the bytes read and the side
+        objects written."""
+        return json.loads(self._native.keep_packings(_request_text(request)))

@@ -4,12 +4,13 @@
 //! the field's location in the store.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use fieldstore_core::api::{FieldEntry, ListOptions};
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::{unique_object_name, unique_suffix};
-use fieldstore_core::{FieldLocation, FieldStore, Key, Request};
+use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
 
 use crate::kept::{decode_kept, encode_kept};
 use crate::{extract, Extraction, Packing, Range};
@@ -19,6 +20,10 @@ const LARGEST_FIELD: usize = 1 << 31;
 
 /// Packings an extractor keeps: about 100 MB at most (CCSDS records of the largest fields).
 const KEPT_PACKINGS: usize = 100_000;
+
+/// Requests resolved, and fields read, at once by [`Extractor::extract_each`]: enough to keep
+/// an object store's requests overlapping, few enough to cost little where reads are local.
+pub const IN_FLIGHT: usize = 8;
 
 /// The most packings one side object holds (a few MB at most).
 const KEPT_PER_SIDE_OBJECT: usize = 10_000;
@@ -80,7 +85,7 @@ impl Extractor {
         Extractor::default()
     }
 
-    /// The `ranges` of every field `request` names in `fs`, in the order a listing gives them.
+    /// The `ranges` of every field `request` names in `fs`, in the order it names values.
     /// A request that matches nothing is a `NotFound` error saying why.
     pub fn extract(&self, fs: &FieldStore, request: &Request, ranges: &[Range]) -> Result<Vec<FieldExtraction>> {
         self.fields(fs, request)?.into_iter().map(|field| self.extract_field(fs, field, ranges)).collect()
@@ -102,6 +107,23 @@ impl Extractor {
             .map_err(|e| Error::caused_by(e.kind(), format!("extracting from {}", field.identifier()), e))?;
         extraction.bytes_read += packing_bytes;
         Ok(FieldExtraction { field, extraction })
+    }
+
+    /// The extractions of several requests, each with its ranges, in the requests' order (a
+    /// request's fields in the order it names values): up to [`IN_FLIGHT`] requests
+    /// resolved, and fields read, at once, so that stores answering many reads in parallel
+    /// (S3, RADOS) are kept busy. The first error, in the requests' order, is the answer.
+    pub fn extract_each(&self, fs: &FieldStore, requests: &[(Request, Vec<Range>)]) -> Result<Vec<Vec<FieldExtraction>>> {
+        let listed: Vec<Vec<FieldEntry>> =
+            in_parallel(requests.len(), |i| self.fields(fs, &requests[i].0)).into_iter().collect::<Result<_>>()?;
+        let jobs: Vec<(usize, &FieldEntry)> =
+            listed.iter().enumerate().flat_map(|(i, fields)| fields.iter().map(move |f| (i, f))).collect();
+        let mut extracted = in_parallel(jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &requests[jobs[j].0].1)).into_iter();
+        let mut answers = Vec::with_capacity(requests.len());
+        for fields in &listed {
+            answers.push(extracted.by_ref().take(fields.len()).collect::<Result<Vec<_>>>()?);
+        }
+        Ok(answers)
     }
 
     /// Keeps the packing of every field `request` names beside its data set's data (`fieldstore
@@ -134,9 +156,12 @@ impl Extractor {
         Ok(kept)
     }
 
-    /// The fields `request` names; `NotFound` saying why where none.
+    /// The fields `request` names, in the order it names values (as a retrieve gives them,
+    /// and gribjump); `NotFound` saying why where none. Reading points is retrieving: data
+    /// sets locked against it are left out.
     fn fields(&self, fs: &FieldStore, request: &Request) -> Result<Vec<FieldEntry>> {
-        let listed = fs.list(request, ListOptions::default())?;
+        let options = ListOptions { in_request_order: true, ..ListOptions::default() };
+        let listed = fs.resolve(request, options, Some(ControlAction::Retrieve))?;
         if let Some(why) = listed.explanation {
             return Err(Error::new(ErrorKind::NotFound, format!("nothing matched {request}: {why}")));
         }
@@ -186,6 +211,35 @@ impl Extractor {
         known.datasets_read.insert(dataset.clone());
         Ok(known.packings.get(&field.location).cloned())
     }
+}
+
+/// `job(0)` to `job(count - 1)` on up to [`IN_FLIGHT`] threads, the answers in order.
+fn in_parallel<T: Send>(count: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = count.min(IN_FLIGHT);
+    if threads <= 1 {
+        return (0..count).map(job).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= count {
+                            break mine;
+                        }
+                        mine.push((i, job(i)));
+                    }
+                })
+            })
+            .collect();
+        // A job that panicked is a bug: its panic goes on to the caller's thread.
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, answer)| answer).collect()
 }
 
 /// The data set a field's bytes were archived into, which keeps its packing.

@@ -100,3 +100,32 @@ fn kept_packings_let_a_new_extractor_read_little_and_stale_or_damaged_ones_cost_
     assert!(after[0].extraction.bytes_read >= simple.len() as u64, "learnt again from the new message");
     assert_ne!(after[0].extraction.values, first.iter().find(|f| f.field.element.get("param") == Some("167")).unwrap().extraction.values);
 }
+
+#[test]
+fn several_requests_are_answered_in_their_order_as_one_by_one() {
+    let root = tempfile::tempdir().unwrap();
+    let fs = posix_store(root.path());
+    for step in 0..12 {
+        fs.archive(&key(step, "167"), &field("grid_simple", step)).unwrap();
+    }
+    fs.flush().unwrap();
+    let dataset = "class=od,expver=0001,stream=oper,date=20240101,time=0000,domain=g,type=fc,levtype=sfc";
+    let requests: Vec<(Request, Vec<Range>)> = [("11", 0), ("3", 100), ("0/1/2/3/4/5/6/7/8/9/10/11", 7), ("5", 421_119)]
+        .into_iter()
+        .map(|(steps, first)| (Request::parse(&format!("{dataset},step={steps},param=167")).unwrap(), vec![Range::new(first, first + 1)]))
+        .collect();
+    let extractor = Extractor::new();
+    let together = extractor.extract_each(&fs, &requests).unwrap();
+    assert_eq!(together.iter().map(Vec::len).collect::<Vec<_>>(), [1, 1, 12, 1]);
+    for ((request, ranges), answer) in requests.iter().zip(&together) {
+        let alone = Extractor::new().extract(&fs, request, ranges).unwrap();
+        let values = |fields: &[fieldstore_extract::FieldExtraction]| -> Vec<(String, Vec<Vec<f64>>)> {
+            fields.iter().map(|f| (f.field.identifier().to_string(), f.extraction.values.clone())).collect()
+        };
+        assert_eq!(values(answer), values(&alone), "{request}");
+    }
+    let mut with_missing = requests.clone();
+    with_missing.insert(1, (Request::parse(&format!("{dataset},step=99,param=167")).unwrap(), vec![Range::new(0, 1)]));
+    let e = extractor.extract_each(&fs, &with_missing).unwrap_err();
+    assert_eq!(e.kind(), fieldstore_core::ErrorKind::NotFound, "{e}");
+}

@@ -310,18 +310,43 @@ impl Handle {
     /// whole (a packing not read natively).
     fn extract<'py>(&self, py: Python<'py>, request: &str, ranges: Vec<(u64, u64)>) -> PyResult<Bound<'py, PyList>> {
         let request = self.request(request)?;
-        let ranges: Vec<fieldstore::extract::Range> =
-            ranges.into_iter().map(|(start, end)| fieldstore::extract::Range::new(start, end)).collect();
-        let extracted = py.detach(|| self.extractor.extract(&self.store, &request, &ranges)).map_err(to_py)?;
-        let fields = extracted.into_iter().map(|field| {
-            let got = field.extraction;
-            let values: Vec<u8> = got.values.iter().flatten().flat_map(|v| v.to_ne_bytes()).collect();
-            let masks: Vec<u8> = got.masks.iter().flatten().map(|present| u8::from(*present)).collect();
-            let identifier = field.field.identifier().to_string();
-            (identifier, PyBytes::new(py, &values), PyBytes::new(py, &masks), got.bytes_read, got.decoded_whole)
-        });
-        PyList::new(py, fields)
+        let extracted = py.detach(|| self.extractor.extract(&self.store, &request, &to_ranges(ranges))).map_err(to_py)?;
+        extracted_list(py, extracted)
     }
+
+    /// Keeps the packing of every field a request names beside its data (`fieldstore scan`):
+    /// a JSON report of what it did.
+    fn keep_packings(&self, py: Python<'_>, request: &str) -> PyResult<String> {
+        let request = self.request(request)?;
+        json(py.detach(|| self.extractor.keep_packings(&self.store, &request, &mut |_, _| {})).map_err(to_py)?)
+    }
+
+    /// [`Handle::extract`] of several requests, each with its ranges, read at once: per
+    /// request, the list `extract` gives, in the requests' order.
+    fn extract_each<'py>(&self, py: Python<'py>, requests: Vec<(String, Vec<(u64, u64)>)>) -> PyResult<Bound<'py, PyList>> {
+        let requests =
+            requests.into_iter().map(|(request, ranges)| Ok((self.request(&request)?, to_ranges(ranges)))).collect::<PyResult<Vec<_>>>()?;
+        let extracted = py.detach(|| self.extractor.extract_each(&self.store, &requests)).map_err(to_py)?;
+        PyList::new(py, extracted.into_iter().map(|fields| extracted_list(py, fields)).collect::<PyResult<Vec<_>>>()?)
+    }
+}
+
+/// Ranges of grid points as Python gives them, `[start, end)` each.
+fn to_ranges(ranges: Vec<(u64, u64)>) -> Vec<fieldstore::extract::Range> {
+    ranges.into_iter().map(|(start, end)| fieldstore::extract::Range::new(start, end)).collect()
+}
+
+/// Extracted fields as Python takes them: per field its identifier, values, masks, bytes
+/// read and whether it was decoded whole ([`Handle::extract`]).
+fn extracted_list(py: Python<'_>, extracted: Vec<fieldstore::extract::FieldExtraction>) -> PyResult<Bound<'_, PyList>> {
+    let fields = extracted.into_iter().map(|field| {
+        let got = field.extraction;
+        let values: Vec<u8> = got.values.iter().flatten().flat_map(|v| v.to_ne_bytes()).collect();
+        let masks: Vec<u8> = got.masks.iter().flatten().map(|present| u8::from(*present)).collect();
+        let identifier = field.field.identifier().to_string();
+        (identifier, PyBytes::new(py, &values), PyBytes::new(py, &masks), got.bytes_read, got.decoded_whole)
+    });
+    PyList::new(py, fields)
 }
 
 impl Handle {

@@ -192,17 +192,7 @@ class FDB:
         """The values stored per keyword among what `mars_selection` names (all of the store for
         an empty selection), for the keywords of the schema's levels 1 to `level`; a keyword
         some of those fields lack (an optional one) has the empty value among its values."""
-        if level not in (1, 2, 3):
-            raise ValueError(f"axes: level {level}: the schema's levels are 1, 2 and 3")
-        request = selection_request(mars_selection)
-        values = _unless_nothing_matched(lambda: self._store.axes(request)) or {}
-        keywords: Dict[str, bool] = {}
-        for entry in self._store.list(request, depth=level):
-            parts = (entry.dataset, entry.collocation, entry.element)[:level]
-            for part in parts:
-                for keyword, value in (part or {}).items():
-                    keywords[keyword] = keywords.get(keyword, False) or value == ""
-        return IndexAxis({k: ([""] if absent else []) + list(values.get(k, [])) for k, absent in sorted(keywords.items())})
+        return IndexAxis(self._store.axes(selection_request(mars_selection), level=level))
 
     def enabled(self, control_identifier: ControlIdentifier) -> bool:
         """Whether the configuration enables an identifier (all of them, for a combination):
