@@ -146,7 +146,9 @@ struct Resolution<'r> {
     group_ids: HashMap<(Key, Key), usize>,
     /// Per field: its group and the sort keys of its element values.
     field_order: Vec<(usize, Vec<OrderKey>)>,
-    known_keywords: BTreeSet<String>,
+    /// The request's keywords that no schema met so far names (the configured one's, each
+    /// resolved data set's): those left at the end are typos.
+    unknown_keywords: Vec<&'r str>,
 }
 
 /// The fields of one (dataset, collocation) pair, and what is needed to find superseded ones.
@@ -154,26 +156,59 @@ struct Group {
     dataset: Arc<Key>,
     collocation: Arc<Key>,
     sort_key: Vec<OrderKey>,
-    /// Union of the axes of the indexes met so far: an index whose axes miss it on some
-    /// keyword cannot hold an element met before, so its entries need no check.
-    axes: HashMap<String, HashSet<String>>,
+    /// The axes of the indexes met so far: an index whose axes miss them on some keyword
+    /// cannot hold an element met before, so its entries need no check.
+    axes: MetAxes,
     /// Element keys met, built only once an index could overlap earlier ones.
     seen: Option<HashSet<Key>>,
     /// Positions of this group's fields in `Matches::fields`.
     fields: Vec<usize>,
 }
 
+/// The axes of a group's indexes met so far: none; the first index's own, shared (a request
+/// of one field in an index of thousands copies nothing); their union, from a second on.
+enum MetAxes {
+    None,
+    One(Arc<IndexInfo>),
+    Union(HashMap<String, HashSet<String>>),
+}
+
 impl Group {
     /// Whether every element keyword of `index` has a value already met.
     fn may_overlap(&self, index: &IndexInfo) -> bool {
-        !self.axes.is_empty()
-            && index.axes.iter().all(|(k, values)| self.axes.get(&**k).is_some_and(|met| values.iter().any(|v| met.contains(v))))
+        match &self.axes {
+            MetAxes::None => false,
+            MetAxes::One(first) => {
+                index.axes.iter().all(|(k, values)| first.axes.get(k).is_some_and(|met| values.iter().any(|v| met.contains(v))))
+            }
+            MetAxes::Union(met) => {
+                index.axes.iter().all(|(k, values)| met.get(&**k).is_some_and(|met| values.iter().any(|v| met.contains(v))))
+            }
+        }
     }
 
-    fn add_axes(&mut self, index: &IndexInfo) {
-        for (k, values) in &index.axes {
-            self.axes.entry(k.to_string()).or_default().extend(values.iter().map(String::from));
-        }
+    fn add_axes(&mut self, index: &Arc<IndexInfo>) {
+        let mut union = match std::mem::replace(&mut self.axes, MetAxes::None) {
+            MetAxes::None => {
+                self.axes = MetAxes::One(index.clone());
+                return;
+            }
+            MetAxes::One(first) => {
+                let mut union = HashMap::new();
+                add_to_union(&mut union, &first);
+                union
+            }
+            MetAxes::Union(union) => union,
+        };
+        add_to_union(&mut union, index);
+        self.axes = MetAxes::Union(union);
+    }
+}
+
+/// Adds the values of `index`'s axes to `union`.
+fn add_to_union(union: &mut HashMap<String, HashSet<String>>, index: &IndexInfo) {
+    for (k, values) in &index.axes {
+        union.entry(k.to_string()).or_default().extend(values.iter().map(String::from));
     }
 }
 
@@ -194,7 +229,7 @@ impl FieldStore {
             groups: Vec::new(),
             group_ids: HashMap::new(),
             field_order: Vec::new(),
-            known_keywords: self.schema().keywords().into_iter().map(String::from).collect(),
+            unknown_keywords: request.keywords().filter(|k| !self.schema().names_keyword(k)).collect(),
         };
         let datasets = self.catalogue().datasets()?;
         self.keep_views_of(&datasets);
@@ -234,7 +269,7 @@ impl FieldStore {
             };
             self.resolve_overlaid(&mut r, &dataset, locked, &overlaid)?;
         }
-        if let Some(unknown) = request.keywords().find(|k| !r.known_keywords.contains(*k)) {
+        if let Some(unknown) = r.unknown_keywords.first() {
             // A typo must not widen a request (`purge clas=rd` is no `purge`): it is an error,
             // as in FDB5.
             return Err(Error::RequestSyntax {
@@ -335,7 +370,7 @@ fn resolve_dataset(
     view: &mut dyn DatasetView,
     archived_in: Option<&Arc<Key>>,
 ) -> Result<bool> {
-    r.known_keywords.extend(schema.keywords().into_iter().map(String::from));
+    r.unknown_keywords.retain(|k| !schema.names_keyword(k));
     let ds_paths = schema.paths_for(dataset, None);
     let Some(first) = ds_paths.first() else {
         r.why.add(1, format!("data set {dataset} matches no rule of its own schema"));
@@ -531,7 +566,7 @@ impl Resolution<'_> {
             dataset: Arc::new(dataset.clone()),
             collocation: Arc::new(collocation.clone()),
             sort_key,
-            axes: HashMap::new(),
+            axes: MetAxes::None,
             seen: None,
             fields: Vec::new(),
         });

@@ -33,6 +33,9 @@ pub struct Schema {
     /// Dataset-level rules; their children are collocation rules, whose one child is the
     /// element rule.
     rules: Vec<Rule>,
+    /// Every keyword any rule names (found once: a resolve asks for each keyword of its
+    /// request, and FDB5's schema has hundreds of rules).
+    keywords: BTreeSet<String>,
 }
 
 /// One bracketed rule at any level.
@@ -234,13 +237,12 @@ impl Schema {
 
     /// Every keyword any rule names.
     pub fn keywords(&self) -> BTreeSet<&str> {
-        fn walk<'a>(r: &'a Rule, out: &mut BTreeSet<&'a str>) {
-            out.extend(r.predicates.iter().map(|p| p.keyword.as_str()));
-            r.children.iter().for_each(|c| walk(c, out));
-        }
-        let mut out = BTreeSet::new();
-        self.rules.iter().for_each(|r| walk(r, &mut out));
-        out
+        self.keywords.iter().map(String::as_str).collect()
+    }
+
+    /// Whether any rule names `keyword`.
+    pub fn names_keyword(&self, keyword: &str) -> bool {
+        self.keywords.contains(keyword)
     }
 
     /// Splits a full identifier (archive): the first rule path whose predicates all match and
@@ -522,6 +524,17 @@ impl Predicate {
             Matcher::Optional(_) | Matcher::Hidden(_) => true,
         }
     }
+}
+
+/// Every keyword the rules (and their children) name.
+fn keywords_of(rules: &[Rule]) -> BTreeSet<String> {
+    fn walk(r: &Rule, out: &mut BTreeSet<String>) {
+        out.extend(r.predicates.iter().map(|p| p.keyword.clone()));
+        r.children.iter().for_each(|c| walk(c, out));
+    }
+    let mut out = BTreeSet::new();
+    rules.iter().for_each(|r| walk(r, &mut out));
+    out
 }
 
 #[cfg(test)]

@@ -232,7 +232,8 @@ impl Schema {
     /// Parses schema text; `source_name` (usually the file path) prefixes error messages.
     pub fn parse(source_name: &str, text: &str) -> Result<Schema> {
         let (types, rules) = Parser::new(source_name, text).parse_schema()?;
-        let mut schema = Schema { source_name: source_name.to_string(), text: text.to_string(), types, rules };
+        let keywords = super::keywords_of(&rules);
+        let mut schema = Schema { source_name: source_name.to_string(), text: text.to_string(), types, rules, keywords };
         schema.check_shape()?;
         schema.resolve_predicate_types();
         Ok(schema)
