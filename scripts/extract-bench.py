@@ -3,12 +3,13 @@ of the system it measures):
 
     python extract-bench.py make DIR NFIELDS                  # DIR/{simple,ccsds}.grib, DIR/requests.json
     python extract-bench.py archive-fieldstore DIR PACKING CONFIG
-    python extract-bench.py read SYSTEM DIR PACKING CONFIG    # one timed extraction, a new process
+    python extract-bench.py read SYSTEM DIR PACKING POINTS CONFIG   # one timed extraction, a new process
 
 The fields: NFIELDS steps of one 2-metre temperature on ecCodes' O320-style reduced Gaussian grid (ecCodes' `reduced_gg_pl_320_grib2`)
 (542,080 points): 1.08 MB each with simple packing at 16 bits per value (`simple`), 1.07 MB
 with CCSDS at 20 (`ccsds`). Ten value patterns repeat over the steps. Each read takes the
-same 10 points (a city's time series, and nine more spread over the globe) from every field.
+same 10 points from every field: spread over the globe (`spread`), or a box of 5 x 2 points
+around one place (`box`, a city's time series).
 
 SYSTEM is `fieldstore-gribjump` (fieldstore.gribjump's `extract` of one request per field,
 their packings kept by `fieldstore scan`), `pygribjump` (ECMWF's pygribjump 0.13 over FDB5
@@ -30,7 +31,12 @@ DATASET = {"class": "od", "expver": "0001", "stream": "oper", "date": "20240101"
 PARAM = {"simple": "167", "ccsds": "165"}
 #: Bits per value: fields of about 1 MiB either way (1.08 MB simple, 1.07 MB CCSDS).
 BITS = {"simple": 16, "ccsds": 20}
-POINTS = [7, 1000, 52_345, 100_000, 150_001, 210_560, 275_000, 333_333, 421_119, 542_079]
+#: The points taken from each field: ten spread over the globe (a range each, as gribjump's
+#: `from_indices` makes them), or a box of 5 x 2 around one place (two rows of the grid).
+POINT_SETS = {
+    "spread": [(p, p + 1) for p in (7, 1000, 52_345, 100_000, 150_001, 210_560, 275_000, 333_333, 421_119, 542_079)],
+    "box": [(210_560, 210_565), (211_840, 211_845)],
+}
 
 
 def make(out: Path, nfields: int) -> None:
@@ -63,9 +69,9 @@ def make(out: Path, nfields: int) -> None:
     (out / "requests.json").write_text(json.dumps({"nfields": nfields, "hash": grid_hash}))
 
 
-def requests(out: Path, packing: str) -> tuple:
+def requests(out: Path, packing: str, points: str) -> tuple:
     spec = json.loads((out / "requests.json").read_text())
-    ranges = [(p, p + 1) for p in POINTS]
+    ranges = POINT_SETS[points]
     fields = [{**DATASET, "step": str(step), "param": PARAM[packing]} for step in range(spec["nfields"])]
     return fields, ranges, spec["hash"]
 
@@ -80,8 +86,8 @@ def archive_fieldstore(out: Path, packing: str, config: str) -> None:
     print(json.dumps({"kept": fs.keep_packings(dataset)}), file=sys.stderr)
 
 
-def read(system: str, out: Path, packing: str, config: str) -> None:
-    fields, ranges, grid_hash = requests(out, packing)
+def read(system: str, out: Path, packing: str, points: str, config: str) -> None:
+    fields, ranges, grid_hash = requests(out, packing, points)
     started = time.perf_counter()
     bytes_read = None
     if system in ("fieldstore-gribjump", "pygribjump"):
@@ -109,7 +115,8 @@ def read(system: str, out: Path, packing: str, config: str) -> None:
         while at < len(data):
             length = int.from_bytes(data[at + 8 : at + 16], "big")
             h = eccodes.codes_new_from_message(data[at : at + length])
-            taken.append(eccodes.codes_get_values(h)[POINTS])
+            decoded = eccodes.codes_get_values(h)
+            taken.append(np.concatenate([decoded[lo:hi] for lo, hi in ranges]))
             eccodes.codes_release(h)
             at += length
         values = np.concatenate(taken)
@@ -117,8 +124,8 @@ def read(system: str, out: Path, packing: str, config: str) -> None:
     else:
         raise SystemExit(f"unknown system {system}")
     seconds = time.perf_counter() - started
-    assert values.size == len(fields) * len(POINTS), values.size
-    print(json.dumps({"system": system, "packing": packing, "seconds": seconds, "bytes_read": bytes_read, "sum": float(np.sum(values))}))
+    assert values.size == len(fields) * sum(hi - lo for lo, hi in ranges), values.size
+    print(json.dumps({"system": system, "packing": packing, "points": points, "seconds": seconds, "bytes_read": bytes_read, "sum": float(np.sum(values))}))
 
 
 if __name__ == "__main__":
@@ -128,6 +135,6 @@ if __name__ == "__main__":
     elif step == "archive-fieldstore":
         archive_fieldstore(Path(args[0]), args[1], args[2])
     elif step == "read":
-        read(args[0], Path(args[1]), args[2], args[3])
+        read(args[0], Path(args[1]), args[2], args[3], args[4])
     else:
         raise SystemExit(__doc__)

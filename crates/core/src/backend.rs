@@ -108,6 +108,12 @@ pub trait Store: Send + Sync {
     fn largest_read(&self) -> u64 {
         LARGEST_READ
     }
+    /// The gap between two wanted ranges of one file or object below which reading both, and
+    /// the gap, in one read costs less than two reads: a page (4 KiB) by default; more where
+    /// each request costs much (an S3 GET).
+    fn merge_gap(&self) -> u64 {
+        4096
+    }
     /// Starts reading `length` bytes of `uri` at `offset` into `buffer` (a buffer given back
     /// by an earlier read, whatever it holds: reused, it needs no zeroing) while the caller
     /// goes on. Stores without asynchronous reads read at once (the default).

@@ -385,6 +385,10 @@ impl Store for UnionStore {
         self.main.commit_source()
     }
 
+    fn merge_gap(&self) -> u64 {
+        self.main.merge_gap()
+    }
+
     /// The configured store's: packings of fields read beside it are kept there too.
     fn side_objects(&self) -> Option<&dyn SideObjects> {
         self.main.side_objects()

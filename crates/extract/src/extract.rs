@@ -16,6 +16,11 @@ const MERGE_GAP: u64 = 4096;
 pub trait Source {
     /// The `length` bytes at `offset`, all of them or an error.
     fn read(&mut self, offset: u64, length: usize) -> Result<Vec<u8>>;
+    /// The gap between two spans below which one read of both costs less than two reads
+    /// (the store's [`fieldstore_core::Store::merge_gap`]); a page by default.
+    fn merge_gap(&self) -> u64 {
+        MERGE_GAP
+    }
 }
 
 impl<F: FnMut(u64, usize) -> Result<Vec<u8>>> Source for F {
@@ -130,11 +135,12 @@ fn packed_values(packing: &Packing, wanted: &[(u64, u64)], reads: &mut Reads<'_>
     };
     let mut order: Vec<usize> = (0..wanted.len()).filter(|i| wanted[*i].1 > 0).collect();
     order.sort_by_key(|i| span(wanted[*i]).0);
+    let gap = reads.source.merge_gap();
     let mut merged: Vec<(u64, u64)> = Vec::new();
     for i in &order {
         let (start, end) = span(wanted[*i]);
         match merged.last_mut() {
-            Some(last) if start <= last.1 + MERGE_GAP => last.1 = last.1.max(end),
+            Some(last) if start <= last.1.saturating_add(gap) => last.1 = last.1.max(end),
             _ => merged.push((start, end)),
         }
     }

@@ -13,7 +13,7 @@ use fieldstore_core::unique::{unique_object_name, unique_suffix};
 use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
 
 use crate::kept::{decode_kept, encode_kept};
-use crate::{extract, Extraction, Packing, Range};
+use crate::{extract, Extraction, Packing, Range, Source};
 
 /// The largest field whose message is read whole to learn its packing (2 GiB).
 const LARGEST_FIELD: usize = 1 << 31;
@@ -95,14 +95,7 @@ impl Extractor {
     pub fn extract_field(&self, fs: &FieldStore, field: FieldEntry, ranges: &[Range]) -> Result<FieldExtraction> {
         let location = &field.location;
         let (packing, packing_bytes) = self.packing(fs, &field)?;
-        let mut source = |offset: u64, length: usize| {
-            if offset.checked_add(length as u64).is_none_or(|end| end > location.length) {
-                return Err(Error::new(ErrorKind::Corrupt, format!("{} bytes at {offset} of a field of {}", length, location.length)));
-            }
-            let mut bytes = vec![0; length];
-            fs.read_stored(&location.uri, location.offset + offset, &mut bytes)?;
-            Ok(bytes)
-        };
+        let mut source = StoredField { fs, location };
         let mut extraction = extract(&packing, ranges, &mut source)
             .map_err(|e| Error::caused_by(e.kind(), format!("extracting from {}", field.identifier()), e))?;
         extraction.bytes_read += packing_bytes;
@@ -210,6 +203,28 @@ impl Extractor {
         known.packings.extend(kept);
         known.datasets_read.insert(dataset.clone());
         Ok(known.packings.get(&field.location).cloned())
+    }
+}
+
+/// A stored field's bytes, read where the store keeps them.
+struct StoredField<'a> {
+    fs: &'a FieldStore,
+    location: &'a FieldLocation,
+}
+
+impl Source for StoredField<'_> {
+    fn read(&mut self, offset: u64, length: usize) -> Result<Vec<u8>> {
+        let location = self.location;
+        if offset.checked_add(length as u64).is_none_or(|end| end > location.length) {
+            return Err(Error::new(ErrorKind::Corrupt, format!("{} bytes at {offset} of a field of {}", length, location.length)));
+        }
+        let mut bytes = vec![0; length];
+        self.fs.read_stored(&location.uri, location.offset + offset, &mut bytes)?;
+        Ok(bytes)
+    }
+
+    fn merge_gap(&self) -> u64 {
+        self.fs.merge_gap()
     }
 }
 

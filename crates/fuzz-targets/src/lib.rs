@@ -22,7 +22,7 @@ mod remote;
 mod seeds;
 
 pub use languages::{config, key, request, schema};
-pub use records::{embedded_commits, grib_scan, index_segment, object_log, packing_record, toc};
+pub use records::{embedded_commits, grib_scan, index_segment, kept_packings, object_log, packing_record, toc};
 pub use remote::{archive_frames, remote_answer, remote_call};
 pub use seeds::seeds;
 
@@ -44,4 +44,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("remote_call", remote_call),
     ("remote_answer", remote_answer),
     ("packing_record", packing_record),
+    ("kept_packings", kept_packings),
 ];

@@ -162,3 +162,25 @@ pub fn packing_record(data: &[u8]) {
         assert!(got.values.iter().zip(&ranges).all(|(v, r)| v.len() as u64 == r.len()), "a value per point");
     }
 }
+
+/// A side object of kept packings ([`fieldstore_extract::kept`]), read raw (first byte even)
+/// or, past its checksum, as entries the target closes with their CRC-32C (first byte odd):
+/// what decodes encodes again to entries that decode the same.
+pub fn kept_packings(data: &[u8]) {
+    use fieldstore_extract::kept::{decode_kept, encode_kept};
+    let Some((&how, rest)) = data.split_first() else { return };
+    let input = if how % 2 == 0 {
+        rest.to_vec()
+    } else {
+        let mut closed = b"FSPI\x01".to_vec();
+        closed.extend(rest);
+        closed.extend(fieldstore_core::checksum::crc32c(&closed).to_be_bytes());
+        closed
+    };
+    let Ok(entries) = decode_kept(&input) else { return };
+    let again = decode_kept(&encode_kept(&entries)).expect("encoded entries read back");
+    assert_eq!(again.len(), entries.len(), "a round trip keeps every entry");
+    for ((location, packing), (location_again, packing_again)) in entries.iter().zip(&again) {
+        assert_eq!((location, packing.encode()), (location_again, packing_again.encode()), "a round trip");
+    }
+}

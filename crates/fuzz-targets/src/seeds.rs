@@ -57,6 +57,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         ),
         ("remote_answer", vec![resolve_answer(false), resolve_answer(true)]),
         ("packing_record", packing_records()),
+        ("kept_packings", kept_packings()),
         ("key", texts(&["class=od,expver=0001,stream=oper\nclass=od,expver=0001,stream=enfo", "a=_\nb=..", "c=x/y\nc=x%2Fy"])),
         ("grib_scan", vec![grib2(20), grib1(&[0, 0, 20]), [grib2(24), vec![0, b'\n']].concat(), grib1(&[0x80, 0, 1])]),
         ("toc", vec![raw(toc_file), [&[1u8, identity_kind, 4, 0][..], b"seed"].concat()]),
@@ -137,6 +138,27 @@ fn packing_records() -> Vec<Vec<u8>> {
     };
     let constant = fieldstore_grib::sample_message("regular_ll_sfc_grib1", &[]).expect("a sample");
     vec![field("grid_simple", "12"), field("grid_ccsds", "16"), fieldstore_extract::Packing::of(&constant).expect("a packing").encode()]
+}
+
+/// Side objects of kept packings: raw, and (first byte 1) the same entries to be closed.
+fn kept_packings() -> Vec<Vec<u8>> {
+    let entries: Vec<(fieldstore_core::FieldLocation, std::sync::Arc<fieldstore_extract::Packing>)> = packing_records()
+        .iter()
+        .enumerate()
+        .map(|(i, record)| {
+            let packing = fieldstore_extract::Packing::decode(record).expect("a record");
+            let location = fieldstore_core::FieldLocation {
+                uri: "od:0001/an.x.data".into(),
+                offset: 4096 * i as u64,
+                length: packing.length,
+                crc32c: Some(7),
+            };
+            (location, std::sync::Arc::new(packing))
+        })
+        .collect();
+    let whole = fieldstore_extract::kept::encode_kept(&entries);
+    let body = &whole[5..whole.len() - 4];
+    vec![[&[0u8][..], &whole].concat(), [&[1u8][..], body].concat()]
 }
 
 fn archive_body(piece: u8) -> Vec<u8> {

@@ -281,6 +281,12 @@ impl FieldStore {
         }
     }
 
+    /// The gap between two wanted ranges of one stored object below which one read of both
+    /// costs less than two ([`Store::merge_gap`]).
+    pub fn merge_gap(&self) -> u64 {
+        self.shared.store.merge_gap()
+    }
+
     /// The store's side objects ([`crate::backend::SideObjects`]): what readers keep beside a
     /// data set's fields. `Unsupported` where the store keeps none (a server's clients, FDB5's
     /// data read on its own).
