@@ -4,7 +4,7 @@
 //! destroys the container, and with it the side objects.
 
 use fieldstore_core::backend::{check_side_object_name, SideObjects};
-use fieldstore_core::error::Result;
+use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::Key;
 
 use crate::naming::dataset_label;
@@ -13,7 +13,7 @@ use crate::{KeyValue, ObjectType};
 
 impl DaosStore {
     /// Runs `action` on the data set's side key-value object; `None` where its container is
-    /// missing and not `create`.
+    /// missing (and not `create`).
     fn with_side_objects<T>(&self, dataset: &Key, create: bool, mut action: impl FnMut(&KeyValue) -> Result<T>) -> Result<Option<T>> {
         let (containers, root, class) = self.layout();
         containers.with(&dataset_label(root, dataset), create, |container| {
@@ -25,7 +25,9 @@ impl DaosStore {
 impl SideObjects for DaosStore {
     fn put_side_object(&self, dataset: &Key, name: &str, bytes: &[u8]) -> Result<()> {
         check_side_object_name(name)?;
-        self.with_side_objects(dataset, true, |kv| kv.put(name, bytes)).map(drop)
+        // Never a container of its own: one wiped meanwhile stays wiped.
+        self.with_side_objects(dataset, false, |kv| kv.put(name, bytes))?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("data set {dataset} has no container: nothing to keep beside")))
     }
 
     fn side_object_names(&self, dataset: &Key) -> Result<Vec<String>> {

@@ -25,8 +25,9 @@ const KEPT_PACKINGS: usize = 100_000;
 /// an object store's requests overlapping, few enough to cost little where reads are local.
 pub const IN_FLIGHT: usize = 8;
 
-/// The most packings one side object holds (a few MB at most).
-const KEPT_PER_SIDE_OBJECT: usize = 10_000;
+/// The most bytes of packings one side object holds (CCSDS records of large fields are
+/// kilobytes each: a count would not bound it).
+const SIDE_OBJECT_BYTES: usize = 4 << 20;
 
 /// One field's extraction.
 #[derive(Clone, Debug)]
@@ -64,6 +65,9 @@ pub struct Extractor {
 #[derive(Default)]
 struct Known {
     packings: HashMap<FieldLocation, Arc<Packing>>,
+    /// The locations whose packings are kept beside the data (read from side objects, or
+    /// written by this extractor), as opposed to learnt and held in memory only.
+    kept: HashSet<FieldLocation>,
     /// The data sets whose kept packings were read into `packings`.
     datasets_read: HashSet<Key>,
 }
@@ -74,6 +78,7 @@ impl Known {
     fn make_room(&mut self, more: usize) {
         if self.packings.len().saturating_add(more) > KEPT_PACKINGS {
             self.packings.clear();
+            self.kept.clear();
             self.datasets_read.clear();
         }
     }
@@ -105,7 +110,8 @@ impl Extractor {
     /// The extractions of several requests, each with its ranges, in the requests' order (a
     /// request's fields in the order it names values): up to [`IN_FLIGHT`] requests
     /// resolved, and fields read, at once, so that stores answering many reads in parallel
-    /// (S3, RADOS) are kept busy. The first error, in the requests' order, is the answer.
+    /// (S3, RADOS) are kept busy. The answer to an error: the first request that could not be
+    /// resolved, else the first field, in the requests' order, that could not be read.
     pub fn extract_each(&self, fs: &FieldStore, requests: &[(Request, Vec<Range>)]) -> Result<Vec<Vec<FieldExtraction>>> {
         let listed: Vec<Vec<FieldEntry>> =
             in_parallel(requests.len(), |i| self.fields(fs, &requests[i].0)).into_iter().collect::<Result<_>>()?;
@@ -130,8 +136,9 @@ impl Extractor {
         let mut learnt: HashMap<Key, Vec<(FieldLocation, Arc<Packing>)>> = HashMap::new();
         progress(0, fields.len());
         for (done, field) in fields.iter().enumerate() {
+            // Learnt by an earlier extraction of this extractor is not kept: it is written too.
             let (packing, bytes_read) = self.packing(fs, field)?;
-            if bytes_read == 0 {
+            if self.known.lock().unwrap_or_else(|e| e.into_inner()).kept.contains(&field.location) {
                 kept.already_kept += 1;
             } else {
                 kept.learnt += 1;
@@ -141,9 +148,11 @@ impl Extractor {
             progress(done + 1, fields.len());
         }
         for (dataset, entries) in learnt {
-            for part in entries.chunks(KEPT_PER_SIDE_OBJECT) {
+            for part in in_parts(&entries) {
                 side.put_side_object(&dataset, &unique_object_name(&unique_suffix()), &encode_kept(part))?;
                 kept.side_objects += 1;
+                let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+                known.kept.extend(part.iter().map(|(location, _)| location.clone()));
             }
         }
         Ok(kept)
@@ -200,6 +209,7 @@ impl Extractor {
         let kept = read_kept(fs, dataset)?;
         let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         known.make_room(kept.len());
+        known.kept.extend(kept.iter().map(|(location, _)| location.clone()));
         known.packings.extend(kept);
         known.datasets_read.insert(dataset.clone());
         Ok(known.packings.get(&field.location).cloned())
@@ -257,6 +267,25 @@ fn in_parallel<T: Send>(count: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T>
     done.into_iter().map(|(_, answer)| answer).collect()
 }
 
+/// `entries` in consecutive parts of up to [`SIDE_OBJECT_BYTES`] each (at least one entry).
+fn in_parts(entries: &[(FieldLocation, Arc<Packing>)]) -> Vec<&[(FieldLocation, Arc<Packing>)]> {
+    let mut parts = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, (location, packing)) in entries.iter().enumerate() {
+        // An entry's size in a side object: its record, its URI and 31 bytes around them.
+        let size = packing.encoded_len() + location.uri.len() + 31;
+        if i > start && bytes + size > SIDE_OBJECT_BYTES {
+            parts.push(&entries[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += size;
+    }
+    if start < entries.len() {
+        parts.push(&entries[start..]);
+    }
+    parts
+}
+
 /// The data set a field's bytes were archived into, which keeps its packing.
 fn home(field: &FieldEntry) -> &Key {
     field.archived_in.as_deref().unwrap_or(&field.dataset)
@@ -271,7 +300,13 @@ fn read_kept(fs: &FieldStore, dataset: &Key) -> Result<Vec<(FieldLocation, Arc<P
     };
     let mut kept = Vec::new();
     for name in side.side_object_names(dataset)? {
-        let Some(bytes) = side.get_side_object(dataset, &name)? else { continue };
+        let bytes = match side.get_side_object(dataset, &name) {
+            Ok(Some(bytes)) => bytes,
+            // Gone meanwhile, or refused as damaged by the store itself (too large).
+            Ok(None) => continue,
+            Err(e) if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::NotFound) => continue,
+            Err(e) => return Err(e),
+        };
         if let Ok(entries) = decode_kept(&bytes) {
             kept.extend(entries);
         }

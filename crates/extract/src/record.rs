@@ -56,6 +56,15 @@ impl Packing {
         out
     }
 
+    /// The length of [`Packing::encode`]'s record, without making it.
+    pub fn encoded_len(&self) -> usize {
+        72 + match &self.kind {
+            PackingKind::Ccsds(ccsds) => 28 + 8 * ccsds.offsets.len(),
+            PackingKind::Decoded(name) => 2 + name.len().min(u16::MAX as usize),
+            PackingKind::Simple | PackingKind::Constant => 0,
+        }
+    }
+
     /// A record read back: every part checked to fit the message it describes; an error of
     /// kind `Corrupt` naming the part otherwise.
     pub fn decode(record: &[u8]) -> Result<Packing> {

@@ -33,6 +33,7 @@ fn every_kind_of_packing_reads_back_the_same() {
         .collect();
     assert_eq!(kinds, ["simple", "constant", "ccsds", "ccsds", "decoded"]);
     for packing in packings {
+        assert_eq!(packing.encoded_len(), packing.encode().len());
         assert_eq!(Packing::decode(&packing.encode()).unwrap(), packing);
     }
 }

@@ -78,8 +78,12 @@ fn kept_packings_let_a_new_extractor_read_little_and_stale_or_damaged_ones_cost_
     let request = Request::parse("class=od,expver=0001,stream=oper,date=20240101,time=0000,domain=g,type=fc,levtype=sfc,step=0").unwrap();
     let ranges = [Range::new(10, 12)];
 
-    let kept = Extractor::new().keep_packings(&fs, &request, &mut |_, _| {}).unwrap();
+    // Packings learnt by an extraction are held in memory only: a scan still keeps them.
+    let extractor = Extractor::new();
+    extractor.extract(&fs, &request, &ranges).unwrap();
+    let kept = extractor.keep_packings(&fs, &request, &mut |_, _| {}).unwrap();
     assert_eq!((kept.fields, kept.learnt, kept.already_kept, kept.side_objects), (2, 2, 0, 1), "{kept:?}");
+    assert_eq!(extractor.keep_packings(&fs, &request, &mut |_, _| {}).unwrap().already_kept, 2, "kept now");
     let again = Extractor::new().keep_packings(&fs, &request, &mut |_, _| {}).unwrap();
     assert_eq!((again.learnt, again.already_kept, again.side_objects, again.bytes_read), (0, 2, 0, 0), "{again:?}");
 

@@ -138,12 +138,15 @@ impl Store for RadosStore {
         Ok(true)
     }
 
-    /// Nothing beyond the field objects (but the side objects), which the wipe removed by name: removing every
+    /// Nothing beyond the field objects, which the wipe removed by name: removing every
     /// object of the namespace would remove those of a data set archived again meanwhile.
-    /// (Objects of writes no index names, from a writer that failed, stay.) Its side objects
-    /// go: they only save readers time.
+    /// (Objects of writes no index names, from a writer that failed, stay.) Its side objects go too,
+    /// where they can: they only save readers time.
     fn wipe_dataset(&self, dataset: &Key) -> Result<()> {
-        crate::side::remove_side_objects(self, dataset)
+        // After the data set is gone, best effort: a side object left behind applies to no
+        // field it does not name (its entries name locations and CRCs), and costs its bytes.
+        let _ = crate::side::remove_side_objects(self, dataset);
+        Ok(())
     }
 
     fn describe(&self, dataset: &Key) -> String {
