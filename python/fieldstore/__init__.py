@@ -281,10 +281,7 @@ class FieldStore:
             return self._native.axes(text)
         if level not in (1, 2, 3):
             raise ValueError(f"axes: level {level}: the schema's levels are 1, 2 and 3")
-        try:
-            values = self._native.axes(text)
-        except NothingMatched:
-            return {}
+        values = self._native.axes(text)
         lacking: Dict[str, bool] = {}
         for entry in self.list(text, depth=level):
             for part in (entry.dataset, entry.collocation, entry.element)[:level]:

@@ -81,9 +81,8 @@ class ExtractionResult:
     value) and `masks` (per range, uint64 words: bit k of word j says whether point 64j + k of
     the range has a value), each also flat."""
 
-    def __init__(self, extracted: fieldstore.Extracted, shape: List[int]):
+    def __init__(self, extracted: fieldstore.Extracted):
         self._extracted = extracted
-        self._shape = shape
         self._masks: Optional[List[np.ndarray]] = None
 
     @property
@@ -179,14 +178,14 @@ class GribJump:
         for request, fields in zip(requests, answers):
             if len(fields) != 1:
                 raise GribJumpException(f"{_text(request._request)} names {len(fields)} fields: each request of a list must name one")
-            results.append(ExtractionResult(fields[0], request.shape))
+            results.append(ExtractionResult(fields[0]))
         return ExtractionIterator(results)
 
     def extract_single(self, request: Dict[str, Any], ranges: Ranges, gridHash: Optional[str] = None, ctx: Any = None) -> ExtractionIterator:
         """The same ranges of every field one request names (values may be lists: many fields)."""
-        shape = ExtractionRequest(request, ranges).shape
+        ExtractionRequest(request, ranges)  # refuses bad ranges as pygribjump does
         (fields,) = self._extract_each([(request, ranges)])
-        return ExtractionIterator([ExtractionResult(field, shape) for field in fields])
+        return ExtractionIterator([ExtractionResult(field) for field in fields])
 
     def extract_from_mask(self, requests: List[Dict[str, str]], mask: Any, gridHash: Optional[str] = None, ctx: Any = None) -> ExtractionIterator:
         """The points a 1-D boolean mask marks, from the field of each request."""
