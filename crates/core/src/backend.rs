@@ -112,7 +112,7 @@ pub trait Store: Send + Sync {
     /// the gap, in one read costs less than two reads: a page (4 KiB) by default; more where
     /// each request costs much (an S3 GET).
     fn merge_gap(&self) -> u64 {
-        4096
+        PAGE_GAP
     }
     /// Starts reading `length` bytes of `uri` at `offset` into `buffer` (a buffer given back
     /// by an earlier read, whatever it holds: reused, it needs no zeroing) while the caller
@@ -200,6 +200,9 @@ pub fn check_side_object_name(name: &str) -> Result<()> {
         Err(Error::new(ErrorKind::BadRequest, format!("side object name {name:?}: 32 lower-case hex digits expected")))
     }
 }
+
+/// The default [`Store::merge_gap`]: a page, which a read of a local file costs anyway.
+pub const PAGE_GAP: u64 = 4096;
 
 /// Fills `buf` in consecutive pieces of at most `piece` bytes, `fill(at, part)` filling the
 /// part that starts `at` bytes in, and hands each part to `visit` as soon as it is filled

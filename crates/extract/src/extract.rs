@@ -8,10 +8,6 @@ use fieldstore_grib::simple::{unpack_bits, Scale};
 
 use crate::{Packing, PackingKind, Range};
 
-/// Spans of bytes closer than this are read as one: reading a small gap costs less than
-/// another read.
-const MERGE_GAP: u64 = 4096;
-
 /// Where a field's bytes are read from: `read(offset, length)` from the message's first byte.
 pub trait Source {
     /// The `length` bytes at `offset`, all of them or an error.
@@ -19,7 +15,7 @@ pub trait Source {
     /// The gap between two spans below which one read of both costs less than two reads
     /// (the store's [`fieldstore_core::Store::merge_gap`]); a page by default.
     fn merge_gap(&self) -> u64 {
-        MERGE_GAP
+        fieldstore_core::backend::PAGE_GAP
     }
 }
 
