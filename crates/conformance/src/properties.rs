@@ -744,7 +744,8 @@ pub fn kept_packings_let_a_new_reader_extract_reading_little(site: &Site) {
         kept => assert_eq!(kept.unwrap().side_objects, 1, "{}", site.name),
     }
     let ranges = [Range::new(0, 2), Range::new(300_000, 300_003)];
-    let extracted = Extractor::new().extract(&site.open(), &request, &ranges).unwrap();
+    let reader = site.open();
+    let extracted = Extractor::new().extract(&reader, &request, &ranges).unwrap();
     assert_eq!(extracted.len(), 2, "{}", site.name);
     for field in extracted {
         let (_, message) = messages.iter().find(|(p, _)| Some(*p) == field.field.element.get("param")).unwrap();
@@ -754,6 +755,9 @@ pub fn kept_packings_let_a_new_reader_extract_reading_little(site: &Site) {
         assert_eq!(field.extraction.values, vec![all[0..2].to_vec(), all[300_000..300_003].to_vec()], "{}", site.name);
         let whole = message.len() as u64;
         let read = field.extraction.bytes_read;
-        assert!(if site.is_served() { read >= whole } else { read < whole / 20 }, "{}: {read} of {whole} bytes read", site.name);
+        // The two ranges' spans, and what lies between them where the store reads a gap
+        // rather than make another request (S3: half a megabyte).
+        let at_most = whole / 20 + reader.merge_gap();
+        assert!(if site.is_served() { read >= whole } else { read < at_most }, "{}: {read} of {whole} bytes read", site.name);
     }
 }
