@@ -18,27 +18,18 @@ import pytest
 import fieldstore
 from fieldstore import gribjump
 from gribjump_calls import answer_all  # noqa: E402 - on the path through conftest's directory
+from test_decode import CORPUS as DECODE_CORPUS  # noqa: E402
 from test_decode import make_message  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPOSITORY = HERE.parents[1]
 SCHEMA = REPOSITORY.parent / "shared" / "fdb5" / "schema"
 
-#: The corpus: GRIB 2 and GRIB 1 simple packing (with and without a bitmap, 1 to 24 bits),
-#: CCSDS and constant fields on regular and reduced grids, which both read; and second-order
-#: packing, which gribjump refuses ("No entry in JumperFactory") and fieldstore decodes whole.
-CORPUS = [
-    ("regular_ll_pl_grib2", "grid_simple", 16, False),
-    ("regular_ll_pl_grib2", "grid_simple", 1, False),
-    ("regular_ll_pl_grib2", "grid_simple", 24, True),
-    ("reduced_gg_pl_32_grib2", "grid_simple", 16, False),
-    ("regular_gg_pl_grib2", "grid_ccsds", 16, False),
-    ("regular_ll_pl_grib2", "grid_ccsds", 24, True),
-    ("regular_gg_pl_grib2", "grid_simple", 0, False),
-    ("regular_ll_sfc_grib1", "grid_simple", 12, True),
-    ("reduced_gg_pl_48_grib1", "grid_simple", 10, False),
-    ("reduced_gg_pl_32_grib2", "grid_second_order", 16, False),
-]
+#: The corpus: the decode tests' (GRIB 2 and GRIB 1 simple packing with and without a bitmap,
+#: 1 to 24 bits, CCSDS, on regular and reduced grids, which both read; and second-order
+#: packing, which gribjump refuses ("No entry in JumperFactory") and fieldstore decodes whole),
+#: and a constant field.
+CORPUS = DECODE_CORPUS + [("regular_gg_pl_grib2", "grid_simple", 0, False)]
 
 
 def stepped(message: bytes, step: int) -> bytes:

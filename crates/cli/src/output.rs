@@ -41,24 +41,21 @@ pub fn shown(level: Verbosity) -> bool {
 /// A progress bar of bytes on standard error while it is a terminal (hidden otherwise, and
 /// for no work), with sizes and rates as people read them and the time left.
 pub fn progress(total: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() || total == 0 || !shown(Verbosity::Normal) {
-        return ProgressBar::hidden();
-    }
-    let template = "{msg} [{bar:40}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta} left)";
-    let bar = ProgressBar::new(total);
-    bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
-    bar.set_message(what.to_string());
-    bar
+    bar(total, what, "{msg} [{bar:40}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta} left)")
 }
 
 /// A progress bar of things counted (fields) on standard error while it is a terminal
 /// (hidden otherwise, and for no work), with the time left.
 pub fn count_progress(total: u64, what: &str) -> ProgressBar {
+    bar(total, what, "{msg} [{bar:40}] {human_pos}/{human_len} ({per_sec}, {eta} left)")
+}
+
+/// A progress bar drawn with `template` on standard error while it is a terminal.
+fn bar(total: u64, what: &str, template: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() || total == 0 || !shown(Verbosity::Normal) {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total);
-    let template = "{msg} [{bar:40}] {human_pos}/{human_len} ({per_sec}, {eta} left)";
     bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
     bar.set_message(what.to_string());
     bar

@@ -12,7 +12,7 @@ use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::{unique_object_name, unique_suffix};
 use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
 
-use crate::kept::{decode_kept, encode_kept};
+use crate::kept::{decode_kept, encode_kept, kept_parts};
 use crate::{extract, Extraction, Packing, Range, Source};
 
 /// The largest field whose message is read whole to learn its packing (2 GiB).
@@ -148,7 +148,7 @@ impl Extractor {
             progress(done + 1, fields.len());
         }
         for (dataset, entries) in learnt {
-            for part in in_parts(&entries) {
+            for part in kept_parts(&entries, SIDE_OBJECT_BYTES) {
                 side.put_side_object(&dataset, &unique_object_name(&unique_suffix()), &encode_kept(part))?;
                 kept.side_objects += 1;
                 let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
@@ -265,25 +265,6 @@ fn in_parallel<T: Send>(count: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T>
     });
     done.sort_unstable_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, answer)| answer).collect()
-}
-
-/// `entries` in consecutive parts of up to [`SIDE_OBJECT_BYTES`] each (at least one entry).
-fn in_parts(entries: &[(FieldLocation, Arc<Packing>)]) -> Vec<&[(FieldLocation, Arc<Packing>)]> {
-    let mut parts = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, (location, packing)) in entries.iter().enumerate() {
-        // An entry's size in a side object: its record, its URI and 31 bytes around them.
-        let size = packing.encoded_len() + location.uri.len() + 31;
-        if i > start && bytes + size > SIDE_OBJECT_BYTES {
-            parts.push(&entries[start..i]);
-            (start, bytes) = (i, 0);
-        }
-        bytes += size;
-    }
-    if start < entries.len() {
-        parts.push(&entries[start..]);
-    }
-    parts
 }
 
 /// The data set a field's bytes were archived into, which keeps its packing.

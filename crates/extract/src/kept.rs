@@ -44,6 +44,27 @@ pub fn encode_kept(entries: &[(FieldLocation, Arc<Packing>)]) -> Vec<u8> {
     out
 }
 
+/// `entries` in consecutive parts whose side objects hold at most `bytes` each (at least one
+/// entry each, however large).
+pub fn kept_parts(entries: &[(FieldLocation, Arc<Packing>)], bytes: usize) -> Vec<&[(FieldLocation, Arc<Packing>)]> {
+    let mut parts = Vec::new();
+    let (mut start, mut filled) = (0, 0);
+    for (i, (location, packing)) in entries.iter().enumerate() {
+        // An entry: its URI's length (2), offset and length (16), the CRC's flag and CRC (5),
+        // the record's length (4), then the URI and the record.
+        let size = 27 + location.uri.len() + packing.encoded_len();
+        if i > start && filled + size > bytes {
+            parts.push(&entries[start..i]);
+            (start, filled) = (i, 0);
+        }
+        filled += size;
+    }
+    if start < entries.len() {
+        parts.push(&entries[start..]);
+    }
+    parts
+}
+
 /// The entries of a side object [`encode_kept`] wrote, every part checked: an error of kind
 /// `Corrupt` naming the part otherwise.
 pub fn decode_kept(bytes: &[u8]) -> Result<Vec<(FieldLocation, Arc<Packing>)>> {

@@ -87,3 +87,30 @@ fn kept_packings_round_trip_and_any_damage_is_refused() {
         assert_eq!(decode_kept(&flipped).unwrap_err().kind(), fieldstore_core::ErrorKind::Corrupt, "flipped at {at}");
     }
 }
+
+#[test]
+fn kept_parts_hold_at_most_their_bytes_of_entries_and_keep_every_one_in_order() {
+    use fieldstore_core::FieldLocation;
+    use fieldstore_extract::kept::{encode_kept, kept_parts};
+    use std::sync::Arc;
+    let entries: Vec<(FieldLocation, Arc<Packing>)> = packings()
+        .into_iter()
+        .cycle()
+        .take(40)
+        .enumerate()
+        .map(|(i, packing)| {
+            let location = FieldLocation { uri: format!("od:0001/an.{i}.data").into(), offset: 0, length: packing.length, crc32c: Some(1) };
+            (location, Arc::new(packing))
+        })
+        .collect();
+    for bytes in [1, 500, 2_000, 1 << 20] {
+        let parts = kept_parts(&entries, bytes);
+        assert_eq!(parts.concat().len(), entries.len(), "every entry, once");
+        assert!(parts.iter().flat_map(|p| p.iter()).zip(&entries).all(|(a, b)| a.0 == b.0), "in order");
+        for part in &parts {
+            // A side object: 9 bytes before its entries, a CRC-32C after them.
+            let entries_bytes = encode_kept(part).len() - 13;
+            assert!(part.len() == 1 || entries_bytes <= bytes, "{entries_bytes} bytes of entries in a part of {bytes}");
+        }
+    }
+}
