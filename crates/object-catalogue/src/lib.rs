@@ -337,7 +337,8 @@ fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> 
     let patience = std::time::Duration::from_millis(WIPE_PATIENCE_MS.load(std::sync::atomic::Ordering::Relaxed));
     let (since, mut pause) = (std::time::Instant::now(), std::time::Duration::from_millis(5));
     loop {
-        let (place, creation) = create_record(objects, dataset, schema_text)?;
+        // None: a wipe removed the record this call found, before it read it.
+        let Some((place, creation)) = create_record(objects, dataset, schema_text)? else { continue };
         let identity = &creation.identity;
         match place.get(&[&wipe_mark(identity)])? {
             Some(marks) if marks.is_empty() => {
@@ -355,8 +356,9 @@ fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> 
     }
 }
 
-/// Creates a data set's record unless there is one, and returns its objects and identity.
-fn create_record<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> Result<(Arc<O::Dataset>, Creation)> {
+/// Creates a data set's record unless there is one, and returns its objects and identity;
+/// `None` if the record it found was removed (by a wipe) before it read it back.
+fn create_record<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> Result<Option<(Arc<O::Dataset>, Creation)>> {
     let place = objects
         .dataset(dataset, true)?
         .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: vanished as it was created", objects.describe(dataset))))?;
@@ -374,7 +376,7 @@ fn create_record<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> R
         (CHECKSUM, checksum.as_bytes()),
     ];
     place.create_record(&values)?;
-    let stored = place.get(&[FORMAT, KEY, SCHEMA, IDENTITY, CHECKSUM])?.unwrap_or_default();
+    let Some(stored) = place.get(&[FORMAT, KEY, SCHEMA, IDENTITY, CHECKSUM])? else { return Ok(None) };
     // This creator wrote every value unless one was there: the record is whole.
     let format = check_record(&stored, dataset, &place.describe())?
         .ok_or_else(|| Error::corrupt("data set record", place.describe(), "no checksum after its creation"))?;
@@ -382,7 +384,7 @@ fn create_record<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> R
         Some((_, identity)) if !identity.is_empty() => identity,
         _ => return Err(Error::corrupt("data set record", place.describe(), format!("it does not hold data set {dataset}"))),
     };
-    Ok((place, Creation { identity, sealing: sealing_of(format) }))
+    Ok(Some((place, Creation { identity, sealing: sealing_of(format) })))
 }
 
 impl<O: Objects> ObjectCatalogueWriter<O> {
