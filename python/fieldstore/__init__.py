@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _native
@@ -74,6 +75,12 @@ ConfigLike = Union[None, Mapping[str, Any], str, "os.PathLike[str]"]
 #: Characters the MARS request language gives a meaning (separators, quotes, comments): a value
 #: holding one could change what a request names, e.g. make a wipe remove more.
 _SPECIAL = set(',="\'`\\#')
+#: One value made only of characters that stand for themselves in a request (printable ASCII,
+#: no space, none of `_SPECIAL`, no `/`), and values of such separated by `/`: most requests'
+#: values, checked at once (`_text` says what is wrong with the others).
+_PLAIN_PART = "[" + re.escape("".join(c for c in map(chr, range(0x21, 0x7F)) if c not in _SPECIAL and c != "/")) + "]+"
+_PLAIN_VALUE = re.compile(_PLAIN_PART)
+_PLAIN_VALUES = re.compile(f"{_PLAIN_PART}(?:/{_PLAIN_PART})*")
 
 
 def _text(value: Any, keyword: str, slashes: bool = False) -> str:
@@ -81,6 +88,8 @@ def _text(value: Any, keyword: str, slashes: bool = False) -> str:
     for itself in a request: printable ASCII, no space, none of `_SPECIAL`, `/` only between
     values of a text value (`0/to/12`), and not `off` (which unsets a keyword)."""
     text = str(value)
+    if (_PLAIN_VALUES if slashes else _PLAIN_VALUE).fullmatch(text) and "off" not in text.lower():
+        return text
     if text == "" and keyword != "":
         # The absence of an optional keyword, as listings give it (`timespan=`).
         return text
@@ -163,13 +172,18 @@ def _extracted(fields: List[Tuple[str, bytes, bytes, int, bool]], ranges: List[T
     """The native layer's extracted fields as `Extracted`, their points split by range."""
     import numpy as np
 
-    splits = list(np.cumsum([end - start for start, end in ranges])[:-1])
+    bounds, at = [], 0
+    for start, end in ranges:
+        bounds.append((at, at + end - start))
+        at += end - start
     out = []
     for identifier, values, masks, bytes_read, decoded_whole in fields:
         key = dict(pair.split("=", 1) for pair in identifier.split(","))
         flat_values = np.frombuffer(values, dtype=np.float64)
-        flat_masks = np.frombuffer(masks, dtype=np.uint8).astype(bool)
-        out.append(Extracted(key, np.split(flat_values, splits), np.split(flat_masks, splits), bytes_read, decoded_whole))
+        flat_masks = np.frombuffer(masks, dtype=np.bool_)
+        split_values = [flat_values[lo:hi] for lo, hi in bounds]
+        split_masks = [flat_masks[lo:hi] for lo, hi in bounds]
+        out.append(Extracted(key, split_values, split_masks, bytes_read, decoded_whole))
     return out
 
 

@@ -314,6 +314,68 @@ pub fn retrieve_and_wipe_locks_and_merged_reads(site: &Site) {
     assert_eq!(other.where_is(&request("class=od")).unwrap().len(), 1);
 }
 
+/// Many requests resolved at once (`resolve_each`, one pass over the catalogue) answer each as
+/// resolving it alone does: the same fields in the same order, the same reasons where nothing
+/// matched, the same values not found, locks and overlays included; a request that cannot be
+/// read fails them all, naming it.
+pub fn many_requests_resolved_at_once_answer_as_each_alone(site: &Site) {
+    let fs = site.open();
+    for (expver, date) in [(1, 20231201), (1, 20231202), (2, 20231201)] {
+        for step in [0, 6, 12] {
+            for param in [130, 131] {
+                let id = Key::parse(&format!(
+                    "class=od,expver={expver},stream=oper,date={date},time=12,type=fc,levtype=pl,step={step},levelist=500,param={param}"
+                ))
+                .unwrap();
+                fs.archive(&id, &payload(&id, 100)).unwrap();
+            }
+        }
+    }
+    fs.flush().unwrap();
+    fs.control(&request("class=od,expver=2"), &[ControlAction::Retrieve], Some(true)).unwrap();
+    let source = fs.list(&request("class=od,expver=1,date=20231202"), ListOptions { depth: 1, ..ListOptions::default() }).unwrap().datasets
+        [0]
+    .clone();
+    let target = Key::from_pairs(source.iter().map(|(k, v)| (k, if k == "expver" { "0003" } else { v })));
+    fs.overlay(&source, &target, &OverlayOptions::default()).unwrap_or_else(|e| panic!("{}: {e}", site.name));
+    let texts = [
+        "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step=6,levelist=500,param=131",
+        "class=od,expver=1,date=20231202/20231201,step=12/0,param=131/130",
+        "class=od,expver=2,step=0",
+        "class=od,expver=3,step=6",
+        "class=od,expver=1,step=18",
+        "class=rd",
+        "class=od,param=130,step=0/to/12/by/6",
+        "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step=0,levelist=500,param=130",
+    ];
+    let requests: Vec<_> = texts.iter().map(|t| request(t)).collect();
+    for action in [Some(ControlAction::Retrieve), None] {
+        for in_request_order in [false, true] {
+            let options = ListOptions { in_request_order, ..ListOptions::default() };
+            let reader = site.open();
+            let at_once = reader.resolve_each(&requests, options, action).unwrap_or_else(|e| panic!("{}: {e}", site.name));
+            assert_eq!(at_once.len(), requests.len());
+            for ((text, request), together) in texts.iter().zip(&requests).zip(at_once) {
+                let alone = reader.resolve(request, options, action).unwrap();
+                let what = format!("{}: {text} ({action:?}, in request order: {in_request_order})", site.name);
+                let fields =
+                    |m: &fieldstore::api::Matches| m.fields.iter().map(|f| (f.identifier(), f.location.clone())).collect::<Vec<_>>();
+                assert_eq!(fields(&together), fields(&alone), "{what}");
+                assert_eq!((&together.explanation, &together.not_found), (&alone.explanation, &alone.not_found), "{what}");
+                assert_eq!(together.datasets, alone.datasets, "{what}");
+            }
+        }
+    }
+    // The requests reach what the property is about: an overlay, a lock, a value never stored.
+    let at_once = fs.resolve_each(&requests[2..5], ListOptions::default(), Some(ControlAction::Retrieve)).unwrap();
+    assert!(at_once[0].explanation.as_deref().is_some_and(|why| why.contains("locked")), "{}: {:?}", site.name, at_once[0].explanation);
+    assert_eq!(at_once[1].fields.len(), 2, "{}: the overlaid data set's fields", site.name);
+    assert!(at_once[2].explanation.is_some(), "{}: step 18 is not stored", site.name);
+    let with_a_typo: Vec<_> = ["class=od,step=0", "class=od,stpe=0"].iter().map(|t| request(t)).collect();
+    let err = fs.resolve_each(&with_a_typo, ListOptions::default(), None).unwrap_err();
+    assert!(err.to_string().contains("stpe"), "{}: {err}", site.name);
+}
+
 /// Two flushes sharing some fields supersede exactly those, and nothing else.
 pub fn partly_overlapping_flushes_supersede_exactly_the_shared_fields(site: &Site) {
     let fs = site.open();

@@ -109,8 +109,12 @@ impl Ccsds {
         for rsi in from..=to {
             let rsi_first = rsi as u64 * per;
             let (lo, hi) = (first.max(rsi_first), (first + count).min(rsi_first + per));
-            let in_rsi = per.min(self.values - rsi_first);
-            let size = usize::try_from(in_rsi).ok().and_then(|n| n.checked_mul(width)).ok_or_else(|| self.corrupt(rsi, "too large"))?;
+            // Decoded up to the last value wanted, not to the RSI's end: a value depends only
+            // on those before it in its RSI.
+            let size = usize::try_from(hi.min(self.values).saturating_sub(rsi_first))
+                .ok()
+                .and_then(|n| n.checked_mul(width))
+                .ok_or_else(|| self.corrupt(rsi, "too large"))?;
             let samples = self.decode_rsi(bytes, at, rsi, size, &params)?;
             let wanted = samples
                 .get(((lo - rsi_first) as usize) * width..((hi - rsi_first) as usize) * width)

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use fieldstore_core::api::{FieldEntry, ListOptions};
+use fieldstore_core::api::{FieldEntry, ListOptions, Matches};
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::unique::{unique_object_name, unique_suffix};
 use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
@@ -59,6 +59,9 @@ pub struct KeptPackings {
 #[derive(Default)]
 pub struct Extractor {
     known: Mutex<Known>,
+    /// Held while a data set's side objects are read: the threads that need them at once wait
+    /// for one reader rather than each reading them all.
+    reading_kept: Mutex<()>,
 }
 
 /// The packings an extractor knows.
@@ -73,6 +76,15 @@ struct Known {
 }
 
 impl Known {
+    /// What is known of `field`'s packing: `Some(packing)` if it is known, `Some(None)` if
+    /// its data set's kept packings were read and hold none for it, `None` if they were not.
+    fn answer(&self, field: &FieldEntry) -> Option<Option<Arc<Packing>>> {
+        match self.packings.get(&field.location) {
+            Some(packing) => Some(Some(packing.clone())),
+            None => self.datasets_read.contains(home(field)).then_some(None),
+        }
+    }
+
     /// Makes room for more (bounded: a long-lived handle, Python's or C's, forgets all and
     /// learns again).
     fn make_room(&mut self, more: usize) {
@@ -108,13 +120,15 @@ impl Extractor {
     }
 
     /// The extractions of several requests, each with its ranges, in the requests' order (a
-    /// request's fields in the order it names values): up to [`IN_FLIGHT`] requests
-    /// resolved, and fields read, at once, so that stores answering many reads in parallel
-    /// (S3, RADOS) are kept busy. The answer to an error: the first request that could not be
-    /// resolved, else the first field, in the requests' order, that could not be read.
+    /// request's fields in the order it names values): the requests resolved in one pass over
+    /// the catalogue ([`FieldStore::resolve_each`]), then up to [`IN_FLIGHT`] fields read at
+    /// once, so that stores answering many reads in parallel (S3, RADOS) are kept busy. The
+    /// answer to an error: the first request that could not be resolved, else the first
+    /// field, in the requests' order, that could not be read.
     pub fn extract_each(&self, fs: &FieldStore, requests: &[(Request, Vec<Range>)]) -> Result<Vec<Vec<FieldExtraction>>> {
+        let resolved = fs.resolve_each(requests.iter().map(|(request, _)| request), IN_REQUEST_ORDER, Some(ControlAction::Retrieve))?;
         let listed: Vec<Vec<FieldEntry>> =
-            in_parallel(requests.len(), |i| self.fields(fs, &requests[i].0)).into_iter().collect::<Result<_>>()?;
+            requests.iter().zip(resolved).map(|((request, _), matches)| fields_of(request, matches)).collect::<Result<_>>()?;
         let jobs: Vec<(usize, &FieldEntry)> =
             listed.iter().enumerate().flat_map(|(i, fields)| fields.iter().map(move |f| (i, f))).collect();
         let mut extracted = in_parallel(jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &requests[jobs[j].0].1)).into_iter();
@@ -138,7 +152,7 @@ impl Extractor {
         for (done, field) in fields.iter().enumerate() {
             // Learnt by an earlier extraction of this extractor is not kept: it is written too.
             let (packing, bytes_read) = self.packing(fs, field)?;
-            if self.known.lock().unwrap_or_else(|e| e.into_inner()).kept.contains(&field.location) {
+            if self.known().kept.contains(&field.location) {
                 kept.already_kept += 1;
             } else {
                 kept.learnt += 1;
@@ -151,7 +165,7 @@ impl Extractor {
             for part in kept_parts(&entries, SIDE_OBJECT_BYTES) {
                 side.put_side_object(&dataset, &unique_object_name(&unique_suffix()), &encode_kept(part))?;
                 kept.side_objects += 1;
-                let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+                let mut known = self.known();
                 known.kept.extend(part.iter().map(|(location, _)| location.clone()));
             }
         }
@@ -162,12 +176,7 @@ impl Extractor {
     /// and gribjump); `NotFound` saying why where none. Reading points is retrieving: data
     /// sets locked against it are left out.
     fn fields(&self, fs: &FieldStore, request: &Request) -> Result<Vec<FieldEntry>> {
-        let options = ListOptions { in_request_order: true, ..ListOptions::default() };
-        let listed = fs.resolve(request, options, Some(ControlAction::Retrieve))?;
-        if let Some(why) = listed.explanation {
-            return Err(Error::new(ErrorKind::NotFound, format!("nothing matched {request}: {why}")));
-        }
-        Ok(listed.fields)
+        fields_of(request, fs.resolve(request, IN_REQUEST_ORDER, Some(ControlAction::Retrieve))?)
     }
 
     /// The packing of `field`, and the bytes read to learn it (0 if known or kept).
@@ -187,7 +196,7 @@ impl Extractor {
             return Err(Error::new(ErrorKind::Corrupt, message));
         }
         let packing = Arc::new(Packing::of(&message)?);
-        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known = self.known();
         known.make_room(1);
         known.packings.insert(location.clone(), packing.clone());
         Ok((packing, location.length))
@@ -196,24 +205,38 @@ impl Extractor {
     /// The packing of `field` if known, its data set's kept packings read first if they were
     /// not yet.
     fn known_packing(&self, fs: &FieldStore, field: &FieldEntry) -> Result<Option<Arc<Packing>>> {
-        let dataset = home(field);
-        {
-            let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(packing) = known.packings.get(&field.location) {
-                return Ok(Some(packing.clone()));
-            }
-            if known.datasets_read.contains(dataset) {
-                return Ok(None);
-            }
+        if let Some(answer) = self.known().answer(field) {
+            return Ok(answer);
         }
+        let _reading = self.reading_kept.lock().unwrap_or_else(|e| e.into_inner());
+        // Read meanwhile by the thread this one waited for.
+        if let Some(answer) = self.known().answer(field) {
+            return Ok(answer);
+        }
+        let dataset = home(field);
         let kept = read_kept(fs, dataset)?;
-        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known = self.known();
         known.make_room(kept.len());
         known.kept.extend(kept.iter().map(|(location, _)| location.clone()));
         known.packings.extend(kept);
         known.datasets_read.insert(dataset.clone());
         Ok(known.packings.get(&field.location).cloned())
     }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, Known> {
+        self.known.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Fields in the order a request names values.
+const IN_REQUEST_ORDER: ListOptions = ListOptions { depth: 3, include_superseded: false, in_request_order: true, storage_order: false };
+
+/// The fields a request matched; `NotFound` saying why where none.
+fn fields_of(request: &Request, matches: Matches) -> Result<Vec<FieldEntry>> {
+    if let Some(why) = matches.explanation {
+        return Err(Error::new(ErrorKind::NotFound, format!("nothing matched {request}: {why}")));
+    }
+    Ok(matches.fields)
 }
 
 /// A stored field's bytes, read where the store keeps them.

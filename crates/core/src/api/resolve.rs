@@ -219,7 +219,92 @@ impl FieldStore {
         if let Some(remote) = self.remote() {
             return super::remote::resolve(remote, request, options, action);
         }
-        let mut r = Resolution {
+        let mut resolutions = [Resolution::new(self, request, options, action)];
+        self.resolve_all(&mut resolutions)?;
+        let [resolution] = resolutions;
+        resolution.finish()
+    }
+
+    /// Finds what each request names, as [`FieldStore::resolve`] does, in one pass over the
+    /// catalogue: its data sets listed once, and each data set's locks, index list and
+    /// schema rules read once for all the requests (a list of one-field requests, as
+    /// gribjump's callers give, costs a lookup per request, not a walk of the catalogue).
+    pub fn resolve_each<'r>(
+        &self,
+        requests: impl IntoIterator<Item = &'r Request>,
+        options: ListOptions,
+        action: Option<ControlAction>,
+    ) -> Result<Vec<Matches>> {
+        if let Some(remote) = self.remote() {
+            return requests.into_iter().map(|request| super::remote::resolve(remote, request, options, action)).collect();
+        }
+        let mut resolutions: Vec<_> = requests.into_iter().map(|request| Resolution::new(self, request, options, action)).collect();
+        self.resolve_all(&mut resolutions)?;
+        resolutions.into_iter().map(Resolution::finish).collect()
+    }
+
+    /// Matches every data set for each resolution (all of one action).
+    fn resolve_all(&self, resolutions: &mut [Resolution<'_>]) -> Result<()> {
+        let datasets = self.catalogue().datasets()?;
+        self.keep_views_of(&datasets);
+        if datasets.is_empty() {
+            resolutions.iter_mut().for_each(|r| r.why.add(0, "the store holds no data sets yet".into()));
+        }
+        for dataset in &datasets {
+            self.resolve_dataset_for_all(resolutions, dataset)?;
+        }
+        Ok(())
+    }
+
+    /// Matches one data set, and those overlaid onto it, for each resolution.
+    fn resolve_dataset_for_all(&self, resolutions: &mut [Resolution<'_>], dataset: &Key) -> Result<()> {
+        let Some(action) = resolutions.first().map(|r| r.action) else { return Ok(()) };
+        // Views are kept between calls: each one reads only what was flushed since.
+        let view = match self.view(dataset) {
+            Ok(Some(view)) => view,
+            Ok(None) => return Ok(()),
+            // A data set that cannot be opened (found in two roots, damaged) fails the
+            // requests that may name it, not the others.
+            Err(e) => {
+                for r in resolutions.iter_mut() {
+                    if self.may_name(&mut r.asked, dataset)? {
+                        return self.skip_unreadable(dataset, e);
+                    }
+                }
+                return Ok(());
+            }
+        };
+        let locked = self.locked_for(dataset, action)?;
+        // Those that looked at the data set's fields, which look at its overlays' too.
+        let mut looked = vec![false; resolutions.len()];
+        let overlaid = {
+            // One reader at a time refreshes and reads a view; readers of other data sets go on.
+            let mut view = super::lock(&view);
+            let schema = self.parse_schema(view.schema_text(), dataset)?;
+            let mut read = DatasetRead::new(dataset, &schema, locked, None);
+            for (r, looked) in resolutions.iter_mut().zip(&mut looked) {
+                let matched_before = r.matches.sizes();
+                match resolve_dataset(r, &mut read, view.as_mut()) {
+                    Ok(answer) => *looked = answer,
+                    // Failed before it added anything (its indexes could not be read): it may
+                    // be skipped; after, the request fails.
+                    Err(e) if r.matches.sizes() == matched_before => self.skip_unreadable(dataset, e)?,
+                    Err(e) => return Err(e),
+                }
+            }
+            match looked.contains(&true) {
+                true => view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default(),
+                false => Vec::new(),
+            }
+        };
+        let those_that_looked = resolutions.iter_mut().zip(looked).filter_map(|(r, looked)| looked.then_some(r));
+        self.resolve_overlaid(&mut those_that_looked.collect::<Vec<_>>(), dataset, locked, &overlaid)
+    }
+}
+
+impl<'r> Resolution<'r> {
+    fn new(fs: &FieldStore, request: &'r Request, options: ListOptions, action: Option<ControlAction>) -> Self {
+        Resolution {
             request,
             options,
             action,
@@ -229,73 +314,40 @@ impl FieldStore {
             groups: Vec::new(),
             group_ids: HashMap::new(),
             field_order: Vec::new(),
-            unknown_keywords: request.keywords().filter(|k| !self.schema().names_keyword(k)).collect(),
-        };
-        let datasets = self.catalogue().datasets()?;
-        self.keep_views_of(&datasets);
-        if datasets.is_empty() {
-            r.why.add(0, "the store holds no data sets yet".into());
+            unknown_keywords: request.keywords().filter(|k| !fs.schema().names_keyword(k)).collect(),
         }
-        for dataset in datasets {
-            // Views are kept between calls: each one reads only what was flushed since.
-            let view = match self.view(&dataset) {
-                Ok(Some(view)) => view,
-                Ok(None) => continue,
-                // A data set that cannot be opened (found in two roots, damaged) fails the
-                // requests that may name it, not the others.
-                Err(_) if !self.may_name(&mut r.asked, &dataset)? => continue,
-                Err(e) => {
-                    self.skip_unreadable(&dataset, e)?;
-                    continue;
-                }
-            };
-            let locked = self.locked_for(&dataset, action)?;
-            let matched_before = r.matches.sizes();
-            let overlaid = {
-                // One reader at a time refreshes and reads a view; readers of other data sets go on.
-                let mut view = super::lock(&view);
-                let schema = self.parse_schema(view.schema_text(), &dataset)?;
-                match resolve_dataset(&mut r, &dataset, &schema, locked, view.as_mut(), None) {
-                    Ok(true) => view.overlays().map(|o| o.overlaid().to_vec()).unwrap_or_default(),
-                    Ok(false) => Vec::new(),
-                    // Failed before it added anything (its indexes could not be read): it may be
-                    // skipped; after, the request fails.
-                    Err(e) if r.matches.sizes() == matched_before => {
-                        self.skip_unreadable(&dataset, e)?;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                }
-            };
-            self.resolve_overlaid(&mut r, &dataset, locked, &overlaid)?;
-        }
-        if let Some(unknown) = r.unknown_keywords.first() {
+    }
+
+    /// What the request matched, in order, or the error of a request that cannot be read.
+    fn finish(mut self) -> Result<Matches> {
+        if let Some(unknown) = self.unknown_keywords.first() {
             // A typo must not widen a request (`purge clas=rd` is no `purge`): it is an error,
             // as in FDB5.
             return Err(Error::RequestSyntax {
-                context: request.to_string(),
+                context: self.request.to_string(),
                 message: format!("unknown keyword '{unknown}': no schema rule uses it"),
             });
         }
-        if let Some(error) = r.asked.unreadable_by_every_type() {
+        if let Some(error) = self.asked.unreadable_by_every_type() {
             return Err(error);
         }
-        for reason in r.asked.unreadable_reasons().collect::<Vec<_>>() {
+        for reason in self.asked.unreadable_reasons().collect::<Vec<_>>() {
             // Below a lock (5) or a value off an axis (4): where a data set could read the value,
             // why it did not match says more.
-            r.why.add(3, reason);
+            self.why.add(3, reason);
         }
-        let mut matches = r.matches;
+        let options = self.options;
+        let mut matches = self.matches;
         if !options.storage_order {
-            sort_fields(&mut matches.fields, &r.groups, r.field_order);
+            sort_fields(&mut matches.fields, &self.groups, self.field_order);
         }
         // A list of fields (and a retrieve) that found none says why, even where data sets
         // and indexes matched: every value asked may be stored, but never together.
         if options.depth >= 3 && !matches.fields.is_empty() && !options.storage_order {
-            matches.not_found = r.asked.not_found_in(&matches.fields);
+            matches.not_found = self.asked.not_found_in(&matches.fields);
         }
         if matches.datasets.is_empty() || (options.depth >= 3 && matches.fields.is_empty()) {
-            matches.explanation = Some(r.why.explain());
+            matches.explanation = Some(self.why.explain());
         }
         Ok(matches)
     }
@@ -337,14 +389,19 @@ impl FieldStore {
     /// looked at: its key matched). One level: their own
     /// overlays are not followed, so overlays never loop. Each view is locked alone, after
     /// `dataset`'s was released: overlays naming each other cannot deadlock two readers.
-    fn resolve_overlaid(&self, r: &mut Resolution<'_>, dataset: &Key, locked: bool, overlaid: &[Key]) -> Result<()> {
+    fn resolve_overlaid(&self, resolutions: &mut [&mut Resolution<'_>], dataset: &Key, locked: bool, overlaid: &[Key]) -> Result<()> {
+        let Some(action) = resolutions.first().map(|r| r.action) else { return Ok(()) };
         for source in overlaid.iter().rev() {
             // An overlaid data set wiped (or not yet made again) shows nothing.
             let Some(view) = self.view(source)? else { continue };
-            let locked = locked || self.locked_for(source, r.action)?;
+            let locked = locked || self.locked_for(source, action)?;
             let mut view = super::lock(&view);
             let schema = self.parse_schema(view.schema_text(), source)?;
-            resolve_dataset(r, dataset, &schema, locked, view.as_mut(), Some(&Arc::new(source.clone())))?;
+            let archived_in = Arc::new(source.clone());
+            let mut read = DatasetRead::new(dataset, &schema, locked, Some(&archived_in));
+            for r in resolutions.iter_mut() {
+                resolve_dataset(r, &mut read, view.as_mut())?;
+            }
         }
         Ok(())
     }
@@ -358,21 +415,56 @@ impl FieldStore {
     }
 }
 
+/// A data set as the requests of one resolve read it: what does not depend on the request,
+/// found once for all of them.
+struct DatasetRead<'a> {
+    /// The data set the fields are matched as.
+    dataset: &'a Key,
+    /// The schema of the view's data set.
+    schema: &'a Schema,
+    locked: bool,
+    /// The data set overlaid onto `dataset` whose view is read, if it is not `dataset`'s own.
+    archived_in: Option<&'a Arc<Key>>,
+    /// The schema's rule paths that could have made the view's data set key.
+    paths: Vec<RulePath<'a>>,
+    /// The first of `paths` that could have made each collocation key met.
+    collocation_paths: HashMap<Key, Option<RulePath<'a>>>,
+    /// The view's indexes, once read.
+    indexes: Option<Vec<Arc<IndexInfo>>>,
+}
+
+impl<'a> DatasetRead<'a> {
+    fn new(dataset: &'a Key, schema: &'a Schema, locked: bool, archived_in: Option<&'a Arc<Key>>) -> Self {
+        let paths = schema.paths_for(dataset, None);
+        DatasetRead { dataset, schema, locked, archived_in, paths, collocation_paths: HashMap::new(), indexes: None }
+    }
+
+    /// The view's indexes, read (refreshed) once.
+    fn indexes(&mut self, view: &mut dyn DatasetView) -> Result<Vec<Arc<IndexInfo>>> {
+        if self.indexes.is_none() {
+            self.indexes = Some(view.indexes()?);
+        }
+        Ok(self.indexes.clone().unwrap_or_default())
+    }
+
+    /// The rule path that made `collocation` (the first that could have).
+    fn collocation_path(&mut self, collocation: &Key) -> Option<RulePath<'a>> {
+        let schema = self.schema;
+        let paths = &self.paths;
+        *self.collocation_paths.entry(collocation.clone()).or_insert_with(|| {
+            paths.iter().find(|p| p.levels[1].accepts_stored(collocation, |k| schema.type_of(&p.levels[..2], k))).copied()
+        })
+    }
+}
+
 /// Matches one dataset: its key, then each index's collocation key, axes and entries; the
 /// view is `dataset`'s, or with `archived_in` that of a data set overlaid onto it. Whether
 /// its fields were looked at (its key matched, no lock, below depth 1): only then are those
 /// of data sets overlaid onto it.
-fn resolve_dataset(
-    r: &mut Resolution<'_>,
-    dataset: &Key,
-    schema: &Schema,
-    locked: bool,
-    view: &mut dyn DatasetView,
-    archived_in: Option<&Arc<Key>>,
-) -> Result<bool> {
+fn resolve_dataset(r: &mut Resolution<'_>, read: &mut DatasetRead<'_>, view: &mut dyn DatasetView) -> Result<bool> {
+    let (dataset, schema, locked, archived_in) = (read.dataset, read.schema, read.locked, read.archived_in);
     r.unknown_keywords.retain(|k| !schema.names_keyword(k));
-    let ds_paths = schema.paths_for(dataset, None);
-    let Some(first) = ds_paths.first() else {
+    let Some(first) = read.paths.first().copied() else {
         r.why.add(1, format!("data set {dataset} matches no rule of its own schema"));
         return Ok(false);
     };
@@ -397,12 +489,15 @@ fn resolve_dataset(
     let mut plans: HashMap<Key, PlansByKeywords> = HashMap::new();
     // The indexes whose entries to read, with their plans.
     let mut chosen = Vec::new();
-    for index in view.indexes()? {
+    for index in read.indexes(view)? {
         let known = plans.get(&*index.collocation).and_then(|v| v.iter().find(|(k, _)| **k == *index.element_keywords));
         let plan = match known {
             Some((_, plan)) => plan.clone(),
             None => {
-                let plan = plan_collocation(r, dataset, schema, &ds_paths, &index)?;
+                let plan = match read.collocation_path(&index.collocation) {
+                    Some(path) => plan_collocation(r, dataset, schema, path, &index)?,
+                    None => None,
+                };
                 plans.entry(Key::clone(&index.collocation)).or_default().push((index.element_keywords.to_vec(), plan.clone()));
                 plan
             }
@@ -508,18 +603,7 @@ struct Plan {
     order: Arc<Vec<Option<AskedOrder>>>,
 }
 
-fn plan_collocation(
-    r: &mut Resolution<'_>,
-    dataset: &Key,
-    schema: &Schema,
-    ds_paths: &[RulePath<'_>],
-    index: &IndexInfo,
-) -> Result<Option<Plan>> {
-    let Some(path) =
-        ds_paths.iter().find(|p| p.levels[1].accepts_stored(&index.collocation, |k| schema.type_of(&p.levels[..2], k))).copied()
-    else {
-        return Ok(None);
-    };
+fn plan_collocation(r: &mut Resolution<'_>, dataset: &Key, schema: &Schema, path: RulePath<'_>, index: &IndexInfo) -> Result<Option<Plan>> {
     let unused = |k: &&str| !path.levels.iter().any(|rule| rule.names(k)) && !r.request.asks_only_absence(k);
     if let Some(kw) = r.request.keywords().find(unused) {
         r.why.note(3, || {

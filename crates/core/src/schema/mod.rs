@@ -9,7 +9,7 @@
 mod dump;
 mod parse;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -36,6 +36,9 @@ pub struct Schema {
     /// Every keyword any rule names (found once: a resolve asks for each keyword of its
     /// request, and FDB5's schema has hundreds of rules).
     keywords: BTreeSet<String>,
+    /// The data set rules by their key's keywords (`class,expver,stream`), in schema order:
+    /// a stored data set key is offered only to the few rules that could have made it.
+    dataset_rules: HashMap<String, Vec<usize>>,
 }
 
 /// One bracketed rule at any level.
@@ -221,7 +224,7 @@ impl Schema {
 
     /// Every (dataset, collocation, element) rule path, in schema order.
     pub fn paths(&self) -> impl Iterator<Item = RulePath<'_>> {
-        self.rules.iter().flat_map(|ds| ds.children.iter().map(move |coll| RulePath { levels: [ds, coll, &coll.children[0]] }))
+        self.rules.iter().flat_map(paths_under)
     }
 
     /// The type of `keyword` at the given rule path (innermost declaration wins).
@@ -352,13 +355,22 @@ impl Schema {
     /// Rule paths that could have produced a stored dataset key and collocation key (their
     /// keyword lists equal the keys' and every predicate accepts the stored values).
     pub fn paths_for<'s>(&'s self, dataset: &Key, collocation: Option<&Key>) -> Vec<RulePath<'s>> {
-        self.paths()
-            .filter(|path| {
-                path.levels[0].accepts_stored(dataset, |k| self.type_of(&path.levels[..1], k))
-                    && collocation.is_none_or(|c| path.levels[1].accepts_stored(c, |k| self.type_of(&path.levels[..2], k)))
-            })
+        // Only the data set rules with the key's keywords are tried, each once (not once per
+        // collocation rule under it).
+        let same_keywords = self.dataset_rules.get(&dataset.keywords().collect::<Vec<_>>().join(",")).map_or(&[][..], Vec::as_slice);
+        same_keywords
+            .iter()
+            .map(|&i| &self.rules[i])
+            .filter(|ds| ds.accepts_stored(dataset, |k| self.type_of(&[ds], k)))
+            .flat_map(paths_under)
+            .filter(|path| collocation.is_none_or(|c| path.levels[1].accepts_stored(c, |k| self.type_of(&path.levels[..2], k))))
             .collect()
     }
+}
+
+/// The rule paths under one data set rule, in schema order.
+fn paths_under(ds: &Rule) -> impl Iterator<Item = RulePath<'_>> {
+    ds.children.iter().map(move |coll| RulePath { levels: [ds, coll, &coll.children[0]] })
 }
 
 impl Rule {
@@ -524,6 +536,15 @@ impl Predicate {
             Matcher::Optional(_) | Matcher::Hidden(_) => true,
         }
     }
+}
+
+/// The positions of the data set rules, by their key's keywords joined by commas.
+fn dataset_rules_by_keywords(rules: &[Rule]) -> HashMap<String, Vec<usize>> {
+    let mut by_keywords: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, rule) in rules.iter().enumerate() {
+        by_keywords.entry(rule.key_keywords().collect::<Vec<_>>().join(",")).or_default().push(i);
+    }
+    by_keywords
 }
 
 /// Every keyword the rules (and their children) name.

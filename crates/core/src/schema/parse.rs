@@ -233,7 +233,8 @@ impl Schema {
     pub fn parse(source_name: &str, text: &str) -> Result<Schema> {
         let (types, rules) = Parser::new(source_name, text).parse_schema()?;
         let keywords = super::keywords_of(&rules);
-        let mut schema = Schema { source_name: source_name.to_string(), text: text.to_string(), types, rules, keywords };
+        let dataset_rules = super::dataset_rules_by_keywords(&rules);
+        let mut schema = Schema { source_name: source_name.to_string(), text: text.to_string(), types, rules, keywords, dataset_rules };
         schema.check_shape()?;
         schema.resolve_predicate_types();
         Ok(schema)
