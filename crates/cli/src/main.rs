@@ -1029,8 +1029,9 @@ fn archive(fs: &FieldStore, files: &[String], options: &fieldstore::GribOptions)
     fs.flush()?;
     flushing.finish_and_clear();
     detail!("flushed in {:.3} s", started.elapsed().as_secs_f64());
-    let bytes = fs.archive_stats().bytes_archived;
-    note!("archived {total} fields ({}) from {} input(s)", output::human_bytes(bytes), inputs.len());
+    let stats = fs.archive_stats();
+    note!("archived {total} fields ({}) from {} input(s)", output::human_bytes(stats.bytes_archived), inputs.len());
+    output::note_kept_beside(&stats.kept_beside);
     Ok(())
 }
 

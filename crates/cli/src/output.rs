@@ -199,6 +199,17 @@ fn print_json_timed<T: Serialize>(report: &T, seconds: f64) -> anyhow::Result<()
     Ok(())
 }
 
+/// What an archive kept beside its fields (`extract: {keep_packings: true}`), if anything.
+pub fn note_kept_beside(kept: &fieldstore::api::KeptBeside) {
+    if kept.fields > 0 {
+        note!("kept the packings of {} field(s) beside them, for extraction", kept.fields);
+    }
+    if kept.not_kept > 0 {
+        let why = kept.first_reason.as_deref().unwrap_or("no reason given");
+        note!("the packings of {} field(s) were not kept ({why}): extraction learns them from the whole fields", kept.not_kept);
+    }
+}
+
 /// A copy's summary: what was named, copied, found already there and checked, and how fast.
 pub fn print_copy(report: &fieldstore::CopyReport, seconds: f64, json: bool) -> anyhow::Result<()> {
     if json {

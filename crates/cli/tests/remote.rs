@@ -329,7 +329,8 @@ fn a_server_killed_at_any_moment_loses_nothing_flushed_and_shows_nothing_half_ar
         .unwrap()
     };
     let payload = |round: u32, field: u32| format!("round {round} field {field} ").repeat(200).into_bytes();
-    const ROUNDS: u32 = 60;
+    // Rounds go on until the kills are over (at most this many): each kill falls on some.
+    const ROUNDS: u32 = 5_000;
     const FIELDS: u32 = 10;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let client = {
@@ -338,10 +339,12 @@ fn a_server_killed_at_any_moment_loses_nothing_flushed_and_shows_nothing_half_ar
             let mut flushed = Vec::new();
             let mut failed = Vec::new();
             let mut fs = None;
+            let mut rounds = 0;
             for round in 0..ROUNDS {
                 if stop.load(std::sync::atomic::Ordering::Relaxed) {
                     break;
                 }
+                rounds = round + 1;
                 // Opening needs the server (its schema): retried until it is back.
                 if fs.is_none() {
                     fs = fieldstore::open(&fieldstore::Config::from_file(&remote).unwrap()).ok();
@@ -359,7 +362,7 @@ fn a_server_killed_at_any_moment_loses_nothing_flushed_and_shows_nothing_half_ar
                     Err(_) => failed.push(round),
                 }
             }
-            (flushed, failed)
+            (flushed, failed, rounds)
         })
     };
     let mut server = first;
@@ -370,12 +373,14 @@ fn a_server_killed_at_any_moment_loses_nothing_flushed_and_shows_nothing_half_ar
         std::thread::sleep(std::time::Duration::from_millis(50));
         server = serve_at(&store, &address, &[]);
     }
-    let (flushed, failed) = client.join().unwrap();
+    // A round after the last restart, then the client stops.
+    std::thread::sleep(std::time::Duration::from_millis(300));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (flushed, failed, rounds) = client.join().unwrap();
     drop(server);
     assert!(!flushed.is_empty() && !failed.is_empty(), "the kills fell between flushes: flushed {flushed:?}, failed {failed:?}");
     let local = fieldstore::open(&fieldstore::Config::from_file(&store).unwrap()).unwrap();
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         let request = fieldstore::Request::parse(&format!(
             "class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc,step={round}"
         ))

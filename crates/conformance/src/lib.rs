@@ -235,7 +235,8 @@ macro_rules! pairing_tests {
                 compaction_changes_nothing_a_reader_sees,
                 one_handle_serves_writing_and_reading_threads_at_once,
                 side_objects_are_kept_whole_and_go_with_their_wipe,
-                kept_packings_let_a_new_reader_extract_reading_little
+                kept_packings_let_a_new_reader_extract_reading_little,
+                packings_kept_at_archive_let_a_new_reader_extract_reading_little
             );
             $crate::pairing_tests!(@processes site, child;
                 concurrent_writers_and_readers_see_every_flushed_field_and_nothing_else,

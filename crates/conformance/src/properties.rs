@@ -783,9 +783,21 @@ pub fn side_objects_are_kept_whole_and_go_with_their_wipe(site: &Site) {
 /// ecCodes' values reading only a part of each field; a server's clients, which keep none,
 /// read each field whole once and get the same values.
 pub fn kept_packings_let_a_new_reader_extract_reading_little(site: &Site) {
-    use fieldstore::extract::{Extractor, Range};
+    a_new_reader_extracts_reading_little(site, false);
+}
+
+/// Packings kept as fields are archived (`extract: {keep_packings: true}`) do the same without
+/// a scan; a message that is not GRIB is archived, its packing counted as not kept.
+pub fn packings_kept_at_archive_let_a_new_reader_extract_reading_little(site: &Site) {
+    a_new_reader_extracts_reading_little(site, true);
+}
+
+/// Two fields (simple and CCSDS packing) archived, their packings kept by `fieldstore scan` or
+/// (`at_archive`) by the archiver, then extracted by a new reader.
+fn a_new_reader_extracts_reading_little(site: &Site, at_archive: bool) {
+    use fieldstore::extract::{Extractor, KeepPackings, Range};
     use fieldstore::grib::Handle;
-    let fs = site.open();
+    let fs = if at_archive { site.open().with_archive_hooks(std::sync::Arc::new(KeepPackings)) } else { site.open() };
     let mut messages = Vec::new();
     for (param, packing) in [("167", "grid_simple"), ("165", "grid_ccsds")] {
         let mut h = Handle::from_message_copy(&fieldstore::grib::sample_message("reduced_gg_pl_320_grib2", &[]).unwrap()).unwrap();
@@ -799,11 +811,23 @@ pub fn kept_packings_let_a_new_reader_extract_reading_little(site: &Site) {
         fs.archive(&id, &message).unwrap();
         messages.push((param, message));
     }
+    if at_archive {
+        let raw = Key::parse("class=od,expver=0001,stream=oper,date=20240101,time=0000,type=fc,levtype=sfc,step=1,param=167").unwrap();
+        fs.archive(&raw, b"not a GRIB message").unwrap();
+    }
     fs.flush().unwrap();
     let request = request("class=od,expver=0001,stream=oper,date=20240101,time=0000,type=fc,levtype=sfc,step=0,param=167/165");
-    match Extractor::new().keep_packings(&fs, &request, &mut |_, _| {}) {
-        Err(e) if site.is_served() => assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}"),
-        kept => assert_eq!(kept.unwrap().side_objects, 1, "{}", site.name),
+    if at_archive {
+        // A server's client archives through the server, whose own config keeps packings.
+        let kept = fs.archive_stats().kept_beside;
+        let expected = if site.is_served() { (0, 0) } else { (2, 1) };
+        assert_eq!((kept.fields, kept.not_kept), expected, "{}: {kept:?}", site.name);
+        assert!(site.is_served() || kept.first_reason.is_some_and(|why| why.contains("step=1") || why.contains("GRIB")), "{}", site.name);
+    } else {
+        match Extractor::new().keep_packings(&fs, &request, &mut |_, _| {}) {
+            Err(e) if site.is_served() => assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}"),
+            kept => assert_eq!(kept.unwrap().side_objects, 1, "{}", site.name),
+        }
     }
     let ranges = [Range::new(0, 2), Range::new(300_000, 300_003)];
     let reader = site.open();

@@ -46,11 +46,18 @@ impl Ccsds {
         let params = ccsds.params(bits);
         let size = usize::try_from(coded).ok()?.checked_mul(width(bits))?;
         let samples = aec_decompress(stream, size, &params).ok()?;
-        ccsds.offsets = aec_compress(&samples, &params).ok()?.1;
+        let (coded_again, offsets) = aec_compress(&samples, &params).ok()?;
+        ccsds.offsets = offsets;
         let per_rsi = usize::try_from(ccsds.per_rsi()).ok()?.checked_mul(width(bits))?;
         let expected = samples.chunks(per_rsi.max(1));
-        let every_rsi_found = ccsds.offsets.len() == expected.len()
-            && expected.enumerate().all(|(i, want)| ccsds.decode_rsi(stream, 0, i, want.len(), &params).is_ok_and(|got| got == want));
+        if ccsds.offsets.len() != expected.len() {
+            return None;
+        }
+        // Coded again into the very bytes (ecCodes' libaec and tensogram-szip choose alike):
+        // the RSIs start where the offsets say. Else each RSI must decode from its offset.
+        let same_bytes = coded_again == stream;
+        let every_rsi_found = same_bytes
+            || expected.enumerate().all(|(i, want)| ccsds.decode_rsi(stream, 0, i, want.len(), &params).is_ok_and(|got| got == want));
         every_rsi_found.then_some(ccsds)
     }
 

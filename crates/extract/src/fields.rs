@@ -27,7 +27,7 @@ pub const IN_FLIGHT: usize = 8;
 
 /// The most bytes of packings one side object holds (CCSDS records of large fields are
 /// kilobytes each: a count would not bound it).
-const SIDE_OBJECT_BYTES: usize = 4 << 20;
+pub(crate) const SIDE_OBJECT_BYTES: usize = 4 << 20;
 
 /// One field's extraction.
 #[derive(Clone, Debug)]
@@ -149,17 +149,24 @@ impl Extractor {
         let mut kept = KeptPackings { fields: fields.len(), ..KeptPackings::default() };
         let mut learnt: HashMap<Key, Vec<(FieldLocation, Arc<Packing>)>> = HashMap::new();
         progress(0, fields.len());
-        for (done, field) in fields.iter().enumerate() {
-            // Learnt by an earlier extraction of this extractor is not kept: it is written too.
-            let (packing, bytes_read) = self.packing(fs, field)?;
-            if self.known().kept.contains(&field.location) {
-                kept.already_kept += 1;
-            } else {
-                kept.learnt += 1;
-                kept.bytes_read += bytes_read;
-                learnt.entry(home(field).clone()).or_default().push((field.location.clone(), packing));
+        let mut done = 0;
+        // Learnt on up to IN_FLIGHT threads (a CCSDS field's RSIs cost tens of milliseconds to
+        // find), a batch at a time for the progress.
+        for batch in fields.chunks(IN_FLIGHT * 8) {
+            let packings = in_parallel(batch.len(), |i| self.packing(fs, &batch[i]));
+            for (field, answer) in batch.iter().zip(packings) {
+                let (packing, bytes_read) = answer?;
+                // Learnt by an earlier extraction of this extractor is not kept: it is written too.
+                if self.known().kept.contains(&field.location) {
+                    kept.already_kept += 1;
+                } else {
+                    kept.learnt += 1;
+                    kept.bytes_read += bytes_read;
+                    learnt.entry(home(field).clone()).or_default().push((field.location.clone(), packing));
+                }
             }
-            progress(done + 1, fields.len());
+            done += batch.len();
+            progress(done, fields.len());
         }
         for (dataset, entries) in learnt {
             for part in kept_parts(&entries, SIDE_OBJECT_BYTES) {

@@ -6,6 +6,7 @@
 //! (GRIB 2) and constant fields; every other packing is decoded whole by ecCodes, correctly,
 //! and the result says so.
 
+mod at_archive;
 mod ccsds;
 mod extract;
 mod fields;
@@ -14,6 +15,7 @@ mod packing;
 mod ranges;
 mod record;
 
+pub use at_archive::KeepPackings;
 pub use ccsds::Ccsds;
 pub use extract::{extract, Extraction, Source};
 pub use fields::{Extractor, FieldExtraction, KeptPackings};

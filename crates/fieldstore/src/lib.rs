@@ -91,23 +91,33 @@ pub fn open_with(config: &Config, backends: &[&Factory]) -> Result<FieldStore> {
     let rewriter = std::sync::Arc::new(grib::GribKeysRewriter);
     if let Some(remote) = catalogue.remote() {
         check_remote_pairing(config)?;
+        if config.extract.keep_packings {
+            return Err(Error::new(
+                ErrorKind::BadRequest,
+                format!("{}: extract.keep_packings is the server's to set (in the config it serves), not a remote client's", config.source),
+            ));
+        }
         // Identifiers split as the server splits them: with its schema.
         let text: String = api::call(remote, api::Operation::Schema)?;
         let schema = Schema::parse(&format!("the schema of server {}", remote.endpoint()), &text)?;
         return Ok(FieldStore::new(schema, catalogue, store).with_field_rewriter(rewriter));
     }
     let schema = config.load_schema()?;
-    if config.read_also.is_empty() {
-        return Ok(FieldStore::new(schema, catalogue, store).with_field_rewriter(rewriter));
-    }
-    let (mut catalogues, mut stores) = (Vec::new(), Vec::new());
-    for section in &config.read_also {
-        let section = Section { name: "read_also", config: section, source: &config.source };
-        catalogues.push(factory::open_catalogue(backends, &section)?);
-        stores.push(factory::open_store(backends, &section)?);
-    }
-    let catalogue = Box::new(union::UnionCatalogue::new(catalogue, catalogues));
-    Ok(FieldStore::new(schema, catalogue, Box::new(union::UnionStore::new(store, stores))).with_field_rewriter(rewriter))
+    let fs = if config.read_also.is_empty() {
+        FieldStore::new(schema, catalogue, store)
+    } else {
+        let (mut catalogues, mut stores) = (Vec::new(), Vec::new());
+        for section in &config.read_also {
+            let section = Section { name: "read_also", config: section, source: &config.source };
+            catalogues.push(factory::open_catalogue(backends, &section)?);
+            stores.push(factory::open_store(backends, &section)?);
+        }
+        let catalogue = Box::new(union::UnionCatalogue::new(catalogue, catalogues));
+        FieldStore::new(schema, catalogue, Box::new(union::UnionStore::new(store, stores)))
+    };
+    let fs = fs.with_field_rewriter(rewriter);
+    // Packings kept as fields are archived: extraction reads only its points without a scan.
+    Ok(if config.extract.keep_packings { fs.with_archive_hooks(std::sync::Arc::new(extract::KeepPackings)) } else { fs })
 }
 
 /// A remote catalogue's fields are the server's: its store must be the same server's, and

@@ -17,6 +17,7 @@
 //! field's checksum.
 
 mod admin;
+mod hooks;
 mod overlay;
 mod read;
 mod remote;
@@ -31,6 +32,7 @@ pub use admin::{
     Axes, CompactReport, DatasetCompaction, DatasetDump, HideReport, IndexDump, IndexPurge, PurgeReport, StatsReport, WhereReport,
     WipeReport, MINIMUM_KEYS_TO_CHANGE,
 };
+pub use hooks::{ArchiveHook, ArchiveHooks, KeptBeside};
 pub use overlay::{OverlayOptions, OverlayReport, VARIABLE_KEYS};
 pub use read::{DataReader, FieldRewriter};
 pub use remote::{
@@ -53,6 +55,10 @@ pub struct ArchiveStats {
     pub bytes_archived: u64,
     /// Flushes that succeeded.
     pub flushes: u64,
+    /// What the handle's [`ArchiveHooks`] kept beside the fields flushed (extraction's
+    /// packings), if it has any.
+    #[serde(default)]
+    pub kept_beside: KeptBeside,
 }
 
 /// A dataset's read view, shared by the threads that read it (each refreshes it in turn).
@@ -85,6 +91,8 @@ pub struct FieldStore {
     archiver: Mutex<Option<Archiver>>,
     /// What sets the keys of fields read through an overlay ([`FieldRewriter`]).
     rewriter: Option<Arc<dyn FieldRewriter>>,
+    /// What its archivers keep beside the fields they store ([`ArchiveHooks`]).
+    archive_hooks: Option<Arc<dyn ArchiveHooks>>,
     /// Whether requests leave out data sets that cannot be read (FDB5's `--ignore-errors`).
     skip_unreadable: bool,
     /// The data sets left out so, and why, until taken.
@@ -175,6 +183,8 @@ struct LocalArchiver {
     writing: RecentList<(Key, Arc<Schema>)>,
     /// Fields archived since the last successful flush.
     pending_fields: u64,
+    /// What keeps something beside each field ([`ArchiveHooks`]).
+    hook: Option<Box<dyn ArchiveHook>>,
 }
 
 impl FieldStore {
@@ -191,6 +201,7 @@ impl FieldStore {
             shared: Arc::new(shared),
             archiver: Mutex::new(None),
             rewriter: None,
+            archive_hooks: None,
             skip_unreadable: false,
             skipped: Mutex::new(Vec::new()),
         }
@@ -215,6 +226,14 @@ impl FieldStore {
     /// ([`FieldStore::overlay`]); without one they are returned as stored.
     pub fn with_field_rewriter(mut self, rewriter: Arc<dyn FieldRewriter>) -> Self {
         self.rewriter = Some(rewriter);
+        self
+    }
+
+    /// The handle with `hooks` shown every field its archivers store, to keep what they derive
+    /// from them beside the data ([`ArchiveHooks`]; not through a server, whose own config
+    /// sets its hooks).
+    pub fn with_archive_hooks(mut self, hooks: Arc<dyn ArchiveHooks>) -> Self {
+        self.archive_hooks = Some(hooks);
         self
     }
 
@@ -260,7 +279,7 @@ impl FieldStore {
                 split_memo: Default::default(),
                 checked: RecentList::default(),
             }),
-            None => Writing::Local(LocalArchiver::new(self.shared.clone())?),
+            None => Writing::Local(LocalArchiver::new(self.shared.clone(), self.archive_hooks.as_ref().map(|h| h.hook()))?),
         };
         Ok(Archiver { writing, stats: ArchiveStats::default() })
     }
@@ -399,7 +418,7 @@ impl Archiver {
     /// server: returns once the server has flushed them).
     pub fn flush(&mut self) -> Result<()> {
         match &mut self.writing {
-            Writing::Local(local) => local.flush()?,
+            Writing::Local(local) => self.stats.kept_beside.add(local.flush()?),
             Writing::Remote(remote) => remote.flush()?,
         }
         self.stats.flushes += 1;
@@ -408,7 +427,7 @@ impl Archiver {
 }
 
 impl LocalArchiver {
-    fn new(shared: Arc<Shared>) -> Result<LocalArchiver> {
+    fn new(shared: Arc<Shared>, hook: Option<Box<dyn ArchiveHook>>) -> Result<LocalArchiver> {
         Ok(LocalArchiver {
             store: shared.store.writer()?,
             catalogue: shared.catalogue.writer()?,
@@ -416,6 +435,7 @@ impl LocalArchiver {
             split_memo: Default::default(),
             writing: RecentList::default(),
             pending_fields: 0,
+            hook,
         })
     }
 
@@ -427,6 +447,9 @@ impl LocalArchiver {
         };
         // The field's one checksum: stores leave it to core ([`FieldLocation`]).
         location.crc32c = Some(crate::checksum::crc32c(data));
+        if let Some(hook) = &mut self.hook {
+            hook.stored(&split.dataset, &location, data);
+        }
         self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
         self.pending_fields += 1;
         Ok(())
@@ -452,8 +475,9 @@ impl LocalArchiver {
     /// Makes everything archived through this archiver durable and visible: the catalogue
     /// stages its index bytes, the store syncs (with the catalogue's commit records, if the
     /// catalogue offers them and the store can embed them), then the catalogue publishes,
-    /// syncing only what the store did not make durable.
-    fn flush(&mut self) -> Result<()> {
+    /// syncing only what the store did not make durable. Then the hook keeps what it made of
+    /// the fields, and says what it kept.
+    fn flush(&mut self) -> Result<KeptBeside> {
         // Nothing staged is visible, so a failure here loses nothing: entries stay pending.
         let commits = self.catalogue.prepare_flush()?;
         let flushed = match self.store.commit_carrier() {
@@ -472,7 +496,8 @@ impl LocalArchiver {
             other => other?,
         }
         self.pending_fields = 0;
-        Ok(())
+        let side = self.shared.store.side_objects();
+        Ok(self.hook.as_mut().map(|hook| hook.flushed(side)).unwrap_or_default())
     }
 
     /// After a failed store write the bytes of unflushed fields may be incomplete: nothing
@@ -481,6 +506,9 @@ impl LocalArchiver {
     fn discard_pending(&mut self, cause: Error, also: &str) -> Error {
         self.store.discard();
         self.catalogue.discard();
+        if let Some(hook) = &mut self.hook {
+            hook.discarded();
+        }
         let lost = match (std::mem::take(&mut self.pending_fields), also.is_empty()) {
             (0, false) => "this field was".to_string(),
             (pending, _) => format!("{also}the {pending} field(s) archived since the last flush were"),

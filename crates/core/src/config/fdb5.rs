@@ -106,7 +106,7 @@ pub fn translate(source: &str, value: serde_yaml::Value) -> Result<Config> {
     section.insert("subdirectory".into(), FDB5_ROOT_SUBDIRECTORY.into());
     let posix = BackendConfig { kind: "posix".into(), options: section };
     let source = format!("{source} (FDB5 config: fieldstore's store in {place}, FDB5's databases read in place)");
-    Ok(Config { schema: Some(schema), catalogue: posix.clone(), store: posix, read_also, source, file: None })
+    Ok(Config { schema: Some(schema), catalogue: posix.clone(), store: posix, read_also, extract: Default::default(), source, file: None })
 }
 
 /// FDB5's own databases in `roots` (FDB5's root entries, flags and all), read in place beside

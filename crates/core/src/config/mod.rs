@@ -6,6 +6,7 @@
 //! store:     { type: posix, root: /data/fieldstore }
 //! read_also:                        # optional; read beside them, never written
 //! - { type: fdb5, roots: [/data/fdb] }
+//! extract: { keep_packings: true }  # optional; packings kept as fields are archived
 //! ```
 //!
 //! Without a config file, both live under `$FIELDSTORE_ROOT`, or under
@@ -51,12 +52,27 @@ pub struct Config {
     /// FDB5's databases read in place.
     #[serde(default)]
     pub read_also: Vec<BackendConfig>,
+    /// The `extract:` section: what extraction keeps as fields are archived.
+    #[serde(default)]
+    pub extract: ExtractConfig,
     /// Where this config came from (for messages).
     #[serde(skip)]
     pub source: String,
     /// The file it was read from, if it was (FDB5's `fdb-info --config-file`).
     #[serde(skip)]
     pub file: Option<PathBuf>,
+}
+
+/// The `extract:` section.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractConfig {
+    /// Keep each field's packing beside the data as it is archived (as gribjump's FDB5 plugin
+    /// does), so that extraction reads only its points' bytes without a `fieldstore scan`.
+    /// Costs the archive a parse of each message's sections; for CCSDS a decoding and coding
+    /// again of its stream (docs/extract.md).
+    #[serde(default)]
+    pub keep_packings: bool,
 }
 
 /// One `catalogue:` or `store:` section: a `type` and that backend's own keys.
@@ -156,6 +172,7 @@ impl Config {
             catalogue: BackendConfig::posix(&root),
             store: BackendConfig::posix(&root),
             read_also: Vec::new(),
+            extract: ExtractConfig::default(),
             source: format!("default (posix root {})", root.display()),
             file: None,
         }
