@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import fieldstore
+from conftest import posix_config
 from test_decode import CORPUS, make_message, reference  # noqa: E402 - on the path through conftest
 
 REQUEST = "class=od,expver=0001,stream=oper,date=20240101,time=0000,domain=g,type=fc,levtype=sfc,step=0"
@@ -50,6 +51,22 @@ def test_once_its_packing_is_known_a_field_reads_only_the_bytes_asked(store):
         assert first.bytes_read >= len(message) > 20 * again.bytes_read, (packing, first.bytes_read, again.bytes_read)
         assert [v.size for v in again.values] == [2, 1]
         assert np.array_equal(np.concatenate(again.values), reference(message)[points], equal_nan=True), packing
+
+
+def test_packings_kept_at_archive_let_a_new_handle_read_only_the_bytes_asked(root):
+    config = {**posix_config(root), "extract": {"keep_packings": True}}
+    writer = fieldstore.FieldStore(config)
+    messages = {}
+    for i, packing in enumerate(["grid_simple", "grid_ccsds"]):
+        messages[100 + i] = make_message("reduced_gg_pl_320_grib2", packing, 16, False, seed=500 + i)
+        writer.archive(messages[100 + i], key=f"{REQUEST},param={100 + i}")
+    writer.flush()
+    reader = fieldstore.FieldStore(posix_config(root))
+    points = [5, 6, 200_000]
+    for param, message in messages.items():
+        (got,) = reader.extract(f"{REQUEST},param={param}", indices=points)
+        assert len(message) > 20 * got.bytes_read, (param, got.bytes_read)
+        assert np.array_equal(np.concatenate(got.values), reference(message)[points], equal_nan=True), param
 
 
 def test_a_mask_names_points_and_many_fields_answer_each(store, filled):
