@@ -180,7 +180,7 @@ def _extracted(fields: List[Tuple[str, bytes, bytes, int, bool]], ranges: List[T
     for identifier, values, masks, bytes_read, decoded_whole in fields:
         key = dict(pair.split("=", 1) for pair in identifier.split(","))
         flat_values = np.frombuffer(values, dtype=np.float64)
-        flat_masks = np.frombuffer(masks, dtype=np.bool_)
+        flat_masks = np.frombuffer(masks, dtype=np.uint8).astype(bool)
         split_values = [flat_values[lo:hi] for lo, hi in bounds]
         split_masks = [flat_masks[lo:hi] for lo, hi in bounds]
         out.append(Extracted(key, split_values, split_masks, bytes_read, decoded_whole))

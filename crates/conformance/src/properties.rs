@@ -316,8 +316,8 @@ pub fn retrieve_and_wipe_locks_and_merged_reads(site: &Site) {
 
 /// Many requests resolved at once (`resolve_each`, one pass over the catalogue) answer each as
 /// resolving it alone does: the same fields in the same order, the same reasons where nothing
-/// matched, the same values not found, locks and overlays included; a request that cannot be
-/// read fails them all, naming it.
+/// matched, the same values not found, locks and overlays included, at every depth; a request
+/// that cannot be read fails alone, naming what is wrong.
 pub fn many_requests_resolved_at_once_answer_as_each_alone(site: &Site) {
     let fs = site.open();
     for (expver, date) in [(1, 20231201), (1, 20231202), (2, 20231201)] {
@@ -347,33 +347,39 @@ pub fn many_requests_resolved_at_once_answer_as_each_alone(site: &Site) {
         "class=rd",
         "class=od,param=130,step=0/to/12/by/6",
         "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step=0,levelist=500,param=130",
+        "class=od,stpe=0",
     ];
     let requests: Vec<_> = texts.iter().map(|t| request(t)).collect();
+    let answer = |m: fieldstore::Result<fieldstore::api::Matches>| {
+        m.map(|m| {
+            let fields: Vec<_> = m.fields.iter().map(|f| (f.identifier(), f.location.clone())).collect();
+            (fields, m.datasets, m.collocations, m.explanation, m.not_found)
+        })
+        .map_err(|e| e.to_string())
+    };
     for action in [Some(ControlAction::Retrieve), None] {
-        for in_request_order in [false, true] {
-            let options = ListOptions { in_request_order, ..ListOptions::default() };
+        for (depth, in_request_order) in [(3, false), (3, true), (2, false), (1, false)] {
+            let options = ListOptions { depth, in_request_order, ..ListOptions::default() };
             let reader = site.open();
             let at_once = reader.resolve_each(&requests, options, action).unwrap_or_else(|e| panic!("{}: {e}", site.name));
             assert_eq!(at_once.len(), requests.len());
             for ((text, request), together) in texts.iter().zip(&requests).zip(at_once) {
-                let alone = reader.resolve(request, options, action).unwrap();
-                let what = format!("{}: {text} ({action:?}, in request order: {in_request_order})", site.name);
-                let fields =
-                    |m: &fieldstore::api::Matches| m.fields.iter().map(|f| (f.identifier(), f.location.clone())).collect::<Vec<_>>();
-                assert_eq!(fields(&together), fields(&alone), "{what}");
-                assert_eq!((&together.explanation, &together.not_found), (&alone.explanation, &alone.not_found), "{what}");
-                assert_eq!(together.datasets, alone.datasets, "{what}");
+                let alone = reader.resolve(request, options, action);
+                let what = format!("{}: {text} ({action:?}, depth {depth}, in request order: {in_request_order})", site.name);
+                assert_eq!(answer(together), answer(alone), "{what}");
             }
         }
     }
-    // The requests reach what the property is about: an overlay, a lock, a value never stored.
-    let at_once = fs.resolve_each(&requests[2..5], ListOptions::default(), Some(ControlAction::Retrieve)).unwrap();
-    assert!(at_once[0].explanation.as_deref().is_some_and(|why| why.contains("locked")), "{}: {:?}", site.name, at_once[0].explanation);
-    assert_eq!(at_once[1].fields.len(), 2, "{}: the overlaid data set's fields", site.name);
-    assert!(at_once[2].explanation.is_some(), "{}: step 18 is not stored", site.name);
-    let with_a_typo: Vec<_> = ["class=od,step=0", "class=od,stpe=0"].iter().map(|t| request(t)).collect();
-    let err = fs.resolve_each(&with_a_typo, ListOptions::default(), None).unwrap_err();
-    assert!(err.to_string().contains("stpe"), "{}: {err}", site.name);
+    // The requests reach what the property is about: an overlay, a lock, a value never stored,
+    // a keyword no schema names (an error of that request alone).
+    let at_once: Vec<_> = fs.resolve_each(&requests[2..], ListOptions::default(), Some(ControlAction::Retrieve)).unwrap();
+    let [locked, overlaid, never, .., typo] = &at_once[..] else { panic!("{}: {} answers", site.name, at_once.len()) };
+    let locked = locked.as_ref().unwrap();
+    assert!(locked.explanation.as_deref().is_some_and(|why| why.contains("locked")), "{}: {:?}", site.name, locked.explanation);
+    assert_eq!(overlaid.as_ref().unwrap().fields.len(), 2, "{}: the overlaid data set's fields", site.name);
+    assert!(never.as_ref().unwrap().explanation.is_some(), "{}: step 18 is not stored", site.name);
+    assert!(typo.as_ref().is_err_and(|e| e.to_string().contains("stpe")), "{}: {:?}", site.name, typo.as_ref().map(|_| ()));
+    assert!(at_once[..at_once.len() - 1].iter().all(Result::is_ok), "{}: only the typo fails", site.name);
 }
 
 /// Two flushes sharing some fields supersede exactly those, and nothing else.
@@ -822,7 +828,7 @@ fn a_new_reader_extracts_reading_little(site: &Site, at_archive: bool) {
         let kept = fs.archive_stats().kept_beside;
         let expected = if site.is_served() { (0, 0) } else { (2, 1) };
         assert_eq!((kept.fields, kept.not_kept), expected, "{}: {kept:?}", site.name);
-        assert!(site.is_served() || kept.first_reason.is_some_and(|why| why.contains("step=1") || why.contains("GRIB")), "{}", site.name);
+        assert!(site.is_served() || kept.first_reason.is_some(), "{}: the field not kept says why", site.name);
     } else {
         match Extractor::new().keep_packings(&fs, &request, &mut |_, _| {}) {
             Err(e) if site.is_served() => assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}"),
@@ -831,7 +837,8 @@ fn a_new_reader_extracts_reading_little(site: &Site, at_archive: bool) {
     }
     let ranges = [Range::new(0, 2), Range::new(300_000, 300_003)];
     let reader = site.open();
-    let extracted = Extractor::new().extract(&reader, &request, &ranges).unwrap();
+    let extractor = Extractor::new();
+    let extracted = extractor.extract(&reader, &request, &ranges).unwrap();
     assert_eq!(extracted.len(), 2, "{}", site.name);
     for field in extracted {
         let (_, message) = messages.iter().find(|(p, _)| Some(*p) == field.field.element.get("param")).unwrap();
@@ -845,5 +852,19 @@ fn a_new_reader_extracts_reading_little(site: &Site, at_archive: bool) {
         // rather than make another request (S3: half a megabyte).
         let at_most = whole / 20 + reader.merge_gap();
         assert!(if site.is_served() { read >= whole } else { read < at_most }, "{}: {read} of {whole} bytes read", site.name);
+    }
+    if at_archive && !site.is_served() {
+        // A field archived later: the same extractor finds its packing in the side object the
+        // writer's next flush wrote, once its listing of them is a second old.
+        let (param, message) = &messages[0];
+        let later =
+            Key::parse(&format!("class=od,expver=0001,stream=oper,date=20240101,time=0000,type=fc,levtype=sfc,step=2,param={param}"))
+                .unwrap();
+        fs.archive(&later, message).unwrap();
+        fs.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let later = crate::support::request(&later.to_string());
+        let read = extractor.extract(&reader, &later, &ranges).unwrap()[0].extraction.bytes_read;
+        assert!(read < message.len() as u64 / 20 + reader.merge_gap(), "{}: {read} bytes read for a field archived later", site.name);
     }
 }

@@ -24,6 +24,7 @@ pub mod factory;
 pub mod indexing;
 pub mod key;
 pub mod objects;
+pub mod parallel;
 pub mod request;
 pub mod schema;
 pub mod types;

@@ -4,11 +4,12 @@
 //! the field's location in the store.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use fieldstore_core::api::{FieldEntry, ListOptions, Matches};
 use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_core::parallel::in_parallel;
 use fieldstore_core::unique::{unique_object_name, unique_suffix};
 use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
 
@@ -71,17 +72,33 @@ struct Known {
     /// The locations whose packings are kept beside the data (read from side objects, or
     /// written by this extractor), as opposed to learnt and held in memory only.
     kept: HashSet<FieldLocation>,
-    /// The data sets whose kept packings were read into `packings`.
-    datasets_read: HashSet<Key>,
+    /// The data sets whose kept packings were read into `packings`: the side objects read,
+    /// and when their names were listed.
+    datasets_read: HashMap<Key, SideObjectsRead>,
 }
+
+/// A field's location and its packing, as a side object keeps them.
+type KeptEntry = (FieldLocation, Arc<Packing>);
+
+/// A data set's side objects an extractor read.
+struct SideObjectsRead {
+    names: HashSet<String>,
+    listed: Instant,
+}
+
+/// How long a listing of a data set's side objects answers for a field it has no packing for:
+/// after that the side objects written since (a writer keeping packings at each flush) are
+/// read, at most one listing per data set in this time.
+const LISTING_KEPT_FOR: Duration = Duration::from_secs(1);
 
 impl Known {
     /// What is known of `field`'s packing: `Some(packing)` if it is known, `Some(None)` if
-    /// its data set's kept packings were read and hold none for it, `None` if they were not.
+    /// its data set's kept packings were read lately and hold none for it, `None` if they
+    /// were not.
     fn answer(&self, field: &FieldEntry) -> Option<Option<Arc<Packing>>> {
         match self.packings.get(&field.location) {
             Some(packing) => Some(Some(packing.clone())),
-            None => self.datasets_read.contains(home(field)).then_some(None),
+            None => self.datasets_read.get(home(field)).is_some_and(|read| read.listed.elapsed() < LISTING_KEPT_FOR).then_some(None),
         }
     }
 
@@ -128,10 +145,11 @@ impl Extractor {
     pub fn extract_each(&self, fs: &FieldStore, requests: &[(Request, Vec<Range>)]) -> Result<Vec<Vec<FieldExtraction>>> {
         let resolved = fs.resolve_each(requests.iter().map(|(request, _)| request), IN_REQUEST_ORDER, Some(ControlAction::Retrieve))?;
         let listed: Vec<Vec<FieldEntry>> =
-            requests.iter().zip(resolved).map(|((request, _), matches)| fields_of(request, matches)).collect::<Result<_>>()?;
+            requests.iter().zip(resolved).map(|((request, _), matches)| fields_of(request, matches?)).collect::<Result<_>>()?;
         let jobs: Vec<(usize, &FieldEntry)> =
             listed.iter().enumerate().flat_map(|(i, fields)| fields.iter().map(move |f| (i, f))).collect();
-        let mut extracted = in_parallel(jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &requests[jobs[j].0].1)).into_iter();
+        let mut extracted =
+            in_parallel(IN_FLIGHT, jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &requests[jobs[j].0].1)).into_iter();
         let mut answers = Vec::with_capacity(requests.len());
         for fields in &listed {
             answers.push(extracted.by_ref().take(fields.len()).collect::<Result<Vec<_>>>()?);
@@ -153,7 +171,7 @@ impl Extractor {
         // Learnt on up to IN_FLIGHT threads (a CCSDS field's RSIs cost tens of milliseconds to
         // find), a batch at a time for the progress.
         for batch in fields.chunks(IN_FLIGHT * 8) {
-            let packings = in_parallel(batch.len(), |i| self.packing(fs, &batch[i]));
+            let packings = in_parallel(IN_FLIGHT, batch.len(), |i| self.packing(fs, &batch[i]));
             for (field, answer) in batch.iter().zip(packings) {
                 let (packing, bytes_read) = answer?;
                 // Learnt by an earlier extraction of this extractor is not kept: it is written too.
@@ -221,12 +239,13 @@ impl Extractor {
             return Ok(answer);
         }
         let dataset = home(field);
-        let kept = read_kept(fs, dataset)?;
+        let already = self.known().datasets_read.remove(dataset).map(|read| read.names).unwrap_or_default();
+        let (kept, names) = read_kept(fs, dataset, already)?;
         let mut known = self.known();
         known.make_room(kept.len());
         known.kept.extend(kept.iter().map(|(location, _)| location.clone()));
         known.packings.extend(kept);
-        known.datasets_read.insert(dataset.clone());
+        known.datasets_read.insert(dataset.clone(), SideObjectsRead { names, listed: Instant::now() });
         Ok(known.packings.get(&field.location).cloned())
     }
 
@@ -268,49 +287,25 @@ impl Source for StoredField<'_> {
     }
 }
 
-/// `job(0)` to `job(count - 1)` on up to [`IN_FLIGHT`] threads, the answers in order.
-fn in_parallel<T: Send>(count: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let threads = count.min(IN_FLIGHT);
-    if threads <= 1 {
-        return (0..count).map(job).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= count {
-                            break mine;
-                        }
-                        mine.push((i, job(i)));
-                    }
-                })
-            })
-            .collect();
-        // A job that panicked is a bug: its panic goes on to the caller's thread.
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, answer)| answer).collect()
-}
-
 /// The data set a field's bytes were archived into, which keeps its packing.
 fn home(field: &FieldEntry) -> &Key {
     field.archived_in.as_deref().unwrap_or(&field.dataset)
 }
 
-/// Every packing a data set keeps; none where the store keeps no side objects. A side object
-/// that is damaged (or of a later version) is passed over: it costs time, not values.
-fn read_kept(fs: &FieldStore, dataset: &Key) -> Result<Vec<(FieldLocation, Arc<Packing>)>> {
+/// The packings a data set keeps in side objects other than those `already` read, and the
+/// names of all it has; none where the store keeps no side objects. A side object that is
+/// damaged (or of a later version) is passed over: it costs time, not values.
+fn read_kept(fs: &FieldStore, dataset: &Key, already: HashSet<String>) -> Result<(Vec<KeptEntry>, HashSet<String>)> {
     let side = match fs.side_objects() {
-        Err(e) if e.kind() == ErrorKind::Unsupported => return Ok(Vec::new()),
+        Err(e) if e.kind() == ErrorKind::Unsupported => return Ok((Vec::new(), already)),
         other => other?,
     };
     let mut kept = Vec::new();
+    let mut names = already;
     for name in side.side_object_names(dataset)? {
+        if !names.insert(name.clone()) {
+            continue;
+        }
         let bytes = match side.get_side_object(dataset, &name) {
             Ok(Some(bytes)) => bytes,
             // Gone meanwhile, or refused as damaged by the store itself (too large).
@@ -322,5 +317,5 @@ fn read_kept(fs: &FieldStore, dataset: &Key) -> Result<Vec<(FieldLocation, Arc<P
             kept.extend(entries);
         }
     }
-    Ok(kept)
+    Ok((kept, names))
 }

@@ -337,8 +337,17 @@ fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> 
     let patience = std::time::Duration::from_millis(WIPE_PATIENCE_MS.load(std::sync::atomic::Ordering::Relaxed));
     let (since, mut pause) = (std::time::Instant::now(), std::time::Duration::from_millis(5));
     loop {
-        // None: a wipe removed the record this call found, before it read it.
-        let Some((place, creation)) = create_record(objects, dataset, schema_text)? else { continue };
+        // None: a wipe removed the record this call found, before it read it: again, after a
+        // pause, for as long as a writer waits for a wipe.
+        let Some((place, creation)) = create_record(objects, dataset, schema_text)? else {
+            if since.elapsed() >= patience {
+                let message = format!("{}: its record kept vanishing as it was created", objects.describe(dataset));
+                return Err(Error::new(ErrorKind::Timeout, message));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(200));
+            continue;
+        };
         let identity = &creation.identity;
         match place.get(&[&wipe_mark(identity)])? {
             Some(marks) if marks.is_empty() => {

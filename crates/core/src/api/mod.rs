@@ -447,10 +447,12 @@ impl LocalArchiver {
         };
         // The field's one checksum: stores leave it to core ([`FieldLocation`]).
         location.crc32c = Some(crate::checksum::crc32c(data));
-        if let Some(hook) = &mut self.hook {
+        // Shown to the hook once the catalogue took it (a location copied only where one is).
+        let shown = self.hook.as_ref().map(|_| location.clone());
+        self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
+        if let (Some(hook), Some(location)) = (&mut self.hook, shown) {
             hook.stored(&split.dataset, &location, data);
         }
-        self.catalogue.archive(&split.dataset, schema.text(), &split.collocation, &split.element, location)?;
         self.pending_fields += 1;
         Ok(())
     }

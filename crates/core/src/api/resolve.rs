@@ -229,18 +229,22 @@ impl FieldStore {
     /// catalogue: its data sets listed once, and each data set's locks, index list and
     /// schema rules read once for all the requests (a list of one-field requests, as
     /// gribjump's callers give, costs a lookup per request, not a walk of the catalogue).
+    /// Per request its answer, or the error of a request that cannot be read (an unknown
+    /// keyword); the error of the catalogue itself fails them all. Through a server, up to 8
+    /// requests are sent at once.
     pub fn resolve_each<'r>(
         &self,
         requests: impl IntoIterator<Item = &'r Request>,
         options: ListOptions,
         action: Option<ControlAction>,
-    ) -> Result<Vec<Matches>> {
+    ) -> Result<Vec<Result<Matches>>> {
         if let Some(remote) = self.remote() {
-            return requests.into_iter().map(|request| super::remote::resolve(remote, request, options, action)).collect();
+            let requests: Vec<&Request> = requests.into_iter().collect();
+            return Ok(crate::parallel::in_parallel(8, requests.len(), |i| super::remote::resolve(remote, requests[i], options, action)));
         }
         let mut resolutions: Vec<_> = requests.into_iter().map(|request| Resolution::new(self, request, options, action)).collect();
         self.resolve_all(&mut resolutions)?;
-        resolutions.into_iter().map(Resolution::finish).collect()
+        Ok(resolutions.into_iter().map(Resolution::finish).collect())
     }
 
     /// Matches every data set for each resolution (all of one action).
@@ -266,12 +270,12 @@ impl FieldStore {
             // A data set that cannot be opened (found in two roots, damaged) fails the
             // requests that may name it, not the others.
             Err(e) => {
+                // Each request asks (which also notes the values its types read), as alone.
+                let mut named = false;
                 for r in resolutions.iter_mut() {
-                    if self.may_name(&mut r.asked, dataset)? {
-                        return self.skip_unreadable(dataset, e);
-                    }
+                    named |= self.may_name(&mut r.asked, dataset)?;
                 }
-                return Ok(());
+                return if named { self.skip_unreadable(dataset, e) } else { Ok(()) };
             }
         };
         let locked = self.locked_for(dataset, action)?;
