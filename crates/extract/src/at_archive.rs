@@ -9,11 +9,10 @@ use std::sync::Arc;
 
 use fieldstore_core::api::{ArchiveHook, ArchiveHooks, KeptBeside};
 use fieldstore_core::backend::SideObjects;
-use fieldstore_core::unique::{unique_object_name, unique_suffix};
 use fieldstore_core::{FieldLocation, Key};
 
 use crate::fields::SIDE_OBJECT_BYTES;
-use crate::kept::{encode_kept, kept_parts};
+use crate::kept::{kept_parts, put_kept, KeptEntry};
 use crate::Packing;
 
 /// Keeps the packing of every field an archiver stores ([`ArchiveHooks`]).
@@ -29,7 +28,7 @@ impl ArchiveHooks for KeepPackings {
 /// The packings of the fields an archiver stored since its last flush.
 #[derive(Default)]
 struct PackingsToFlush {
-    learnt: HashMap<Key, Vec<(FieldLocation, Arc<Packing>)>>,
+    learnt: HashMap<Key, Vec<KeptEntry>>,
     /// The fields whose packing could not be learnt.
     not_learnt: KeptBeside,
 }
@@ -52,7 +51,7 @@ impl ArchiveHook for PackingsToFlush {
                 continue;
             };
             for part in kept_parts(&entries, SIDE_OBJECT_BYTES) {
-                match side.put_side_object(&dataset, &unique_object_name(&unique_suffix()), &encode_kept(part)) {
+                match put_kept(side, &dataset, part) {
                     Ok(()) => kept.fields += part.len() as u64,
                     Err(e) => kept.not_kept(part.len() as u64, || format!("the packings of data set {dataset}: {}", e.report())),
                 }

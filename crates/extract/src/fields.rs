@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 use fieldstore_core::api::{FieldEntry, ListOptions, Matches};
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::parallel::in_parallel;
-use fieldstore_core::unique::{unique_object_name, unique_suffix};
 use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
 
-use crate::kept::{decode_kept, encode_kept, kept_parts};
+use crate::kept::{decode_kept, kept_parts, put_kept, KeptEntry};
 use crate::{extract, Extraction, Packing, Range, Source};
 
 /// The largest field whose message is read whole to learn its packing (2 GiB).
@@ -76,9 +75,6 @@ struct Known {
     /// and when their names were listed.
     datasets_read: HashMap<Key, SideObjectsRead>,
 }
-
-/// A field's location and its packing, as a side object keeps them.
-type KeptEntry = (FieldLocation, Arc<Packing>);
 
 /// A data set's side objects an extractor read.
 struct SideObjectsRead {
@@ -165,7 +161,7 @@ impl Extractor {
         let side = fs.side_objects()?;
         let fields = self.fields(fs, request)?;
         let mut kept = KeptPackings { fields: fields.len(), ..KeptPackings::default() };
-        let mut learnt: HashMap<Key, Vec<(FieldLocation, Arc<Packing>)>> = HashMap::new();
+        let mut learnt: HashMap<Key, Vec<KeptEntry>> = HashMap::new();
         progress(0, fields.len());
         let mut done = 0;
         // Learnt on up to IN_FLIGHT threads (a CCSDS field's RSIs cost tens of milliseconds to
@@ -188,7 +184,7 @@ impl Extractor {
         }
         for (dataset, entries) in learnt {
             for part in kept_parts(&entries, SIDE_OBJECT_BYTES) {
-                side.put_side_object(&dataset, &unique_object_name(&unique_suffix()), &encode_kept(part))?;
+                put_kept(side, &dataset, part)?;
                 kept.side_objects += 1;
                 let mut known = self.known();
                 known.kept.extend(part.iter().map(|(location, _)| location.clone()));

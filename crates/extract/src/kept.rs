@@ -13,17 +13,22 @@
 
 use std::sync::Arc;
 
+use fieldstore_core::backend::SideObjects;
 use fieldstore_core::checksum::crc32c;
 use fieldstore_core::error::{Error, ErrorKind, Result};
-use fieldstore_core::FieldLocation;
+use fieldstore_core::unique::{unique_object_name, unique_suffix};
+use fieldstore_core::{FieldLocation, Key};
 
 use crate::Packing;
+
+/// A field's location and its packing, as a side object keeps them.
+pub type KeptEntry = (FieldLocation, Arc<Packing>);
 
 const MAGIC: &[u8; 4] = b"FSPI";
 const VERSION: u8 = 1;
 
 /// Fields' packings as one side object.
-pub fn encode_kept(entries: &[(FieldLocation, Arc<Packing>)]) -> Vec<u8> {
+pub fn encode_kept(entries: &[KeptEntry]) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
     out.push(VERSION);
     out.extend(u32::try_from(entries.len()).unwrap_or(u32::MAX).to_be_bytes());
@@ -44,9 +49,14 @@ pub fn encode_kept(entries: &[(FieldLocation, Arc<Packing>)]) -> Vec<u8> {
     out
 }
 
+/// Writes `entries` (one of [`kept_parts`]) as a new side object of `dataset`.
+pub fn put_kept(side: &dyn SideObjects, dataset: &Key, entries: &[KeptEntry]) -> Result<()> {
+    side.put_side_object(dataset, &unique_object_name(&unique_suffix()), &encode_kept(entries))
+}
+
 /// `entries` in consecutive parts whose side objects hold at most `bytes` each (at least one
 /// entry each, however large).
-pub fn kept_parts(entries: &[(FieldLocation, Arc<Packing>)], bytes: usize) -> Vec<&[(FieldLocation, Arc<Packing>)]> {
+pub fn kept_parts(entries: &[KeptEntry], bytes: usize) -> Vec<&[KeptEntry]> {
     let mut parts = Vec::new();
     let (mut start, mut filled) = (0, 0);
     for (i, (location, packing)) in entries.iter().enumerate() {
@@ -67,7 +77,7 @@ pub fn kept_parts(entries: &[(FieldLocation, Arc<Packing>)], bytes: usize) -> Ve
 
 /// The entries of a side object [`encode_kept`] wrote, every part checked: an error of kind
 /// `Corrupt` naming the part otherwise.
-pub fn decode_kept(bytes: &[u8]) -> Result<Vec<(FieldLocation, Arc<Packing>)>> {
+pub fn decode_kept(bytes: &[u8]) -> Result<Vec<KeptEntry>> {
     let corrupt = |why: String| Error::new(ErrorKind::Corrupt, format!("kept packings: {why}"));
     let (body, check) = bytes
         .split_at_checked(bytes.len().saturating_sub(4))
@@ -119,7 +129,7 @@ impl Reader<'_> {
         Ok(u64::from_be_bytes(self.take(8)?.try_into().unwrap_or_default()))
     }
 
-    fn entry(&mut self) -> Result<(FieldLocation, Arc<Packing>)> {
+    fn entry(&mut self) -> Result<KeptEntry> {
         let uri_length = u16::from_be_bytes(self.take(2)?.try_into().unwrap_or_default());
         let uri = std::str::from_utf8(self.take(uri_length.into())?)
             .map_err(|e| Error::caused_by(ErrorKind::Corrupt, "its location is not UTF-8", e))?
