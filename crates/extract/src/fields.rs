@@ -12,14 +12,15 @@ use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::parallel::in_parallel;
 use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
 
-use crate::kept::{decode_kept, kept_parts, put_kept, KeptEntry};
+use crate::kept::{kept_parts, put_kept, records_kept, KeptEntry, KeptRecord, KeptRecordEntry};
 use crate::{extract, Extraction, Packing, Range, Source};
 
 /// The largest field whose message is read whole to learn its packing (2 GiB).
 const LARGEST_FIELD: usize = 1 << 31;
 
-/// Packings an extractor keeps: about 100 MB at most (CCSDS records of the largest fields).
-const KEPT_PACKINGS: usize = 100_000;
+/// Packings an extractor keeps, in bytes of their records: a long-lived handle (Python's or
+/// C's) forgets all and learns again past it.
+const KEPT_PACKING_BYTES: usize = 256 << 20;
 
 /// Requests resolved, and fields read, at once by [`Extractor::extract_each`]: enough to keep
 /// an object store's requests overlapping, few enough to cost little where reads are local.
@@ -68,6 +69,10 @@ pub struct Extractor {
 #[derive(Default)]
 struct Known {
     packings: HashMap<FieldLocation, Arc<Packing>>,
+    /// Packings read from side objects and not decoded yet (most are never asked for).
+    records: HashMap<FieldLocation, KeptRecord>,
+    /// The bytes of the records of `packings` and `records`.
+    held: usize,
     /// The locations whose packings are kept beside the data (read from side objects, or
     /// written by this extractor), as opposed to learnt and held in memory only.
     kept: HashSet<FieldLocation>,
@@ -91,20 +96,29 @@ impl Known {
     /// What is known of `field`'s packing: `Some(packing)` if it is known, `Some(None)` if
     /// its data set's kept packings were read lately and hold none for it, `None` if they
     /// were not.
-    fn answer(&self, field: &FieldEntry) -> Option<Option<Arc<Packing>>> {
+    /// A record kept but damaged counts as none: the field's message is read instead.
+    fn answer(&mut self, field: &FieldEntry) -> Option<Option<Arc<Packing>>> {
+        if let Some(record) = self.records.remove(&field.location) {
+            if let Ok(packing) = record.packing() {
+                self.packings.insert(field.location.clone(), Arc::new(packing));
+            }
+        }
         match self.packings.get(&field.location) {
             Some(packing) => Some(Some(packing.clone())),
             None => self.datasets_read.get(home(field)).is_some_and(|read| read.listed.elapsed() < LISTING_KEPT_FOR).then_some(None),
         }
     }
 
-    /// Makes room for more (bounded: a long-lived handle, Python's or C's, forgets all and
+    /// Makes room for `bytes` more of records (bounded: a long-lived handle forgets all and
     /// learns again).
-    fn make_room(&mut self, more: usize) {
-        if self.packings.len().saturating_add(more) > KEPT_PACKINGS {
+    fn make_room(&mut self, bytes: usize) {
+        self.held = self.held.saturating_add(bytes);
+        if self.held > KEPT_PACKING_BYTES {
             self.packings.clear();
+            self.records.clear();
             self.kept.clear();
             self.datasets_read.clear();
+            self.held = bytes;
         }
     }
 }
@@ -218,7 +232,7 @@ impl Extractor {
         }
         let packing = Arc::new(Packing::of(&message)?);
         let mut known = self.known();
-        known.make_room(1);
+        known.make_room(packing.encoded_len());
         known.packings.insert(location.clone(), packing.clone());
         Ok((packing, location.length))
     }
@@ -238,11 +252,11 @@ impl Extractor {
         let already = self.known().datasets_read.remove(dataset).map(|read| read.names).unwrap_or_default();
         let (kept, names) = read_kept(fs, dataset, already)?;
         let mut known = self.known();
-        known.make_room(kept.len());
+        known.make_room(kept.iter().map(|(_, record)| record.bytes()).sum());
         known.kept.extend(kept.iter().map(|(location, _)| location.clone()));
-        known.packings.extend(kept);
+        known.records.extend(kept);
         known.datasets_read.insert(dataset.clone(), SideObjectsRead { names, listed: Instant::now() });
-        Ok(known.packings.get(&field.location).cloned())
+        Ok(known.answer(field).flatten())
     }
 
     fn known(&self) -> std::sync::MutexGuard<'_, Known> {
@@ -291,7 +305,7 @@ fn home(field: &FieldEntry) -> &Key {
 /// The packings a data set keeps in side objects other than those `already` read, and the
 /// names of all it has; none where the store keeps no side objects. A side object that is
 /// damaged (or of a later version) is passed over: it costs time, not values.
-fn read_kept(fs: &FieldStore, dataset: &Key, already: HashSet<String>) -> Result<(Vec<KeptEntry>, HashSet<String>)> {
+fn read_kept(fs: &FieldStore, dataset: &Key, already: HashSet<String>) -> Result<(Vec<KeptRecordEntry>, HashSet<String>)> {
     let side = match fs.side_objects() {
         Err(e) if e.kind() == ErrorKind::Unsupported => return Ok((Vec::new(), already)),
         other => other?,
@@ -309,7 +323,7 @@ fn read_kept(fs: &FieldStore, dataset: &Key, already: HashSet<String>) -> Result
             Err(e) if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::NotFound) => continue,
             Err(e) => return Err(e),
         };
-        if let Ok(entries) = decode_kept(&bytes) {
+        if let Ok(entries) = records_kept(Arc::from(bytes)) {
             kept.extend(entries);
         }
     }

@@ -78,7 +78,52 @@ pub fn kept_parts(entries: &[KeptEntry], bytes: usize) -> Vec<&[KeptEntry]> {
 /// The entries of a side object [`encode_kept`] wrote, every part checked: an error of kind
 /// `Corrupt` naming the part otherwise.
 pub fn decode_kept(bytes: &[u8]) -> Result<Vec<KeptEntry>> {
+    let corrupt = |entry: usize, e: Error| Error::new(ErrorKind::Corrupt, format!("kept packings: entry {entry}: {e}"));
+    let records = records_kept(Arc::from(bytes))?;
+    records
+        .into_iter()
+        .enumerate()
+        .map(|(i, (location, record))| Ok((location, Arc::new(record.packing().map_err(|e| corrupt(i, e))?))))
+        .collect()
+}
+
+/// A field's location and its packing record, not decoded yet.
+pub type KeptRecordEntry = (FieldLocation, KeptRecord);
+
+/// A packing record inside a side object, decoded when its field is first read: an extractor
+/// reads every side object of a data set, and most of their records (CCSDS ones are
+/// kilobytes) may be of fields it is not asked for.
+#[derive(Clone, Debug)]
+pub struct KeptRecord {
+    object: Arc<[u8]>,
+    at: std::ops::Range<usize>,
+    /// The field's length, which the packing must describe.
+    length: u64,
+}
+
+impl KeptRecord {
+    /// The packing, checked as [`Packing::decode`] checks a record, for a field of the length
+    /// its entry gives.
+    pub fn packing(&self) -> Result<Packing> {
+        let packing = Packing::decode(&self.object[self.at.clone()])?;
+        if packing.length != self.length {
+            return Err(Error::new(ErrorKind::Corrupt, format!("a packing of {} bytes for a field of {}", packing.length, self.length)));
+        }
+        Ok(packing)
+    }
+
+    /// The record's length in bytes.
+    pub fn bytes(&self) -> usize {
+        self.at.len()
+    }
+}
+
+/// The entries of a side object [`encode_kept`] wrote, their locations checked and their
+/// packing records left to decode ([`KeptRecord::packing`]); an error of kind `Corrupt` naming
+/// the part otherwise.
+pub fn records_kept(object: Arc<[u8]>) -> Result<Vec<KeptRecordEntry>> {
     let corrupt = |why: String| Error::new(ErrorKind::Corrupt, format!("kept packings: {why}"));
+    let bytes = &object[..];
     let (body, check) = bytes
         .split_at_checked(bytes.len().saturating_sub(4))
         .filter(|(b, _)| b.len() >= 9)
@@ -97,8 +142,9 @@ pub fn decode_kept(bytes: &[u8]) -> Result<Vec<KeptEntry>> {
     }
     let mut entries = Vec::with_capacity(count as usize);
     for entry in 0..count {
-        let decoded = reader.entry().map_err(|e| corrupt(format!("entry {entry}: {e}")))?;
-        entries.push(decoded);
+        let (location, at) = reader.entry().map_err(|e| corrupt(format!("entry {entry}: {e}")))?;
+        let length = location.length;
+        entries.push((location, KeptRecord { object: object.clone(), at, length }));
     }
     if reader.at != body.len() {
         return Err(corrupt(format!("{} bytes after the last entry", body.len() - reader.at)));
@@ -129,7 +175,8 @@ impl Reader<'_> {
         Ok(u64::from_be_bytes(self.take(8)?.try_into().unwrap_or_default()))
     }
 
-    fn entry(&mut self) -> Result<KeptEntry> {
+    /// An entry's location, and where its packing record lies.
+    fn entry(&mut self) -> Result<(FieldLocation, std::ops::Range<usize>)> {
         let uri_length = u16::from_be_bytes(self.take(2)?.try_into().unwrap_or_default());
         let uri = std::str::from_utf8(self.take(uri_length.into())?)
             .map_err(|e| Error::caused_by(ErrorKind::Corrupt, "its location is not UTF-8", e))?
@@ -137,12 +184,9 @@ impl Reader<'_> {
         let (offset, length) = (self.u64()?, self.u64()?);
         let has_crc = self.take(1)?[0] != 0;
         let crc = self.u32()?;
-        let record_length = self.u32()?;
-        let packing = Packing::decode(self.take(record_length as usize)?)?;
-        if packing.length != length {
-            return Err(Error::new(ErrorKind::Corrupt, format!("a packing of {} bytes for a field of {length}", packing.length)));
-        }
-        let location = FieldLocation { uri, offset, length, crc32c: has_crc.then_some(crc) };
-        Ok((location, Arc::new(packing)))
+        let record_length = self.u32()? as usize;
+        let start = self.at;
+        self.take(record_length)?;
+        Ok((FieldLocation { uri, offset, length, crc32c: has_crc.then_some(crc) }, start..self.at))
     }
 }

@@ -3,6 +3,7 @@
 //! so that extractions need only the bytes of the points they ask for.
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
+use fieldstore_grib::simple::Scale;
 use fieldstore_grib::Handle;
 
 use crate::Ccsds;
@@ -114,6 +115,7 @@ impl Packing {
             PackingKind::Ccsds(ccsds) if ccsds.values != self.coded => {
                 return corrupt(format!("{} values, {} coded", ccsds.values, self.coded));
             }
+            PackingKind::Ccsds(ccsds) => ccsds.check(self.bits).or_else(corrupt)?,
             _ => {}
         }
         self.check()
@@ -175,7 +177,8 @@ fn bitmap_offset(handle: &Handle<'_>) -> Result<u64> {
     u64::try_from(at).map_err(|_| Error::Grib { context: "bitmap".into(), message: format!("at {at}") })
 }
 
-/// A CCSDS field's coding with its RSIs' offsets, where they can be found ([`Ccsds::of`]).
+/// A CCSDS field's coding with where decoding may start ([`Ccsds::of`]), if this crate's
+/// decoder gives every value as ecCodes decodes it; else `None` (ecCodes decodes the field).
 fn ccsds(handle: &Handle<'_>, message: &[u8], packing: &Packing) -> Result<Option<Ccsds>> {
     let number = |key: &str| handle.get_long(key).map(|v| u32::try_from(v).unwrap_or(u32::MAX));
     let (flags, block_size, rsi) = (number("ccsdsFlags")?, number("ccsdsBlockSize")?, number("ccsdsRsi")?);
@@ -187,7 +190,30 @@ fn ccsds(handle: &Handle<'_>, message: &[u8], packing: &Packing) -> Result<Optio
     let Some(stream) = stream else {
         return Err(Error::new(ErrorKind::Corrupt, format!("a CCSDS stream of {length} bytes overruns its message")));
     };
-    Ok(Ccsds::of(stream, packing.coded, packing.bits, flags, block_size, rsi))
+    let Some((ccsds, integers)) = Ccsds::of(stream, packing.coded, packing.bits, flags, block_size, rsi) else {
+        return Ok(None);
+    };
+    Ok(as_ecodes_decodes(handle, message, packing, &integers)?.then_some(ccsds))
+}
+
+/// Whether the packed `integers`, scaled, are the values ecCodes decodes at the points the
+/// bitmap marks present, bit for bit.
+fn as_ecodes_decodes(handle: &Handle<'_>, message: &[u8], packing: &Packing, integers: &[u32]) -> Result<bool> {
+    let mut values = vec![0.0; handle.get_size("values")?];
+    handle.get_double_array("values", &mut values)?;
+    let bitmap = match packing.bitmap_offset {
+        Some(at) => message.get(at as usize..).unwrap_or_default(),
+        None => &[],
+    };
+    let present = |point: usize| packing.bitmap_offset.is_none() || bitmap.get(point / 8).is_some_and(|b| b & (0x80 >> (point % 8)) != 0);
+    let scale = Scale::new(packing.reference, packing.binary_scale, packing.decimal_scale);
+    let mut packed = integers.iter();
+    for (point, value) in values.iter().enumerate() {
+        if present(point) && packed.next().is_none_or(|x| scale.value(u64::from(*x)).to_bits() != value.to_bits()) {
+            return Ok(false);
+        }
+    }
+    Ok(packed.next().is_none())
 }
 
 /// Whether a message's bitmap is in its own bytes: GRIB 2's indicator 0, GRIB 1's table

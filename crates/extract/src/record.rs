@@ -6,15 +6,21 @@
 //! decoded whole), bits per value, flags (bit 0: a bitmap), then points, coded values, the
 //! reference value's bits, E, D, the data offset, the bitmap offset (0 without one) and the
 //! message's length, 8 bytes each; for CCSDS then its flags, block size and RSI (4 bytes each),
-//! its stream's length and RSI count (8 bytes each) and each RSI's bit offset (8 bytes each);
-//! for a packing decoded whole, its name's length (2 bytes) and the name.
+//! its stream's length and RSI count (8 bytes each), each RSI's bit offset (8 bytes each), and
+//! (from version 2) the count of entries inside RSIs (8 bytes) and each entry's block, bit
+//! offset in its RSI and predicting sample (4 bytes each); for a packing decoded whole, its
+//! name's length (2 bytes) and the name. Version 1 records (no entries) are read too: their
+//! points are decoded from their RSIs' starts.
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 
+use crate::ccsds::Entry;
 use crate::{Ccsds, Packing, PackingKind};
 
 const MAGIC: &[u8; 4] = b"FSPK";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+/// The version before entries inside RSIs.
+const VERSION_WITHOUT_ENTRIES: u8 = 1;
 /// More RSIs than any field of up to 2^27 values has, even in RSIs of 8 values.
 const MAX_RSIS: u64 = 1 << 24;
 
@@ -45,6 +51,12 @@ impl Packing {
                 for n in [ccsds.length, ccsds.offsets.len() as u64].into_iter().chain(ccsds.offsets.iter().copied()) {
                     out.extend(n.to_be_bytes());
                 }
+                out.extend((ccsds.entries.len() as u64).to_be_bytes());
+                for entry in &ccsds.entries {
+                    for n in [entry.block, entry.bit, entry.last] {
+                        out.extend(n.to_be_bytes());
+                    }
+                }
             }
             PackingKind::Decoded(name) => {
                 let name = &name.as_bytes()[..name.len().min(u16::MAX as usize)];
@@ -59,7 +71,7 @@ impl Packing {
     /// The length of [`Packing::encode`]'s record, without making it.
     pub fn encoded_len(&self) -> usize {
         72 + match &self.kind {
-            PackingKind::Ccsds(ccsds) => 28 + 8 * ccsds.offsets.len(),
+            PackingKind::Ccsds(ccsds) => 36 + 8 * ccsds.offsets.len() + 12 * ccsds.entries.len(),
             PackingKind::Decoded(name) => 2 + name.len().min(u16::MAX as usize),
             PackingKind::Simple | PackingKind::Constant => 0,
         }
@@ -73,8 +85,8 @@ impl Packing {
             return Err(corrupt("it does not start with FSPK".into()));
         }
         let [version, kind, bits, flags] = r.array::<4>()?;
-        if version != VERSION {
-            return Err(corrupt(format!("version {version}: this build reads version {VERSION}")));
+        if version != VERSION && version != VERSION_WITHOUT_ENTRIES {
+            return Err(corrupt(format!("version {version}: this build reads versions up to {VERSION}")));
         }
         let (points, coded, reference) = (r.u64()?, r.u64()?, f64::from_bits(r.u64()?));
         let (binary_scale, decimal_scale) = (r.u64()? as i64, r.u64()? as i64);
@@ -89,7 +101,8 @@ impl Packing {
                     return Err(corrupt(format!("{count} RSIs in a record of {} bytes", record.len())));
                 }
                 let offsets = (0..count).map(|_| r.u64()).collect::<Result<Vec<_>>>()?;
-                PackingKind::Ccsds(Ccsds { flags, block_size, rsi, length: stream, values: coded, offsets })
+                let entries = if version == VERSION_WITHOUT_ENTRIES { Vec::new() } else { r.entries(record.len())? };
+                PackingKind::Ccsds(Ccsds { flags, block_size, rsi, length: stream, values: coded, offsets, entries })
             }
             3 => {
                 let n = u16::from_be_bytes(r.array::<2>()?) as usize;
@@ -146,5 +159,15 @@ impl Reader<'_> {
 
     fn u32(&mut self) -> Result<u32> {
         Ok(u32::from_be_bytes(self.array()?))
+    }
+
+    /// A CCSDS record's entries inside RSIs (their places checked by [`Ccsds::check`]).
+    fn entries(&mut self, record_length: usize) -> Result<Vec<Entry>> {
+        let count = self.u64()?;
+        let bytes = count.checked_mul(12).filter(|n| *n <= (record_length - self.at) as u64);
+        let bytes = bytes.ok_or_else(|| corrupt(format!("{count} entries in a record of {record_length} bytes")))?;
+        let word = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        let entries = self.take(bytes as usize)?.chunks_exact(12);
+        Ok(entries.map(|e| Entry { block: word(&e[0..4]), bit: word(&e[4..8]), last: word(&e[8..12]) }).collect())
     }
 }
