@@ -112,15 +112,33 @@ def _request_text(request: Request) -> str:
         raise TypeError(f"a request is a str or a mapping, not {type(request).__name__}")
     items = []
     for keyword, value in request.items():
-        keyword = _text(keyword, str(keyword))
-        if isinstance(value, (str, int, float)):
-            values = [_text(value, keyword, slashes=isinstance(value, str))]
-        else:
-            values = [_text(v, keyword) for v in value]
-            if len(values) > 1 and "" in values:
-                raise BadRequest(f"keyword {keyword!r}: an empty value names its absence, alone, not in a list of values")
-        items.append(f"{keyword}={'/'.join(values)}")
+        # Requests made by the thousand repeat their pairs: each is checked once.
+        seen = (keyword, type(value), value) if isinstance(value, (str, int, float)) else None
+        item = _PAIRS_SEEN.get(seen) if seen is not None else None
+        if item is None:
+            item = _pair_text(keyword, value)
+            if seen is not None:
+                if len(_PAIRS_SEEN) >= 100_000:
+                    _PAIRS_SEEN.clear()
+                _PAIRS_SEEN[seen] = item
+        items.append(item)
     return ",".join(items)
+
+
+#: `keyword=value` texts of pairs checked by `_pair_text`, by keyword, value type and value.
+_PAIRS_SEEN: Dict[Tuple[Any, type, Any], str] = {}
+
+
+def _pair_text(keyword: Any, value: Any) -> str:
+    """A request's `keyword=value` text, each part checked by `_text`."""
+    keyword = _text(keyword, str(keyword))
+    if isinstance(value, (str, int, float)):
+        values = [_text(value, keyword, slashes=isinstance(value, str))]
+    else:
+        values = [_text(v, keyword) for v in value]
+        if len(values) > 1 and "" in values:
+            raise BadRequest(f"keyword {keyword!r}: an empty value names its absence, alone, not in a list of values")
+    return f"{keyword}={'/'.join(values)}"
 
 
 def _key_text(key: KeyLike) -> str:
@@ -168,22 +186,27 @@ class Extracted(NamedTuple):
     decoded_whole: bool
 
 
-def _extracted(fields: List[Tuple[str, bytes, bytes, int, bool]], ranges: List[Tuple[int, int]]) -> List[Extracted]:
-    """The native layer's extracted fields as `Extracted`, their points split by range."""
+def _extracted(answers: List[List[Tuple[str, bytes, bytes, int, bool]]], ranges: List[List[Tuple[int, int]]]) -> List[List[Extracted]]:
+    """The native layer's extracted fields of each request (`ranges` its ranges) as
+    `Extracted`, their points split by range: views of one array of every field's values and
+    one of their masks (made at once: a request per field is common, thousands of them)."""
     import numpy as np
 
-    bounds, at = [], 0
-    for start, end in ranges:
-        bounds.append((at, at + end - start))
-        at += end - start
-    out = []
-    for identifier, values, masks, bytes_read, decoded_whole in fields:
-        key = dict(pair.split("=", 1) for pair in identifier.split(","))
-        flat_values = np.frombuffer(values, dtype=np.float64)
-        flat_masks = np.frombuffer(masks, dtype=np.uint8).astype(bool)
-        split_values = [flat_values[lo:hi] for lo, hi in bounds]
-        split_masks = [flat_masks[lo:hi] for lo, hi in bounds]
-        out.append(Extracted(key, split_values, split_masks, bytes_read, decoded_whole))
+    fields = [field for answer in answers for field in answer]
+    all_values = np.frombuffer(b"".join(field[1] for field in fields), dtype=np.float64)
+    all_masks = np.frombuffer(b"".join(field[2] for field in fields), dtype=np.uint8).astype(bool)
+    out, at = [], 0
+    for answer, asked in zip(answers, ranges):
+        extracted = []
+        for identifier, _, _, bytes_read, decoded_whole in answer:
+            key = dict(pair.split("=", 1) for pair in identifier.split(","))
+            split_values, split_masks = [], []
+            for start, end in asked:
+                split_values.append(all_values[at : at + end - start])
+                split_masks.append(all_masks[at : at + end - start])
+                at += end - start
+            extracted.append(Extracted(key, split_values, split_masks, bytes_read, decoded_whole))
+        out.append(extracted)
     return out
 
 
@@ -433,7 +456,7 @@ class FieldStore:
         value per point (one of them). Needs numpy. Raises `NotFound` saying why when
         nothing matched, `BadRequest` for a range beyond a field."""
         chosen = _ranges(ranges, indices, mask)
-        return _extracted(self._native.extract(_request_text(request), chosen), chosen)
+        return _extracted([self._native.extract(_request_text(request), chosen)], [chosen])[0]
 
     def extract_each(self, requests: Sequence[Tuple[Request, Sequence[Tuple[int, int]]]]) -> List[List[Extracted]]:
         """`extract` of several requests, each with its `[start, end)` ranges, read at once
@@ -441,7 +464,7 @@ class FieldStore:
         Raises as `extract` does for the first request that fails."""
         chosen = [(_request_text(request), [(int(start), int(end)) for start, end in ranges]) for request, ranges in requests]
         answers = self._native.extract_each(chosen)
-        return [_extracted(fields, ranges) for fields, (_, ranges) in zip(answers, chosen)]
+        return _extracted(answers, [ranges for _, ranges in chosen])
 
     def keep_packings(self, request: Request) -> Dict[str, Any]:
         """Keeps the packing of every field `request` names beside its data (`fieldstore
