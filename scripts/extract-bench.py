@@ -4,6 +4,7 @@ of the system it measures):
     python extract-bench.py make DIR NFIELDS                  # DIR/{simple,ccsds}.grib, DIR/requests.json
     python extract-bench.py archive-fieldstore DIR PACKING CONFIG
     python extract-bench.py read SYSTEM DIR PACKING POINTS CONFIG   # one timed extraction, a new process
+    python extract-bench.py keep-cost DIR PACKING             # what keeping packings costs
 
 The fields: NFIELDS steps of one 2-metre temperature on ecCodes' O320-style reduced Gaussian grid (ecCodes' `reduced_gg_pl_320_grib2`)
 (542,080 points): 1.08 MB each with simple packing at 16 bits per value (`simple`), 1.07 MB
@@ -86,6 +87,37 @@ def archive_fieldstore(out: Path, packing: str, config: str) -> None:
     print(json.dumps({"kept": fs.keep_packings(dataset)}), file=sys.stderr)
 
 
+def keep_cost(out: Path, packing: str) -> None:
+    """Archive and flush of DIR/PACKING.grib into a new POSIX store under DIR (FDB5's schema),
+    without and with `extract: {keep_packings: true}`, and a scan (`keep_packings`) of the
+    store archived without: one JSON line of seconds each."""
+    import shutil
+
+    import fieldstore
+
+    schema = Path(__file__).resolve().parents[2] / "shared" / "fdb5" / "schema"
+    data = (out / f"{packing}.grib").read_bytes()
+    dataset = ",".join(f"{k}={v}" for k, v in DATASET.items() if k in ("class", "expver", "stream", "date", "time", "domain"))
+    seconds = {}
+    for keep in (False, True):
+        root = out / f"keep-cost-{keep}"
+        shutil.rmtree(root, ignore_errors=True)
+        config = {"schema": str(schema), "catalogue": {"type": "posix", "root": str(root), "create": True}, "store": {"type": "posix", "root": str(root), "create": True}}
+        if keep:
+            config["extract"] = {"keep_packings": True}
+        fs = fieldstore.FieldStore(config)
+        started = time.perf_counter()
+        fs.archive(data)
+        fs.flush()
+        seconds["keep_packings" if keep else "archive"] = time.perf_counter() - started
+        if not keep:
+            started = time.perf_counter()
+            fs.keep_packings(dataset)
+            seconds["scan"] = time.perf_counter() - started
+        shutil.rmtree(root)
+    print(json.dumps({"packing": packing, **seconds}))
+
+
 def read(system: str, out: Path, packing: str, points: str, config: str) -> None:
     fields, ranges, grid_hash = requests(out, packing, points)
     started = time.perf_counter()
@@ -134,6 +166,8 @@ if __name__ == "__main__":
         make(Path(args[0]), int(args[1]))
     elif step == "archive-fieldstore":
         archive_fieldstore(Path(args[0]), args[1], args[2])
+    elif step == "keep-cost":
+        keep_cost(Path(args[0]), args[1])
     elif step == "read":
         read(args[0], Path(args[1]), args[2], args[3], args[4])
     else:

@@ -310,22 +310,16 @@ fn read_kept(fs: &FieldStore, dataset: &Key, already: HashSet<String>) -> Result
         Err(e) if e.kind() == ErrorKind::Unsupported => return Ok((Vec::new(), already)),
         other => other?,
     };
-    let mut kept = Vec::new();
     let mut names = already;
-    for name in side.side_object_names(dataset)? {
-        if !names.insert(name.clone()) {
-            continue;
-        }
-        let bytes = match side.get_side_object(dataset, &name) {
-            Ok(Some(bytes)) => bytes,
-            // Gone meanwhile, or refused as damaged by the store itself (too large).
-            Ok(None) => continue,
-            Err(e) if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::NotFound) => continue,
-            Err(e) => return Err(e),
-        };
-        if let Ok(entries) = records_kept(Arc::from(bytes)) {
-            kept.extend(entries);
-        }
-    }
+    let new: Vec<String> = side.side_object_names(dataset)?.into_iter().filter(|name| names.insert(name.clone())).collect();
+    // Read at once: a data set may keep several (one per scan, or per flush of a writer).
+    let read = in_parallel(IN_FLIGHT, new.len(), |i| match side.get_side_object(dataset, &new[i]) {
+        Ok(Some(bytes)) => Ok(records_kept(Arc::new(bytes)).unwrap_or_default()),
+        // Gone meanwhile, or refused as damaged by the store itself (too large).
+        Ok(None) => Ok(Vec::new()),
+        Err(e) if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::NotFound) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    });
+    let kept = read.into_iter().collect::<Result<Vec<_>>>()?.into_iter().flatten().collect();
     Ok((kept, names))
 }

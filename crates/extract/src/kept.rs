@@ -79,7 +79,7 @@ pub fn kept_parts(entries: &[KeptEntry], bytes: usize) -> Vec<&[KeptEntry]> {
 /// `Corrupt` naming the part otherwise.
 pub fn decode_kept(bytes: &[u8]) -> Result<Vec<KeptEntry>> {
     let corrupt = |entry: usize, e: Error| Error::new(ErrorKind::Corrupt, format!("kept packings: entry {entry}: {e}"));
-    let records = records_kept(Arc::from(bytes))?;
+    let records = records_kept(Arc::new(bytes.to_vec()))?;
     records
         .into_iter()
         .enumerate()
@@ -95,7 +95,7 @@ pub type KeptRecordEntry = (FieldLocation, KeptRecord);
 /// kilobytes) may be of fields it is not asked for.
 #[derive(Clone, Debug)]
 pub struct KeptRecord {
-    object: Arc<[u8]>,
+    object: Arc<Vec<u8>>,
     at: std::ops::Range<usize>,
     /// The field's length, which the packing must describe.
     length: u64,
@@ -121,7 +121,7 @@ impl KeptRecord {
 /// The entries of a side object [`encode_kept`] wrote, their locations checked and their
 /// packing records left to decode ([`KeptRecord::packing`]); an error of kind `Corrupt` naming
 /// the part otherwise.
-pub fn records_kept(object: Arc<[u8]>) -> Result<Vec<KeptRecordEntry>> {
+pub fn records_kept(object: Arc<Vec<u8>>) -> Result<Vec<KeptRecordEntry>> {
     let corrupt = |why: String| Error::new(ErrorKind::Corrupt, format!("kept packings: {why}"));
     let bytes = &object[..];
     let (body, check) = bytes
