@@ -22,7 +22,7 @@ mod remote;
 mod seeds;
 
 pub use languages::{config, key, request, schema};
-pub use records::{embedded_commits, grib_scan, index_segment, kept_packings, object_log, packing_record, toc};
+pub use records::{ccsds_stream, embedded_commits, grib_scan, index_segment, kept_packings, object_log, packing_record, toc};
 pub use remote::{archive_frames, remote_answer, remote_call};
 pub use seeds::seeds;
 
@@ -45,4 +45,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("remote_answer", remote_answer),
     ("packing_record", packing_record),
     ("kept_packings", kept_packings),
+    ("ccsds_stream", ccsds_stream),
 ];

@@ -184,3 +184,30 @@ pub fn kept_packings(data: &[u8]) {
         assert_eq!((location, packing.encode()), (location_again, packing_again.encode()), "a round trip");
     }
 }
+
+/// A CCSDS stream (`grid_ccsds`'s data) read by fieldstore's decoder: the first 6 bytes choose
+/// the coding (bits per value, block size, RSI, libaec's flags: preprocessing, the restricted
+/// options, padded RSIs) and the count of values, the rest is the stream. Where the decoder
+/// reads it whole ([`fieldstore_extract::Ccsds::of`]), every value (up to 2,000 of them, and
+/// runs across RSIs) decodes again to the same from the entry before it, reading only the bytes
+/// `span` says.
+pub fn ccsds_stream(data: &[u8]) {
+    use fieldstore_extract::Ccsds;
+    let Some((&[b0, b1, b2, b3, b4, b5], stream)) = data.split_first_chunk::<6>() else { return };
+    let bits = 1 + u32::from(b0) % 32;
+    let block = [8, 16, 32, 64][usize::from(b1 % 4)];
+    let rsi = 1 + u32::from(b2) % 64;
+    let flags = u32::from(b3) & (8 | 16 | 32);
+    let values = 1 + u64::from(u16::from_be_bytes([b4, b5])) % 20_000;
+    let Some((ccsds, samples)) = Ccsds::of(stream, values, bits, flags, block, rsi) else { return };
+    assert_eq!(samples.len() as u64, values, "a value per coded value");
+    let step = (values / 2_000).max(1) as usize;
+    let runs = (0..values).step_by(step).map(|first| (first, 1)).chain([(0, values), (values / 3, values - values / 3)]);
+    for (first, count) in runs {
+        let (start, end) = ccsds.span(0, first, count);
+        assert!(start <= end && end <= stream.len() as u64, "a span inside the stream: {start}..{end} of {}", stream.len());
+        let again = ccsds.unpack(bits, &stream[start as usize..end as usize], start, first, count).expect("decodes again from its entry");
+        let want: Vec<u64> = samples[first as usize..(first + count) as usize].iter().map(|s| u64::from(*s)).collect();
+        assert_eq!(again, want, "values {first}..{} decoded from their entry", first + count);
+    }
+}

@@ -58,6 +58,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
         ("remote_answer", vec![resolve_answer(false), resolve_answer(true)]),
         ("packing_record", packing_records()),
         ("kept_packings", kept_packings()),
+        ("ccsds_stream", ccsds_streams()),
         ("key", texts(&["class=od,expver=0001,stream=oper\nclass=od,expver=0001,stream=enfo", "a=_\nb=..", "c=x/y\nc=x%2Fy"])),
         ("grib_scan", vec![grib2(20), grib1(&[0, 0, 20]), [grib2(24), vec![0, b'\n']].concat(), grib1(&[0x80, 0, 1])]),
         ("toc", vec![raw(toc_file), [&[1u8, identity_kind, 4, 0][..], b"seed"].concat()]),
@@ -138,6 +139,26 @@ fn packing_records() -> Vec<Vec<u8>> {
     };
     let constant = fieldstore_grib::sample_message("regular_ll_sfc_grib1", &[]).expect("a sample");
     vec![field("grid_simple", "12"), field("grid_ccsds", "16"), fieldstore_extract::Packing::of(&constant).expect("a packing").encode()]
+}
+
+/// CCSDS streams of 6,114 values as ecCodes codes them, each after the 6 bytes that give its
+/// coding (16 bits, blocks of 32, RSIs of 64 blocks, preprocessed; 12 bits, blocks of 8, RSIs
+/// of 3, not) and its count of values.
+fn ccsds_streams() -> Vec<Vec<u8>> {
+    let stream = |bits: &str, block: &str, rsi: &str, flags: &str| {
+        let message = fieldstore_grib::sample_message("reduced_gg_pl_32_grib2", &[("bitsPerValue", bits)]).expect("a sample");
+        let coding = [("packingType", "grid_ccsds"), ("ccsdsBlockSize", block), ("ccsdsRsi", rsi), ("ccsdsFlags", flags)];
+        let message = fieldstore_grib::modify(&message, &coding.map(|(k, v)| (k.to_string(), v.to_string()))).expect("packed");
+        // Coded again with the coding set.
+        let message = fieldstore_grib::fill_values(&message, bits.parse().expect("bits")).expect("values");
+        let handle = fieldstore_grib::Handle::from_message(&message).expect("a message");
+        let (at, length) = (handle.get_long("offsetBeforeData").expect("data"), handle.get_long("section7Length").expect("length") - 5);
+        let values = u16::try_from(handle.get_long("numberOfCodedValues").expect("values")).expect("a small field");
+        let head = [bits.parse::<u8>().expect("bits") - 1, [8, 16, 32, 64].iter().position(|b| b.to_string() == block).expect("a block") as u8];
+        let head = [head[0], head[1], rsi.parse::<u8>().expect("rsi") - 1, flags.parse::<u8>().expect("flags")];
+        [&head[..], &(values - 1).to_be_bytes(), &message[at as usize..(at + length) as usize]].concat()
+    };
+    vec![stream("16", "32", "64", "14"), stream("12", "8", "3", "6")]
 }
 
 /// Side objects of kept packings: raw, and (first byte 1) the same entries to be closed.
