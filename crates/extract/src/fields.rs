@@ -99,8 +99,10 @@ impl Known {
     /// A record kept but damaged counts as none: the field's message is read instead.
     fn answer(&mut self, field: &FieldEntry) -> Option<Option<Arc<Packing>>> {
         if let Some(record) = self.records.remove(&field.location) {
-            if let Ok(packing) = record.packing() {
-                self.packings.insert(field.location.clone(), Arc::new(packing));
+            match record.packing() {
+                Ok(packing) => _ = self.packings.insert(field.location.clone(), Arc::new(packing)),
+                // Learnt again from the message, and kept again by a scan.
+                Err(_) => _ = self.kept.remove(&field.location),
             }
         }
         match self.packings.get(&field.location) {
@@ -232,7 +234,7 @@ impl Extractor {
         }
         let packing = Arc::new(Packing::of(&message)?);
         let mut known = self.known();
-        known.make_room(packing.encoded_len());
+        known.make_room(held_bytes(location, packing.encoded_len()));
         known.packings.insert(location.clone(), packing.clone());
         Ok((packing, location.length))
     }
@@ -252,7 +254,7 @@ impl Extractor {
         let already = self.known().datasets_read.remove(dataset).map(|read| read.names).unwrap_or_default();
         let (kept, names) = read_kept(fs, dataset, already)?;
         let mut known = self.known();
-        known.make_room(kept.iter().map(|(_, record)| record.bytes()).sum());
+        known.make_room(kept.iter().map(|(location, record)| held_bytes(location, record.bytes())).sum());
         known.kept.extend(kept.iter().map(|(location, _)| location.clone()));
         known.records.extend(kept);
         known.datasets_read.insert(dataset.clone(), SideObjectsRead { names, listed: Instant::now() });
@@ -295,6 +297,12 @@ impl Source for StoredField<'_> {
     fn merge_gap(&self) -> u64 {
         self.fs.merge_gap()
     }
+}
+
+/// What knowing a field's packing holds: its record, its location (twice: the packing's key
+/// and among those kept) and the maps' entries.
+fn held_bytes(location: &FieldLocation, record: usize) -> usize {
+    record + 2 * (location.uri.len() + std::mem::size_of::<FieldLocation>()) + 128
 }
 
 /// The data set a field's bytes were archived into, which keeps its packing.

@@ -16,7 +16,7 @@ mod ranges;
 mod record;
 
 pub use at_archive::KeepPackings;
-pub use ccsds::Ccsds;
+pub use ccsds::{Ccsds, Entry};
 pub use extract::{extract, Extraction, Source};
 pub use fields::{Extractor, FieldExtraction, KeptPackings};
 pub use packing::{Packing, PackingKind};

@@ -9,8 +9,8 @@
 //! its stream's length and RSI count (8 bytes each), each RSI's bit offset (8 bytes each), and
 //! (from version 2) the count of entries inside RSIs (8 bytes) and each entry's block, bit
 //! offset in its RSI and predicting sample (4 bytes each); for a packing decoded whole, its
-//! name's length (2 bytes) and the name. Version 1 records (no entries) are read too: their
-//! points are decoded from their RSIs' starts.
+//! name's length (2 bytes) and the name. Version 1 records are read too, but not those of
+//! CCSDS fields: their values were not checked against ecCodes' (a scan learns them again).
 
 use fieldstore_core::error::{Error, ErrorKind, Result};
 
@@ -101,7 +101,10 @@ impl Packing {
                     return Err(corrupt(format!("{count} RSIs in a record of {} bytes", record.len())));
                 }
                 let offsets = (0..count).map(|_| r.u64()).collect::<Result<Vec<_>>>()?;
-                let entries = if version == VERSION_WITHOUT_ENTRIES { Vec::new() } else { r.entries(record.len())? };
+                if version == VERSION_WITHOUT_ENTRIES {
+                    return Err(corrupt("a CCSDS packing of version 1, whose values were not checked against ecCodes'".into()));
+                }
+                let entries = r.entries(record.len())?;
                 PackingKind::Ccsds(Ccsds { flags, block_size, rsi, length: stream, values: coded, offsets, entries })
             }
             3 => {

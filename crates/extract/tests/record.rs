@@ -60,6 +60,36 @@ fn a_damaged_record_is_refused_or_still_describes_a_message_it_fits() {
 }
 
 #[test]
+fn ccsds_entries_out_of_place_are_refused_and_version_1_ccsds_records_too() {
+    let packing = Packing::of(&packed_field("reduced_gg_pl_320_grib2", "grid_ccsds", 16, 0)).unwrap();
+    let PackingKind::Ccsds(ccsds) = &packing.kind else { panic!("read natively") };
+    assert!(ccsds.entries.len() > 2, "entries inside RSIs");
+    let with = |entries: Vec<fieldstore_extract::Entry>| {
+        let mut changed = ccsds.clone();
+        changed.entries = entries;
+        Packing { kind: PackingKind::Ccsds(changed), ..packing.clone() }.encode()
+    };
+    let (a, b) = (ccsds.entries[0], ccsds.entries[1]);
+    let rsi_start = fieldstore_extract::Entry { block: 0, ..a };
+    let cases = [
+        ("bits out of order", vec![fieldstore_extract::Entry { bit: b.bit, ..a }, fieldstore_extract::Entry { bit: a.bit, ..b }]),
+        ("blocks out of order", vec![b, a]),
+        ("at an RSI's start", vec![rsi_start, b]),
+        ("a predictor wider than the bits", vec![fieldstore_extract::Entry { last: 1 << 16, ..a }]),
+    ];
+    for (what, entries) in cases {
+        let refused = Packing::decode(&with(entries)).unwrap_err();
+        assert_eq!(refused.kind(), fieldstore_core::ErrorKind::Corrupt, "{what}: {refused}");
+    }
+    // A record of version 1 (no entries, its values never checked against ecCodes').
+    let mut old = with(Vec::new());
+    old[4] = 1;
+    old.truncate(old.len() - 8);
+    let refused = Packing::decode(&old).unwrap_err();
+    assert!(refused.to_string().contains("version 1"), "{refused}");
+}
+
+#[test]
 fn kept_packings_round_trip_and_any_damage_is_refused() {
     use fieldstore_core::FieldLocation;
     use fieldstore_extract::kept::{decode_kept, encode_kept};

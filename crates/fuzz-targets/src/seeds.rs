@@ -154,7 +154,8 @@ fn ccsds_streams() -> Vec<Vec<u8>> {
         let handle = fieldstore_grib::Handle::from_message(&message).expect("a message");
         let (at, length) = (handle.get_long("offsetBeforeData").expect("data"), handle.get_long("section7Length").expect("length") - 5);
         let values = u16::try_from(handle.get_long("numberOfCodedValues").expect("values")).expect("a small field");
-        let head = [bits.parse::<u8>().expect("bits") - 1, [8, 16, 32, 64].iter().position(|b| b.to_string() == block).expect("a block") as u8];
+        let head =
+            [bits.parse::<u8>().expect("bits") - 1, [8, 16, 32, 64].iter().position(|b| b.to_string() == block).expect("a block") as u8];
         let head = [head[0], head[1], rsi.parse::<u8>().expect("rsi") - 1, flags.parse::<u8>().expect("flags")];
         [&head[..], &(values - 1).to_be_bytes(), &message[at as usize..(at + length) as usize]].concat()
     };

@@ -82,19 +82,24 @@ impl Ccsds {
         Some((ccsds, samples))
     }
 
-    /// Refuses what a record read back cannot hold: entries out of order, outside their RSI
-    /// or the stream, or predicting from a sample wider than `bits`.
+    /// Refuses what a record read back cannot hold: entries out of order (by block, and by
+    /// bit within an RSI), at an RSI's start, outside their RSI or the stream, or predicting
+    /// from a sample wider than `bits`.
     pub fn check(&self, bits: u32) -> std::result::Result<(), String> {
         let total_blocks = self.values.div_ceil(u64::from(self.block_size).max(1));
+        let rsi_blocks = u64::from(self.rsi).max(1);
         let xmax = if bits >= 32 { u32::MAX } else { (1 << bits) - 1 };
-        let mut previous = None;
+        let mut previous: Option<&Entry> = None;
         for entry in &self.entries {
-            let rsi = (u64::from(entry.block) / u64::from(self.rsi).max(1)) as usize;
+            let rsi = (u64::from(entry.block) / rsi_blocks) as usize;
             let inside = self.offsets.get(rsi).is_some_and(|start| start.saturating_add(u64::from(entry.bit)) < self.rsi_end_bit(rsi));
-            if previous.is_some_and(|p| p >= entry.block) || u64::from(entry.block) >= total_blocks || !inside || entry.last > xmax {
+            let in_order =
+                previous.is_none_or(|p| p.block < entry.block && (u64::from(p.block) / rsi_blocks != rsi as u64 || p.bit < entry.bit));
+            let at_start = u64::from(entry.block).is_multiple_of(rsi_blocks) || entry.bit == 0;
+            if !in_order || at_start || u64::from(entry.block) >= total_blocks || !inside || entry.last > xmax {
                 return Err(format!("an entry at block {} (bit {} of its RSI) out of place", entry.block, entry.bit));
             }
-            previous = Some(entry.block);
+            previous = Some(entry);
         }
         Ok(())
     }
@@ -103,7 +108,9 @@ impl Ccsds {
     /// need (count above 0): from the start before the first to the end of the last one's code.
     pub fn span(&self, data_offset: u64, first: u64, count: u64) -> (u64, u64) {
         let start = self.start(first).map_or(self.length, |s| s.bit / 8);
-        (data_offset + start, data_offset + self.code_end(first + count - 1).div_ceil(8))
+        // Never before its start, whatever a record holds (its entries are checked in order).
+        let end = self.code_end(first + count - 1).div_ceil(8).max(start);
+        (data_offset + start, data_offset + end)
     }
 
     /// Packed values `first..first + count` as integers, from `bytes`, the stream's bytes
