@@ -337,8 +337,9 @@ fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> 
     let patience = std::time::Duration::from_millis(WIPE_PATIENCE_MS.load(std::sync::atomic::Ordering::Relaxed));
     let (since, mut pause) = (std::time::Instant::now(), std::time::Duration::from_millis(5));
     loop {
-        // None: a wipe removed the record this call found, before it read it: again, after a
-        // pause, for as long as a writer waits for a wipe.
+        // None: a wipe removed the record this call found (or the place it wrote it in)
+        // before it read it back: again, after a pause, for as long as a writer waits for a
+        // wipe.
         let Some((place, creation)) = create_record(objects, dataset, schema_text)? else {
             if since.elapsed() >= patience {
                 let message = format!("{}: its record kept vanishing as it was created", objects.describe(dataset));
@@ -349,7 +350,12 @@ fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> 
             continue;
         };
         let identity = &creation.identity;
-        match place.get(&[&wipe_mark(identity)])? {
+        let marks = match place.get(&[&wipe_mark(identity)]) {
+            // Its place removed just now (DAOS: the container): as a record removed.
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            other => other?,
+        };
+        match marks {
             Some(marks) if marks.is_empty() => {
                 objects.set_listed(dataset, true)?;
                 return Ok((place, creation));
@@ -366,11 +372,10 @@ fn create_dataset<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> 
 }
 
 /// Creates a data set's record unless there is one, and returns its objects and identity;
-/// `None` if the record it found was removed (by a wipe) before it read it back.
+/// `None` if a wipe removed them meanwhile: the record it found before it read it back, or
+/// the place of the record (DAOS: its container) as it was written.
 fn create_record<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> Result<Option<(Arc<O::Dataset>, Creation)>> {
-    let place = objects
-        .dataset(dataset, true)?
-        .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("{}: vanished as it was created", objects.describe(dataset))))?;
+    let Some(place) = objects.dataset(dataset, true)? else { return Ok(None) };
     let key = dataset.to_string();
     let identity = unique_suffix();
     let format = FORMAT_VERSION.to_string();
@@ -384,8 +389,16 @@ fn create_record<O: Objects>(objects: &O, dataset: &Key, schema_text: &str) -> R
         (IDENTITY, identity.as_bytes()),
         (CHECKSUM, checksum.as_bytes()),
     ];
-    place.create_record(&values)?;
-    let Some(stored) = place.get(&[FORMAT, KEY, SCHEMA, IDENTITY, CHECKSUM])? else { return Ok(None) };
+    let removed = |e: &Error| e.kind() == ErrorKind::NotFound;
+    match place.create_record(&values) {
+        Err(e) if removed(&e) => return Ok(None),
+        other => other?,
+    }
+    let stored = match place.get(&[FORMAT, KEY, SCHEMA, IDENTITY, CHECKSUM]) {
+        Err(e) if removed(&e) => return Ok(None),
+        other => other?,
+    };
+    let Some(stored) = stored else { return Ok(None) };
     // This creator wrote every value unless one was there: the record is whole.
     let format = check_record(&stored, dataset, &place.describe())?
         .ok_or_else(|| Error::corrupt("data set record", place.describe(), "no checksum after its creation"))?;
