@@ -81,7 +81,7 @@ fn natively(packing: &Packing, ranges: &[Range], reads: &mut Reads<'_>) -> Resul
         Some(at) => Some(reads.read(at, last.div_ceil(8))?),
         None => None,
     };
-    let present = |point: u64| bitmap.as_ref().is_none_or(|b| b[(point / 8) as usize] & (0x80 >> (point % 8)) != 0);
+    let present = |point: u64| bitmap.as_ref().is_none_or(|b| marked(b, point));
     // The points present before each bitmap byte, once: ranges may be many.
     let before_byte: Vec<u64> = bitmap
         .iter()
@@ -119,6 +119,12 @@ fn natively(packing: &Packing, ranges: &[Range], reads: &mut Reads<'_>) -> Resul
         extraction.values.push(mask.iter().map(|p| if *p { packed.next().unwrap_or(f64::NAN) } else { f64::NAN }).collect());
     }
     Ok(extraction)
+}
+
+/// Whether a bitmap marks `point` present (bit `point`, most significant first); a point past
+/// its bytes is not.
+pub(crate) fn marked(bitmap: &[u8], point: u64) -> bool {
+    usize::try_from(point / 8).ok().and_then(|byte| bitmap.get(byte)).is_some_and(|b| b & (0x80 >> (point % 8)) != 0)
 }
 
 /// The values of each run of packed values `(first, count)`, read in merged spans.

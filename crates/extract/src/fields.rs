@@ -95,8 +95,8 @@ const LISTING_KEPT_FOR: Duration = Duration::from_secs(1);
 impl Known {
     /// What is known of `field`'s packing: `Some(packing)` if it is known, `Some(None)` if
     /// its data set's kept packings were read lately and hold none for it, `None` if they
-    /// were not.
-    /// A record kept but damaged counts as none: the field's message is read instead.
+    /// were not. A record kept but damaged counts as none: the field's message is read
+    /// instead.
     fn answer(&mut self, field: &FieldEntry) -> Option<Option<Arc<Packing>>> {
         if let Some(record) = self.records.remove(&field.location) {
             match record.packing() {

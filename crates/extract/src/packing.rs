@@ -209,7 +209,7 @@ fn as_ecodes_decodes(handle: &Handle<'_>, message: &[u8], packing: &Packing, int
         Some(at) => message.get(at as usize..).unwrap_or_default(),
         None => &[],
     };
-    let present = |point: usize| packing.bitmap_offset.is_none() || bitmap.get(point / 8).is_some_and(|b| b & (0x80 >> (point % 8)) != 0);
+    let present = |point: usize| packing.bitmap_offset.is_none() || crate::extract::marked(bitmap, point as u64);
     let scale = Scale::new(packing.reference, packing.binary_scale, packing.decimal_scale);
     let mut packed = integers.iter();
     for (point, value) in values.iter().enumerate() {

@@ -65,8 +65,7 @@ impl Coding {
     /// blocks of `block` samples and RSIs of `rsi_blocks` blocks; `None` for signed samples
     /// (not GRIB's) or sizes CCSDS does not allow.
     pub(crate) fn new(bits: u32, flags: u32, block: u32, rsi_blocks: u32) -> Option<Coding> {
-        let allowed = (1..=32).contains(&bits) && matches!(block, 8 | 16 | 32 | 64) && (1..=4096).contains(&rsi_blocks);
-        if !allowed || flags & SIGNED != 0 {
+        if !(1..=32).contains(&bits) || !sizes_allowed(block, rsi_blocks) || flags & SIGNED != 0 {
             return None;
         }
         // The restricted set of options applies to samples of up to 4 bits, is refused for 5
@@ -87,7 +86,7 @@ impl Coding {
             id_len,
             preprocess: flags & PREPROCESS != 0,
             pad_rsi: flags & PAD_RSI != 0,
-            xmax: if bits == 32 { u32::MAX } else { (1 << bits) - 1 },
+            xmax: max_sample(bits),
         })
     }
 
@@ -140,6 +139,22 @@ impl Coding {
             decoder.code(&mut bits, &mut samples)?;
         }
         Ok(samples)
+    }
+}
+
+/// Whether blocks of `block` values and RSIs of `rsi_blocks` blocks are sizes CCSDS allows
+/// (blocks of 8, 16, 32 or 64 values, RSIs of at most 4,096 blocks): an RSI is then at most
+/// 262,144 values, which bounds what decoding one costs.
+pub(crate) fn sizes_allowed(block: u32, rsi_blocks: u32) -> bool {
+    matches!(block, 8 | 16 | 32 | 64) && (1..=4096).contains(&rsi_blocks)
+}
+
+/// The largest sample of `bits` bits (1 to 32).
+pub(crate) fn max_sample(bits: u32) -> u32 {
+    if bits >= 32 {
+        u32::MAX
+    } else {
+        (1 << bits) - 1
     }
 }
 

@@ -62,11 +62,9 @@ struct Start {
 }
 
 impl Ccsds {
-    /// Whether the block size and RSI are ones CCSDS allows (blocks of 8, 16, 32 or 64
-    /// values, RSIs of at most 4,096 blocks): an RSI is then at most 262,144 values, which
-    /// bounds what decoding one costs.
+    /// Whether the block size and RSI are ones CCSDS allows ([`coded::sizes_allowed`]).
     pub fn sizes_allowed(&self) -> bool {
-        matches!(self.block_size, 8 | 16 | 32 | 64) && (1..=4096).contains(&self.rsi)
+        coded::sizes_allowed(self.block_size, self.rsi)
     }
 
     /// The coding of `stream` (`coded` values of `bits` bits) with where decoding may start,
@@ -88,7 +86,7 @@ impl Ccsds {
     pub fn check(&self, bits: u32) -> std::result::Result<(), String> {
         let total_blocks = self.values.div_ceil(u64::from(self.block_size).max(1));
         let rsi_blocks = u64::from(self.rsi).max(1);
-        let xmax = if bits >= 32 { u32::MAX } else { (1 << bits) - 1 };
+        let xmax = coded::max_sample(bits);
         let mut previous: Option<&Entry> = None;
         for entry in &self.entries {
             let rsi = (u64::from(entry.block) / rsi_blocks) as usize;
@@ -140,11 +138,9 @@ impl Ccsds {
     /// Where decoding value `value` starts: the last entry at or before its block in its
     /// RSI, else its RSI's start.
     fn start(&self, value: u64) -> Option<Start> {
-        let block = value / u64::from(self.block_size);
-        let rsi = usize::try_from(block / u64::from(self.rsi)).ok()?;
+        let (rsi, after) = self.place(value);
         let rsi_start = *self.offsets.get(rsi)?;
-        let after = self.entries.partition_point(|e| u64::from(e.block) <= block);
-        let entry = after.checked_sub(1).map(|i| self.entries[i]).filter(|e| u64::from(e.block) / u64::from(self.rsi) == rsi as u64);
+        let entry = after.checked_sub(1).map(|i| self.entries[i]).filter(|e| self.rsi_of(e) == rsi);
         Some(match entry {
             Some(e) => {
                 Start { bit: rsi_start + u64::from(e.bit), rsi, block: (u64::from(e.block) % u64::from(self.rsi)) as usize, last: e.last }
@@ -156,18 +152,28 @@ impl Ccsds {
     /// A bit at or after the end of the code holding value `value`: the next start after its
     /// block (an entry or the next RSI), else the stream's end.
     fn code_end(&self, value: u64) -> u64 {
-        let block = value / u64::from(self.block_size);
-        let rsi = (block / u64::from(self.rsi)) as usize;
-        let after = self.entries.partition_point(|e| u64::from(e.block) <= block);
-        match self.entries.get(after).filter(|e| u64::from(e.block) / u64::from(self.rsi) == rsi as u64) {
+        let (rsi, after) = self.place(value);
+        match self.entries.get(after).filter(|e| self.rsi_of(e) == rsi) {
             Some(e) => self.offsets.get(rsi).map_or(self.length.saturating_mul(8), |start| start + u64::from(e.bit)),
             None => self.rsi_end_bit(rsi),
         }
     }
 
+    /// The RSI of value `value`, and how many entries start at or before its block.
+    fn place(&self, value: u64) -> (usize, usize) {
+        let block = value / u64::from(self.block_size);
+        let rsi = usize::try_from(block / u64::from(self.rsi)).unwrap_or(usize::MAX);
+        (rsi, self.entries.partition_point(|e| u64::from(e.block) <= block))
+    }
+
+    /// The RSI an entry lies in.
+    fn rsi_of(&self, entry: &Entry) -> usize {
+        (u64::from(entry.block) / u64::from(self.rsi)) as usize
+    }
+
     /// Where RSI `rsi` ends: the next one's start, or the stream's end.
     fn rsi_end_bit(&self, rsi: usize) -> u64 {
-        self.offsets.get(rsi + 1).copied().unwrap_or(self.length.saturating_mul(8))
+        self.offsets.get(rsi.saturating_add(1)).copied().unwrap_or(self.length.saturating_mul(8))
     }
 
     fn corrupt(&self, rsi: usize, what: &str) -> Error {
