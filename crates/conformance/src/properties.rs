@@ -314,10 +314,11 @@ pub fn retrieve_and_wipe_locks_and_merged_reads(site: &Site) {
     assert_eq!(other.where_is(&request("class=od")).unwrap().len(), 1);
 }
 
-/// Many requests resolved at once (`resolve_each`, one pass over the catalogue) answer each as
-/// resolving it alone does: the same fields in the same order, the same reasons where nothing
-/// matched, the same values not found, locks and overlays included, at every depth; a request
-/// that cannot be read fails alone, naming what is wrong.
+/// Many requests resolved at once (`resolve_each`, one pass over the catalogue; one-field
+/// requests of the same keywords as their union) answer each as resolving it alone does: the
+/// same fields in the same order, the same data sets, reasons where nothing matched and values
+/// not found, locks and overlays included, at every depth; a request that cannot be read fails
+/// alone, naming what is wrong.
 pub fn many_requests_resolved_at_once_answer_as_each_alone(site: &Site) {
     let fs = site.open();
     for (expver, date) in [(1, 20231201), (1, 20231202), (2, 20231201)] {
@@ -349,6 +350,45 @@ pub fn many_requests_resolved_at_once_answer_as_each_alone(site: &Site) {
         "class=od,expver=1,stream=oper,date=20231201,time=12,type=fc,levtype=pl,step=0,levelist=500,param=130",
         "class=od,stpe=0",
     ];
+    // One-field requests of the same keywords (gribjump's callers give such lists), resolved
+    // as their union: every field, a locked data set, an overlay, a step spelled otherwise,
+    // one never stored; with and without the date (a request's fields in two data sets).
+    let one_field = |date: &str| {
+        let mut texts = Vec::new();
+        for expver in [1, 2, 3] {
+            for step in ["0", "06", "12", "18"] {
+                for param in [130, 131] {
+                    texts.push(format!(
+                        "class=od,expver={expver},stream=oper,{date}time=12,type=fc,levtype=pl,step={step},levelist=500,param={param}"
+                    ));
+                }
+            }
+        }
+        texts
+    };
+    let batches = [texts.iter().map(|t| t.to_string()).collect(), one_field("date=20231201,"), one_field("date=20231202,"), one_field("")];
+    for texts in &batches {
+        each_as_alone(site, texts);
+    }
+    // The requests reach what the property is about: an overlay, a lock, a value never stored,
+    // a keyword no schema names (an error of that request alone).
+    let requests: Vec<_> = texts.iter().map(|t| request(t)).collect();
+    let at_once: Vec<_> = fs.resolve_each(&requests[2..], ListOptions::default(), Some(ControlAction::Retrieve)).unwrap();
+    let [locked, overlaid, never, .., typo] = &at_once[..] else { panic!("{}: {} answers", site.name, at_once.len()) };
+    let locked = locked.as_ref().unwrap();
+    assert!(locked.explanation.as_deref().is_some_and(|why| why.contains("locked")), "{}: {:?}", site.name, locked.explanation);
+    assert_eq!(overlaid.as_ref().unwrap().fields.len(), 2, "{}: the overlaid data set's fields", site.name);
+    assert!(never.as_ref().unwrap().explanation.is_some(), "{}: step 18 is not stored", site.name);
+    assert!(typo.as_ref().is_err_and(|e| e.to_string().contains("stpe")), "{}: {:?}", site.name, typo.as_ref().map(|_| ()));
+    assert!(at_once[..at_once.len() - 1].iter().all(Result::is_ok), "{}: only the typo fails", site.name);
+    let [.., without_date] = &batches;
+    let found = fs.resolve_each(&without_date.iter().map(|t| request(t)).collect::<Vec<_>>(), ListOptions::default(), None).unwrap();
+    assert!(found.iter().any(|m| m.as_ref().is_ok_and(|m| m.fields.len() == 2)), "{}: a request's fields in two data sets", site.name);
+}
+
+/// Resolves `texts` at once and each alone, at every depth, with and without an action, and
+/// checks the answers equal.
+fn each_as_alone(site: &Site, texts: &[String]) {
     let requests: Vec<_> = texts.iter().map(|t| request(t)).collect();
     let answer = |m: fieldstore::Result<fieldstore::api::Matches>| {
         m.map(|m| {
@@ -370,16 +410,6 @@ pub fn many_requests_resolved_at_once_answer_as_each_alone(site: &Site) {
             }
         }
     }
-    // The requests reach what the property is about: an overlay, a lock, a value never stored,
-    // a keyword no schema names (an error of that request alone).
-    let at_once: Vec<_> = fs.resolve_each(&requests[2..], ListOptions::default(), Some(ControlAction::Retrieve)).unwrap();
-    let [locked, overlaid, never, .., typo] = &at_once[..] else { panic!("{}: {} answers", site.name, at_once.len()) };
-    let locked = locked.as_ref().unwrap();
-    assert!(locked.explanation.as_deref().is_some_and(|why| why.contains("locked")), "{}: {:?}", site.name, locked.explanation);
-    assert_eq!(overlaid.as_ref().unwrap().fields.len(), 2, "{}: the overlaid data set's fields", site.name);
-    assert!(never.as_ref().unwrap().explanation.is_some(), "{}: step 18 is not stored", site.name);
-    assert!(typo.as_ref().is_err_and(|e| e.to_string().contains("stpe")), "{}: {:?}", site.name, typo.as_ref().map(|_| ()));
-    assert!(at_once[..at_once.len() - 1].iter().all(Result::is_ok), "{}: only the typo fails", site.name);
 }
 
 /// Two flushes sharing some fields supersede exactly those, and nothing else.

@@ -17,6 +17,8 @@ use crate::request::Request;
 use crate::schema::{Rule, RulePath, Schema};
 use crate::types::{KeywordType, SortKey};
 
+mod union;
+
 /// Reasons shown per kind when nothing matched.
 const SHOWN_REASONS: usize = 5;
 
@@ -149,6 +151,16 @@ struct Resolution<'r> {
     /// The request's keywords that no schema met so far names (the configured one's, each
     /// resolved data set's): those left at the end are typos.
     unknown_keywords: Vec<&'r str>,
+    /// Per index of `matches.indexes` whose entries were read (depth 3), what a union of
+    /// requests needs to give its fields out ([`union`]).
+    chosen: Vec<ChosenPlan>,
+}
+
+/// An index whose entries a resolution read: the types of its keys' keywords (data set,
+/// collocation, element), and the end of its fields in `Matches::fields` as found.
+struct ChosenPlan {
+    types: Arc<Vec<KeywordType>>,
+    fields_end: usize,
 }
 
 /// The fields of one (dataset, collocation) pair, and what is needed to find superseded ones.
@@ -231,7 +243,10 @@ impl FieldStore {
     /// gribjump's callers give, costs a lookup per request, not a walk of the catalogue).
     /// Per request its answer, or the error of a request that cannot be read (an unknown
     /// keyword); the error of the catalogue itself fails them all. Through a server, up to 8
-    /// requests are sent at once.
+    /// requests are sent at once. One-field requests of the same keywords (gribjump's) are
+    /// resolved as their union, once ([`union`]). The answers' fields, data sets, reasons and
+    /// values not found are those of resolving alone; their indexes (read by wipe and purge,
+    /// which resolve alone) may be left out.
     pub fn resolve_each<'r>(
         &self,
         requests: impl IntoIterator<Item = &'r Request>,
@@ -242,9 +257,15 @@ impl FieldStore {
             let requests: Vec<&Request> = requests.into_iter().collect();
             return Ok(crate::parallel::in_parallel(8, requests.len(), |i| super::remote::resolve(remote, requests[i], options, action)));
         }
-        let mut resolutions: Vec<_> = requests.into_iter().map(|request| Resolution::new(self, request, options, action)).collect();
-        self.resolve_all(&mut resolutions)?;
-        Ok(resolutions.into_iter().map(Resolution::finish).collect())
+        let requests: Vec<&Request> = requests.into_iter().collect();
+        let together = union::answers(self, &requests, options, action)?;
+        let alone = requests.iter().zip(&together).filter(|(_, answer)| answer.is_none());
+        let mut resolutions: Vec<_> = alone.map(|(request, _)| Resolution::new(self, request, options, action)).collect();
+        if !resolutions.is_empty() {
+            self.resolve_all(&mut resolutions)?;
+        }
+        let mut alone = resolutions.into_iter().map(Resolution::finish);
+        Ok(together.into_iter().filter_map(|answer| answer.map(Ok).or_else(|| alone.next())).collect())
     }
 
     /// Matches every data set for each resolution (all of one action).
@@ -319,6 +340,7 @@ impl<'r> Resolution<'r> {
             group_ids: HashMap::new(),
             field_order: Vec::new(),
             unknown_keywords: request.keywords().filter(|k| !fs.schema().names_keyword(k)).collect(),
+            chosen: Vec::new(),
         }
     }
 
@@ -576,6 +598,7 @@ fn resolve_dataset(r: &mut Resolution<'_>, read: &mut DatasetRead<'_>, view: &mu
             });
         }
         r.matches.indexes.push((dataset.clone(), index, constraints));
+        r.chosen.push(ChosenPlan { types, fields_end: r.matches.fields.len() });
     }
     if (r.matches.collocations.len(), r.matches.fields.len(), r.matches.indexes.len()) != before {
         push_once(&mut r.matches.datasets, dataset);
@@ -668,19 +691,24 @@ impl Resolution<'_> {
 /// their element values, with keys computed once per field. The sort is stable, so the
 /// newest stays first among equals.
 fn sort_fields(fields: &mut [FieldEntry], groups: &[Group], order: Vec<(usize, Vec<OrderKey>)>) {
+    // Sorting positions, then moving each field once, is cheaper than sorting the fields.
+    permute(fields, sorted_positions(groups, &order));
+}
+
+/// The fields' positions in the order of [`sort_fields`].
+fn sorted_positions(groups: &[Group], order: &[(usize, Vec<OrderKey>)]) -> Vec<usize> {
     let mut by_group: Vec<usize> = (0..groups.len()).collect();
     by_group.sort_by(|&a, &b| groups[a].sort_key.cmp(&groups[b].sort_key));
     let mut rank = vec![0; groups.len()];
     for (r, g) in by_group.into_iter().enumerate() {
         rank[g] = r;
     }
-    // Sorting positions, then moving each field once, is cheaper than sorting the fields.
-    let mut sorted: Vec<usize> = (0..fields.len()).collect();
+    let mut sorted: Vec<usize> = (0..order.len()).collect();
     sorted.sort_by(|&a, &b| {
         let ((ga, ka), (gb, kb)) = (&order[a], &order[b]);
         rank[*ga].cmp(&rank[*gb]).then_with(|| ka.cmp(kb))
     });
-    permute(fields, sorted);
+    sorted
 }
 
 /// Reorders `items` so that position i holds what was at `order[i]` (a permutation), moving
@@ -855,6 +883,16 @@ impl Asked<'_> {
             .iter()
             .find(|(kw, _)| !self.readable.contains(*kw))
             .map(|(kw, (value, reason))| Error::bad_value(kw, value, reason.clone()))
+    }
+
+    /// Whether every value was read, each keyword's by one type: then a request of one value
+    /// per keyword asks one spelling of each, which every field it matches has.
+    fn reads_every_value_one_way(&self) -> bool {
+        let mut keywords: Vec<&str> = self.cache.keys().map(|(k, _)| k.as_str()).collect();
+        let read = keywords.len();
+        keywords.sort_unstable();
+        keywords.dedup();
+        self.unreadable.is_empty() && keywords.len() == read
     }
 
     /// The reasons some data sets were left out: values their types could not read.
