@@ -807,8 +807,13 @@ pub fn side_objects_are_kept_whole_and_go_with_their_wipe(site: &Site) {
     expected.sort();
     assert_eq!(names, expected, "{}", site.name);
     assert_eq!(read.get_side_object(&dataset, &a).unwrap().as_deref(), Some(&b"first"[..]), "{}", site.name);
-    assert!(read.get_side_object(&dataset, &b).unwrap() == Some(large), "{}: the large one whole", site.name);
+    assert!(read.get_side_object(&dataset, &b).unwrap().as_ref() == Some(&large), "{}: the large one whole", site.name);
     assert_eq!(read.get_side_object(&dataset, &unique_object_name("never")).unwrap(), None, "{}", site.name);
+    // Lent (mapped on POSIX) or read, the same bytes.
+    let lent = |name: &str| read.map_side_object(&dataset, name).unwrap().map(|bytes| (*bytes).as_ref().to_vec());
+    assert_eq!((lent(&a), lent(&b)), (Some(b"first".to_vec()), Some(large.clone())), "{}: lent", site.name);
+    assert!(lent(&unique_object_name("never")).is_none(), "{}", site.name);
+    assert_eq!(read.map_side_object(&dataset, "../x").err().map(|e| e.kind()), Some(ErrorKind::BadRequest), "{}", site.name);
 
     reader.wipe(&request("class=od,expver=0001,stream=oper,date=20231201,time=1200"), true).unwrap();
     assert_eq!(read.side_object_names(&dataset).unwrap(), Vec::<String>::new(), "{}: wiped with the data set", site.name);

@@ -189,6 +189,12 @@ pub trait SideObjects: Send + Sync {
     fn side_object_names(&self, dataset: &Key) -> Result<Vec<String>>;
     /// A side object's bytes; `None` if it is not there (any more).
     fn get_side_object(&self, dataset: &Key, name: &str) -> Result<Option<Vec<u8>>>;
+    /// A side object's bytes as [`SideObjects::get_side_object`] gives them, lent without a
+    /// copy where the store can (POSIX maps the file): a reader that needs a few of its bytes
+    /// (some records of thousands) reads only their pages. Default: read whole.
+    fn map_side_object(&self, dataset: &Key, name: &str) -> Result<Option<Mapping>> {
+        Ok(self.get_side_object(dataset, name)?.map(|bytes| Box::new(bytes) as Mapping))
+    }
 }
 
 /// Refuses a side object name that [`crate::unique::unique_object_name`] does not make, so

@@ -321,8 +321,8 @@ fn read_kept(fs: &FieldStore, dataset: &Key, already: HashSet<String>) -> Result
     let mut names = already;
     let new: Vec<String> = side.side_object_names(dataset)?.into_iter().filter(|name| names.insert(name.clone())).collect();
     // Read at once: a data set may keep several (one per scan, or per flush of a writer).
-    let read = in_parallel(IN_FLIGHT, new.len(), |i| match side.get_side_object(dataset, &new[i]) {
-        Ok(Some(bytes)) => Ok(records_kept(Arc::new(bytes)).unwrap_or_default()),
+    let read = in_parallel(IN_FLIGHT, new.len(), |i| match side.map_side_object(dataset, &new[i]) {
+        Ok(Some(bytes)) => Ok(records_kept(Arc::from(bytes)).unwrap_or_default()),
         // Gone meanwhile, or refused as damaged by the store itself (too large).
         Ok(None) => Ok(Vec::new()),
         Err(e) if matches!(e.kind(), ErrorKind::Corrupt | ErrorKind::NotFound) => Ok(Vec::new()),

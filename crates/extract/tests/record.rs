@@ -118,6 +118,59 @@ fn kept_packings_round_trip_and_any_damage_is_refused() {
     }
 }
 
+/// A damaged record of a version 2 side object is refused when it is asked for, its
+/// neighbours still read; version 1 side objects (each record after its location, one CRC-32C
+/// of the whole) still read, whole.
+#[test]
+fn kept_records_are_checked_each_when_asked_and_version_1_side_objects_still_read() {
+    use fieldstore_core::checksum::crc32c;
+    use fieldstore_core::FieldLocation;
+    use fieldstore_extract::kept::{decode_kept, encode_kept, records_kept};
+    use std::sync::Arc;
+    let entries: Vec<(FieldLocation, Arc<Packing>)> = packings()
+        .into_iter()
+        .enumerate()
+        .map(|(i, packing)| {
+            let location =
+                FieldLocation { uri: "od:0001/an.x.data".into(), offset: 4096 * i as u64, length: packing.length, crc32c: Some(9) };
+            (location, Arc::new(packing))
+        })
+        .collect();
+    assert!(entries.len() >= 3);
+    let mut bytes = encode_kept(&entries);
+    let last = entries.last().unwrap().1.encode();
+    let at = bytes.len() - last.len() / 2;
+    bytes[at] ^= 0x01;
+    let records = records_kept(Arc::new(bytes.clone())).expect("the directory is whole");
+    assert_eq!(records.len(), entries.len());
+    for ((location, record), (expected, packing)) in records.iter().zip(&entries).take(entries.len() - 1) {
+        assert_eq!((location, record.packing().unwrap().encode()), (expected, packing.encode()));
+    }
+    let damaged = records.last().unwrap().1.packing().unwrap_err();
+    assert_eq!(damaged.kind(), fieldstore_core::ErrorKind::Corrupt, "{damaged}");
+    assert!(decode_kept(&bytes).is_err(), "read whole, a damaged record fails it");
+
+    let mut version_1 = b"FSPI\x01".to_vec();
+    version_1.extend(u32::try_from(entries.len()).unwrap().to_be_bytes());
+    for (location, packing) in &entries {
+        version_1.extend(u16::try_from(location.uri.len()).unwrap().to_be_bytes());
+        version_1.extend(location.uri.as_bytes());
+        version_1.extend(location.offset.to_be_bytes());
+        version_1.extend(location.length.to_be_bytes());
+        version_1.push(1);
+        version_1.extend(location.crc32c.unwrap().to_be_bytes());
+        let record = packing.encode();
+        version_1.extend(u32::try_from(record.len()).unwrap().to_be_bytes());
+        version_1.extend(record);
+    }
+    version_1.extend(crc32c(&version_1).to_be_bytes());
+    let back = decode_kept(&version_1).unwrap();
+    assert!(back.iter().zip(&entries).all(|((a, p), (b, q))| a == b && p.encode() == q.encode()), "version 1 reads back");
+    let flipped_at = version_1.len() - 10;
+    version_1[flipped_at] ^= 0x01;
+    assert!(records_kept(Arc::new(version_1)).is_err(), "a damaged version 1 side object is refused whole");
+}
+
 #[test]
 fn kept_parts_hold_at_most_their_bytes_of_entries_and_keep_every_one_in_order() {
     use fieldstore_core::FieldLocation;

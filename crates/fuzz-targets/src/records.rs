@@ -163,19 +163,33 @@ pub fn packing_record(data: &[u8]) {
     }
 }
 
-/// A side object of kept packings ([`fieldstore_extract::kept`]), read raw (first byte even)
-/// or, past its checksum, as entries the target closes with their CRC-32C (first byte odd):
-/// what decodes encodes again to entries that decode the same.
+/// A side object of kept packings ([`fieldstore_extract::kept`]), read raw (first byte 0 modulo
+/// 3), or closed by the target with the CRC-32C the fuzzer cannot forge: version 1 (1 modulo
+/// 3: the rest is the entries, the whole's CRC-32C follows) or version 2 (2 modulo 3: the
+/// rest's first 2 bytes say how many of the others are the count and directory, whose CRC-32C
+/// goes after them, before the records): what decodes encodes again to entries that decode
+/// the same.
 pub fn kept_packings(data: &[u8]) {
+    use fieldstore_core::checksum::crc32c;
     use fieldstore_extract::kept::{decode_kept, encode_kept};
     let Some((&how, rest)) = data.split_first() else { return };
-    let input = if how % 2 == 0 {
-        rest.to_vec()
-    } else {
-        let mut closed = b"FSPI\x01".to_vec();
-        closed.extend(rest);
-        closed.extend(fieldstore_core::checksum::crc32c(&closed).to_be_bytes());
-        closed
+    let input = match how % 3 {
+        0 => rest.to_vec(),
+        1 => {
+            let mut closed = b"FSPI\x01".to_vec();
+            closed.extend(rest);
+            closed.extend(crc32c(&closed).to_be_bytes());
+            closed
+        }
+        _ => {
+            let Some((length, rest)) = rest.split_first_chunk::<2>() else { return };
+            let (directory, records) = rest.split_at(usize::from(u16::from_be_bytes(*length)).min(rest.len()));
+            let mut closed = b"FSPI\x02".to_vec();
+            closed.extend(directory);
+            closed.extend(crc32c(&closed).to_be_bytes());
+            closed.extend(records);
+            closed
+        }
     };
     let Ok(entries) = decode_kept(&input) else { return };
     let again = decode_kept(&encode_kept(&entries)).expect("encoded entries read back");

@@ -162,7 +162,7 @@ fn ccsds_streams() -> Vec<Vec<u8>> {
     vec![stream("16", "32", "64", "14"), stream("12", "8", "3", "6")]
 }
 
-/// Side objects of kept packings: raw, and (first byte 1) the same entries to be closed.
+/// Side objects of kept packings: raw, and (first byte 2) the same to be closed by the target.
 fn kept_packings() -> Vec<Vec<u8>> {
     let entries: Vec<(fieldstore_core::FieldLocation, std::sync::Arc<fieldstore_extract::Packing>)> = packing_records()
         .iter()
@@ -179,8 +179,11 @@ fn kept_packings() -> Vec<Vec<u8>> {
         })
         .collect();
     let whole = fieldstore_extract::kept::encode_kept(&entries);
-    let body = &whole[5..whole.len() - 4];
-    vec![[&[0u8][..], &whole].concat(), [&[1u8][..], body].concat()]
+    // Version 2: the count and directory (closed by the target with their CRC-32C), the records.
+    let directory_end = 9 + entries.iter().map(|(location, _)| 31 + location.uri.len()).sum::<usize>();
+    let (directory, records) = (&whole[5..directory_end], &whole[directory_end + 4..]);
+    let length = u16::try_from(directory.len()).expect("a small directory").to_be_bytes();
+    vec![[&[0u8][..], &whole].concat(), [&[2u8][..], &length, directory, records].concat()]
 }
 
 fn archive_body(piece: u8) -> Vec<u8> {

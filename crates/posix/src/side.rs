@@ -3,12 +3,12 @@
 //! whole or not at all. They are not synced: what they hold is derived from the data, and
 //! their readers check it (a power loss may leave one empty or lose it; that costs a reader
 //! time, never a value). A move takes them with the data set's other files; a wipe removes
-//! them with its directory.
+//! them with its directory. Readers map them: an extractor needs a few records of each.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use fieldstore_core::backend::{check_side_object_name, SideObjects};
+use fieldstore_core::backend::{check_side_object_name, Mapping, SideObjects};
 use fieldstore_core::error::{Error, ErrorKind, IoContext, Result};
 use fieldstore_core::unique::unique_suffix;
 use fieldstore_core::Key;
@@ -53,6 +53,24 @@ impl SideObjects for PosixStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             other => other.ctx("read side object", &path).map(Some),
         }
+    }
+
+    fn map_side_object(&self, dataset: &Key, name: &str) -> Result<Option<Mapping>> {
+        check_side_object_name(name)?;
+        let Some(dir) = self.dataset_dir(dataset)? else { return Ok(None) };
+        let path = dir.join(SIDE_DIR).join(name);
+        let file = match std::fs::File::open(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            other => other.ctx("open side object", &path)?,
+        };
+        if file.metadata().ctx("read side object", &path)?.len() == 0 {
+            return Ok(Some(Box::new(Vec::<u8>::new())));
+        }
+        // SAFETY: a side object's file is never written once in place (it is written under a
+        // hidden name, then renamed; a wipe unlinks it, which leaves a mapping whole), so the
+        // mapped bytes do not change while they are read, as the mapping requires.
+        let mapped = unsafe { memmap2::Mmap::map(&file) }.ctx("map side object", &path)?;
+        Ok(Some(Box::new(mapped)))
     }
 }
 
