@@ -22,8 +22,9 @@ const LARGEST_FIELD: usize = 1 << 31;
 /// C's) forgets all and learns again past it.
 const KEPT_PACKING_BYTES: usize = 256 << 20;
 
-/// Requests resolved, and fields read, at once by [`Extractor::extract_each`]: enough to keep
-/// an object store's requests overlapping, few enough to cost little where reads are local.
+/// Fields read at once by [`Extractor::extract_each`], at least (more where the store keeps more
+/// reads in flight, [`FieldStore::reads_in_flight`]), and side objects read at once: enough to
+/// keep an object store's requests overlapping, few enough to cost little where reads are local.
 pub const IN_FLIGHT: usize = 8;
 
 /// The most bytes of packings one side object holds (CCSDS records of large fields are
@@ -151,7 +152,8 @@ impl Extractor {
     /// The extractions of several requests, each with its ranges, in the requests' order (a
     /// request's fields in the order it names values): the requests resolved in one pass over
     /// the catalogue ([`FieldStore::resolve_each`]), then up to [`IN_FLIGHT`] fields read at
-    /// once, so that stores answering many reads in parallel (S3, RADOS) are kept busy. The
+    /// once (or the store's reads in flight, if more), so that stores answering many reads in
+    /// parallel (S3, RADOS) are kept busy. The
     /// answer to an error: the first request that could not be resolved, else the first
     /// field, in the requests' order, that could not be read.
     pub fn extract_each(&self, fs: &FieldStore, requests: &[(Request, Vec<Range>)]) -> Result<Vec<Vec<FieldExtraction>>> {
@@ -160,8 +162,9 @@ impl Extractor {
             requests.iter().zip(resolved).map(|((request, _), matches)| fields_of(request, matches?)).collect::<Result<_>>()?;
         let jobs: Vec<(usize, &FieldEntry)> =
             listed.iter().enumerate().flat_map(|(i, fields)| fields.iter().map(move |f| (i, f))).collect();
+        let in_flight = IN_FLIGHT.max(fs.reads_in_flight());
         let mut extracted =
-            in_parallel(IN_FLIGHT, jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &requests[jobs[j].0].1)).into_iter();
+            in_parallel(in_flight, jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &requests[jobs[j].0].1)).into_iter();
         let mut answers = Vec::with_capacity(requests.len());
         for fields in &listed {
             answers.push(extracted.by_ref().take(fields.len()).collect::<Result<Vec<_>>>()?);

@@ -306,6 +306,12 @@ impl FieldStore {
         self.shared.store.merge_gap()
     }
 
+    /// The reads the store serves best at once: the one consumed and those it keeps in flight
+    /// beyond it ([`Store::read_ahead`]: an object store's `reads_in_flight`).
+    pub fn reads_in_flight(&self) -> usize {
+        self.shared.store.read_ahead().saturating_add(1)
+    }
+
     /// The store's side objects ([`crate::backend::SideObjects`]): what readers keep beside a
     /// data set's fields. `Unsupported` where the store keeps none (a server's clients, FDB5's
     /// data read on its own).
