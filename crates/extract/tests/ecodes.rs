@@ -199,6 +199,33 @@ fn other_packings_are_decoded_whole_by_ecodes() {
     assert_eq!(got.values[0], ecodes_values(&message)[5..9]);
 }
 
+/// A bitmap defined elsewhere (GRIB 1's predefined ones; GRIB 2's indicator 254, a previous
+/// message's) is not in the field's bytes: ecCodes decodes such a field, and an extraction
+/// gives each point as it decodes it. Where ecCodes decodes fewer values than the grid has
+/// points (254 in a message of one field: no bitmap to place them), the extraction is refused
+/// as corrupt, never points misplaced.
+#[test]
+fn fields_whose_bitmap_is_defined_elsewhere_are_decoded_by_ecodes() {
+    let elsewhere = |sample: &str, key: &str, value: i64| {
+        let mut handle = Handle::from_message_copy(&packed_field(sample, "grid_simple", 16, 7)).unwrap();
+        handle.set_long(key, value).unwrap();
+        let message = handle.message().unwrap();
+        let packing = Packing::of(&message).unwrap();
+        assert!(matches!(&packing.kind, PackingKind::Decoded(why) if why.contains("defined elsewhere")), "{sample}: {:?}", packing.kind);
+        let mut source = |offset: u64, length: usize| Ok(message[offset as usize..offset as usize + length].to_vec());
+        (extract(&packing, &[Range::new(0, 10)], &mut source), ecodes_values(&message), packing.points)
+    };
+    let (got, expected, _) = elsewhere("regular_ll_sfc_grib1", "tableReference", 5);
+    let got = got.unwrap();
+    assert!(got.decoded_whole);
+    assert!(got.values[0].iter().zip(&expected[..10]).all(|(v, w)| v.to_bits() == w.to_bits() || (v.is_nan() && w.is_nan())));
+    assert!(got.values[0].iter().any(|v| v.is_nan()), "the predefined bitmap's missing points");
+    let (got, expected, points) = elsewhere("regular_ll_sfc_grib2", "bitMapIndicator", 254);
+    assert!((expected.len() as u64) < points, "ecCodes decodes only the coded values");
+    let refused = got.unwrap_err();
+    assert_eq!(refused.kind(), fieldstore_core::ErrorKind::Corrupt, "{refused}");
+}
+
 #[test]
 fn ranges_out_of_the_field_are_refused_naming_them() {
     let message = field("regular_ll_sfc_grib2", 16, 0);
