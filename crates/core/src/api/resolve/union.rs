@@ -4,7 +4,7 @@
 //! explains nothing found, a thousand times over; their union, one request of the distinct
 //! values, is resolved once and each of its fields is given to the requests whose values it
 //! carries (1,000 one-field requests: 15-18 ms alone, 2-3 ms as their union;
-//! `examples/resolve_each.rs` of the `fieldstore` crate).
+//! `examples/extract_each.rs` of the `fieldstore` crate, without ranges).
 //!
 //! Each answer is the one resolving the request alone gives, as the conformance property
 //! `many_requests_resolved_at_once_answer_as_each_alone` checks. The union asks for every
