@@ -97,6 +97,9 @@ impl<'q> OneValueEach<'q> {
         let mut places: Vec<HashMap<&str, usize>> = vec![HashMap::new(); keywords.len()];
         let mut named = OneValueEach { distinct: vec![Vec::new(); keywords.len()], values: Vec::with_capacity(requests.len()), keywords };
         for request in requests {
+            if request.keywords().count() != named.keywords.len() {
+                return None;
+            }
             let mut own = Vec::with_capacity(named.keywords.len());
             for (k, (keyword, expected)) in request.keywords().zip(&named.keywords).enumerate() {
                 let value = match request.get(keyword) {
@@ -531,8 +534,11 @@ mod tests {
         let fs = stored().open();
         let base = "class=od,expver=0001,stream=oper,date=20231201,time=1200,type=fc,levtype=sfc";
         let unlike = [
-            // Keywords in another order, a range, a list, `all`, an empty value, one request.
+            // Keywords in another order, one more or one fewer, a range, a list, `all`, an empty
+            // value, one request.
             vec![format!("{base},step=0,param=167"), format!("{base},param=167,step=6")],
+            vec![format!("{base},step=0,param=167"), format!("{base},step=6,param=167,levelist=500")],
+            vec![format!("{base},step=0,param=167"), format!("{base},step=6")],
             vec![format!("{base},step=0,param=167"), format!("{base},step=0/to/6/by/6,param=167")],
             vec![format!("{base},step=0,param=167"), format!("{base},step=0/6,param=167")],
             vec![format!("{base},step=0,param=167"), format!("{base},step=all,param=167")],
