@@ -27,6 +27,10 @@ const KEPT_PACKING_BYTES: usize = 256 << 20;
 /// keep an object store's requests overlapping, few enough to cost little where reads are local.
 pub const IN_FLIGHT: usize = 8;
 
+/// The most fields [`Extractor::extract_each`] reads at once, whatever the store keeps in
+/// flight: a thread each, each holding a field's bytes where it reads one whole.
+const MOST_IN_FLIGHT: usize = 64;
+
 /// The most bytes of packings one side object holds (CCSDS records of large fields are
 /// kilobytes each: a count would not bound it).
 pub(crate) const SIDE_OBJECT_BYTES: usize = 4 << 20;
@@ -152,7 +156,7 @@ impl Extractor {
     /// The extractions of several requests, each with its ranges, in the requests' order (a
     /// request's fields in the order it names values): the requests resolved in one pass over
     /// the catalogue ([`FieldStore::resolve_each`]), then up to [`IN_FLIGHT`] fields read at
-    /// once (or the store's reads in flight, if more), so that stores answering many reads in
+    /// once (or the store's reads in flight, if more, up to 64), so that stores answering many reads in
     /// parallel (S3, RADOS) are kept busy. The
     /// answer to an error: the first request that could not be resolved, else the first
     /// field, in the requests' order, that could not be read.
@@ -162,7 +166,7 @@ impl Extractor {
             requests.iter().zip(resolved).map(|((request, _), matches)| fields_of(request, matches?)).collect::<Result<_>>()?;
         let jobs: Vec<(usize, &FieldEntry)> =
             listed.iter().enumerate().flat_map(|(i, fields)| fields.iter().map(move |f| (i, f))).collect();
-        let in_flight = IN_FLIGHT.max(fs.reads_in_flight());
+        let in_flight = IN_FLIGHT.max(fs.reads_in_flight()).min(MOST_IN_FLIGHT);
         let mut extracted =
             in_parallel(in_flight, jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &requests[jobs[j].0].1)).into_iter();
         let mut answers = Vec::with_capacity(requests.len());

@@ -69,8 +69,11 @@ impl SideObjects for PosixStore {
         // SAFETY: a side object's file is never written once in place (it is written under a
         // hidden name, then renamed; a wipe unlinks it, which leaves a mapping whole), so the
         // mapped bytes do not change while they are read, as the mapping requires.
-        let mapped = unsafe { memmap2::Mmap::map(&file) }.ctx("map side object", &path)?;
-        Ok(Some(Box::new(mapped)))
+        match unsafe { memmap2::Mmap::map(&file) } {
+            Ok(mapped) => Ok(Some(Box::new(mapped))),
+            // Out of mappings (or a file system that maps none): read whole instead.
+            Err(_) => Ok(self.get_side_object(dataset, name)?.map(|bytes| Box::new(bytes) as Mapping)),
+        }
     }
 }
 

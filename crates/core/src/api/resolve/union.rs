@@ -14,8 +14,9 @@
 //! fields, as they do alone), and its data sets are those where it would have chosen an
 //! index. What the union cannot vouch for is left to resolving alone: requests that match no
 //! field (their explanation is their own), and every request when the union met a value it
-//! could not read, a keyword no schema names, or a keyword read with two types (each type may
-//! spell a value otherwise, which a request's values not found would show).
+//! could not read, a keyword no schema names, a keyword read with two types (each type may
+//! spell a value otherwise, which a request's values not found would show), or an index or
+//! data set it could not read.
 
 use std::collections::HashMap;
 
@@ -51,7 +52,17 @@ pub(super) fn answers(
     let Some(named) = OneValueEach::of(requests) else { return Ok(answers) };
     let union_request = named.union();
     let mut resolutions = [Resolution::new(fs, &union_request, options, action)];
-    fs.resolve_all(&mut resolutions)?;
+    // The union reads indexes no request alone would (values never asked together): one that
+    // cannot be read, failing the union or left out by a handle that skips such, is left to
+    // the requests alone, which may not meet it at all.
+    let skipped_before = crate::api::lock(&fs.skipped).len();
+    let read = fs.resolve_all(&mut resolutions);
+    let mut skipped = crate::api::lock(&fs.skipped);
+    if read.is_err() || skipped.len() != skipped_before {
+        skipped.truncate(skipped_before);
+        return Ok(answers);
+    }
+    drop(skipped);
     let [mut union] = resolutions;
     if !union.unknown_keywords.is_empty() || !union.asked.reads_every_value_one_way() {
         return Ok(answers);
@@ -341,6 +352,8 @@ mod tests {
     #[derive(Clone, Default)]
     struct Memory {
         datasets: BTreeMap<Key, (Arc<IndexInfo>, Entries)>,
+        /// Data sets whose index cannot be read.
+        broken: BTreeSet<Key>,
     }
 
     type Entries = Vec<(Key, FieldLocation)>;
@@ -375,12 +388,20 @@ mod tests {
             self
         }
 
+        /// As `with`, the index unreadable.
+        fn with_broken(mut self, date: &str, fields: &[(&str, &str)]) -> Self {
+            self = self.with(date, fields);
+            self.broken.insert(Key::parse(&format!("class=od,expver=0001,stream=oper,date={date},time=1200,domain=g")).unwrap());
+            self
+        }
+
         fn open(self) -> FieldStore {
             FieldStore::new(Schema::default_schema(), Box::new(self), Box::new(NoStore))
         }
     }
 
     struct MemoryView {
+        broken: bool,
         schema: String,
         index: Arc<IndexInfo>,
         entries: Entries,
@@ -396,7 +417,8 @@ mod tests {
         fn open(&self, dataset: &Key) -> Result<Option<Box<dyn DatasetView>>> {
             let schema = Schema::default_schema().text().to_string();
             Ok(self.datasets.get(dataset).map(|(index, entries)| {
-                Box::new(MemoryView { schema, index: index.clone(), entries: entries.clone() }) as Box<dyn DatasetView>
+                let broken = self.broken.contains(dataset);
+                Box::new(MemoryView { broken, schema, index: index.clone(), entries: entries.clone() }) as Box<dyn DatasetView>
             }))
         }
         fn wipe_dataset(&self, _: &Key) -> Result<()> {
@@ -421,13 +443,24 @@ mod tests {
             Ok(vec![self.index.clone()])
         }
         fn lookup(&mut self, _: &IndexInfo, element: &Key) -> Result<Option<FieldLocation>> {
+            self.readable()?;
             Ok(self.entries.iter().find(|(k, _)| k == element).map(|(_, l)| l.clone()))
         }
         fn entries(&mut self, _: &IndexInfo) -> Result<Vec<(Key, FieldLocation)>> {
+            self.readable()?;
             Ok(self.entries.clone())
         }
         fn mask(&mut self, _: &[&IndexInfo], _: Unused) -> Result<Vec<String>> {
             Err(unsupported("masking in the test's memory"))
+        }
+    }
+
+    impl MemoryView {
+        fn readable(&self) -> Result<()> {
+            match self.broken {
+                true => Err(Error::new(crate::error::ErrorKind::Corrupt, "a damaged index")),
+                false => Ok(()),
+            }
         }
     }
 
@@ -527,6 +560,29 @@ mod tests {
         let requests = parsed(&texts);
         let alone = fs.resolve(&requests[0], IN_REQUEST_ORDER, None).unwrap();
         assert_eq!((alone.fields.len(), alone.datasets.len()), (1, 3), "the case checked: a data set without the request's fields");
+    }
+
+    /// The union reads indexes no request alone reads (of values never asked together): one
+    /// that cannot be read fails no request, and leaves no note of a data set left out.
+    #[test]
+    fn an_index_only_the_union_would_read_fails_no_request() {
+        // Step 6 with parameter 130 only: on neither request's axes, on the union's.
+        let memory = stored().with_broken("20231209", &[("6", "130")]);
+        let texts: Vec<String> = ["6/167", "0/130"]
+            .iter()
+            .map(|sp| {
+                let (step, param) = sp.split_once('/').unwrap();
+                format!("class=od,expver=0001,stream=oper,time=1200,type=fc,levtype=sfc,step={step},param={param}")
+            })
+            .collect();
+        assert_eq!(answered_as_alone(&memory.clone().open(), &texts), [false, false]);
+        let skipping = memory.open().skipping_unreadable();
+        let requests = parsed(&texts);
+        for (each, request) in skipping.resolve_each(&requests, IN_REQUEST_ORDER, None).unwrap().iter().zip(&requests) {
+            let alone = skipping.resolve(request, IN_REQUEST_ORDER, None).unwrap();
+            assert_eq!(said(each.as_ref().unwrap()), said(&alone));
+        }
+        assert_eq!(skipping.take_skipped(), Vec::<String>::new(), "no data set left out: no request alone reads it");
     }
 
     #[test]
