@@ -156,10 +156,10 @@ impl Extractor {
     /// The extractions of several requests, each with its ranges, in the requests' order (a
     /// request's fields in the order it names values): the requests resolved in one pass over
     /// the catalogue ([`FieldStore::resolve_each`]), then up to [`IN_FLIGHT`] fields read at
-    /// once (or the store's reads in flight, if more, up to 64), so that stores answering many reads in
-    /// parallel (S3, RADOS) are kept busy. The
-    /// answer to an error: the first request that could not be resolved, else the first
-    /// field, in the requests' order, that could not be read.
+    /// once (or the store's reads in flight, if more, up to [`MOST_IN_FLIGHT`]), so that stores
+    /// answering many reads in parallel (S3, RADOS) are kept busy. The answer to an error: the
+    /// first request that could not be resolved, else the first field, in the requests'
+    /// order, that could not be read.
     pub fn extract_each(&self, fs: &FieldStore, requests: &[(Request, Vec<Range>)]) -> Result<Vec<Vec<FieldExtraction>>> {
         let resolved = fs.resolve_each(requests.iter().map(|(request, _)| request), IN_REQUEST_ORDER, Some(ControlAction::Retrieve))?;
         let listed: Vec<Vec<FieldEntry>> =

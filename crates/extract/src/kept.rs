@@ -148,9 +148,9 @@ impl KeptRecord {
 /// kind `Corrupt` naming the part otherwise.
 pub fn records_kept(object: SideObjectBytes) -> Result<Vec<KeptRecordEntry>> {
     let bytes = (*object).as_ref();
-    match bytes.get(..5) {
-        Some([b'F', b'S', b'P', b'I', VERSION]) => records_kept_2(&object),
-        Some([b'F', b'S', b'P', b'I', VERSION_1]) => records_kept_1(&object),
+    match (bytes.get(..4) == Some(&MAGIC[..]), bytes.get(4)) {
+        (true, Some(&VERSION)) => records_kept_2(&object),
+        (true, Some(&VERSION_1)) => records_kept_1(&object),
         _ => Err(corrupt(format!("not a side object of packings of version 1 or 2 ({} bytes)", bytes.len()))),
     }
 }

@@ -131,9 +131,6 @@ impl<'q> OneValueEach<'q> {
                 };
                 own.push(place);
             }
-            if own.len() != named.keywords.len() {
-                return None;
-            }
             named.values.push(own);
         }
         let combinations = named.distinct.iter().try_fold(1usize, |n, values| n.checked_mul(values.len()))?;
@@ -360,7 +357,7 @@ mod tests {
 
     impl Memory {
         fn with(mut self, date: &str, fields: &[(&str, &str)]) -> Self {
-            let dataset = Key::parse(&format!("class=od,expver=0001,stream=oper,date={date},time=1200,domain=g")).unwrap();
+            let dataset = dataset_of(date);
             let element_keywords = ["step", "levelist", "param", "frequency", "direction"];
             let entries: Entries = fields
                 .iter()
@@ -391,13 +388,18 @@ mod tests {
         /// As `with`, the index unreadable.
         fn with_broken(mut self, date: &str, fields: &[(&str, &str)]) -> Self {
             self = self.with(date, fields);
-            self.broken.insert(Key::parse(&format!("class=od,expver=0001,stream=oper,date={date},time=1200,domain=g")).unwrap());
+            self.broken.insert(dataset_of(date));
             self
         }
 
         fn open(self) -> FieldStore {
             FieldStore::new(Schema::default_schema(), Box::new(self), Box::new(NoStore))
         }
+    }
+
+    /// The key of the test's data set of `date`.
+    fn dataset_of(date: &str) -> Key {
+        Key::parse(&format!("class=od,expver=0001,stream=oper,date={date},time=1200,domain=g")).unwrap()
     }
 
     struct MemoryView {
