@@ -10,8 +10,9 @@
 # fieldstore.gribjump, ECMWF's pygribjump 0.13 over FDB5, and fieldstore's retrieve of the whole
 # fields decoded by ecCodes. With S3_ENV (a file of FIELDSTORE_TEST_S3_* variables, as
 # scripts/test-services.sh exports them), fieldstore also stores the fields on that S3 server
-# (a POSIX catalogue beside) and both of its ways are measured there too. Prints each read's
-# JSON line, then the medians and ratios.
+# (a POSIX catalogue beside) and both of its ways are measured there too; and both through
+# `fieldstore serve` over the POSIX store, on loopback (`served`). Prints each read's JSON line,
+# then the medians and ratios.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:-/dev/shm/fieldstore-extract-bench} nfields=${2:-1000} rounds=${3:-5} s3_env=${4:-}
@@ -56,7 +57,17 @@ for config in "${configs[@]}"; do
     touch "$dir/archived-$config"
   fi
 done
-results=$(mktemp); trap 'rm -f "$results"' EXIT
+# fieldstore serve over the POSIX store, on loopback: the same fields, extracted by the server
+# for its clients (`type: remote`), whose retrieve reads them through it.
+(cd "$here" && cargo build -q --release -p fieldstore-cli)
+"$here/target/release/fieldstore" --config "$dir/posix.yaml" serve --listen 127.0.0.1:0 > "$dir/serve.out" 2>/dev/null &
+server=$!
+results=$(mktemp); trap 'kill "$server"; rm -f "$results"' EXIT
+for _ in $(seq 100); do grep -q '^listening on' "$dir/serve.out" && break; sleep 0.1; done
+address=$(sed -n 's/^listening on //p' "$dir/serve.out")
+[[ -n $address ]] || { echo "extract-bench: fieldstore serve did not start" >&2; exit 1; }
+printf 'catalogue: {type: remote, endpoint: "http://%s"}\nstore: {type: remote, endpoint: "http://%s"}\n' "$address" "$address" > "$dir/served.yaml"
+configs+=(served)
 tag() { sed "s/}\$/, \"store\": \"$1\"}/" | tee -a "$results"; }
 for round in $(seq "$rounds"); do
   for packing in simple ccsds; do

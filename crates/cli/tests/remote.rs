@@ -134,9 +134,15 @@ fn client(dir: &Path, name: &str, address: &str, token: Option<&str>) -> PathBuf
 }
 
 fn curl(dir: &Path, token: &str, url: &str) -> (u16, Vec<u8>) {
+    curl_with(dir, token, url, &[])
+}
+
+/// `curl`, with more of its arguments (`--data`, ...).
+fn curl_with(dir: &Path, token: &str, url: &str, more: &[&str]) -> (u16, Vec<u8>) {
     let out = Command::new("curl")
         .args(["-sS", "--cacert"])
         .arg(dir.join("ca.pem"))
+        .args(more)
         .args(["-H", &format!("Authorization: Bearer {token}"), "-w", "\n%{http_code}", url])
         .output()
         .expect("curl");
@@ -178,10 +184,17 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
     ok(&store, &["retrieve", "class=rd,expver=x001,param=t", "-o", local.to_str().unwrap()]);
     assert!(std::fs::read(&through).unwrap() == std::fs::read(&local).unwrap() && std::fs::metadata(&local).unwrap().len() > 0);
     ok(&reader, &["list", "class=od,expver=0001"]);
+    // Points extracted by the server: the values a local extraction gives.
+    let extract = ["extract", "--csv", "class=rd,expver=x001,param=t", "--ranges", "0-3,100-101"];
+    let points = ok(&writer, &extract);
+    assert_eq!(points, ok(&store, &extract));
+    assert_eq!(points.lines().count(), 1 + 2 * 4, "a header and 4 points of each of 2 fields: {points}");
 
     // What an identity may not do is refused, naming the identity and what it may do.
     let refused = fails(&reader, &["list", "class=rd,expver=x001"]);
     assert!(refused.contains("identity 'reader' may not read 'class=rd,expver=x001': it may read class=od"), "{refused}");
+    let refused = fails(&reader, &["extract", "class=rd,expver=x001,param=t", "--ranges", "0-1"]);
+    assert!(refused.contains("identity 'reader' may not read 'class=rd,expver=x001,param=t'"), "{refused}");
     let refused = fails(&reader, &["archive", grib.to_str().unwrap()]);
     assert!(refused.contains("identity 'reader' may not archive anything"), "refused before its body is read: {refused}");
     let refused = fails(&writer, &["wipe", "class=od,expver=0001,stream=oper,date=20231201,time=1200", "--doit"]);
@@ -228,6 +241,13 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
     assert!(code == 200 && bytes == std::fs::read(&local).unwrap());
     let (code, body) = curl(dir, &reader_token, &format!("{base}/v1/retrieve?request=class=rd,expver=x001"));
     assert_eq!(code, 403, "{}", String::from_utf8_lossy(&body));
+    // An extraction's call that is not one, and one whose answer could not fit the server's
+    // memory, are refused before anything is read.
+    let extract = |body: &str| curl_with(dir, &writer_token, &format!("{base}/v1/extract"), &["--data", body]);
+    let (code, body) = extract("{\"requests\": 3}");
+    assert!(code == 400 && String::from_utf8_lossy(&body).contains("not an extraction"), "{code} {}", String::from_utf8_lossy(&body));
+    let (code, body) = extract(r#"{"requests": [{"request": "class=rd,expver=x001,param=t", "ranges": [[0, 18446744073709551615]]}]}"#);
+    assert!(code == 400 && String::from_utf8_lossy(&body).contains("split its requests"), "{code} {}", String::from_utf8_lossy(&body));
     // A location is read back only by the identity it was given to, and only as given.
     let location = &fields[0]["location"];
     let uri = location["uri"].as_str().unwrap();

@@ -7,12 +7,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fieldstore_core::api::{FieldEntry, ListOptions, Matches};
+use fieldstore_core::api::{FieldEntry, ListOptions, Matches, Remote};
 use fieldstore_core::error::{Error, ErrorKind, Result};
 use fieldstore_core::parallel::in_parallel;
 use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
 
 use crate::kept::{kept_parts, put_kept, records_kept, KeptEntry, KeptRecord, KeptRecordEntry};
+use crate::remote::{decode_answer, ExtractCall, EXTRACT};
 use crate::{extract, Extraction, Packing, Range, Source};
 
 /// The largest field whose message is read whole to learn its packing (2 GiB).
@@ -34,6 +35,37 @@ const MOST_IN_FLIGHT: usize = 64;
 /// The most bytes of packings one side object holds (CCSDS records of large fields are
 /// kilobytes each: a count would not bound it).
 pub(crate) const SIDE_OBJECT_BYTES: usize = 4 << 20;
+
+/// Requests an extraction through a server sends in one call: their answer (10 points of
+/// each field of 1,000 one-field requests) is under 200 KB, and several calls overlap.
+pub const REMOTE_BATCH: usize = 1000;
+
+/// Calls of an extraction through a server in flight at once.
+const REMOTE_CALLS: usize = 4;
+
+/// Requests resolved, with their fields ([`Extractor::plan_each`]).
+pub struct Planned<'r> {
+    requests: &'r [(Request, Vec<Range>)],
+    /// Each request's fields, in the order it names values.
+    fields: Vec<Vec<FieldEntry>>,
+}
+
+impl Planned<'_> {
+    /// The fields, of all the requests.
+    pub fn fields(&self) -> usize {
+        self.fields.iter().map(Vec::len).sum()
+    }
+
+    /// The points an extraction of these fields answers (a value and a mask each).
+    pub fn points(&self) -> u64 {
+        let fields = self.fields.iter().map(Vec::len);
+        self.requests
+            .iter()
+            .zip(fields)
+            .map(|((_, ranges), fields)| Range::points(ranges).saturating_mul(fields as u64))
+            .fold(0, u64::saturating_add)
+    }
+}
 
 /// One field's extraction.
 #[derive(Clone, Debug)]
@@ -137,8 +169,13 @@ impl Extractor {
     }
 
     /// The `ranges` of every field `request` names in `fs`, in the order it names values.
-    /// A request that matches nothing is a `NotFound` error saying why.
+    /// A request that matches nothing is a `NotFound` error saying why. Through a server, the
+    /// server extracts ([`crate::remote`]).
     pub fn extract(&self, fs: &FieldStore, request: &Request, ranges: &[Range]) -> Result<Vec<FieldExtraction>> {
+        if fs.remote().is_some() {
+            let mut answers = self.extract_each(fs, &[(request.clone(), ranges.to_vec())])?;
+            return Ok(answers.pop().unwrap_or_default());
+        }
         self.fields(fs, request)?.into_iter().map(|field| self.extract_field(fs, field, ranges)).collect()
     }
 
@@ -155,22 +192,40 @@ impl Extractor {
 
     /// The extractions of several requests, each with its ranges, in the requests' order (a
     /// request's fields in the order it names values): the requests resolved in one pass over
-    /// the catalogue ([`FieldStore::resolve_each`]), then up to [`IN_FLIGHT`] fields read at
-    /// once (or the store's reads in flight, if more, up to [`MOST_IN_FLIGHT`]), so that stores
-    /// answering many reads in parallel (S3, RADOS) are kept busy. The answer to an error: the
-    /// first request that could not be resolved, else the first field, in the requests'
-    /// order, that could not be read.
+    /// the catalogue ([`Extractor::plan_each`]), then their fields read several at once
+    /// ([`Extractor::extract_planned`]). Through a server, the server extracts
+    /// ([`crate::remote`]), [`REMOTE_BATCH`] requests a call, a few calls at once. The answer
+    /// to an error: the first request that could not be resolved, else the first field, in
+    /// the requests' order, that could not be read.
     pub fn extract_each(&self, fs: &FieldStore, requests: &[(Request, Vec<Range>)]) -> Result<Vec<Vec<FieldExtraction>>> {
+        if let Some(server) = fs.remote() {
+            return extract_through(server, requests);
+        }
+        let planned = self.plan_each(fs, requests)?;
+        self.extract_planned(fs, &planned)
+    }
+
+    /// The fields of several requests, each with its ranges, resolved in one pass over the
+    /// catalogue ([`FieldStore::resolve_each`]), to be read by [`Extractor::extract_planned`]
+    /// (a server sizes its answer in between). The error of the first request, in their order,
+    /// that could not be resolved.
+    pub fn plan_each<'r>(&self, fs: &FieldStore, requests: &'r [(Request, Vec<Range>)]) -> Result<Planned<'r>> {
         let resolved = fs.resolve_each(requests.iter().map(|(request, _)| request), IN_REQUEST_ORDER, Some(ControlAction::Retrieve))?;
-        let listed: Vec<Vec<FieldEntry>> =
-            requests.iter().zip(resolved).map(|((request, _), matches)| fields_of(request, matches?)).collect::<Result<_>>()?;
+        let fields = requests.iter().zip(resolved).map(|((request, _), matches)| fields_of(request, matches?)).collect::<Result<_>>()?;
+        Ok(Planned { requests, fields })
+    }
+
+    /// The extractions of planned requests ([`Extractor::plan_each`]): up to [`IN_FLIGHT`]
+    /// fields read at once (or the store's reads in flight, if more, up to [`MOST_IN_FLIGHT`]),
+    /// so that stores answering many reads in parallel (S3, RADOS) are kept busy.
+    pub fn extract_planned(&self, fs: &FieldStore, planned: &Planned<'_>) -> Result<Vec<Vec<FieldExtraction>>> {
         let jobs: Vec<(usize, &FieldEntry)> =
-            listed.iter().enumerate().flat_map(|(i, fields)| fields.iter().map(move |f| (i, f))).collect();
+            planned.fields.iter().enumerate().flat_map(|(i, fields)| fields.iter().map(move |f| (i, f))).collect();
         let in_flight = IN_FLIGHT.max(fs.reads_in_flight()).min(MOST_IN_FLIGHT);
         let mut extracted =
-            in_parallel(in_flight, jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &requests[jobs[j].0].1)).into_iter();
-        let mut answers = Vec::with_capacity(requests.len());
-        for fields in &listed {
+            in_parallel(in_flight, jobs.len(), |j| self.extract_field(fs, jobs[j].1.clone(), &planned.requests[jobs[j].0].1)).into_iter();
+        let mut answers = Vec::with_capacity(planned.fields.len());
+        for fields in &planned.fields {
             answers.push(extracted.by_ref().take(fields.len()).collect::<Result<Vec<_>>>()?);
         }
         Ok(answers)
@@ -271,6 +326,18 @@ impl Extractor {
     fn known(&self) -> std::sync::MutexGuard<'_, Known> {
         self.known.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The extractions of `requests`, made by `server` ([`crate::remote`]): [`REMOTE_BATCH`] a
+/// call, [`REMOTE_CALLS`] calls at once; the first error in the requests' order.
+fn extract_through(server: &dyn Remote, requests: &[(Request, Vec<Range>)]) -> Result<Vec<Vec<FieldExtraction>>> {
+    let batches: Vec<&[(Request, Vec<Range>)]> = requests.chunks(REMOTE_BATCH).collect();
+    let answered = in_parallel(REMOTE_CALLS, batches.len(), |b| {
+        let call = serde_json::to_vec(&ExtractCall::of(batches[b]))
+            .map_err(|e| Error::caused_by(ErrorKind::BadRequest, "cannot encode an extraction", e))?;
+        decode_answer(batches[b], &server.post_reading(EXTRACT, call)?)
+    });
+    answered.into_iter().collect::<Result<Vec<_>>>().map(|batches| batches.into_iter().flatten().collect())
 }
 
 /// Fields in the order a request names values.

@@ -14,10 +14,11 @@ pub mod kept;
 mod packing;
 mod ranges;
 mod record;
+pub mod remote;
 
 pub use at_archive::KeepPackings;
 pub use ccsds::{Ccsds, Entry};
 pub use extract::{extract, Extraction, Source};
-pub use fields::{Extractor, FieldExtraction, KeptPackings};
+pub use fields::{Extractor, FieldExtraction, KeptPackings, Planned, REMOTE_BATCH};
 pub use packing::{Packing, PackingKind};
 pub use ranges::Range;

@@ -23,6 +23,11 @@ impl Range {
         self.end.saturating_sub(self.start)
     }
 
+    /// The points of all of `ranges` (saturating: ranges from outside may be of any length).
+    pub fn points(ranges: &[Range]) -> u64 {
+        ranges.iter().map(Range::len).fold(0, u64::saturating_add)
+    }
+
     /// Whether it holds no point.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -1,5 +1,6 @@
 //! fieldstore's fuzz targets: every parser of text from users (schemas, requests, configs, keys),
-//! every decoder of what a server reads from its clients (archive bodies, calls),
+//! every decoder of what a server reads from its clients (archive bodies, calls) and a client from
+//! its server (answers),
 //! and every decoder of bytes read back from disk or objects (GRIB streams, TOC records, index
 //! segments, commits embedded in data files, the object-store catalogues' logs), each as a
 //! function of one input that must never panic, hang or allocate without bound, and that checks
@@ -23,7 +24,7 @@ mod seeds;
 
 pub use languages::{config, key, request, schema};
 pub use records::{ccsds_stream, embedded_commits, grib_scan, index_segment, kept_packings, object_log, packing_record, toc};
-pub use remote::{archive_frames, remote_answer, remote_call};
+pub use remote::{archive_frames, extract_answer, remote_answer, remote_call};
 pub use seeds::seeds;
 
 /// A fuzz target: one input, checked by assertions (a failed one is a finding).
@@ -43,6 +44,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("archive_frames", archive_frames),
     ("remote_call", remote_call),
     ("remote_answer", remote_answer),
+    ("extract_answer", extract_answer),
     ("packing_record", packing_record),
     ("kept_packings", kept_packings),
     ("ccsds_stream", ccsds_stream),

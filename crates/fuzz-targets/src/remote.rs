@@ -1,7 +1,11 @@
-//! Targets for what a server of `fieldstore serve` decodes from clients (archive bodies and
-//! calls), and what a client decodes from a server (a resolve's answer).
+//! Targets for what a server of `fieldstore serve` decodes from clients (archive bodies,
+//! calls and extractions), and what a client decodes from a server (a resolve's answer, an
+//! extraction's).
 
 use fieldstore_core::api::{decode_matches, encode_matches, FieldEntry, Matches, Operation};
+use fieldstore_core::Request;
+use fieldstore_extract::remote::{decode_answer, encode_answer, ExtractCall};
+use fieldstore_extract::Range;
 use fieldstore_remote::protocol::{encode_end, encode_field, Bytes, FieldFrames, Frame};
 
 /// The archive body decoder, fed in pieces of the size the first byte says: what it decodes,
@@ -36,8 +40,11 @@ pub fn archive_frames(data: &[u8]) {
 }
 
 /// A call's JSON: one that parses needs some permission for each of its needs, the same
-/// after a round trip.
+/// after a round trip. An extraction's call that parses has its requests read or refused.
 pub fn remote_call(data: &[u8]) {
+    if let Ok(call) = serde_json::from_slice::<ExtractCall>(data) {
+        let _ = call.parsed();
+    }
     let Ok(operation) = serde_json::from_slice::<Operation>(data) else { return };
     let needs: Vec<_> = operation.needs().iter().map(|need| need.any_of.to_vec()).collect();
     assert!(!needs.is_empty() && needs.iter().all(|any_of| !any_of.is_empty()), "a call needs some permission");
@@ -68,4 +75,31 @@ fn described(matches: &Matches) -> Vec<String> {
     described.extend(matches.collocations.iter().map(|(d, c)| format!("collocation {d} {c}")));
     described.push(format!("{:?} {:?}", matches.explanation, matches.not_found));
     described
+}
+
+/// The call [`extract_answer`]'s answers answer: two requests, with 3 and 1 points a field.
+pub fn extraction_call() -> Vec<(Request, Vec<Range>)> {
+    let request = |text: &str| Request::parse(text).expect("a request");
+    vec![(request("class=od,param=1/2"), vec![Range::new(0, 2), Range::new(5, 6)]), (request("class=od,param=3"), vec![Range::new(1, 2)])]
+}
+
+/// An extraction's answer from a server, as a client reads it: one that decodes has a value
+/// and a mask per point of the call's ranges, and encodes again (as a server would) to the
+/// same bytes of values.
+pub fn extract_answer(data: &[u8]) {
+    let call = extraction_call();
+    let Ok(answers) = decode_answer(&call, data) else { return };
+    for ((_, ranges), fields) in call.iter().zip(&answers) {
+        for field in fields {
+            let lengths: Vec<u64> = ranges.iter().map(Range::len).collect();
+            assert_eq!(field.extraction.values.iter().map(|v| v.len() as u64).collect::<Vec<_>>(), lengths, "a value per point");
+            assert_eq!(field.extraction.masks.iter().map(|m| m.len() as u64).collect::<Vec<_>>(), lengths, "a mask per point");
+        }
+    }
+    let bits = |answers: &[Vec<fieldstore_extract::FieldExtraction>]| -> Vec<u64> {
+        answers.iter().flatten().flat_map(|f| f.extraction.values.iter().flatten().map(|v| v.to_bits())).collect()
+    };
+    let before = bits(&answers);
+    let again = decode_answer(&call, &encode_answer(answers).expect("a decoded answer encodes")).expect("an encoded answer decodes");
+    assert_eq!(bits(&again), before, "an answer's values are read the same after a round trip");
 }

@@ -56,6 +56,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
             ]),
         ),
         ("remote_answer", vec![resolve_answer(false), resolve_answer(true)]),
+        ("extract_answer", vec![extraction_answer()]),
         ("packing_record", packing_records()),
         ("kept_packings", kept_packings()),
         ("ccsds_stream", ccsds_streams()),
@@ -127,6 +128,28 @@ fn resolve_answer(overlaid: bool) -> Vec<u8> {
     matches.fields = vec![field(&fc, "0", 0), field(&fc, "6", 100), field(&an, "0", 201)];
     matches.not_found = vec!["step=12".into()];
     encode_matches(matches, &|_| {}).expect("an answer encodes")
+}
+
+/// An answer to [`crate::remote::extraction_call`]: two fields of the first request, one of
+/// the second, a point missing.
+fn extraction_answer() -> Vec<u8> {
+    use fieldstore_core::api::FieldEntry;
+    use fieldstore_extract::{Extraction, FieldExtraction};
+    use std::sync::Arc;
+    let field = |param: &str, values: Vec<Vec<f64>>| {
+        let masks = values.iter().map(|v| v.iter().map(|x| !x.is_nan()).collect()).collect();
+        let field = FieldEntry {
+            dataset: Arc::new(Key::from_pairs([("class", "od")])),
+            collocation: Arc::new(Key::from_pairs([("type", "fc")])),
+            element: Key::from_pairs([("param", param)]),
+            location: FieldLocation { uri: "data#0123".into(), offset: 0, length: 100, crc32c: None },
+            superseded: false,
+            archived_in: None,
+        };
+        FieldExtraction { field, extraction: Extraction { values, masks, bytes_read: 8, decoded_whole: false } }
+    };
+    let first = vec![field("1", vec![vec![1.0, f64::NAN], vec![2.5]]), field("2", vec![vec![0.0, -1.0], vec![3.0]])];
+    fieldstore_extract::remote::encode_answer(vec![first, vec![field("3", vec![vec![7.0]])]]).expect("an answer encodes")
 }
 
 /// Records of a simple, a constant and a CCSDS field's packing, from ecCodes' samples.

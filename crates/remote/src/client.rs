@@ -170,6 +170,21 @@ impl Client {
         }
     }
 
+    /// POSTs the JSON `body` to `path`, sent again as [`Client::retrying`] allows; the
+    /// answer's body.
+    fn post(&self, path: &str, body: Vec<u8>, changes_nothing: bool) -> Result<Vec<u8>> {
+        let (client, url, body) = (self.clone(), self.url(path), Bytes::from(body));
+        self.run(async move {
+            let this = &client;
+            let answer = this.retrying(changes_nothing, || {
+                let request = this.request(reqwest::Method::POST, url.clone()).header("content-type", "application/json");
+                let sent = request.body(body.clone()).send();
+                async move { this.answer(sent.await.map_err(|e| this.lost(e))?).await }
+            });
+            Ok(answer.await?.to_vec())
+        })
+    }
+
     /// Runs `work` on the client's threads (where every socket is written, SIGPIPE blocked),
     /// and waits for it.
     fn run<T: Send + 'static>(&self, work: impl std::future::Future<Output = Result<T>> + Send + 'static) -> Result<T> {
@@ -257,19 +272,12 @@ impl Remote for Client {
     }
 
     fn call(&self, operation: &Operation) -> Result<Vec<u8>> {
-        let client = self.clone();
-        let operation = operation.clone();
-        self.run(async move {
-            let this = &client;
-            let body = serde_json::to_vec(&operation).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "cannot encode a call", e))?;
-            let body = Bytes::from(body);
-            let answer = this.retrying(operation.changes_nothing(), || {
-                let request = this.request(reqwest::Method::POST, this.url(protocol::CALL)).header("content-type", "application/json");
-                let sent = request.body(body.clone()).send();
-                async move { this.answer(sent.await.map_err(|e| this.lost(e))?).await }
-            });
-            Ok(answer.await?.to_vec())
-        })
+        let body = serde_json::to_vec(operation).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "cannot encode a call", e))?;
+        self.post(protocol::CALL, body, operation.changes_nothing())
+    }
+
+    fn post_reading(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>> {
+        self.post(path, body, true)
     }
 
     fn archiver(&self) -> Result<Box<dyn RemoteArchiver>> {

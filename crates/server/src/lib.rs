@@ -8,6 +8,7 @@
 //! listens on loopback only, unless told that it may listen elsewhere anyway.
 
 pub mod access;
+mod extract;
 mod memory;
 mod metrics;
 mod pieces;

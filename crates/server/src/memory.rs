@@ -28,6 +28,11 @@ impl Budget {
         Budget { bytes: Arc::new(Semaphore::new(permits)), total }
     }
 
+    /// The bytes of the whole budget.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// `bytes` of the budget, waited for; called from a blocking thread of the server's runtime.
     pub fn take(&self, bytes: u64) -> Result<OwnedSemaphorePermit> {
         let refused = |why: String| Error::new(ErrorKind::Unavailable, why);

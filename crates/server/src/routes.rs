@@ -67,12 +67,14 @@ pub struct Served {
     pub in_flight: HashMap<String, Arc<Semaphore>>,
     /// The bound of each identity's requests in flight.
     pub max_in_flight: usize,
+    /// Extracts points for clients ([`crate::extract`]), knowing the packings it learnt.
+    pub extractor: fieldstore_extract::Extractor,
     /// Archivers kept between a client's archive requests.
     sessions: Sessions,
     /// The buffers reads are sent from.
     pieces: Arc<Pieces>,
     /// The bytes requests may hold, all together.
-    memory: Budget,
+    pub(crate) memory: Budget,
 }
 
 impl Served {
@@ -93,6 +95,7 @@ impl Served {
             metrics: Metrics::new(),
             in_flight,
             max_in_flight,
+            extractor: fieldstore_extract::Extractor::new(),
             sessions: Sessions::default(),
             pieces: Pieces::new(READ_PIECE as usize, PIECES_KEPT),
             memory: Budget::new(max_memory),
@@ -100,7 +103,7 @@ impl Served {
     }
 }
 
-type Shared = Arc<Served>;
+pub(crate) type Shared = Arc<Served>;
 
 /// The router of every endpoint.
 pub fn router(served: Shared) -> Router {
@@ -112,6 +115,7 @@ pub fn router(served: Shared) -> Router {
         .route(protocol::READ, get(read))
         .route(protocol::LIST, get(list))
         .route(protocol::RETRIEVE, get(retrieve))
+        .route(fieldstore_extract::remote::EXTRACT, post(crate::extract::extract))
         .with_state(served)
 }
 
@@ -133,14 +137,14 @@ fn failure(error: &Error) -> Response {
 }
 
 /// Runs a blocking call on the blocking pool; a panic there is an error, never a crash.
-async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(work).await.map_err(|e| Error::caused_by(ErrorKind::Io, "the call stopped", e))?
 }
 
 /// A request let in: who asks, its place among that identity's requests in flight, and when
 /// it began. Dropped when the request ends (for a retrieve, when its stream does).
-struct Admitted<'s> {
-    identity: Option<&'s Identity>,
+pub(crate) struct Admitted<'s> {
+    pub(crate) identity: Option<&'s Identity>,
     permit: Option<OwnedSemaphorePermit>,
     _in_flight: InFlight,
     started: Instant,
@@ -152,7 +156,7 @@ struct Admitted<'s> {
 pub struct ClientCertificate(pub String);
 
 /// Who a request says it is: its bearer token, and its connection's client certificate.
-struct Caller {
+pub(crate) struct Caller {
     token: Option<String>,
     certificate: Option<ClientCertificate>,
 }
@@ -170,7 +174,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
 /// places in flight, waiting [`ADMISSION_WAIT`] at most for one; the answer to give instead if
 /// it is unknown or still has too many requests in flight (429, `Retry-After`: clients that
 /// only read try again).
-async fn admit<'s>(served: &'s Served, caller: &Caller) -> std::result::Result<Admitted<'s>, Box<Response>> {
+pub(crate) async fn admit<'s>(served: &'s Served, caller: &Caller) -> std::result::Result<Admitted<'s>, Box<Response>> {
     let certificate = caller.certificate.as_ref().map(|c| c.0.as_str());
     let identity = served.access.identify(caller.token.as_deref(), certificate).map_err(|e| Box::new(refused_identity(&e)))?;
     let name = identity.map_or("", |i| i.name.as_str());
@@ -205,7 +209,13 @@ fn bearer_token(value: &str) -> Option<&str> {
 
 /// Logs and counts an answered request, and gives its answer: `sent` bytes of the body of
 /// `answer`, or the error's.
-fn answer(served: &Served, admitted: &Admitted<'_>, operation: &str, received: u64, outcome: Result<(Response, u64)>) -> Response {
+pub(crate) fn answer(
+    served: &Served,
+    admitted: &Admitted<'_>,
+    operation: &str,
+    received: u64,
+    outcome: Result<(Response, u64)>,
+) -> Response {
     let identity = admitted.identity.map_or("-", |i| i.name.as_str());
     let took = admitted.started.elapsed();
     let ms = took.as_secs_f64() * 1e3;
@@ -231,7 +241,7 @@ fn streamed(body: Body, length: u64) -> Response {
 }
 
 /// A body as the answer, counted.
-fn bytes_answer(content_type: &'static str, body: Vec<u8>) -> (Response, u64) {
+pub(crate) fn bytes_answer(content_type: &'static str, body: Vec<u8>) -> (Response, u64) {
     let sent = body.len() as u64;
     (([(header::CONTENT_TYPE, content_type)], body).into_response(), sent)
 }
@@ -240,12 +250,12 @@ async fn metrics(State(served): State<Shared>) -> Response {
     ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], served.metrics.text()).into_response()
 }
 
-fn check(identity: Option<&Identity>, permission: Permission, scope: &Scope<'_>) -> Result<()> {
+pub(crate) fn check(identity: Option<&Identity>, permission: Permission, scope: &Scope<'_>) -> Result<()> {
     identity.map_or(Ok(()), |identity| identity.check(permission, scope))
 }
 
 /// The name a location is signed for.
-fn name(identity: Option<&Identity>) -> String {
+pub(crate) fn name(identity: Option<&Identity>) -> String {
     identity.map_or(String::new(), |i| i.name.clone())
 }
 
@@ -259,7 +269,7 @@ fn signature(key: &[u8; 32], name: &str, uri: &str) -> String {
 }
 
 /// `uri#signature`: what clients are given, and read back with.
-fn sign(key: &[u8; 32], name: &str, location: &mut FieldLocation) {
+pub(crate) fn sign(key: &[u8; 32], name: &str, location: &mut FieldLocation) {
     let signed = format!("{}#{}", location.uri, signature(key, name, &location.uri));
     location.uri = signed.into();
 }
@@ -292,16 +302,27 @@ async fn call(State(served): State<Shared>, caller: Caller, body: Body) -> Respo
 /// A call's body, read once the caller is admitted: at most [`CALL_LIMIT`] bytes, within
 /// [`BODY_IDLE`], parsed on the blocking pool (a key of many keywords costs its parse there).
 async fn read_call(body: Body) -> Result<(Operation, u64)> {
-    let bytes = match tokio::time::timeout(BODY_IDLE, axum::body::to_bytes(body, CALL_LIMIT)).await {
-        Err(_) => return Err(Error::new(ErrorKind::Timeout, format!("the call's body did not arrive within {} s", BODY_IDLE.as_secs()))),
-        Ok(Err(e)) => return Err(Error::caused_by(ErrorKind::BadRequest, format!("a call's body (at most {CALL_LIMIT} bytes)"), e)),
+    read_body(body, CALL_LIMIT, "a call").await
+}
+
+/// A JSON body of at most `limit` bytes (`what` it is, for errors), read within
+/// [`BODY_IDLE`] and parsed on the blocking pool; and its length.
+pub(crate) async fn read_body<T: serde::de::DeserializeOwned + Send + 'static>(
+    body: Body,
+    limit: usize,
+    what: &'static str,
+) -> Result<(T, u64)> {
+    let bytes = match tokio::time::timeout(BODY_IDLE, axum::body::to_bytes(body, limit)).await {
+        Err(_) => return Err(Error::new(ErrorKind::Timeout, format!("{what}'s body did not arrive within {} s", BODY_IDLE.as_secs()))),
+        Ok(Err(e)) => return Err(Error::caused_by(ErrorKind::BadRequest, format!("{what}'s body (at most {limit} bytes)"), e)),
         Ok(Ok(bytes)) => bytes,
     };
     let received = bytes.len() as u64;
-    let operation =
-        blocking(move || serde_json::from_slice::<Operation>(&bytes).map_err(|e| Error::caused_by(ErrorKind::BadRequest, "not a call", e)))
-            .await?;
-    Ok((operation, received))
+    let parsed = blocking(move || {
+        serde_json::from_slice::<T>(&bytes).map_err(|e| Error::caused_by(ErrorKind::BadRequest, format!("not {what}"), e))
+    })
+    .await?;
+    Ok((parsed, received))
 }
 
 /// The operation's name, as its JSON spells it (`op`): the metrics' label.
@@ -329,11 +350,16 @@ async fn run_call(served: &Shared, identity: Option<&Identity>, operation: Opera
         operation.run(&served.fs, &answering)
     })
     .await;
-    // A caller allowed part of the store is not told what is stored beyond it.
-    outcome.map_err(|e| match (explanations, e.kind()) {
+    outcome.map_err(|e| hide_beyond_access(explanations, e))
+}
+
+/// A caller allowed part of the store (no `explanations`) is not told what is stored beyond
+/// it: why nothing matched becomes [`NOTHING_ALLOWED_MATCHED`].
+pub(crate) fn hide_beyond_access(explanations: bool, error: Error) -> Error {
+    match (explanations, error.kind()) {
         (false, ErrorKind::NotFound) => Error::new(ErrorKind::NotFound, NOTHING_ALLOWED_MATCHED),
-        _ => e,
-    })
+        _ => error,
+    }
 }
 
 /// Whether `identity` may do `operation`: each of its needs allowed by one of its permissions;

@@ -324,8 +324,9 @@ impl FieldStore {
         })
     }
 
-    /// The server this handle's calls go to, if its catalogue is one's ([`Remote`]).
-    fn remote(&self) -> Option<&dyn Remote> {
+    /// The server this handle's calls go to, if its catalogue is one's ([`Remote`]): crates
+    /// over this API send their own calls there too.
+    pub fn remote(&self) -> Option<&dyn Remote> {
         self.shared.catalogue.remote()
     }
 

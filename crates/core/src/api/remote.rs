@@ -29,6 +29,11 @@ pub trait Remote: Send + Sync {
     /// Runs one operation on the server; its answer, as [`Operation::run`] gives it there
     /// (JSON).
     fn call(&self, operation: &Operation) -> Result<Vec<u8>>;
+    /// Sends `body` (JSON) to the server's endpoint `path` for a call of a crate over this API
+    /// that only reads (an extraction: `fieldstore-extract` keeps its own calls and their
+    /// answers, the server serves them), sent again where its answer was lost; the answer's
+    /// body.
+    fn post_reading(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>>;
     /// A new stream of fields to archive through the server, independent of every other.
     fn archiver(&self) -> Result<Box<dyn RemoteArchiver>>;
 }
