@@ -95,6 +95,11 @@ def test_the_server_extracts_what_a_local_handle_does_and_sends_only_values(serv
     # The server learnt the packings: another client's extraction reads a few bytes a field.
     (again,) = fieldstore.FieldStore(remote(address)).extract(f"{EXTRACTED},param=1", ranges=[(5, 8)])
     assert 0 < again.bytes_read < len(messages[1]) // 20, again.bytes_read
+    # A scan through the server keeps them beside its data: a local handle reads little too.
+    kept = through.keep_packings(EXTRACTED)
+    assert (kept["fields"], kept["already_kept"] + kept["learnt"], kept["side_objects"]) == (len(messages), len(messages), 1), kept
+    (alone,) = local.extract(f"{EXTRACTED},param=1", ranges=[(5, 8)])
+    assert 0 < alone.bytes_read < len(messages[1]) // 20, alone.bytes_read
     n = reference(messages[1]).size
     with pytest.raises(fieldstore.BadRequest, match="beyond the field"):
         through.extract(f"{EXTRACTED},param=1", ranges=[(0, n + 1)])

@@ -189,12 +189,19 @@ fn a_tls_server_serves_each_identity_what_its_patterns_allow() {
     let points = ok(&writer, &extract);
     assert_eq!(points, ok(&store, &extract));
     assert_eq!(points.lines().count(), 1 + 2 * 4, "a header and 4 points of each of 2 fields: {points}");
+    // A scan keeps the packings beside the server's data, once.
+    let scanned: serde_json::Value = serde_json::from_str(&ok(&writer, &["scan", "--json", "class=rd,expver=x001"])).unwrap();
+    assert_eq!((&scanned["fields"], &scanned["learnt"], &scanned["side_objects"]), (&4.into(), &4.into(), &1.into()), "{scanned}");
+    let again: serde_json::Value = serde_json::from_str(&ok(&store, &["scan", "--json", "class=rd,expver=x001"])).unwrap();
+    assert_eq!(again["already_kept"], 4, "{again}");
 
     // What an identity may not do is refused, naming the identity and what it may do.
     let refused = fails(&reader, &["list", "class=rd,expver=x001"]);
     assert!(refused.contains("identity 'reader' may not read 'class=rd,expver=x001': it may read class=od"), "{refused}");
     let refused = fails(&reader, &["extract", "class=rd,expver=x001,param=t", "--ranges", "0-1"]);
     assert!(refused.contains("identity 'reader' may not read 'class=rd,expver=x001,param=t'"), "{refused}");
+    let refused = fails(&reader, &["scan", "class=od,expver=0001"]);
+    assert!(refused.contains("identity 'reader' may not archive"), "a scan writes beside the data: {refused}");
     let refused = fails(&reader, &["archive", grib.to_str().unwrap()]);
     assert!(refused.contains("identity 'reader' may not archive anything"), "refused before its body is read: {refused}");
     let refused = fails(&writer, &["wipe", "class=od,expver=0001,stream=oper,date=20231201,time=1200", "--doit"]);

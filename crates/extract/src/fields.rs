@@ -13,7 +13,7 @@ use fieldstore_core::parallel::in_parallel;
 use fieldstore_core::{ControlAction, FieldLocation, FieldStore, Key, Request};
 
 use crate::kept::{kept_parts, put_kept, records_kept, KeptEntry, KeptRecord, KeptRecordEntry};
-use crate::remote::{decode_answer, ExtractCall, EXTRACT};
+use crate::remote::{decode_answer, decode_scanned, ExtractCall, ScanCall, EXTRACT, SCAN};
 use crate::{extract, Extraction, Packing, Range, Source};
 
 /// The largest field whose message is read whole to learn its packing (2 GiB).
@@ -77,7 +77,7 @@ pub struct FieldExtraction {
 }
 
 /// What keeping a request's packings did ([`Extractor::keep_packings`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KeptPackings {
     /// The fields the request names.
     pub fields: usize,
@@ -234,8 +234,16 @@ impl Extractor {
     /// Keeps the packing of every field `request` names beside its data set's data (`fieldstore
     /// scan`, gribjump-scan's job): each one not kept yet is learnt from its whole message, and
     /// each data set's new ones go into one new side object. `progress(done, total)` follows
-    /// the fields.
+    /// the fields. Through a server, the server keeps them ([`crate::remote`]; progress is then
+    /// told once, at the end).
     pub fn keep_packings(&self, fs: &FieldStore, request: &Request, progress: &mut dyn FnMut(usize, usize)) -> Result<KeptPackings> {
+        if let Some(server) = fs.remote() {
+            let call = serde_json::to_vec(&ScanCall { request: request.to_string() })
+                .map_err(|e| Error::caused_by(ErrorKind::BadRequest, "cannot encode a scan", e))?;
+            let kept = decode_scanned(&server.post_repeatable(SCAN, call)?)?;
+            progress(kept.fields, kept.fields);
+            return Ok(kept);
+        }
         let side = fs.side_objects()?;
         let fields = self.fields(fs, request)?;
         let mut kept = KeptPackings { fields: fields.len(), ..KeptPackings::default() };
@@ -335,7 +343,7 @@ fn extract_through(server: &dyn Remote, requests: &[(Request, Vec<Range>)]) -> R
     let answered = in_parallel(REMOTE_CALLS, batches.len(), |b| {
         let call = serde_json::to_vec(&ExtractCall::of(batches[b]))
             .map_err(|e| Error::caused_by(ErrorKind::BadRequest, "cannot encode an extraction", e))?;
-        decode_answer(batches[b], &server.post_reading(EXTRACT, call)?)
+        decode_answer(batches[b], &server.post_repeatable(EXTRACT, call)?)
     });
     answered.into_iter().collect::<Result<Vec<_>>>().map(|batches| batches.into_iter().flatten().collect())
 }

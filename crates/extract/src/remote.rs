@@ -1,8 +1,9 @@
 //! Extraction through a server (`type: remote`): a client's [`crate::Extractor`] sends its
 //! requests and ranges to the server's [`EXTRACT`] endpoint, whose own extractor reads the
 //! points next to the data (with the packings its store keeps, and those it learnt for any
-//! client) and answers only the values. Both sides use this module, so each has one definition
-//! of the call and its answer (docs/remote.md).
+//! client) and answers only the values; and a scan to [`SCAN`], which the server's extractor
+//! makes on its store. Both sides use this module, so each has one definition of the calls and
+//! their answers (docs/remote.md).
 //!
 //! The call is JSON ([`ExtractCall`]). The answer is binary: `FSXA`, the length of a JSON
 //! header (u64, little-endian) and the header ([`AnswerHeader`]: each request's fields, their
@@ -20,6 +21,10 @@ use crate::{Extraction, FieldExtraction, Range};
 
 /// Extracts the ranges of a list of requests ([`ExtractCall`], POST).
 pub const EXTRACT: &str = "/v1/extract";
+
+/// Keeps the packings of the fields of a request ([`ScanCall`], POST): answers
+/// [`crate::KeptPackings`] as JSON.
+pub const SCAN: &str = "/v1/scan";
 
 /// The first bytes of an answer.
 const MAGIC: &[u8; 4] = b"FSXA";
@@ -67,6 +72,19 @@ impl ExtractCall {
         };
         self.requests.iter().enumerate().map(parse).collect()
     }
+}
+
+/// What a client asks to be scanned ([`crate::Extractor::keep_packings`]).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScanCall {
+    /// The request's text (parsed again by the server).
+    pub request: String,
+}
+
+/// What a scan's answer says it did.
+pub fn decode_scanned(answer: &[u8]) -> Result<crate::KeptPackings> {
+    serde_json::from_slice(answer).map_err(|e| Error::caused_by(ErrorKind::Corrupt, "a scan's answer", e))
 }
 
 /// What an answer says of its fields, before their values.

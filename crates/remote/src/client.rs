@@ -276,7 +276,7 @@ impl Remote for Client {
         self.post(protocol::CALL, body, operation.changes_nothing())
     }
 
-    fn post_reading(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>> {
+    fn post_repeatable(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>> {
         self.post(path, body, true)
     }
 

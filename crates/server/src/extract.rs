@@ -1,20 +1,21 @@
-//! The extraction endpoint ([`fieldstore_extract::remote`]): a client's requests and ranges
+//! The extraction endpoints ([`fieldstore_extract::remote`]): a client's requests and ranges
 //! extracted by the server's own [`Extractor`], next to the data, so that only the values
-//! cross the network. The server's extractor is shared by every client: a packing one learnt
-//! (a field's whole message read once) serves all of them.
+//! cross the network; and scans, which keep packings beside the server's data. The server's
+//! extractor is shared by every client: a packing one learnt (a field's whole message read
+//! once) serves all of them.
 
 use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
 
-use fieldstore_core::api::{Permission, Scope};
-use fieldstore_core::{Error, ErrorKind, Result};
-use fieldstore_extract::remote::{encode_answer, value_bytes, ExtractCall};
+use fieldstore_core::api::{Need, Permission, Scope};
+use fieldstore_core::{Error, ErrorKind, Request, Result};
+use fieldstore_extract::remote::{encode_answer, value_bytes, ExtractCall, ScanCall};
 use fieldstore_extract::Extractor;
 
 use crate::access::Identity;
 use crate::memory::Held;
-use crate::routes::{admit, answer, blocking, bytes_answer, check, hide_beyond_access, name, read_body, sign, Caller, Shared};
+use crate::routes::{admit, answer, authorise, blocking, bytes_answer, check, hide_beyond_access, name, read_body, sign, Caller, Shared};
 
 /// The largest extraction call: a client sends [`fieldstore_extract::REMOTE_BATCH`] requests
 /// a call, a few hundred kilobytes with their ranges.
@@ -67,6 +68,39 @@ async fn extract_call(served: &Shared, identity: Option<&Identity>, call: Extrac
             sign(&served.signing_key, &name, &mut field.field.location);
         }
         encode_answer(answers)
+    })
+    .await;
+    outcome.map_err(|e| hide_beyond_access(explanations, e))
+}
+
+/// The largest scan call: a request.
+const SCAN_LIMIT: usize = 1 << 20;
+
+pub(crate) async fn scan(State(served): State<Shared>, caller: Caller, body: Body) -> Response {
+    let admitted = match admit(&served, &caller).await {
+        Ok(admitted) => admitted,
+        Err(refused) => return *refused,
+    };
+    let (call, received) = match read_body::<ScanCall>(body, SCAN_LIMIT, "a scan").await {
+        Ok(read) => read,
+        Err(e) => return answer(&served, &admitted, "scan", 0, Err(e)),
+    };
+    let outcome = scan_call(&served, admitted.identity, call).await.map(|body| bytes_answer("application/json", body));
+    answer(&served, &admitted, "scan", received, outcome)
+}
+
+/// A scan writes beside the data sets it names: `identity` must be allowed to read the
+/// request and to archive into each of them, whole.
+async fn scan_call(served: &Shared, identity: Option<&Identity>, call: ScanCall) -> Result<Vec<u8>> {
+    if let Some(identity) = identity {
+        let needs = [Need::on(&Permission::Read, Scope::Request(&call.request)), Need::on_datasets(&Permission::Archive, &call.request)];
+        authorise(served, identity, &needs).await?;
+    }
+    let explanations = identity.is_none_or(|i| i.reads_everything());
+    let served = served.clone();
+    let outcome = blocking(move || {
+        let kept = served.extractor.keep_packings(&served.fs, &Request::parse(&call.request)?, &mut |_, _| {})?;
+        serde_json::to_vec(&kept).map_err(|e| Error::caused_by(ErrorKind::Io, "cannot encode a scan's answer", e))
     })
     .await;
     outcome.map_err(|e| hide_beyond_access(explanations, e))

@@ -19,7 +19,7 @@ use sha2::Sha256;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_stream::wrappers::ReceiverStream;
 
-use fieldstore_core::api::{Answering, Archiver, FieldStore, ListOptions, Operation, Permission, Scope, NOTHING_ALLOWED_MATCHED};
+use fieldstore_core::api::{Answering, Archiver, FieldStore, ListOptions, Need, Operation, Permission, Scope, NOTHING_ALLOWED_MATCHED};
 use fieldstore_core::backend::{ControlAction, FieldLocation};
 use fieldstore_core::{Error, ErrorKind, Key, Request, Result};
 use fieldstore_remote::protocol::{self, Archived, ErrorBody, FieldFrames, Frame};
@@ -116,6 +116,7 @@ pub fn router(served: Shared) -> Router {
         .route(protocol::LIST, get(list))
         .route(protocol::RETRIEVE, get(retrieve))
         .route(fieldstore_extract::remote::EXTRACT, post(crate::extract::extract))
+        .route(fieldstore_extract::remote::SCAN, post(crate::extract::scan))
         .with_state(served)
 }
 
@@ -342,7 +343,7 @@ async fn run_call(served: &Shared, identity: Option<&Identity>, operation: Opera
     let operation = operation.honouring_locks();
     let explanations = identity.is_none_or(|i| i.reads_everything());
     if let Some(identity) = identity {
-        authorise(served, identity, &operation).await?;
+        authorise(served, identity, &operation.needs()).await?;
     }
     let (served, name) = (served.clone(), name(identity));
     let outcome = blocking(move || {
@@ -362,12 +363,12 @@ pub(crate) fn hide_beyond_access(explanations: bool, error: Error) -> Error {
     }
 }
 
-/// Whether `identity` may do `operation`: each of its needs allowed by one of its permissions;
-/// a need on whole data sets checked on every data set its request names, and data set keys
-/// checked to be keys of the server's schema (a key of other keywords could name another
-/// data set's place). The refusal names the first need none allows.
-async fn authorise(served: &Shared, identity: &Identity, operation: &Operation) -> Result<()> {
-    for need in operation.needs() {
+/// Whether `identity` may do what has `needs` (an operation's): each need allowed by one of
+/// its permissions; a need on whole data sets checked on every data set its request names,
+/// and data set keys checked to be keys of the server's schema (a key of other keywords could
+/// name another data set's place). The refusal names the first need none allows.
+pub(crate) async fn authorise(served: &Shared, identity: &Identity, needs: &[Need<'_>]) -> Result<()> {
+    for need in needs {
         let refusals: Vec<Error> = need.any_of.iter().filter_map(|p| identity.check(*p, &need.scope).err()).collect();
         if refusals.len() == need.any_of.len() {
             if let Some(first) = refusals.into_iter().next() {

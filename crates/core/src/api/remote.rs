@@ -30,10 +30,10 @@ pub trait Remote: Send + Sync {
     /// (JSON).
     fn call(&self, operation: &Operation) -> Result<Vec<u8>>;
     /// Sends `body` (JSON) to the server's endpoint `path` for a call of a crate over this API
-    /// that only reads (an extraction: `fieldstore-extract` keeps its own calls and their
-    /// answers, the server serves them), sent again where its answer was lost; the answer's
-    /// body.
-    fn post_reading(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>>;
+    /// (an extraction, a scan: `fieldstore-extract` keeps its own calls and their answers, the
+    /// server serves them) that may be sent again where its answer was lost: one that only
+    /// reads, or whose second run changes nothing more. The answer's body.
+    fn post_repeatable(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>>;
     /// A new stream of fields to archive through the server, independent of every other.
     fn archiver(&self) -> Result<Box<dyn RemoteArchiver>>;
 }
@@ -142,11 +142,13 @@ pub struct Need<'o> {
 }
 
 impl<'o> Need<'o> {
-    fn on(permission: &'static Permission, scope: Scope<'o>) -> Self {
+    /// `permission` on `scope`.
+    pub fn on(permission: &'static Permission, scope: Scope<'o>) -> Self {
         Need { any_of: std::slice::from_ref(permission), scope, whole_datasets: false }
     }
 
-    fn on_datasets(permission: &'static Permission, request: &'o str) -> Self {
+    /// `permission` on every data set `request` names, whole.
+    pub fn on_datasets(permission: &'static Permission, request: &'o str) -> Self {
         Need { any_of: std::slice::from_ref(permission), scope: Scope::Request(request), whole_datasets: true }
     }
 }
