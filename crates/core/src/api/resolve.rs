@@ -224,6 +224,16 @@ fn add_to_union(union: &mut HashMap<String, HashSet<String>>, index: &IndexInfo)
     }
 }
 
+/// What a resolution does with a data set it cannot read.
+#[derive(Clone, Copy, Debug)]
+enum Unreadable {
+    /// Leaves it out, noted, where the handle skips such ([`FieldStore::skipping_unreadable`]);
+    /// else fails.
+    AsTheHandleSays,
+    /// Fails (a union of requests, which the requests alone may not need to read).
+    Fails,
+}
+
 impl FieldStore {
     /// Finds what a request names. Datasets locked for `action` are left out (with a
     /// reason); `None` ignores locks (for `control` itself and `where`).
@@ -232,7 +242,7 @@ impl FieldStore {
             return super::remote::resolve(remote, request, options, action);
         }
         let mut resolutions = [Resolution::new(self, request, options, action)];
-        self.resolve_all(&mut resolutions)?;
+        self.resolve_all(&mut resolutions, Unreadable::AsTheHandleSays)?;
         let [resolution] = resolutions;
         resolution.finish()
     }
@@ -262,27 +272,28 @@ impl FieldStore {
         let alone = requests.iter().zip(&together).filter(|(_, answer)| answer.is_none());
         let mut resolutions: Vec<_> = alone.map(|(request, _)| Resolution::new(self, request, options, action)).collect();
         if !resolutions.is_empty() {
-            self.resolve_all(&mut resolutions)?;
+            self.resolve_all(&mut resolutions, Unreadable::AsTheHandleSays)?;
         }
         let mut alone = resolutions.into_iter().map(Resolution::finish);
         Ok(together.into_iter().filter_map(|answer| answer.map(Ok).or_else(|| alone.next())).collect())
     }
 
-    /// Matches every data set for each resolution (all of one action).
-    fn resolve_all(&self, resolutions: &mut [Resolution<'_>]) -> Result<()> {
+    /// Matches every data set for each resolution (all of one action); a data set that cannot
+    /// be read is left out or fails them as `unreadable` says.
+    fn resolve_all(&self, resolutions: &mut [Resolution<'_>], unreadable: Unreadable) -> Result<()> {
         let datasets = self.catalogue().datasets()?;
         self.keep_views_of(&datasets);
         if datasets.is_empty() {
             resolutions.iter_mut().for_each(|r| r.why.add(0, "the store holds no data sets yet".into()));
         }
         for dataset in &datasets {
-            self.resolve_dataset_for_all(resolutions, dataset)?;
+            self.resolve_dataset_for_all(resolutions, dataset, unreadable)?;
         }
         Ok(())
     }
 
     /// Matches one data set, and those overlaid onto it, for each resolution.
-    fn resolve_dataset_for_all(&self, resolutions: &mut [Resolution<'_>], dataset: &Key) -> Result<()> {
+    fn resolve_dataset_for_all(&self, resolutions: &mut [Resolution<'_>], dataset: &Key, unreadable: Unreadable) -> Result<()> {
         let Some(action) = resolutions.first().map(|r| r.action) else { return Ok(()) };
         // Views are kept between calls: each one reads only what was flushed since.
         let view = match self.view(dataset) {
@@ -296,7 +307,7 @@ impl FieldStore {
                 for r in resolutions.iter_mut() {
                     named |= self.may_name(&mut r.asked, dataset)?;
                 }
-                return if named { self.skip_unreadable(dataset, e) } else { Ok(()) };
+                return if named { self.skip_unreadable(dataset, e, unreadable) } else { Ok(()) };
             }
         };
         let locked = self.locked_for(dataset, action)?;
@@ -313,7 +324,7 @@ impl FieldStore {
                     Ok(answer) => *looked = answer,
                     // Failed before it added anything (its indexes could not be read): it may
                     // be skipped; after, the request fails.
-                    Err(e) if r.matches.sizes() == matched_before => self.skip_unreadable(dataset, e)?,
+                    Err(e) if r.matches.sizes() == matched_before => self.skip_unreadable(dataset, e, unreadable)?,
                     Err(e) => return Err(e),
                 }
             }
@@ -388,9 +399,10 @@ impl Matches {
 
 impl FieldStore {
     /// `error`, unless this handle skips data sets that cannot be read
-    /// ([`FieldStore::skipping_unreadable`]): then it is noted for [`FieldStore::take_skipped`].
-    fn skip_unreadable(&self, dataset: &Key, error: Error) -> Result<()> {
-        if !self.skip_unreadable {
+    /// ([`FieldStore::skipping_unreadable`]) and `unreadable` lets it: then it is noted for
+    /// [`FieldStore::take_skipped`].
+    fn skip_unreadable(&self, dataset: &Key, error: Error, unreadable: Unreadable) -> Result<()> {
+        if !self.skip_unreadable || matches!(unreadable, Unreadable::Fails) {
             return Err(error);
         }
         let note = format!("data set {dataset} left out: {}", error.report());

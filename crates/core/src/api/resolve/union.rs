@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use super::{sorted_positions, Resolution};
+use super::{sorted_positions, Resolution, Unreadable};
 use crate::api::{ControlAction, FieldEntry, FieldStore, ListOptions, Matches};
 use crate::backend::IndexInfo;
 use crate::error::Result;
@@ -53,16 +53,11 @@ pub(super) fn answers(
     let union_request = named.union();
     let mut resolutions = [Resolution::new(fs, &union_request, options, action)];
     // The union reads indexes no request alone would (values never asked together): one that
-    // cannot be read, failing the union or left out by a handle that skips such, is left to
-    // the requests alone, which may not meet it at all.
-    let skipped_before = crate::api::lock(&fs.skipped).len();
-    let read = fs.resolve_all(&mut resolutions);
-    let mut skipped = crate::api::lock(&fs.skipped);
-    if read.is_err() || skipped.len() != skipped_before {
-        skipped.truncate(skipped_before);
+    // cannot be read fails the union, even where the handle skips such, and is left to the
+    // requests alone, which may not meet it at all.
+    if fs.resolve_all(&mut resolutions, Unreadable::Fails).is_err() {
         return Ok(answers);
     }
-    drop(skipped);
     let [mut union] = resolutions;
     if !union.unknown_keywords.is_empty() || !union.asked.reads_every_value_one_way() {
         return Ok(answers);
