@@ -206,7 +206,23 @@ fn kept_packings() -> Vec<Vec<u8>> {
     let directory_end = 9 + entries.iter().map(|(location, _)| 31 + location.uri.len()).sum::<usize>();
     let (directory, records) = (&whole[5..directory_end], &whole[directory_end + 4..]);
     let length = u16::try_from(directory.len()).expect("a small directory").to_be_bytes();
-    vec![[&[0u8][..], &whole].concat(), [&[2u8][..], &length, directory, records].concat()]
+    // Version 1, closed by the target: the count, then each location, its record's length and
+    // the record (version 2's directory entry is the location, that length and a CRC-32C).
+    let mut version_1 = vec![1u8];
+    version_1.extend(&directory[..4]);
+    let (mut entries_at, mut records_at) = (4, 0);
+    for (location, _) in &entries {
+        let entry = &directory[entries_at..entries_at + 31 + location.uri.len()];
+        let record_length = u32::from_be_bytes(entry[entry.len() - 8..entry.len() - 4].try_into().expect("4 bytes")) as usize;
+        version_1.extend(&entry[..entry.len() - 4]);
+        version_1.extend(&records[records_at..records_at + record_length]);
+        (entries_at, records_at) = (entries_at + entry.len(), records_at + record_length);
+    }
+    let mut closed = [&b"FSPI"[..], &version_1].concat();
+    closed.extend(fieldstore_core::checksum::crc32c(&closed).to_be_bytes());
+    let read = fieldstore_extract::kept::decode_kept(&closed).expect("the version 1 seed reads");
+    assert_eq!(read.len(), entries.len(), "the version 1 seed holds every entry");
+    vec![[&[0u8][..], &whole].concat(), version_1, [&[2u8][..], &length, directory, records].concat()]
 }
 
 fn archive_body(piece: u8) -> Vec<u8> {
