@@ -22,8 +22,14 @@ pub fn store_buckets(config: &Config) -> Result<Buckets> {
 }
 
 /// The raw PUT/GET loop on the config's S3 store (in the bucket of its data set list).
-pub fn put_get_loop(config: &Config, objects: usize, size: usize, in_flight: usize) -> Result<RawTimes> {
-    raw::put_get_loop(store_buckets(config)?.home(), objects, size, in_flight)
+pub fn put_get_loop(
+    config: &Config,
+    objects: usize,
+    size: usize,
+    in_flight: usize,
+    range: Option<std::ops::Range<u64>>,
+) -> Result<RawTimes> {
+    raw::put_get_loop(store_buckets(config)?.home(), objects, size, in_flight, range)
 }
 
 /// A LIST of a data set's field objects and a HEAD of each, on the config's S3 store: how

@@ -51,6 +51,9 @@ pub struct S3RawArgs {
     /// Requests in flight
     #[arg(long, value_parser = shown(count), default_value_t = 1)]
     in_flight: usize,
+    /// GET only these bytes of each object, START-END (end excluded): an extraction's reads
+    #[arg(long, value_parser = shown(byte_range))]
+    range: Option<std::ops::Range<u64>>,
     /// Instead: list this data set's field objects (its key, e.g. class=od,expver=0001,...)
     /// and HEAD each
     #[arg(long)]
@@ -413,6 +416,17 @@ fn field_bytes(text: &str) -> fieldstore::Result<usize> {
     match bytes <= MAX_FIELD_BYTES {
         true => Ok(bytes),
         false => Err(out_of_bounds(format!("{bytes} bytes is more than the {MAX_FIELD_BYTES} (1 GiB) a benchmark's field may hold"))),
+    }
+}
+
+/// A range of bytes, `START-END` (end excluded), not empty.
+fn byte_range(text: &str) -> fieldstore::Result<std::ops::Range<u64>> {
+    let (start, end) = text.split_once('-').ok_or_else(|| out_of_bounds(format!("{text:?} is not a range of bytes START-END")))?;
+    let start: u64 = start.parse().map_err(|e| not_a_number(start, "a byte offset", e))?;
+    let end: u64 = end.parse().map_err(|e| not_a_number(end, "a byte offset", e))?;
+    match start < end {
+        true => Ok(start..end),
+        false => Err(out_of_bounds(format!("{text}: the range holds no byte (its end is excluded)"))),
     }
 }
 
@@ -788,22 +802,21 @@ fn s3_raw(a: &S3RawArgs, config: Option<&std::path::Path>) -> anyhow::Result<()>
         }
         return Ok(());
     }
-    let t = fieldstore_bench::s3::put_get_loop(&config, a.objects, a.size, a.in_flight)?;
-    let bytes = (a.objects * a.size) as f64;
-    for (phase, seconds) in [("put", t.put_seconds), ("get", t.get_seconds)] {
+    let t = fieldstore_bench::s3::put_get_loop(&config, a.objects, a.size, a.in_flight, a.range.clone())?;
+    let got = a.range.as_ref().map_or(a.size, |r| (r.end - r.start) as usize);
+    for (phase, seconds, size) in [("put", t.put_seconds, a.size), ("get", t.get_seconds, got)] {
+        let bytes = (a.objects * size) as f64;
         if a.json {
             outln!(
                 "{}",
-                serde_json::json!({"phase": phase, "objects": a.objects, "bytes": a.size, "in_flight": a.in_flight, "seconds": seconds})
+                serde_json::json!({"phase": phase, "objects": a.objects, "bytes": size, "in_flight": a.in_flight, "seconds": seconds})
             );
         } else {
-            outln!(
-                "{phase}: {} objects of {} bytes in {seconds:.4} s: {:.1} MiB/s ({} in flight)",
-                a.objects,
-                a.size,
-                bytes / seconds / 1048576.0,
-                a.in_flight
-            );
+            let what = match (phase, &a.range) {
+                ("get", Some(_)) => format!("ranges of {size} bytes of objects of {} bytes", a.size),
+                _ => format!("objects of {size} bytes"),
+            };
+            outln!("{phase}: {} {what} in {seconds:.4} s: {:.1} MiB/s ({} in flight)", a.objects, bytes / seconds / 1048576.0, a.in_flight);
         }
     }
     Ok(())

@@ -2,7 +2,8 @@
 //! (`object_store`), the same endpoint and object sizes (docs/performance.md, "S3"):
 //!
 //! - a raw loop of PUTs, then GETs, of `objects` objects of `size` bytes, `in_flight` requests
-//!   at a time: what `bench hammer` is held to;
+//!   at a time: what `bench hammer` is held to; its GETs of a range of each object are what an
+//!   extraction's reads are held to;
 //! - a listing of a data set's fields with no catalogue: a LIST of its field objects and a
 //!   HEAD of each (the size and date a catalogue would give), `in_flight` at a time: what
 //!   `list` through the S3 catalogue is held to.
@@ -30,10 +31,21 @@ pub struct RawTimes {
 }
 
 /// PUTs `objects` objects of `size` bytes under a folder of the run's own, `in_flight` at a
-/// time, then GETs them all the same way (each checked for its length), then removes them.
-pub fn put_get_loop(client: &S3Client, objects: usize, size: usize, in_flight: usize) -> Result<RawTimes> {
+/// time, then GETs them all (or `range` of each) the same way, each checked for its length,
+/// then removes them.
+pub fn put_get_loop(
+    client: &S3Client,
+    objects: usize,
+    size: usize,
+    in_flight: usize,
+    range: Option<std::ops::Range<u64>>,
+) -> Result<RawTimes> {
     if objects == 0 || in_flight == 0 {
         return Err(Error::new(ErrorKind::BadRequest, "the raw loop needs at least one object and one request in flight"));
+    }
+    if let Some(r) = range.as_ref().filter(|r| r.is_empty() || r.end > size as u64) {
+        let message = format!("the raw loop's range {}-{} is not within an object of {size} bytes", r.start, r.end);
+        return Err(Error::new(ErrorKind::BadRequest, message));
     }
     let folder = client.path(&["raw-loop", &unique_suffix()]);
     let paths: Vec<Path> = (0..objects).map(|i| folder.clone().join(format!("{i:08}"))).collect();
@@ -56,19 +68,25 @@ pub fn put_get_loop(client: &S3Client, objects: usize, size: usize, in_flight: u
 
     let (gets, started) = (paths.clone(), Instant::now());
     let get_store = store.clone();
+    let expected = range.as_ref().map_or(size, |r| (r.end - r.start) as usize);
     let lengths = client.run(async move {
         futures::stream::iter(gets)
             .map(|path| {
-                let store = get_store.clone();
-                async move { store.get(&path).await?.bytes().await.map(|b| b.len()) }
+                let (store, range) = (get_store.clone(), range.clone());
+                async move {
+                    match range {
+                        Some(range) => store.get_range(&path, range).await.map(|b| b.len()),
+                        None => store.get(&path).await?.bytes().await.map(|b| b.len()),
+                    }
+                }
             })
             .buffer_unordered(in_flight)
             .try_collect::<Vec<usize>>()
             .await
     })?;
     let get_seconds = started.elapsed().as_secs_f64();
-    if let Some(short) = lengths.iter().find(|l| **l != size) {
-        return Err(Error::new(ErrorKind::Corrupt, format!("the raw loop read {short} bytes of an object of {size}")));
+    if let Some(short) = lengths.iter().find(|l| **l != expected) {
+        return Err(Error::new(ErrorKind::Corrupt, format!("the raw loop read {short} bytes of the {expected} asked")));
     }
     remove(client, paths, in_flight)?;
     Ok(RawTimes { put_seconds, get_seconds })

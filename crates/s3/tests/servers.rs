@@ -92,6 +92,24 @@ fn a_missing_object_is_not_found() {
 }
 
 #[test]
+fn the_raw_loop_gets_whole_objects_or_a_range_of_each_and_refuses_a_range_beyond_them() {
+    for prefix in SERVERS {
+        let Some(server) = s3_server(prefix) else { continue };
+        let yaml = format!(
+            "{{endpoint: '{}', bucket: {S3_TEST_BUCKET}, access_key_id: '{}', secret_access_key: '{}'}}",
+            server.endpoint, server.access_key, server.secret_key
+        );
+        let config: fieldstore_s3::config::S3Config = serde_yaml::from_str(&yaml).unwrap();
+        let client = fieldstore_s3::client::S3Client::connect(&config, S3_TEST_BUCKET, "test").unwrap();
+        // Each GET is checked for its length: whole, then only the range asked.
+        fieldstore_s3::raw::put_get_loop(&client, 3, 1000, 2, None).unwrap();
+        fieldstore_s3::raw::put_get_loop(&client, 3, 1000, 2, Some(10..20)).unwrap();
+        let error = fieldstore_s3::raw::put_get_loop(&client, 3, 1000, 2, Some(10..1001)).unwrap_err();
+        assert!(error.to_string().contains("range 10-1001 is not within an object of 1000 bytes"), "{prefix}: {error}");
+    }
+}
+
+#[test]
 fn a_section_without_credentials_names_where_they_may_come_from() {
     let Some(server) = s3_server(SERVERS[0]) else { return };
     let yaml = format!("{{type: s3, endpoint: '{}', bucket: {S3_TEST_BUCKET}}}", server.endpoint);
