@@ -2,7 +2,7 @@
 //!
 //! ```yaml
 //! catalogue: { type: posix, root: /data/fieldstore, commit: auto }   # commit: optional
-//! store:     { type: posix, root: /data/fieldstore }
+//! store:     { type: posix, root: /data/fieldstore }          # mapped_reads: false on NFS
 //! ```
 //!
 //! Instead of `root:`, `spaces:` spread data sets over several roots ([`crate::placement`]).
@@ -62,6 +62,15 @@ pub struct PosixStoreConfig {
     /// Whether a root that is not there is made (default: archive fails naming it).
     #[serde(default)]
     pub create: bool,
+    /// Whether reads may copy from mappings of the data files and side objects (default:
+    /// yes, where faster). `false` on file systems shared by several machines (NFS), where a
+    /// wipe by another machine could fault a mapping (SIGBUS) rather than fail a read.
+    #[serde(default = "mapped_reads_by_default")]
+    pub mapped_reads: bool,
+}
+
+fn mapped_reads_by_default() -> bool {
+    true
 }
 
 /// The `commit:` key: a [`CommitMode`], or `auto` to choose by the root's file system.
@@ -99,7 +108,9 @@ fn open_catalogue(section: &Section<'_>) -> Result<Box<dyn Catalogue>> {
 }
 
 fn open_store(section: &Section<'_>) -> Result<Box<dyn Store>> {
-    Ok(Box::new(PosixStore::with_placement(store_placement(section)?)))
+    let config: PosixStoreConfig = section.typed()?;
+    let store = PosixStore::with_placement(store_placement(section)?);
+    Ok(Box::new(if config.mapped_reads { store } else { store.without_mappings() }))
 }
 
 /// The roots of a `type: posix` catalogue section, and the rules placing data sets in them.

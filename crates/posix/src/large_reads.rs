@@ -85,6 +85,11 @@ impl LargeReads {
         self.method.load(Relaxed) == MAPPED
     }
 
+    /// Large reads that always copy with `pread`, never racing a mapping.
+    pub fn copying() -> Self {
+        LargeReads { method: AtomicU8::new(PREAD), ..LargeReads::default() }
+    }
+
     /// Decides the method as if the race had: mapped copies or `pread`.
     #[cfg(test)]
     pub(crate) fn decide(&self, mapped: bool) {

@@ -57,6 +57,9 @@ impl SideObjects for PosixStore {
 
     fn map_side_object(&self, dataset: &Key, name: &str) -> Result<Option<Mapping>> {
         check_side_object_name(name)?;
+        if !self.maps {
+            return Ok(self.get_side_object(dataset, name)?.map(|bytes| Box::new(bytes) as Mapping));
+        }
         let Some(dir) = self.dataset_dir(dataset)? else { return Ok(None) };
         let path = dir.join(SIDE_DIR).join(name);
         let file = match std::fs::File::open(&path) {

@@ -49,6 +49,8 @@ pub struct PosixStore {
     readers: Mutex<HashMap<String, Arc<File>>>,
     /// How reads of 256 KiB or more copy from the page cache (chosen by measurement).
     large_reads: LargeReads,
+    /// Whether reads may copy from mappings (of data files and side objects) at all.
+    pub(crate) maps: bool,
 }
 
 /// One writer: the data files it appends to, of its own.
@@ -86,7 +88,13 @@ impl PosixStore {
 
     /// A store over the roots of `placement`.
     pub fn with_placement(placement: Placement) -> Self {
-        PosixStore { placement: Arc::new(placement), readers: Mutex::new(HashMap::new()), large_reads: LargeReads::default() }
+        PosixStore { placement: Arc::new(placement), readers: Mutex::new(HashMap::new()), large_reads: LargeReads::default(), maps: true }
+    }
+
+    /// The store, never reading from a mapping (`mapped_reads: false`: a file system shared
+    /// by machines, where another's wipe could fault a mapping rather than fail a read).
+    pub fn without_mappings(self) -> Self {
+        PosixStore { large_reads: LargeReads::copying(), maps: false, ..self }
     }
 
     /// The data file a location's URI names (`dataset-dir/file`), under the root holding its
@@ -524,5 +532,41 @@ mod tests {
         assert!((*lent).as_ref() == &field[5..field.len() - 4]);
         let beyond = mapped.map(uri, offset, field.len() + 1).err().expect("beyond the end");
         assert_eq!(beyond.kind(), fieldstore_core::ErrorKind::Corrupt, "{beyond}");
+    }
+
+    /// Whether this process maps a file whose path ends with `name` (`/proc/self/maps`).
+    fn mapped_here(name: &str) -> bool {
+        std::fs::read_to_string("/proc/self/maps").unwrap().lines().any(|line| line.ends_with(name))
+    }
+
+    #[test]
+    fn a_store_without_mappings_copies_every_read_and_reads_side_objects_whole() {
+        use fieldstore_core::backend::SideObjects;
+        let root = tempfile::tempdir().unwrap();
+        let (dataset, collocation) = (Key::from_pairs([("class", "od")]), Key::from_pairs([("type", "pf")]));
+        let field: Vec<u8> = (0..3 << 20).map(|j| (j * 7 % 251) as u8).collect();
+        let location = {
+            let mut writer = PosixStore::new(root.path()).writer().unwrap();
+            let location = writer.archive(&dataset, &collocation, &field).unwrap();
+            writer.flush().unwrap();
+            location
+        };
+        for (maps, name) in [(true, "0123456789abcdef0123456789abcdef"), (false, "fedcba9876543210fedcba9876543210")] {
+            let store = if maps { PosixStore::new(root.path()) } else { PosixStore::new(root.path()).without_mappings() };
+            store.put_side_object(&dataset, name, &field).unwrap();
+            let lent = store.map_side_object(&dataset, name).unwrap().expect("the side object");
+            assert!((*lent).as_ref() == field.as_slice());
+            assert_eq!(mapped_here(name), maps, "side object {name} mapped: {maps}");
+            // Large reads race the two ways, then keep one: never a mapping without them.
+            let mut buf = vec![0; field.len()];
+            for _ in 0..8 {
+                store.read(&location.uri, location.offset, &mut buf).unwrap();
+            }
+            assert!(buf == field);
+            if !maps {
+                assert!(!store.large_reads.maps());
+                assert!(store.mapped_reads().expect("the capability").map(&location.uri, location.offset, field.len()).unwrap().is_none());
+            }
+        }
     }
 }
