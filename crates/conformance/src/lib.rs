@@ -128,6 +128,15 @@ impl Site {
         self.served.is_some()
     }
 
+    /// The gap below which the store that reads the site's fields reads two spans at once
+    /// ([`FieldStore::merge_gap`]): a served site's server's, which extracts for its clients.
+    pub fn reading_merge_gap(&self) -> u64 {
+        match &self.served {
+            Some(served) => served.inner.open().merge_gap(),
+            None => self.open().merge_gap(),
+        }
+    }
+
     /// A new handle on the site.
     pub fn open(&self) -> FieldStore {
         open_config_with(&self.config, &self.backends)
