@@ -584,3 +584,97 @@ fn a_client_certificate_identifies_its_caller() {
     let refused = fails(&plain, &["list", "class=od,expver=0001"]);
     assert!(refused.contains(&format!("server https://{}", server.address)), "no certificate, no connection: {refused}");
 }
+
+/// curl's answer headers (lower-case names) and body, for `url` with `token` (none: no
+/// `Authorization`) and more of curl's arguments.
+fn curl_headers(dir: &Path, token: Option<&str>, url: &str, more: &[&str]) -> (String, Vec<u8>) {
+    let mut command = Command::new("curl");
+    command.args(["-sS", "-D", "-", "--cacert"]).arg(dir.join("ca.pem")).args(more);
+    if let Some(token) = token {
+        command.args(["-H", &format!("Authorization: Bearer {token}")]);
+    }
+    let out = command.arg(url).output().expect("curl");
+    let end =
+        out.stdout.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or_else(|| panic!("{url}: {}", String::from_utf8_lossy(&out.stderr)))
+            + 4;
+    (String::from_utf8_lossy(&out.stdout[..end]).to_ascii_lowercase(), out.stdout[end..].to_vec())
+}
+
+#[test]
+fn the_web_catalogue_shows_an_identity_only_what_it_may_read_with_the_security_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    certificates(dir);
+    let store = posix_store(dir);
+    let (reader_token, reader_hash) = token(dir, "reader");
+    let access = format!("identities:\n- name: reader\n  token_sha256: {reader_hash}\n  allow: {{read: ['class=od']}}\n");
+    let (od, rd) = (dir.join("od.grib"), dir.join("rd.grib"));
+    ok(&store, &["sample", "--steps", "0/6", "--params", "t/u", "--fill-bits", "12", "-o", od.to_str().unwrap()]);
+    ok(&store, &["sample", "--class", "rd", "--steps", "0/6/12", "--params", "t", "-o", rd.to_str().unwrap()]);
+    ok(&store, &["archive", od.to_str().unwrap(), rd.to_str().unwrap()]);
+    let server = serve_tls(dir, &store, &access, &[]);
+    let base = format!("https://{}", server.address);
+    let json =
+        |body: &[u8]| -> serde_json::Value { serde_json::from_slice(body).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(body))) };
+
+    // The page and its files need no token, carry no data, load nothing from elsewhere.
+    let (headers, page) = curl_headers(dir, None, &format!("{base}/web/"), &[]);
+    assert!(headers.starts_with("http/2 200") || headers.starts_with("http/1.1 200"), "{headers}");
+    for header in [
+        "content-security-policy: default-src 'none'; script-src 'self'",
+        "x-content-type-options: nosniff",
+        "x-frame-options: deny",
+        "referrer-policy: no-referrer",
+        "strict-transport-security: max-age=",
+    ] {
+        assert!(headers.contains(header), "{header} missing from {headers}");
+    }
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains("catalogue.js") && !page.contains("http://") && !page.contains("https://"), "{page}");
+    // Every answer has them, the API's too.
+    assert!(curl_headers(dir, Some(&reader_token), &format!("{base}/v1/list?request=class=od,expver=0001"), &[])
+        .0
+        .contains("x-frame-options: deny"));
+
+    // The catalogue counts only what the reader may read: class=od, never rd's fields.
+    let (_, body) = curl_headers(dir, Some(&reader_token), &format!("{base}/v1/web/browse?limit=1"), &[]);
+    let catalogue = json(&body);
+    assert_eq!(catalogue["fields"], 4, "{catalogue}");
+    let keyword = |name: &str| catalogue["keywords"].as_array().unwrap().iter().find(|k| k["keyword"] == name).cloned().unwrap();
+    assert_eq!(keyword("class")["values"], serde_json::json!([{"value": "od", "fields": 4}]));
+    // Values paged: one a page, the next page asked for by keyword.
+    let step = keyword("step");
+    assert_eq!((step["total"].as_u64(), step["values"].as_array().unwrap().len()), (Some(2), 1));
+    let (_, body) = curl_headers(dir, Some(&reader_token), &format!("{base}/v1/web/browse?keyword=step&offset=1&limit=1"), &[]);
+    assert_eq!(json(&body)["keywords"][0]["values"], serde_json::json!([{"value": "6", "fields": 2}]));
+    assert_eq!(catalogue["listed"].as_array().unwrap().len(), 4);
+    let (_, body) = curl_headers(dir, Some(&reader_token), &format!("{base}/v1/web/browse?request=class=rd"), &[]);
+    assert_eq!(json(&body)["fields"], 0);
+
+    // A field: its GRIB keys, statistics and location; its map a PNG.
+    let one = "class=od,expver=0001,stream=oper,date=20231201,time=1200,domain=g,type=fc,levtype=pl,step=6,levelist=500,param=131";
+    let (_, body) = curl_headers(dir, Some(&reader_token), &format!("{base}/v1/web/field?request={one}"), &[]);
+    let facts = json(&body);
+    assert!(facts["grib"].as_array().unwrap().iter().any(|kv| kv[0] == "shortName" && kv[1] == "u"), "{facts}");
+    let statistics = &facts["statistics"];
+    assert!(
+        statistics["points"].as_u64().unwrap() > 0 && statistics["min"].as_f64().unwrap() < statistics["max"].as_f64().unwrap(),
+        "{facts}"
+    );
+    assert!(facts["location"]["uri"].as_str().unwrap().starts_with(store.parent().unwrap().to_str().unwrap()), "{facts}");
+    let (headers, png) = curl_headers(dir, Some(&reader_token), &format!("{base}/v1/web/map?request={one}&width=600&height=340"), &[]);
+    assert!(headers.contains("content-type: image/png") && png.starts_with(b"\x89PNG"), "{headers}");
+    // A request naming several fields, or one of rd's, is no map.
+    let (headers, body) = curl_headers(dir, Some(&reader_token), &format!("{base}/v1/web/map?request=class=od,expver=0001"), &[]);
+    assert!(headers.contains(" 400") && String::from_utf8_lossy(&body).contains("choose one value of"), "{headers}");
+    let rd_one = one.replace("class=od", "class=rd").replace("param=131", "param=130");
+    let (headers, body) = curl_headers(dir, Some(&reader_token), &format!("{base}/v1/web/field?request={rd_one}"), &[]);
+    assert!(headers.contains(" 404") && !String::from_utf8_lossy(&body).contains("0001"), "{headers} {}", String::from_utf8_lossy(&body));
+    // No token, an unknown one: refused. Nothing on the page's paths writes.
+    assert!(curl_headers(dir, None, &format!("{base}/v1/web/browse"), &[]).0.contains(" 401"));
+    assert!(curl_headers(dir, Some("not-a-token"), &format!("{base}/v1/web/browse"), &[]).0.contains(" 401"));
+    for path in ["/web/", "/v1/web/browse", "/v1/web/field", "/v1/web/map"] {
+        let (headers, _) = curl_headers(dir, Some(&reader_token), &format!("{base}{path}"), &["-X", "POST"]);
+        assert!(headers.contains(" 405"), "POST {path}: {headers}");
+    }
+}

@@ -20,7 +20,7 @@ const TITLE_HEIGHT: u32 = 40;
 /// Height of one legend entry.
 const LEGEND_LINE: u32 = 20;
 /// The font every text is drawn in (embedded: reports look the same on every machine).
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 
 /// Colours told apart by people with colour-blindness (Okabe and Ito), then a few more.
 const PALETTE: [RGBColor; 10] = [
@@ -56,7 +56,7 @@ impl std::error::Error for DrawError {}
 type Drawn = Result<(), Box<dyn std::error::Error>>;
 
 /// Registers the embedded font with plotters once (text layout needs it, for SVG too).
-fn fonts() -> Result<(), String> {
+pub(crate) fn fonts() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {

@@ -5,10 +5,12 @@
 //! axes. [`draw`] renders a figure with `plotters` to SVG (a string per panel, for the HTML
 //! page) or to one PNG (for papers); [`page`] assembles an offline HTML page of sections,
 //! tables and figures whose script checks on load that every panel has its axes and marks.
+//! [`map`] draws a field's values as a map with coastlines (the server's web catalogue).
 //!
 //! The crate knows nothing of benchmarks: `fieldstore-bench` turns runs into figures.
 
 pub mod draw;
+pub mod map;
 pub mod page;
 
 use serde::{Deserialize, Serialize};

@@ -15,6 +15,7 @@ mod pieces;
 mod routes;
 mod sessions;
 mod tls;
+mod web;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -201,7 +202,7 @@ async fn serve_until(
     let mut signing_key = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut signing_key);
     let served = Arc::new(routes::Served::new(fs, options.access, signing_key, options.limits));
-    let app = routes::router(served);
+    let app = routes::router(served, tls.is_some());
     let listener = TcpListener::bind(options.listen)
         .await
         .map_err(|e| Error::caused_by(ErrorKind::Io, format!("cannot listen on {}", options.listen), e))?;

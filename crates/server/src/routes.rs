@@ -105,8 +105,9 @@ impl Served {
 
 pub(crate) type Shared = Arc<Served>;
 
-/// The router of every endpoint.
-pub fn router(served: Shared) -> Router {
+/// The router of every endpoint and of the web catalogue's page, every answer with the
+/// security headers ([`crate::web::add_security_headers`]; HSTS when served over `tls`).
+pub fn router(served: Shared, tls: bool) -> Router {
     Router::new()
         .route(protocol::HEALTH, get(|| async { "ok\n" }))
         .route(protocol::METRICS, get(metrics))
@@ -117,7 +118,9 @@ pub fn router(served: Shared) -> Router {
         .route(protocol::RETRIEVE, get(retrieve))
         .route(fieldstore_extract::remote::EXTRACT, post(crate::extract::extract))
         .route(fieldstore_extract::remote::SCAN, post(crate::extract::scan))
+        .merge(crate::web::routes())
         .with_state(served)
+        .layer(axum::middleware::map_response(move |response: Response| async move { crate::web::add_security_headers(tls, response) }))
 }
 
 /// A failed request's answer: the status its kind maps to, the error as JSON.
