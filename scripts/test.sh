@@ -3,8 +3,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 source "$here/scripts/install-deps.sh"
-# The benchmark report is checked in a real browser; docs/s3.md's commands with the AWS command line.
-ensure_packages chromium awscli
+# The benchmark report and the web catalogue are checked in a real browser (the catalogue's
+# tests run under Node); docs/s3.md's commands with the AWS command line.
+ensure_packages chromium awscli nodejs
 cd "$here"
 if [[ ! -f ../shared/fdb5/schema ]]; then
   echo "fieldstore tests need ../shared/fdb5/schema (FDB5's test schema) beside the project" >&2
@@ -19,6 +20,9 @@ cargo test --workspace -q 2>&1 | grep -v '^$'
 test "${PIPESTATUS[0]}" = 0
 # The Python package: pip install . into a virtual environment, then its pytest suite.
 bash "$here/scripts/python-test.sh"
+# The web catalogue in headless Chromium (after the Python tests: it runs the page's Python
+# snippets in their environment).
+bash "$here/scripts/web-test.sh"
 # The C API: its C test suite under valgrind, FDB5's harness, the docs' example, installs.
 bash "$here/scripts/c-test.sh"
 # The fuzzers, briefly, from the corpus in fuzz/corpus (the test run above replayed it).

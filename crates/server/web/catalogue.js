@@ -236,8 +236,8 @@ function snippets() {
       "Python (fieldstore)",
       `import fieldstore\n\nconfig = ${config}\nrequest = ${python}\nfs = fieldstore.FieldStore(config)\nwith open("data.grib", "wb") as out:\n    out.write(fs.retrieve(request).read())`,
     ],
-    ["earthkit", "Python (earthkit-data)", `import earthkit.data\n\nconfig = ${config}\ndata = earthkit.data.from_source("fieldstore", ${python}, config=config)`],
-    ["xarray", "Python (xarray)", `import xarray\n\nconfig = ${config}\nds = xarray.open_dataset(${python}, engine="fieldstore", config=config)`],
+    ["earthkit", "Python (earthkit-data)", `import earthkit.data\n\nconfig = ${config}\nrequest = ${python}\ndata = earthkit.data.from_source("fieldstore", request, config=config)`],
+    ["xarray", "Python (xarray)", `import xarray\n\nconfig = ${config}\nrequest = ${python}\nds = xarray.open_dataset(request, engine="fieldstore", config=config)`],
     ["curl", "curl", `curl -fsS${tokenHeader} -o data.grib "${url}"`],
   ];
 }

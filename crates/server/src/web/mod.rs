@@ -24,6 +24,7 @@ pub const MAP: &str = "/v1/web/map";
 const PAGE: &str = include_str!("../../web/index.html");
 const SCRIPT: &str = include_str!("../../web/catalogue.js");
 const STYLE: &str = include_str!("../../web/catalogue.css");
+const ICON: &str = include_str!("../../web/icon.svg");
 
 /// The page, its files and its endpoints.
 pub(crate) fn routes() -> Router<Shared> {
@@ -33,6 +34,9 @@ pub(crate) fn routes() -> Router<Shared> {
         .route("/web/", get(|| async { asset("text/html; charset=utf-8", PAGE) }))
         .route("/web/catalogue.js", get(|| async { asset("text/javascript; charset=utf-8", SCRIPT) }))
         .route("/web/catalogue.css", get(|| async { asset("text/css; charset=utf-8", STYLE) }))
+        .route("/web/icon.svg", get(|| async { asset("image/svg+xml", ICON) }))
+        // Browsers ask for it whatever the page says.
+        .route("/favicon.ico", get(|| async { Redirect::to("/web/icon.svg") }))
         .route(BROWSE, get(browse::browse))
         .route(FIELD, get(field::field))
         .route(MAP, get(field::map))
