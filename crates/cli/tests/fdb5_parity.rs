@@ -281,3 +281,55 @@ fn a_database_fdb5_is_writing_is_read_in_whole_flushed_steps() {
     assert_eq!(listed(), steps * per_step);
     assert!(midway > 0, "no listing while FDB5 was writing");
 }
+
+/// The web catalogue on FDB5's databases read in place: per keyword and value, the number of
+/// fields FDB5's own `fdb-list` lists; a field FDB5 wrote drawn as a map; nothing of FDB5's
+/// changed.
+#[test]
+fn the_web_catalogue_counts_fdb5_databases_as_fdb5_lists_them() {
+    let _fdb5 = FDB5.lock().unwrap_or_else(|p| p.into_inner());
+    let (work, fdb_root, tool) = fdb5_work();
+    let fieldstore = format!("{} --config fdb5.yaml", env!("CARGO_BIN_EXE_fieldstore"));
+    let run = |script: &str| {
+        let out = shell(work.path(), &fieldstore, &tool).args(["-c", script]).output().unwrap();
+        assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    run("$F sample --stream enfo --type pf --numbers 1/to/3 --steps 0/6 --fill-bits 12 -o ens.grib && \
+         $F sample --steps 0/to/24/by/12 --params 130/131 --levels 500/850 --fill-bits 12 -o oper.grib && $FDB fdb-write ens.grib oper.grib");
+    let written = fdb5_files(&fdb_root);
+    let one = "class=od,expver=0001,stream=enfo,date=20231201,time=1200,type=pf,levtype=pl,step=6,number=2,levelist=500,param=130";
+    run(&format!(
+        "(timeout 120 $F serve --listen 127.0.0.1:0 > listening.txt 2> serve.log & echo $! > serve.pid); \
+         for i in $(seq 200); do [ -s listening.txt ] && break; sleep 0.05; done; a=$(cut -d' ' -f3 listening.txt); \
+         curl -fsS \"http://$a/v1/web/browse?limit=1000\" -o browse.json && curl -fsS \"http://$a/v1/web/map?request={one}\" -o map.png; \
+         status=$?; kill $(cat serve.pid); exit $status"
+    ));
+    let catalogue: serde_json::Value = serde_json::from_slice(&std::fs::read(work.path().join("browse.json")).unwrap()).unwrap();
+    // FDB5's listing, counted per keyword and value.
+    let listed = String::from_utf8(run("$FDB fdb-list --all --minimum-keys= --porcelain")).unwrap();
+    let mut counts: std::collections::BTreeMap<(String, String), u64> = std::collections::BTreeMap::new();
+    let mut fields = 0;
+    for line in listed.lines().filter(|l| l.starts_with('{')) {
+        fields += 1;
+        for pair in line.split(['{', '}', ',']).filter(|p| p.contains('=')) {
+            let (k, v) = pair.split_once('=').unwrap();
+            if !v.is_empty() {
+                *counts.entry((k.to_string(), v.to_string())).or_default() += 1;
+            }
+        }
+    }
+    assert_eq!((catalogue["fields"].as_u64(), fields), (Some(18), 18), "{catalogue}");
+    let mut shown = std::collections::BTreeMap::new();
+    for keyword in catalogue["keywords"].as_array().unwrap() {
+        for value in keyword["values"].as_array().unwrap() {
+            shown.insert(
+                (keyword["keyword"].as_str().unwrap().to_string(), value["value"].as_str().unwrap().to_string()),
+                value["fields"].as_u64().unwrap(),
+            );
+        }
+    }
+    assert_eq!(shown, counts, "the catalogue's counts are FDB5's listing's");
+    assert!(std::fs::read(work.path().join("map.png")).unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(fdb5_files(&fdb_root), written, "no file of FDB5's databases was changed, made or removed");
+}

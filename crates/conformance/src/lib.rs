@@ -234,6 +234,7 @@ macro_rules! pairing_tests {
                 a_handle_archives_again_into_a_data_set_it_wiped,
                 retrieve_and_wipe_locks_and_merged_reads,
                 many_requests_resolved_at_once_answer_as_each_alone,
+                the_web_catalogue_counts_what_a_listing_lists,
                 partly_overlapping_flushes_supersede_exactly_the_shared_fields,
                 a_bad_message_deep_in_a_large_file_is_named_and_nothing_is_archived,
                 errors_carry_their_kind,

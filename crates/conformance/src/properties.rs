@@ -913,3 +913,58 @@ fn a_new_reader_extracts_reading_little(site: &Site, at_archive: bool) {
         assert!(read < message.len() as u64 / 20 + reader.merge_gap(), "{}: {read} bytes read for a field archived later", site.name);
     }
 }
+
+/// The web catalogue (`fieldstore serve`'s `/web/`) counts, per keyword and value, exactly the
+/// fields a listing lists (a superseded field not among them), pages each keyword's values in
+/// its type's order, and lists the fields themselves when they are few.
+pub fn the_web_catalogue_counts_what_a_listing_lists(site: &Site) {
+    use fieldstore_server::web::{catalogue, BrowseQuery};
+    let fs = site.open();
+    let mut identifiers = Vec::new();
+    for date in ["20231201", "20231202"] {
+        for step in ["12", "6", "0"] {
+            for (levtype, level) in [("pl", ",levelist=500"), ("pl", ",levelist=850"), ("sfc", "")] {
+                let text =
+                    format!("class=od,expver=1,stream=oper,date={date},time=12,type=fc,levtype={levtype},step={step}{level},param=130");
+                identifiers.push(Key::parse(&text).unwrap());
+            }
+        }
+    }
+    for id in &identifiers {
+        fs.archive(id, &payload(id, 64)).unwrap();
+    }
+    fs.flush().unwrap();
+    // One field archived again: one field, counted once.
+    fs.archive(&identifiers[0], &payload(&identifiers[0], 80)).unwrap();
+    fs.flush().unwrap();
+    let browse = |request: &str, keyword: Option<&str>, offset: usize, limit: usize| {
+        let query = BrowseQuery { request: request.into(), keyword: keyword.map(String::from), offset, limit: Some(limit) };
+        catalogue(&fs, None, &query).unwrap_or_else(|e| panic!("{}: browse '{request}': {e}", site.name))
+    };
+    for text in ["", "class=od,levtype=pl", "class=od,date=20231202,step=6/12"] {
+        let listed = fs.list(&request(text), ListOptions::default()).unwrap().fields;
+        let whole = browse(text, None, 0, 1000);
+        assert_eq!(whole.fields, listed.len() as u64, "{}: '{text}'", site.name);
+        assert_eq!(whole.bytes, listed.iter().map(|f| f.location.length).sum::<u64>(), "{}: '{text}'", site.name);
+        assert_eq!(whole.listed.len(), listed.len(), "{}: '{text}'", site.name);
+        for choices in &whole.keywords {
+            for choice in &choices.values {
+                let having = listed.iter().filter(|f| f.identifier().get(&choices.keyword) == Some(choice.value.as_str())).count();
+                assert_eq!(choice.fields, having as u64, "{}: '{text}': {}={}", site.name, choices.keyword, choice.value);
+            }
+        }
+    }
+    let whole = browse("", None, 0, 1000);
+    assert_eq!((whole.fields, whole.datasets), (18, 2), "{}", site.name);
+    let step = whole.keywords.iter().find(|k| k.keyword == "step").expect("step offered");
+    let values = |c: &fieldstore_server::web::Choices| c.values.iter().map(|v| v.value.clone()).collect::<Vec<_>>();
+    assert_eq!((values(step), step.level), (vec!["0".to_string(), "6".into(), "12".into()], 2), "{}", site.name);
+    // Paged: the first two steps, then the rest asked for by keyword.
+    let first = browse("", None, 0, 2);
+    let page = first.keywords.iter().find(|k| k.keyword == "step").unwrap();
+    assert_eq!((values(page), page.total), (vec!["0".to_string(), "6".into()], 3), "{}", site.name);
+    let rest = browse("", Some("step"), 2, 2);
+    assert_eq!(rest.keywords.len(), 1);
+    assert_eq!(values(&rest.keywords[0]), ["12"], "{}", site.name);
+    assert_eq!(rest.keywords[0].values[0].fields, 6, "{}", site.name);
+}

@@ -15,7 +15,7 @@ mod pieces;
 mod routes;
 mod sessions;
 mod tls;
-mod web;
+pub mod web;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! the caller may read, counted per value of every keyword, each keyword's values sent a page
 //! at a time.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
@@ -22,69 +22,73 @@ const LARGEST_PAGE: usize = 1000;
 /// Up to this many fields, the answer lists them (the page's table of fields to look at).
 const LISTED: u64 = 200;
 
-#[derive(Deserialize)]
-pub(crate) struct BrowseQuery {
+/// What the page asks of the catalogue (`GET /v1/web/browse`'s query).
+#[derive(Debug, Default, Deserialize)]
+pub struct BrowseQuery {
     /// What the user has chosen so far (empty: everything).
     #[serde(default)]
-    request: String,
+    pub request: String,
     /// Only this keyword's values (the next page of one).
-    keyword: Option<String>,
+    pub keyword: Option<String>,
     /// Where the page of values starts.
     #[serde(default)]
-    offset: usize,
+    pub offset: usize,
     /// How many values a page has ([`PAGE`]; at most [`LARGEST_PAGE`]).
-    limit: Option<usize>,
+    pub limit: Option<usize>,
 }
 
 /// The catalogue's answer.
 #[derive(Debug, Serialize)]
-pub(crate) struct Catalogue {
+pub struct Catalogue {
     /// The request, as fieldstore writes it.
-    request: String,
+    pub request: String,
     /// The fields it names that the caller may read.
-    fields: u64,
+    pub fields: u64,
     /// Their bytes.
-    bytes: u64,
+    pub bytes: u64,
     /// The data sets they are in.
-    datasets: u64,
+    pub datasets: u64,
     /// Each keyword of those fields, data set keywords first, in the schema's order.
-    keywords: Vec<Choices>,
+    pub keywords: Vec<Choices>,
     /// The fields themselves, when there are at most [`LISTED`]: each one's key and bytes.
-    listed: Vec<Listed>,
+    pub listed: Vec<Listed>,
     /// Why nothing matched, when nothing did (to a caller who may read everything).
-    explanation: Option<String>,
+    pub explanation: Option<String>,
 }
 
 /// One keyword's values among the fields, a page of them.
 #[derive(Debug, Serialize)]
-pub(crate) struct Choices {
-    keyword: String,
+pub struct Choices {
+    /// The keyword.
+    pub keyword: String,
     /// 0: a data set's keyword, 1: a collocation's, 2: a field's own (the schema's levels).
-    level: u8,
+    pub level: u8,
     /// Whether the request names values of it.
-    chosen: bool,
+    pub chosen: bool,
     /// How many values it has among the fields.
-    total: usize,
+    pub total: usize,
     /// The place of the page's first value among them.
-    offset: usize,
+    pub offset: usize,
     /// The page: values in the keyword's order, each with its count of fields.
-    values: Vec<Choice>,
+    pub values: Vec<Choice>,
 }
 
 /// A field of a short list.
 #[derive(Debug, Serialize)]
-pub(crate) struct Listed {
+pub struct Listed {
     /// Its full key, keyword and value pairs in the schema's order.
-    key: Vec<(String, String)>,
+    pub key: Vec<(String, String)>,
     /// Its length.
-    bytes: u64,
+    pub bytes: u64,
 }
 
 /// A value and how many fields have it.
 #[derive(Debug, Serialize)]
-pub(crate) struct Choice {
-    value: String,
-    fields: u64,
+pub struct Choice {
+    /// The value.
+    pub value: String,
+    /// The fields that have it.
+    pub fields: u64,
 }
 
 pub(crate) async fn browse(State(served): State<Shared>, caller: Caller, Query(query): Query<BrowseQuery>) -> Response {
@@ -110,8 +114,8 @@ pub(crate) async fn browse(State(served): State<Shared>, caller: Caller, Query(q
     answer(&served, &admitted, "web-browse", 0, outcome.map(|body| bytes_answer("application/json", body)))
 }
 
-/// The catalogue of what `query` names that `identity` may read.
-pub(crate) fn catalogue(fs: &FieldStore, identity: Option<&Identity>, query: &BrowseQuery) -> Result<Catalogue> {
+/// The catalogue of what `query` names that `identity` (none: anyone) may read.
+pub fn catalogue(fs: &FieldStore, identity: Option<&Identity>, query: &BrowseQuery) -> Result<Catalogue> {
     let limit = query.limit.unwrap_or(PAGE);
     if limit == 0 || limit > LARGEST_PAGE {
         return Err(Error::new(ErrorKind::BadRequest, format!("limit={limit}: from 1 to {LARGEST_PAGE} values a page")));
@@ -187,15 +191,13 @@ impl<'f> Counts<'f> {
     fn of(fields: &'f [FieldEntry], identity: Option<&Identity>) -> Counts<'f> {
         let mut counts = Counts { fields: 0, bytes: 0, datasets: 0, keywords: Vec::new() };
         let mut places: HashMap<(u8, &'f str), usize> = HashMap::new();
-        let mut datasets: Vec<&Arc<Key>> = Vec::new();
+        let mut datasets: HashSet<&'f Key> = HashSet::new();
         for run in fields.chunk_by(|a, b| Arc::ptr_eq(&a.dataset, &b.dataset) && Arc::ptr_eq(&a.collocation, &b.collocation)) {
             let first = &run[0];
             if identity.is_some_and(|i| !i.allows_key(Permission::Read, &first.identifier())) {
                 continue;
             }
-            if !datasets.iter().any(|d| Arc::ptr_eq(d, &first.dataset) || ***d == *first.dataset) {
-                datasets.push(&first.dataset);
-            }
+            datasets.insert(&first.dataset);
             counts.fields += run.len() as u64;
             counts.bytes += run.iter().map(|f| f.location.length).sum::<u64>();
             for (level, key) in [(0, &*first.dataset), (1, &*first.collocation)] {

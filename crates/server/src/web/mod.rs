@@ -7,6 +7,8 @@
 mod browse;
 mod field;
 
+pub use browse::{catalogue, BrowseQuery, Catalogue, Choice, Choices, Listed};
+
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
