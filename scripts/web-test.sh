@@ -26,9 +26,9 @@ if [[ ! -d $modules/node_modules/playwright-core ]]; then
 fi
 
 work=$(mktemp -d)
-server=""
+servers=()
 cleanup() {
-  [[ -n $server ]] && kill "$server" 2>/dev/null
+  ((${#servers[@]})) && kill "${servers[@]}" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -43,15 +43,30 @@ unset FIELDSTORE_CONFIG
 "$bin" sample -q --levtype sfc --params msl --steps 0/to/354/by/6 --date 20231203 -o "$work/steps.grib"
 "$bin" archive -q "$work"/{pl,gg,rgg,steps}.grib
 
-timeout 900 "$bin" serve --listen 127.0.0.1:0 > "$work/listening.txt" 2> "$work/serve.log" &
-server=$!
-for _ in $(seq 200); do [[ -s $work/listening.txt ]] && break; sleep 0.05; done
-address=$(cut -d' ' -f3 "$work/listening.txt")
-[[ -n $address ]] || { cat "$work/serve.log" >&2; echo "web-test: the server did not start" >&2; exit 1; }
+# Serves the store with `serve` ARGS; its address in $address.
+start_server() {
+  local name=$1
+  shift
+  timeout 900 "$bin" serve --listen 127.0.0.1:0 "$@" > "$work/$name.txt" 2> "$work/$name.log" &
+  servers+=("$!")
+  for _ in $(seq 200); do [[ -s $work/$name.txt ]] && break; sleep 0.05; done
+  address=$(cut -d' ' -f3 "$work/$name.txt")
+  [[ -n $address ]] || { cat "$work/$name.log" >&2; echo "web-test: the server did not start" >&2; exit 1; }
+}
+start_server open
+open_address=$address
+# The same store to one identity, allowed to read one date only: the page asks for its token.
+token_json=$("$bin" token --name reader --json)
+token=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])' <<< "$token_json")
+hash=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["identity"]["token_sha256"])' <<< "$token_json")
+printf 'identities:\n- name: reader\n  token_sha256: %s\n  allow: {read: ["date=20231202"]}\n' "$hash" > "$work/access.yaml"
+start_server guarded --access "$work/access.yaml"
+guarded_address=$address
 
 # The Python snippets run with the Python package's test environment (scripts/python-test.sh).
 python="${FIELDSTORE_PYTHON_VENV:-$HOME/.cache/fieldstore-python}/bin/python"
 [[ -x $python ]] && "$python" -c "import fieldstore" 2>/dev/null || python=""
-NODE_PATH="$modules/node_modules" FIELDSTORE_PYTHON="$python" FIELDSTORE_URL="http://$address" CHROMIUM=$(command -v chromium) \
+NODE_PATH="$modules/node_modules" FIELDSTORE_PYTHON="$python" FIELDSTORE_URL="http://$open_address" \
+  FIELDSTORE_GUARDED_URL="http://$guarded_address" FIELDSTORE_GUARDED_TOKEN="$token" CHROMIUM=$(command -v chromium) \
   FIELDSTORE_BIN_DIR="$(dirname "$bin")" WEB_TEST_WORK="$work" SCREENSHOTS="$screenshots" \
   node --test --test-reporter=spec "$here/crates/server/web/tests/catalogue.test.cjs"

@@ -19,18 +19,23 @@ let page;
 const outside = [];
 const problems = [];
 
+// Records what a page reaches beyond its server (`origin`) and the errors it logs.
+function watch(p, origin) {
+  p.on("request", (r) => {
+    if (!r.url().startsWith(origin) && !r.url().startsWith("blob:")) outside.push(r.url());
+  });
+  p.on("console", (m) => {
+    if (m.type() === "error") problems.push(m.text());
+  });
+  p.on("pageerror", (e) => problems.push(String(e)));
+}
+
 before(async () => {
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ["--no-sandbox"] });
   const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
   page = await context.newPage();
-  page.on("request", (r) => {
-    if (!r.url().startsWith(base) && !r.url().startsWith("blob:")) outside.push(r.url());
-  });
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(m.text());
-  });
-  page.on("pageerror", (e) => problems.push(String(e)));
+  watch(page, base);
 });
 
 after(async () => {
@@ -187,6 +192,34 @@ test("take it with you: the Python snippets read the same fields", { skip: !proc
   assert.ok(fs.readFileSync(path.join(shell, "data.grib")).equals(fs.readFileSync(path.join(work, "downloaded.grib"))));
   assert.equal(python(`${await snippet("xarray")}\nprint(sorted(ds.data_vars), ds.sizes["step"])`).trim(), "['t2m'] 2");
   assert.equal(python(`${await snippet("earthkit")}\nprint(len(data.to_fieldlist()))`).trim(), "2");
+});
+
+test("a server with an access file: the page asks for the token, then shows only what the identity may read", async () => {
+  const guarded = process.env.FIELDSTORE_GUARDED_URL;
+  const token = process.env.FIELDSTORE_GUARDED_TOKEN;
+  const context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1400, height: 1000 } });
+  page = await context.newPage();
+  watch(page, guarded);
+  await page.goto(`${guarded}/web/`);
+  await page.locator("#error", { hasText: "401" }).waitFor();
+  assert.match(await page.locator("#error").textContent(), /no bearer token/);
+  // The refusal was the page's to show, not a fault of the page.
+  problems.splice(0, problems.length, ...problems.filter((p) => !p.includes("status of 401")));
+  await page.locator("#token").fill(token);
+  await page.locator("#use-token").click();
+  await summary("5 fields");
+  assert.match(await page.locator("#summary").textContent(), /in 1 data set$/);
+  assert.deepEqual(await offered("date"), [["20231202", "5"]]);
+  await click("param", "167");
+  await summary("2 fields");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#download").click()]);
+  const downloaded = path.join(work, "guarded.grib");
+  await download.saveAs(downloaded);
+  assert.ok(fs.readFileSync(downloaded).equals(fs.readFileSync(path.join(work, "downloaded.grib"))), "the same two fields");
+  // The snippets name the token's variable, never the token.
+  assert.match(await page.locator("#snippet-curl").textContent(), /-H "Authorization: Bearer \$FIELDSTORE_TOKEN"/);
+  assert.ok(!(await page.evaluate(() => document.body.innerText)).includes(token), "the token is nowhere on the page");
+  await context.close();
 });
 
 test("the page reached nothing but its server and broke no rule of its policy", () => {
