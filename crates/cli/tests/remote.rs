@@ -642,6 +642,8 @@ fn the_web_catalogue_shows_an_identity_only_what_it_may_read_with_the_security_h
     assert_eq!(catalogue["fields"], 4, "{catalogue}");
     let keyword = |name: &str| catalogue["keywords"].as_array().unwrap().iter().find(|k| k["keyword"] == name).cloned().unwrap();
     assert_eq!(keyword("class")["values"], serde_json::json!([{"value": "od", "fields": 4}]));
+    // A parameter offered with the name users know it by.
+    assert_eq!(keyword("param")["values"][0], serde_json::json!({"value": "130", "fields": 2, "label": "t"}));
     // Values paged: one a page, the next page asked for by keyword.
     let step = keyword("step");
     assert_eq!((step["total"].as_u64(), step["values"].as_array().unwrap().len()), (Some(2), 1));

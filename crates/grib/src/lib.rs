@@ -187,9 +187,44 @@ pub fn install_param_resolver() {
     set_param_resolver(Box::new(EccodesParams { cache: Mutex::new(HashMap::new()) }));
 }
 
+/// The short name ecCodes gives a parameter id (`130` -> `t`, `167` -> `2t`), from its GRIB 1
+/// tables and else GRIB 2's, as ECMWF's centre; `None` for a value that is no id ecCodes knows.
+/// Answers are cached.
+pub fn param_short_name(id: &str) -> Option<String> {
+    static NAMES: Mutex<Option<HashMap<i64, Option<String>>>> = Mutex::new(None);
+    let id: i64 = id.parse().ok().filter(|id| *id > 0)?;
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    let names = names.get_or_insert_with(HashMap::new);
+    names
+        .entry(id)
+        .or_insert_with(|| {
+            let in_sample = |sample: &str| -> Option<String> {
+                let mut h = Handle::from_sample(sample).ok()?;
+                h.set_long("centre", 98).ok()?;
+                h.set_long("paramId", id).ok()?;
+                Some(h.get_string("shortName").ok()?).filter(|name| name != "unknown" && !name.is_empty())
+            };
+            let name = in_sample("GRIB1").or_else(|| in_sample("GRIB2"));
+            // An id one edition does not know is logged by ecCodes: not an error of anyone's.
+            take_errors();
+            name
+        })
+        .clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameter_ids_are_named_as_ecodes_names_them() {
+        assert_eq!(param_short_name("130").as_deref(), Some("t"));
+        assert_eq!(param_short_name("167").as_deref(), Some("2t"));
+        assert_eq!(param_short_name("228").as_deref(), Some("tp"));
+        assert_eq!(param_short_name("999999"), None);
+        assert_eq!(param_short_name("t"), None);
+        assert_eq!(param_short_name("-1"), None);
+    }
 
     fn ecmwf(sample: &str, extra: &[(&str, &str)]) -> Vec<u8> {
         let mut keys = vec![

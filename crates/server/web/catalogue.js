@@ -126,6 +126,7 @@ function appendValues(values, k) {
     const button = element("button", v.value, "value");
     button.type = "button";
     button.dataset.value = v.value;
+    if (v.label) button.append(element("span", v.label, "label"));
     button.append(element("span", v.fields.toLocaleString("en"), "count"));
     if (chosen.includes(v.value)) button.classList.add("chosen");
     button.addEventListener("click", () => choose(k.keyword, v.value));

@@ -89,6 +89,9 @@ pub struct Choice {
     pub value: String,
     /// The fields that have it.
     pub fields: u64,
+    /// What a user knows it by, where that is not the value: a parameter's short name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 pub(crate) async fn browse(State(served): State<Shared>, caller: Caller, Query(query): Query<BrowseQuery>) -> Response {
@@ -133,7 +136,13 @@ pub fn catalogue(fs: &FieldStore, identity: Option<&Identity>, query: &BrowseQue
         let kind = fs.schema().type_of(&[], keyword);
         let mut values: Vec<(&str, u64)> = values.iter().map(|(v, n)| (*v, *n)).collect();
         values.sort_by(|a, b| kind.compare(a.0, b.0));
-        let page = values.iter().skip(query.offset).take(limit).map(|(v, n)| Choice { value: v.to_string(), fields: *n }).collect();
+        let label = |value: &str| (keyword == "param").then(|| fieldstore_grib::param_short_name(value)).flatten();
+        let page = values
+            .iter()
+            .skip(query.offset)
+            .take(limit)
+            .map(|(v, n)| Choice { value: v.to_string(), fields: *n, label: label(v) })
+            .collect();
         let chosen = request.get(keyword).is_some();
         keywords.push(Choices { keyword: keyword.clone(), level: *level, chosen, total: values.len(), offset: query.offset, values: page });
     }

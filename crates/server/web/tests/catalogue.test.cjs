@@ -116,6 +116,8 @@ test("browse: data sets and values offered with their counts, values paged", asy
   await summary("5 fields");
   assert.equal(await page.locator("#request-text").textContent(), "date=20231202");
   assert.deepEqual(await offered("param"), [["151", "2"], ["165", "1"], ["167", "2"]]);
+  const labels = await page.locator('.keyword[data-keyword="param"] .label').allTextContents();
+  assert.deepEqual(labels, ["msl", "10u", "2t"]);
   await click("param", "167");
   await summary("2 fields");
   assert.equal(await page.locator("#fields tbody tr").count(), 2);
