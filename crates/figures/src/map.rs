@@ -25,6 +25,8 @@ const COASTLINES: &str = include_str!("../data/coastlines-110m.json");
 const COLOUR_BAR: u32 = 110;
 /// The height of the title's band.
 const TITLE: u32 = 48;
+/// How far a row of one point reaches, degrees.
+const SINGLE_POINT_REACH: f64 = 0.5;
 /// The colour of pixels without a value (outside the grid, or missing).
 const BLANK: RGBColor = RGBColor(235, 235, 235);
 
@@ -48,9 +50,7 @@ pub fn map_png(field: &MapField<'_>, (width, height): (u32, u32)) -> Result<Vec<
     fonts().map_err(&failed)?;
     let rows = Rows::of(field).map_err(&failed)?;
     let range = value_range(field.values).ok_or_else(|| failed("the field has no value that is not missing".into()))?;
-    if !(200..=4000).contains(&width) || !(150..=3000).contains(&height) {
-        return Err(failed(format!("a map of {width}x{height} pixels: from 200x150 to 4000x3000")));
-    }
+    check_size((width, height)).map_err(&failed)?;
     let mut rgb = vec![255u8; width as usize * height as usize * 3];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
@@ -62,6 +62,14 @@ pub fn map_png(field: &MapField<'_>, (width, height): (u32, u32)) -> Result<Vec<
         .write_image(&rgb, width, height, image::ColorType::Rgb8)
         .map_err(|e| failed(format!("cannot encode the PNG: {e}")))?;
     Ok(png)
+}
+
+/// Refuses a map size out of bounds (from 200x150 to 4000x3000 pixels).
+pub fn check_size((width, height): (u32, u32)) -> Result<(), String> {
+    if !(200..=4000).contains(&width) || !(150..=3000).contains(&height) {
+        return Err(format!("a map of {width}x{height} pixels: from 200x150 to 4000x3000"));
+    }
+    Ok(())
 }
 
 type Drawn = Result<(), Box<dyn std::error::Error>>;
@@ -95,7 +103,7 @@ where
     paint(root, rows, field.values, &colours, (xs, ys))?;
     for line in coastlines()? {
         // Split where a line crosses the map's edge, so no stroke spans the map.
-        for piece in line.split_inclusive_by_jump() {
+        for piece in line.split_at_jumps() {
             chart.draw_series(LineSeries::new(piece.iter().map(|&[lon, lat]| (f64::from(lon), f64::from(lat))), BLACK.stroke_width(1)))?;
         }
     }
@@ -170,7 +178,8 @@ fn value_range(values: &[f64]) -> Option<(f64, f64)> {
     if !low.is_finite() {
         return None;
     }
-    Some(if low == high { (low - 0.5, high + 0.5) } else { (low, high) })
+    let half = (low.abs() * 1e-6).max(0.5);
+    Some(if low == high { (low - half, high + half) } else { (low, high) })
 }
 
 /// Viridis over a field's range, as a table of 256 colours (a pixel looks up, computes nothing).
@@ -207,18 +216,12 @@ impl Row {
     fn nearest(&self, longitude: f64) -> Option<usize> {
         let points = &self.points;
         let after = points.partition_point(|(lon, _)| *lon < longitude);
+        // Round the circle: a row may cross the antimeridian.
         let distance = |i: usize| {
             let d = (points[i].0 - longitude).abs();
-            if self.global {
-                d.min(360.0 - d)
-            } else {
-                d
-            }
+            d.min(360.0 - d)
         };
-        let mut candidates = vec![after.min(points.len() - 1), after.saturating_sub(1)];
-        if self.global {
-            candidates.extend([0, points.len() - 1]);
-        }
+        let candidates = [after.min(points.len() - 1), after.saturating_sub(1), 0, points.len() - 1];
         let best = candidates.into_iter().min_by(|a, b| distance(*a).total_cmp(&distance(*b)))?;
         (self.global || distance(best) <= self.reach).then_some(points[best].1)
     }
@@ -251,9 +254,17 @@ impl Rows {
                 start = i;
             }
         }
+        // Rows of one or two points: a grid on a projection (rotated, Lambert, polar
+        // stereographic) or in columns, whose points are not in rows of one latitude.
+        if n > 4 && rows.len() * 2 > n {
+            return Err(format!(
+                "its {n} points are in {} rows of one latitude: a map draws grids in rows of one latitude (regular and reduced, Gaussian and latitude/longitude), not grids on a projection or in columns",
+                rows.len()
+            ));
+        }
         rows.sort_by(|a, b| b.latitude.total_cmp(&a.latitude));
         let spacing = rows.windows(2).map(|w| w[0].latitude - w[1].latitude).fold(f64::INFINITY, f64::min);
-        let half = if spacing.is_finite() { spacing / 2.0 } else { rows[0].reach };
+        let half = if spacing.is_finite() { spacing / 2.0 } else { SINGLE_POINT_REACH };
         let edge = |latitude: f64, towards: f64| {
             if (towards - latitude).abs() < 2.0 * half {
                 towards
@@ -291,8 +302,17 @@ impl Row {
             row.push(((longitude + 180.0).rem_euclid(360.0) - 180.0, i));
         }
         row.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let spacing = if row.len() > 1 { (row[row.len() - 1].0 - row[0].0) / (row.len() - 1) as f64 } else { 360.0 };
-        let global = row.len() > 1 && (row[row.len() - 1].0 - row[0].0) + spacing >= 360.0 - spacing / 2.0;
+        if row.len() == 1 {
+            return Ok(Row { latitude, points: row, global: false, reach: SINGLE_POINT_REACH });
+        }
+        // The gaps between neighbours round the circle (the last to the first too): the row
+        // goes round the globe unless one gap is much wider than the rest, and a limited area
+        // across the antimeridian is the circle less its widest gap.
+        let mut gaps: Vec<f64> = row.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        gaps.push(row[0].0 + 360.0 - row[row.len() - 1].0);
+        gaps.sort_by(f64::total_cmp);
+        let spacing = gaps[gaps.len() / 2].max(1e-9);
+        let global = gaps[gaps.len() - 1] <= 1.5 * spacing;
         Ok(Row { latitude, points: row, global, reach: spacing / 2.0 })
     }
 }
@@ -302,7 +322,7 @@ struct Coastline(Vec<[f32; 2]>);
 
 impl Coastline {
     /// The line in pieces that never jump across the map (at the antimeridian).
-    fn split_inclusive_by_jump(&self) -> impl Iterator<Item = &[[f32; 2]]> {
+    fn split_at_jumps(&self) -> impl Iterator<Item = &[[f32; 2]]> {
         self.0.chunk_by(|a, b| (a[0] - b[0]).abs() < 180.0)
     }
 }
@@ -400,6 +420,30 @@ mod tests {
         assert_eq!(north.nearest(170.0), Some(2));
         assert_eq!(north.nearest(-100.0), Some(3));
         assert_eq!(rows.nearest(1.0).unwrap().nearest(-40.0), Some(11));
+    }
+
+    #[test]
+    fn a_limited_area_across_the_antimeridian_stays_limited() {
+        // 170°E to 170°W, one degree apart.
+        let lons: Vec<f64> = (0..=20).map(|i| 170.0 + f64::from(i)).collect();
+        let lats = vec![10.0; lons.len()];
+        let values = vec![1.0; lons.len()];
+        let field = MapField { latitudes: &lats, longitudes: &lons, values: &values, title: String::new(), subtitle: String::new() };
+        let row = &Rows::of(&field).unwrap().rows[0];
+        assert!(!row.global);
+        assert_eq!(row.nearest(-175.2), Some(15));
+        assert_eq!(row.nearest(179.6), Some(10));
+        assert!(row.nearest(0.0).is_none() && row.nearest(160.0).is_none() && row.nearest(-160.0).is_none());
+    }
+
+    #[test]
+    fn a_grid_on_a_projection_is_refused_not_smeared() {
+        // Every point at its own latitude, as a rotated or Lambert grid's.
+        let lats: Vec<f64> = (0..100).map(|i| 40.0 + f64::from(i) * 0.01).collect();
+        let lons: Vec<f64> = (0..100).map(|i| f64::from(i % 10)).collect();
+        let values = vec![1.0; 100];
+        let field = MapField { latitudes: &lats, longitudes: &lons, values: &values, title: "lambert".into(), subtitle: String::new() };
+        assert!(map_png(&field, (800, 450)).unwrap_err().message.contains("not grids on a projection"));
     }
 
     #[test]

@@ -124,7 +124,7 @@ pub fn router(served: Shared, tls: bool) -> Router {
 }
 
 /// A failed request's answer: the status its kind maps to, the error as JSON.
-fn failure(error: &Error) -> Response {
+pub(crate) fn failure(error: &Error) -> Response {
     let status = match error.kind() {
         ErrorKind::BadRequest | ErrorKind::BadConfig => StatusCode::BAD_REQUEST,
         ErrorKind::NotFound => StatusCode::NOT_FOUND,

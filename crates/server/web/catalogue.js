@@ -25,8 +25,14 @@ function element(tag, text, className) {
   return e;
 }
 
+// A value as a request writes it: quoted where it holds a character the request language
+// reads (a `#` starts a comment) or is one of its words.
+function quote(value) {
+  return /^[\w.:+-]+$/.test(value) && !["all", "off", "to", "by"].includes(value.toLowerCase()) ? value : `"${value}"`;
+}
+
 function requestText(pairs) {
-  return pairs.map(([k, vs]) => `${k}=${vs.join("/")}`).join(",");
+  return pairs.map(([k, vs]) => `${k}=${vs.map(quote).join("/")}`).join(",");
 }
 
 // The request handed out: what was chosen, and every data set or collocation keyword that has
@@ -222,10 +228,10 @@ function snippets() {
   const quoted = `'${request}'`;
   const tokenHeader = state.token ? ' -H "Authorization: Bearer $FIELDSTORE_TOKEN"' : "";
   const url = `${origin}/v1/retrieve?request=${encodeURIComponent(request)}`;
-  const python = `{${pairs.map(([k, vs]) => `"${k}": ${vs.length === 1 ? `"${vs[0]}"` : `[${vs.map((v) => `"${v}"`).join(", ")}]`}`).join(", ")}}`;
+  const python = `{${pairs.map(([k, vs]) => `"${k}": ${vs.length === 1 ? JSON.stringify(vs[0]) : JSON.stringify(vs).replaceAll(",", ", ")}`).join(", ")}}`;
   const config = `{"catalogue": {"type": "remote", "endpoint": "${origin}"}, "store": {"type": "remote", "endpoint": "${origin}"}}`;
   return [
-    ["mars", "MARS request", ["retrieve,", ...pairs.map(([k, vs]) => `    ${k}=${vs.join("/")},`), '    target="data.grib"'].join("\n")],
+    ["mars", "MARS request", ["retrieve,", ...pairs.map(([k, vs]) => `    ${k}=${vs.map(quote).join("/")},`), '    target="data.grib"'].join("\n")],
     [
       "cli",
       "fieldstore command line",

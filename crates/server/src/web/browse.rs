@@ -9,7 +9,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 
-use fieldstore_core::api::{FieldEntry, FieldStore, ListOptions, Permission};
+use fieldstore_core::api::{FieldEntry, FieldStore, ListOptions, Permission, NOTHING_ALLOWED_MATCHED};
 use fieldstore_core::{Error, ErrorKind, Key, Request, Result};
 
 use crate::access::Identity;
@@ -48,7 +48,8 @@ pub struct Catalogue {
     pub bytes: u64,
     /// The data sets they are in.
     pub datasets: u64,
-    /// Each keyword of those fields, data set keywords first, in the schema's order.
+    /// Each keyword of those fields: data set keywords first, then the collocation's, then
+    /// the field's own, each level's in the order the catalogue first gives them.
     pub keywords: Vec<Choices>,
     /// The fields themselves, when there are at most [`LISTED`]: each one's key and bytes.
     pub listed: Vec<Listed>,
@@ -152,7 +153,13 @@ pub fn catalogue(fs: &FieldStore, identity: Option<&Identity>, query: &BrowseQue
         }
     }
     let listed = if counts.fields <= LISTED && query.keyword.is_none() { listed(fs, &matches.fields, identity) } else { Vec::new() };
-    let explanation = if counts.fields == 0 { explanation.or_else(|| Some("nothing that matched may be read".into())) } else { None };
+    // Why nothing matched names what is stored: said only to a caller who may read it all.
+    let reads_everything = identity.is_none_or(Identity::reads_everything);
+    let explanation = match (counts.fields, reads_everything) {
+        (0, true) => explanation.or_else(|| Some("no field matched".into())),
+        (0, false) => Some(NOTHING_ALLOWED_MATCHED.into()),
+        _ => None,
+    };
     Ok(Catalogue {
         request: request.to_string(),
         fields: counts.fields,

@@ -47,8 +47,9 @@ const GRIB_KEYS: &[&str] = &[
 /// A map's size when the page asks for none.
 const MAP_SIZE: (u32, u32) = (1000, 560);
 
-/// Bytes a decoded point takes while a field is looked at: its value, latitude and longitude.
-const POINT_BYTES: u64 = 24;
+/// Bytes a decoded point takes while a field is looked at: its value, latitude and longitude,
+/// its copy among the values present, and its place in a map's rows.
+const POINT_BYTES: u64 = 56;
 
 #[derive(Deserialize)]
 pub(crate) struct FieldQuery {
@@ -103,7 +104,7 @@ impl Statistics {
 }
 
 pub(crate) async fn field(State(served): State<Shared>, caller: Caller, Query(query): Query<FieldQuery>) -> Response {
-    look(served, caller, query, "web-field", |fs, entry, message| {
+    look(served, caller, query, "web-field", 0, |fs, entry, message| {
         let values = decoded(message)?;
         let keys: Vec<String> = GRIB_KEYS.iter().map(|k| k.to_string()).collect();
         let grib = keys.iter().zip(text_keys(message, &keys)?).filter_map(|(k, v)| v.map(|v| (k.clone(), v))).collect();
@@ -118,7 +119,12 @@ pub(crate) async fn field(State(served): State<Shared>, caller: Caller, Query(qu
 
 pub(crate) async fn map(State(served): State<Shared>, caller: Caller, Query(query): Query<FieldQuery>) -> Response {
     let size = (query.width.unwrap_or(MAP_SIZE.0), query.height.unwrap_or(MAP_SIZE.1));
-    look(served, caller, query, "web-map", move |_, entry, message| {
+    if let Err(message) = fieldstore_figures::map::check_size(size) {
+        return crate::routes::failure(&Error::new(ErrorKind::BadRequest, message));
+    }
+    // The image's pixels, and its PNG at most as large.
+    let image_bytes = u64::from(size.0) * u64::from(size.1) * 3 * 2;
+    look(served, caller, query, "web-map", image_bytes, move |_, entry, message| {
         let values = decoded(message)?;
         let (latitudes, longitudes) = coordinates(message).map_err(|e| {
             Error::caused_by(
@@ -152,12 +158,13 @@ fn decoded(message: &[u8]) -> Result<Vec<f64>> {
 }
 
 /// Admits the caller, finds the one field its request names, reads it within the memory
-/// budget and answers what `show` makes of it.
+/// budget (with `more_bytes` for what `show` makes) and answers what `show` makes of it.
 async fn look(
     served: Shared,
     caller: Caller,
     query: FieldQuery,
     operation: &'static str,
+    more_bytes: u64,
     show: impl FnOnce(&FieldStore, &FieldEntry, &[u8]) -> Result<(&'static str, Vec<u8>)> + Send + 'static,
 ) -> Response {
     let admitted = match admit(&served, &caller).await {
@@ -179,7 +186,7 @@ async fn look(
             };
             // Its decoded points too, while they are drawn or counted.
             let points = fieldstore_grib::decode::value_count(message)? as u64;
-            held.set(entry.location.length.saturating_add(points.saturating_mul(POINT_BYTES)))?;
+            held.set(entry.location.length.saturating_add(points.saturating_mul(POINT_BYTES)).saturating_add(more_bytes))?;
             show(&served.fs, &entry, message)
         }
     })
