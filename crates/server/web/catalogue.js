@@ -9,6 +9,8 @@ const PAGE = 50;
 const state = {
   // keyword -> chosen values, in the order chosen
   chosen: new Map(),
+  // the number of the latest browse and look asked: an answer to an older one is dropped
+  asked: { browse: 0, look: 0 },
   // the last catalogue answer
   catalogue: null,
   // the key of the field looked at, if any
@@ -87,8 +89,10 @@ function bytes(n) {
 async function browse() {
   const request = requestText([...state.chosen]);
   $("request-text").textContent = request || "(everything)";
+  const ticket = ++state.asked.browse;
   try {
     const catalogue = await call("/v1/web/browse", { request, limit: PAGE });
+    if (ticket !== state.asked.browse) return;
     state.catalogue = catalogue;
     showError(null);
     const plural = (n, one) => `${n.toLocaleString("en")} ${one}${n === 1 ? "" : "s"}`;
@@ -98,6 +102,7 @@ async function browse() {
     drawKeywords(catalogue);
     drawFields(catalogue);
   } catch (error) {
+    if (ticket !== state.asked.browse) return;
     state.catalogue = null;
     $("summary").textContent = "";
     $("keywords").replaceChildren();
@@ -168,9 +173,12 @@ function drawFields(catalogue) {
   const listed = catalogue.listed;
   $("fields-box").hidden = listed.length === 0;
   if (!listed.length) return;
-  // Only the keywords whose values differ among the fields are columns.
-  const varying = listed[0].key.map(([k]) => k).filter((k, i) => listed.some((f) => f.key[i] && f.key[i][1] !== listed[0].key[i][1]));
-  const columns = varying.length ? varying : [listed[0].key[listed[0].key.length - 1][0]];
+  // Only the keywords whose values differ among the fields are columns (compared by name:
+  // fields of different schema rules have different keywords).
+  const keys = listed.map((f) => new Map(f.key));
+  const names = [...new Set(listed.flatMap((f) => f.key.map(([k]) => k)))];
+  const varying = names.filter((k) => keys.some((m) => m.get(k) !== keys[0].get(k)));
+  const columns = varying.length ? varying : [names[names.length - 1]];
   const head = element("tr");
   for (const c of [...columns, "bytes"]) head.append(element("th", c));
   $("fields").tHead.replaceChildren(head);
@@ -194,8 +202,10 @@ async function look(request) {
   for (const row of $("fields").tBodies[0].rows) row.classList.toggle("looked", row.dataset.request === request);
   $("look").hidden = false;
   $("look-what").textContent = request;
+  const ticket = ++state.asked.look;
   try {
     const [facts, png] = await Promise.all([call("/v1/web/field", { request }), call("/v1/web/map", { request }, "blob")]);
+    if (ticket !== state.asked.look) return;
     const old = $("map").src;
     $("map").src = URL.createObjectURL(png);
     if (old.startsWith("blob:")) URL.revokeObjectURL(old);
@@ -205,7 +215,7 @@ async function look(request) {
     fillTable("grib", facts.grib);
     showError(null);
   } catch (error) {
-    showError(error);
+    if (ticket === state.asked.look) showError(error);
   }
 }
 
