@@ -212,6 +212,34 @@ struct Row {
 }
 
 impl Row {
+    fn of(field: &MapField<'_>, points: Range<usize>) -> Result<Row, String> {
+        let latitude = field.latitudes[points.start];
+        if !(-90.0..=90.0).contains(&latitude) {
+            return Err(format!("point {} has latitude {latitude}: not within -90 and 90", points.start));
+        }
+        let mut row: Vec<(f64, usize)> = Vec::with_capacity(points.len());
+        for i in points {
+            let longitude = field.longitudes[i];
+            if !longitude.is_finite() {
+                return Err(format!("point {i} has longitude {longitude}"));
+            }
+            row.push(((longitude + 180.0).rem_euclid(360.0) - 180.0, i));
+        }
+        row.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if row.len() == 1 {
+            return Ok(Row { latitude, points: row, global: false, reach: SINGLE_POINT_REACH });
+        }
+        // The gaps between neighbours round the circle (the last to the first too): the row
+        // goes round the globe unless one gap is much wider than the rest, and a limited area
+        // across the antimeridian is the circle less its widest gap.
+        let mut gaps: Vec<f64> = row.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        gaps.push(row[0].0 + 360.0 - row[row.len() - 1].0);
+        gaps.sort_by(f64::total_cmp);
+        let spacing = gaps[gaps.len() / 2].max(1e-9);
+        let global = gaps[gaps.len() - 1] <= 1.5 * spacing;
+        Ok(Row { latitude, points: row, global, reach: spacing / 2.0 })
+    }
+
     /// The point nearest `longitude` ([-180, 180)), if the row reaches it.
     fn nearest(&self, longitude: f64) -> Option<usize> {
         let points = &self.points;
@@ -284,36 +312,6 @@ impl Rows {
         let after = self.rows.partition_point(|r| r.latitude > latitude);
         let near = [after.min(self.rows.len() - 1), after.saturating_sub(1)];
         near.into_iter().map(|i| &self.rows[i]).min_by(|a, b| (a.latitude - latitude).abs().total_cmp(&(b.latitude - latitude).abs()))
-    }
-}
-
-impl Row {
-    fn of(field: &MapField<'_>, points: Range<usize>) -> Result<Row, String> {
-        let latitude = field.latitudes[points.start];
-        if !(-90.0..=90.0).contains(&latitude) {
-            return Err(format!("point {} has latitude {latitude}: not within -90 and 90", points.start));
-        }
-        let mut row: Vec<(f64, usize)> = Vec::with_capacity(points.len());
-        for i in points {
-            let longitude = field.longitudes[i];
-            if !longitude.is_finite() {
-                return Err(format!("point {i} has longitude {longitude}"));
-            }
-            row.push(((longitude + 180.0).rem_euclid(360.0) - 180.0, i));
-        }
-        row.sort_by(|a, b| a.0.total_cmp(&b.0));
-        if row.len() == 1 {
-            return Ok(Row { latitude, points: row, global: false, reach: SINGLE_POINT_REACH });
-        }
-        // The gaps between neighbours round the circle (the last to the first too): the row
-        // goes round the globe unless one gap is much wider than the rest, and a limited area
-        // across the antimeridian is the circle less its widest gap.
-        let mut gaps: Vec<f64> = row.windows(2).map(|w| w[1].0 - w[0].0).collect();
-        gaps.push(row[0].0 + 360.0 - row[row.len() - 1].0);
-        gaps.sort_by(f64::total_cmp);
-        let spacing = gaps[gaps.len() / 2].max(1e-9);
-        let global = gaps[gaps.len() - 1] <= 1.5 * spacing;
-        Ok(Row { latitude, points: row, global, reach: spacing / 2.0 })
     }
 }
 

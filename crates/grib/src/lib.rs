@@ -160,18 +160,12 @@ impl EccodesParams {
         if name.is_empty() || name.len() > 64 || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.+".contains(&b)) {
             return None;
         }
-        let in_sample = |sample: &str| -> Option<i64> {
-            let mut h = Handle::from_sample(sample).ok()?;
-            h.set_long("centre", 98).ok()?;
+        in_ecmwf_samples(|h| {
             h.set_string("shortName", name).ok()?;
             let id = h.get_long("paramId").ok()?;
             // ecCodes falls back to "unknown" shortNames; only accept an exact round trip.
             (h.get_string("shortName").ok()? == name).then_some(id)
-        };
-        let id = in_sample("GRIB1").or_else(|| in_sample("GRIB2"));
-        // A name one edition does not know is logged by ecCodes: not the user's error.
-        take_errors();
-        id
+        })
     }
 }
 
@@ -187,9 +181,9 @@ pub fn install_param_resolver() {
     set_param_resolver(Box::new(EccodesParams { cache: Mutex::new(HashMap::new()) }));
 }
 
-/// The short name ecCodes gives a parameter id (`130` -> `t`, `167` -> `2t`), from its GRIB 1
-/// tables and else GRIB 2's, as ECMWF's centre; `None` for a value that is no id ecCodes knows.
-/// Answers are cached.
+/// The short name ecCodes gives a parameter id (`130` -> `t`, `167` -> `2t`), as
+/// [`in_ecmwf_samples`] finds it; `None` for a value that is no id ecCodes knows. Answers are
+/// cached.
 pub fn param_short_name(id: &str) -> Option<String> {
     static NAMES: Mutex<Option<HashMap<i64, Option<String>>>> = Mutex::new(None);
     let id: i64 = id.parse().ok().filter(|id| *id > 0)?;
@@ -198,18 +192,27 @@ pub fn param_short_name(id: &str) -> Option<String> {
     names
         .entry(id)
         .or_insert_with(|| {
-            let in_sample = |sample: &str| -> Option<String> {
-                let mut h = Handle::from_sample(sample).ok()?;
-                h.set_long("centre", 98).ok()?;
+            in_ecmwf_samples(|h| {
                 h.set_long("paramId", id).ok()?;
-                Some(h.get_string("shortName").ok()?).filter(|name| name != "unknown" && !name.is_empty())
-            };
-            let name = in_sample("GRIB1").or_else(|| in_sample("GRIB2"));
-            // An id one edition does not know is logged by ecCodes: not an error of anyone's.
-            take_errors();
-            name
+                h.get_string("shortName").ok().filter(|name| name != "unknown" && !name.is_empty())
+            })
         })
         .clone()
+}
+
+/// What `ask` finds in ecCodes' GRIB 1 sample with ECMWF as its centre, else in its GRIB 2
+/// sample (GRIB 1's tables name accumulated and extreme fields that a plain GRIB 2 product
+/// cannot hold; some parameters only GRIB 2 has). What one edition does not know ecCodes logs:
+/// not anyone's error, so the log is emptied.
+fn in_ecmwf_samples<T>(ask: impl Fn(&mut Handle<'static>) -> Option<T>) -> Option<T> {
+    let in_sample = |sample: &str| {
+        let mut h = Handle::from_sample(sample).ok()?;
+        h.set_long("centre", 98).ok()?;
+        ask(&mut h)
+    };
+    let found = in_sample("GRIB1").or_else(|| in_sample("GRIB2"));
+    take_errors();
+    found
 }
 
 #[cfg(test)]

@@ -104,8 +104,8 @@ impl Statistics {
 }
 
 pub(crate) async fn field(State(served): State<Shared>, caller: Caller, Query(query): Query<FieldQuery>) -> Response {
-    look(served, caller, query, "web-field", 0, |fs, entry, message| {
-        let values = decoded(message)?;
+    look(served, caller, query, "web-field", 0, |fs, entry, message, points| {
+        let values = decoded(message, points)?;
         let keys: Vec<String> = GRIB_KEYS.iter().map(|k| k.to_string()).collect();
         let grib = keys.iter().zip(text_keys(message, &keys)?).filter_map(|(k, v)| v.map(|v| (k.clone(), v))).collect();
         let location =
@@ -124,8 +124,8 @@ pub(crate) async fn map(State(served): State<Shared>, caller: Caller, Query(quer
     }
     // The image's pixels, and its PNG at most as large.
     let image_bytes = u64::from(size.0) * u64::from(size.1) * 3 * 2;
-    look(served, caller, query, "web-map", image_bytes, move |_, entry, message| {
-        let values = decoded(message)?;
+    look(served, caller, query, "web-map", image_bytes, move |_, entry, message, points| {
+        let values = decoded(message, points)?;
         let (latitudes, longitudes) = coordinates(message).map_err(|e| {
             Error::caused_by(
                 ErrorKind::Unsupported,
@@ -142,30 +142,31 @@ pub(crate) async fn map(State(served): State<Shared>, caller: Caller, Query(quer
         let subtitle =
             format!("{} · min {} · max {} · mean {}", text(1), number(statistics.min), number(statistics.max), number(statistics.mean));
         let field = MapField { latitudes: &latitudes, longitudes: &longitudes, values: &values, title, subtitle };
+        // The size was checked before: what is left is the field's (its grid), not the caller's.
         let png = map_png(&field, size)
-            .map_err(|e| Error::caused_by(ErrorKind::BadRequest, format!("cannot draw field {}", entry.identifier()), e))?;
+            .map_err(|e| Error::caused_by(ErrorKind::Unsupported, format!("cannot draw field {}", entry.identifier()), e))?;
         Ok(("image/png", png))
     })
     .await
 }
 
-/// The field's values, missing ones NaN.
-fn decoded(message: &[u8]) -> Result<Vec<f64>> {
-    let count = fieldstore_grib::decode::value_count(message)?;
-    let mut values = vec![0.0; count];
+/// The field's `points` values, missing ones NaN.
+fn decoded(message: &[u8], points: usize) -> Result<Vec<f64>> {
+    let mut values = vec![0.0; points];
     decode_values(message, &mut values)?;
     Ok(values)
 }
 
 /// Admits the caller, finds the one field its request names, reads it within the memory
-/// budget (with `more_bytes` for what `show` makes) and answers what `show` makes of it.
+/// budget (with `more_bytes` for what `show` makes) and answers what `show` makes of it and
+/// of its number of points.
 async fn look(
     served: Shared,
     caller: Caller,
     query: FieldQuery,
     operation: &'static str,
     more_bytes: u64,
-    show: impl FnOnce(&FieldStore, &FieldEntry, &[u8]) -> Result<(&'static str, Vec<u8>)> + Send + 'static,
+    show: impl FnOnce(&FieldStore, &FieldEntry, &[u8], usize) -> Result<(&'static str, Vec<u8>)> + Send + 'static,
 ) -> Response {
     let admitted = match admit(&served, &caller).await {
         Ok(admitted) => admitted,
@@ -185,9 +186,9 @@ async fn look(
                 return Err(Error::new(ErrorKind::NotFound, format!("field {} is no longer stored", entry.identifier())));
             };
             // Its decoded points too, while they are drawn or counted.
-            let points = fieldstore_grib::decode::value_count(message)? as u64;
-            held.set(entry.location.length.saturating_add(points.saturating_mul(POINT_BYTES)).saturating_add(more_bytes))?;
-            show(&served.fs, &entry, message)
+            let points = fieldstore_grib::decode::value_count(message)?;
+            held.set(entry.location.length.saturating_add((points as u64).saturating_mul(POINT_BYTES)).saturating_add(more_bytes))?;
+            show(&served.fs, &entry, message, points)
         }
     })
     .await
