@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The published studies' findings, reproduced on this machine's backends (docs/study.md):
-# sweeps of ior, field-io and hammer on POSIX, the local Ceph cluster (its replicated,
-# 2-way replicated and erasure-coded pools), the S3 servers (Ceph's RADOS gateway, SeaweedFS)
-# and the emulated DAOS, then one report comparing them all.
+# sweeps of ior (on POSIX also through HDF5), field-io and hammer on POSIX, the local Ceph
+# cluster (its replicated, 2-way replicated and erasure-coded pools), the S3 servers (Ceph's
+# RADOS gateway, SeaweedFS) and the emulated DAOS, then one report comparing them all.
 #
 #   scripts/study.sh OUT [BACKEND ...]      BACKEND: posix ceph ceph-pools ceph-scaling s3 s3-seaweed daos
 #                                           (or reports: no sweep, only the reports of what OUT holds)
@@ -63,6 +63,8 @@ for backend in "${backends[@]}"; do
     posix)
       mkdir -p "$out/pool" "$out/store"
       three_benchmarks posix "$out/pool" "$(config posix "{type: posix, root: $out/store}")"
+      # IOR's HDF5 runs (a file per process through HDF5), beside ior on the same files' system.
+      sweep posix-ior-hdf5 --benchmark ior --api hdf5 --procs 2,4 --sizes 1024,1048576 --pool "$out/pool"
       ;;
     ceph)
       pool=${FIELDSTORE_TEST_RADOS_POOL:?the Ceph cluster of scripts/test-services.sh}
@@ -153,7 +155,7 @@ report 3-object-per-field "RADOS: one object per field or one per process" "patt
 report 4-hammer-contention "fdb-hammer without and with write+read contention" "" $(of_backends hammer)
 for backend in posix ceph s3 s3-seaweed daos; do
   report "5-what-indexing-costs-$backend" "IOR, Field I/O and hammer on $backend" "pattern=A,mode=full/-,index=per-process/-" \
-    "$backend-ior" "$backend-field-io" "$backend-hammer"
+    "$backend-ior" "$backend-ior-hdf5" "$backend-field-io" "$backend-hammer"
 done
 report 6-small-fields "Small (1 KiB) and 1 MiB fields" "pattern=A" $(of_backends hammer)
 report 7-replication "Replication and erasure coding" "" $(for pool in "$rados_pool" "${FIELDSTORE_TEST_RADOS_POOL_REP2:-}" "${FIELDSTORE_TEST_RADOS_POOL_EC:-}"; do echo "ceph-pool-$pool-ior ceph-pool-$pool-no-index"; done)

@@ -29,7 +29,7 @@ pub struct Manifest {
     pub format: u32,
     /// The sweep's name in comparisons (`--label`).
     pub label: String,
-    /// `ior`, `field-io` or `hammer`.
+    /// `ior`, `ior-hdf5` (ior through HDF5), `field-io` or `hammer`.
     pub benchmark: String,
     /// `posix`, `rados`, `s3`, `daos` (`daos` here is the emulation unless run on DAOS).
     pub backend: String,

@@ -10,6 +10,7 @@ use fieldstore::error::IoContext;
 use fieldstore::{Error, ErrorKind, Result};
 
 use crate::fieldio::Mode;
+use crate::ior::Api;
 use crate::launch::LAUNCHED;
 use crate::report;
 use crate::roles::Pattern;
@@ -67,6 +68,8 @@ impl Index {
 pub struct Sweep {
     /// The benchmark run at each point of the grid.
     pub benchmark: Benchmark,
+    /// ior's interface: the pool's own, or HDF5 files.
+    pub api: Api,
     /// Process counts.
     pub procs: Vec<u32>,
     /// Object or field sizes in bytes.
@@ -171,6 +174,14 @@ impl Sweep {
                 return refused(format!("--procs {p} with --patterns B: half the processes write and half read, so counts must be even"));
             }
         }
+        if self.api != Api::Pool && self.benchmark != Benchmark::Ior {
+            return refused(format!("--api {} is ior's; {b} runs on the pool's own interface", self.api.name()));
+        }
+        if self.api == Api::Hdf5 {
+            if let Some(size) = self.sizes.iter().find(|s| !s.is_multiple_of(8)) {
+                return refused(format!("--sizes {size}: with --api hdf5 a transfer is of 64-bit integers, so a multiple of 8 bytes"));
+            }
+        }
         if self.benchmark != Benchmark::FieldIo && self.indexes.contains(&Index::Shared) {
             return refused(format!("--index shared is field-io's (its forecast index); {b} has none"));
         }
@@ -193,6 +204,9 @@ impl Sweep {
             if prefix.len() > 31 || !prefix.chars().all(|c| c.is_ascii_alphanumeric() || ".:_".contains(c)) {
                 return refused(format!("--pool daos:POOL/{prefix}: the prefix must be at most 31 letters, digits, '.', '_' or ':'"));
             }
+        }
+        if let (Api::Hdf5, Some(pool)) = (self.api, &self.pool) {
+            crate::ior::hdf5_directory(pool)?;
         }
         if self.benchmark == Benchmark::Hammer && self.pool.is_some() {
             return refused("--pool is ior's and field-io's; hammer runs on the store of --config");
@@ -221,12 +235,21 @@ impl Sweep {
         }
     }
 
+    /// The benchmark's name in the results: its command's, and `ior-hdf5` for ior through HDF5.
+    fn benchmark_name(&self) -> String {
+        match self.api {
+            Api::Hdf5 => format!("{}-hdf5", self.benchmark.name()),
+            Api::Pool => self.benchmark.name().into(),
+        }
+    }
+
     fn manifest(&self) -> Result<Manifest> {
         let backend = self.backend()?;
+        let benchmark = self.benchmark_name();
         Ok(Manifest {
             format: FORMAT,
-            label: self.label.clone().unwrap_or_else(|| format!("{} on {backend}", self.benchmark.name())),
-            benchmark: self.benchmark.name().into(),
+            label: self.label.clone().unwrap_or_else(|| format!("{benchmark} on {backend}")),
+            benchmark,
             backend,
             servers: self.servers,
             counts: self.counts.clone(),
@@ -305,7 +328,11 @@ impl Sweep {
             fs.wipe(&dataset, true)?;
         }
         if self.benchmark != Benchmark::Hammer && self.pool.is_some() {
-            let pool = fieldstore::open_object_pool(&self.run_pool(place), &fieldstore::ObjectPoolOptions::default())?;
+            let spec = self.run_pool(place);
+            if self.api == Api::Hdf5 {
+                return crate::ior::Ior::remove_hdf5(&crate::ior::hdf5_directory(&spec)?);
+            }
+            let pool = fieldstore::open_object_pool(&spec, &fieldstore::ObjectPoolOptions::default())?;
             match self.benchmark {
                 Benchmark::Ior => crate::ior::Ior::remove(&*pool),
                 _ => crate::fieldio::FieldIoBench::remove(&*pool, place.config.procs),
@@ -350,7 +377,7 @@ impl Sweep {
         c.args(["bench", self.benchmark.name()]);
         let (count, size) = (config.count.to_string(), config.size.to_string());
         match self.benchmark {
-            Benchmark::Ior => c.args(["--pool", &self.run_pool(place), "-s", &count, "-t", &size]),
+            Benchmark::Ior => c.args(["--pool", &self.run_pool(place), "-s", &count, "-t", &size, "--api", self.api.name()]),
             Benchmark::FieldIo => {
                 c.args(["--pool", &self.run_pool(place), "--mode", &config.mode, "--iterations", &count, "--size", &size]);
                 if config.index == "shared" {

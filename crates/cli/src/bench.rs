@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use fieldstore::ErrorKind;
 use fieldstore_bench::compare::{self, Comparison, Workload};
 use fieldstore_bench::fieldio::Mode;
+use fieldstore_bench::ior::Api;
 use fieldstore_bench::launch::{Barrier, Place, LAUNCHED};
 use fieldstore_bench::roles::{Pattern, Role};
 use fieldstore_bench::sweep::{Benchmark, Index, Sweep};
@@ -207,6 +208,10 @@ pub struct RunArgs {
 pub struct SweepArgs {
     #[arg(long, value_enum, default_value = "ior")]
     benchmark: Benchmark,
+    /// ior's interface: the pool's own, or hdf5: an HDF5 file per process (as `bench ior
+    /// --api hdf5`; the sweep's benchmark is then named ior-hdf5)
+    #[arg(long, value_enum, default_value = "pool")]
+    api: Api,
     /// Process counts, comma-separated
     #[arg(long, value_parser = shown(processes), default_value = "1,2,4", value_delimiter = ',')]
     procs: Vec<u32>,
@@ -306,6 +311,14 @@ pub struct IorArgs {
     /// Bytes per transfer and per block (IOR's -t and -b)
     #[arg(long, value_parser = shown(field_bytes), short = 't', default_value_t = 1 << 20)]
     transfer: usize,
+    /// The interface (IOR's -a): the pool's own, or hdf5: an HDF5 file per process in a
+    /// directory --pool, a dataset per segment, as IOR's -a HDF5 -F
+    #[arg(long, value_enum, default_value = "pool")]
+    api: Api,
+    /// With --read: compare every byte read with what was written (IOR's -R), not one value
+    /// of each 4 KiB page
+    #[arg(long)]
+    check: bool,
     #[command(flatten)]
     objects: ObjectRunArgs,
 }
@@ -543,6 +556,7 @@ fn line_up(run: &RunArgs, place: &Place) -> anyhow::Result<()> {
 fn sweep(a: &SweepArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {
     let sweep = Sweep {
         benchmark: a.benchmark,
+        api: a.api,
         procs: a.procs.clone(),
         sizes: a.sizes.clone(),
         modes: a.modes.clone(),
@@ -562,10 +576,14 @@ fn sweep(a: &SweepArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// `--pool`, or `objects/` under the default root.
+fn pool_spec(o: &ObjectRunArgs) -> String {
+    o.pool.clone().unwrap_or_else(|| fieldstore::config::default_root().join("objects").display().to_string())
+}
+
 /// The object pool of `--pool`, or `objects/` under the default root.
 fn object_pool(o: &ObjectRunArgs) -> anyhow::Result<Box<dyn fieldstore::objects::Pool>> {
-    let default = || fieldstore::config::default_root().join("objects").display().to_string();
-    let spec = o.pool.clone().unwrap_or_else(default);
+    let spec = pool_spec(o);
     let options = fieldstore::ObjectPoolOptions {
         ceph_conf: o.ceph_conf.clone(),
         ceph_user: o.ceph_user.clone(),
@@ -588,12 +606,25 @@ fn field_io(a: &FieldIoArgs) -> anyhow::Result<()> {
 
 fn ior(a: &IorArgs) -> anyhow::Result<()> {
     let o = &a.objects;
-    let pool = object_pool(o)?;
-    let ior = fieldstore_bench::ior::Ior { segments: a.segments, transfer: a.transfer };
-    run_phase(&o.run, |place| {
-        line_up(&o.run, place)?;
-        Ok(ior.run(&*pool, Role::of_pairs(place, Pattern::A, o.read, o.reorder))?)
-    })
+    let ior = fieldstore_bench::ior::Ior { segments: a.segments, transfer: a.transfer, every_byte: a.check };
+    ior.check(a.api)?;
+    let role = |place: &Place| Role::of_pairs(place, Pattern::A, o.read, o.reorder);
+    match a.api {
+        Api::Pool => {
+            let pool = object_pool(o)?;
+            run_phase(&o.run, |place| {
+                line_up(&o.run, place)?;
+                Ok(ior.run(&*pool, role(place))?)
+            })
+        }
+        Api::Hdf5 => {
+            let dir = fieldstore_bench::ior::hdf5_directory(&pool_spec(o))?;
+            run_phase(&o.run, |place| {
+                line_up(&o.run, place)?;
+                Ok(ior.run_hdf5(&dir, role(place))?)
+            })
+        }
+    }
 }
 
 fn hammer(a: &HammerArgs, config: Option<&std::path::Path>) -> anyhow::Result<()> {

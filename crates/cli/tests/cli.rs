@@ -400,6 +400,34 @@ fn bench_ior_writes_and_reads_another_ranks_array() {
 }
 
 #[test]
+fn bench_ior_through_hdf5_writes_a_file_per_rank_and_reads_another_ranks() {
+    let env = Env::new();
+    let pool = env.path("hdf5");
+    let base = ["bench", "ior", "--api", "hdf5", "--pool", &pool, "--procs", "2", "-s", "4", "-t", "8192", "--json"];
+    let total: serde_json::Value = serde_json::from_str(env.ok(&base).lines().last().unwrap()).unwrap();
+    assert_eq!((total["fields"].as_u64(), total["bytes"].as_u64()), (Some(8), Some(8 * 8192)));
+    for rank in ["00000000", "00000001"] {
+        let file = std::fs::read(Path::new(&pool).join("ior-hdf5").join(format!("testFile.{rank}"))).unwrap();
+        assert_eq!(&file[..8], b"\x89HDF\r\n\x1a\n", "an HDF5 file per rank");
+    }
+    let mut read = base.to_vec();
+    read.extend_from_slice(&["--read", "--reorder"]);
+    let total: serde_json::Value = serde_json::from_str(env.ok(&read).lines().last().unwrap()).unwrap();
+    assert_eq!((total["mode"].as_str(), total["bytes"].as_u64()), (Some("read"), Some(8 * 8192)));
+    let mut longer = read.clone();
+    longer[9] = "5";
+    let e = env.fails(&longer);
+    assert!(e.contains("has no dataset Dataset-0000.0004: it holds fewer segments than -s 5"), "{e}");
+
+    let odd = env.fails(&["bench", "ior", "--api", "hdf5", "--pool", &pool, "-t", "1001"]);
+    assert!(odd.contains("-t 1001: with --api hdf5 a transfer is of 64-bit integers"), "{odd}");
+    let objects = env.fails(&["bench", "ior", "--api", "hdf5", "--pool", "rados:fieldstore"]);
+    assert!(objects.contains("--pool must be a directory, not \"rados:fieldstore\" (rados)"), "{objects}");
+    let missing = env.fails(&["bench", "ior", "--api", "hdf5", "--pool", &env.path("none"), "--read"]);
+    assert!(missing.contains("no HDF5 file of rank 0 (run the write first)"), "{missing}");
+}
+
+#[test]
 fn bench_field_io_in_every_mode_and_pattern_b() {
     let env = Env::new();
     for mode in ["full", "no-containers", "no-index"] {

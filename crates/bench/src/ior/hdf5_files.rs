@@ -1,0 +1,204 @@
+//! ior through HDF5, in the layout IOR's HDF5 backend (`ior -a HDF5 -F`, its `aiori-HDF5.c`)
+//! gives a file per process when a block is one transfer (`-b` = `-t`, as `bench ior` runs):
+//!
+//! - each rank writes a file of its own, `DIR/ior-hdf5/testFile.RANK`, RANK in 8 digits (IOR's
+//!   name for `-o DIR/testFile -F`);
+//! - each segment is a dataset of its own at the file's root, `Dataset-0000.SSSS` (SSSS the
+//!   segment from 0, at least 4 digits): one dimension of `-t / 8` 64-bit integers (IOR's
+//!   `H5T_NATIVE_LLONG`), contiguous (IOR's default: no `hdf5.chunkSize`), allocated early (as
+//!   MPI-IO allocates), with HDF5's default fill value and fill time and object times recorded;
+//! - a transfer is one `H5Dwrite` (a read one `H5Dread`) of the whole dataset, made just before
+//!   (a read opens it just before), as IOR makes a dataset when a segment starts.
+//!
+//! IOR goes through MPI-IO (HDF5's `mpio` driver, `MPI_COMM_SELF` for each file with `-F`); this
+//! goes through HDF5's default POSIX driver: the same file, without MPI.
+
+use std::path::{Path, PathBuf};
+
+use fieldstore::error::IoContext;
+use fieldstore::{Error, ErrorKind, Result};
+use hdf5::plist::dataset_create::AllocTime;
+
+use super::Ior;
+use crate::hammer::Phase;
+use crate::payload::synthetic;
+
+/// The directory of the files in a pool directory.
+const DIRECTORY: &str = "ior-hdf5";
+
+/// IOR's element: `IOR_size_t`, a 64-bit integer.
+const ELEMENT: usize = std::mem::size_of::<i64>();
+
+/// The file of `rank` in the pool directory `dir`.
+pub fn file_path(dir: &Path, rank: u32) -> PathBuf {
+    dir.join(DIRECTORY).join(format!("testFile.{rank:08}"))
+}
+
+/// The dataset of `segment`.
+pub fn dataset_name(segment: usize) -> String {
+    format!("Dataset-0000.{segment:04}")
+}
+
+/// A transfer's bytes as IOR's elements (the file holds these bytes as they are).
+fn elements(transfer: usize) -> Vec<i64> {
+    synthetic(transfer).chunks_exact(ELEMENT).map(|b| i64::from_ne_bytes(b.try_into().expect("chunks of 8 bytes"))).collect()
+}
+
+/// An HDF5 failure at `what` (naming the file, and the dataset where there is one).
+fn failed(what: String) -> impl FnOnce(hdf5::Error) -> Error {
+    move |e| Error::caused_by(ErrorKind::Io, what, e)
+}
+
+/// Writes the file of `rank`, a dataset per segment.
+pub fn write(ior: &Ior, dir: &Path, rank: u32) -> Result<Phase> {
+    let path = file_path(dir, rank);
+    let parent = dir.join(DIRECTORY);
+    std::fs::create_dir_all(&parent).ctx("creating", &parent)?;
+    let data = elements(ior.transfer);
+    let shown = path.display().to_string();
+    Phase::measure("write", |phase| {
+        let file = phase.io("open", 0, 0, || hdf5::File::create(&path)).map_err(failed(format!("creating {shown}")))?;
+        for s in 0..ior.segments {
+            phase
+                .io("transfer", s, ior.transfer as u64, || write_segment(&file, s, &data))
+                .map_err(failed(format!("writing {shown}, dataset {}", dataset_name(s))))?;
+            phase.fields += 1;
+            phase.bytes += ior.transfer as u64;
+        }
+        phase.io("close", ior.segments, 0, || file.close()).map_err(failed(format!("closing {shown}")))
+    })
+}
+
+fn write_segment(file: &hdf5::File, segment: usize, data: &[i64]) -> hdf5::Result<()> {
+    // The builder leaves object times out unless told (as h5py does); HDF5's default, and IOR,
+    // record them. IOR's files are allocated early: MPI-IO's default, which HDF5's POSIX
+    // driver is told here.
+    let dataset = file
+        .new_dataset::<i64>()
+        .obj_track_times(true)
+        .alloc_time(Some(AllocTime::Early))
+        .shape(data.len())
+        .create(dataset_name(segment).as_str())?;
+    dataset.write_raw(data)
+}
+
+/// Reads the file of rank `owner` (another rank's, to defeat caches, like IOR's `-C`) and
+/// checks every value.
+pub fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
+    let path = file_path(dir, owner);
+    if !path.is_file() {
+        return Err(Error::new(ErrorKind::NotFound, format!("{}: no HDF5 file of rank {owner} (run the write first)", path.display())));
+    }
+    let reference = elements(ior.transfer);
+    let mut values = vec![0i64; reference.len()];
+    let shown = path.display().to_string();
+    Phase::measure("read", |phase| {
+        let file = phase.io("open", 0, 0, || hdf5::File::open(&path)).map_err(failed(format!("opening {shown}")))?;
+        for s in 0..ior.segments {
+            let name = dataset_name(s);
+            match phase.io("transfer", s, ior.transfer as u64, || read_segment(&file, &name, &mut values)) {
+                Ok(read) => read?,
+                // Asked only after a failure: a lookup per segment would cost as much again.
+                Err(_) if !file.link_exists(&name) => {
+                    let message = format!("{shown} has no dataset {name}: it holds fewer segments than -s {}", ior.segments);
+                    return Err(Error::new(ErrorKind::Corrupt, message));
+                }
+                Err(e) => return Err(failed(format!("reading {shown}, dataset {name}"))(e)),
+            }
+            if !super::read_back(&values, &reference, ior.every_byte) {
+                return Err(Error::new(ErrorKind::Corrupt, format!("{shown}, dataset {name}: wrong values")));
+            }
+            phase.fields += 1;
+            phase.bytes += ior.transfer as u64;
+        }
+        phase.io("close", ior.segments, 0, || file.close()).map_err(failed(format!("closing {shown}")))
+    })
+}
+
+/// Reads dataset `name` into `values`; a dataset of another size than a transfer is corrupt.
+fn read_segment(file: &hdf5::File, name: &str, values: &mut [i64]) -> hdf5::Result<Result<()>> {
+    let dataset = file.dataset(name)?;
+    let size = dataset.size();
+    if size != values.len() {
+        let message = format!("dataset {name} holds {} bytes, a transfer is {}", size * ELEMENT, values.len() * ELEMENT);
+        return Ok(Err(Error::new(ErrorKind::Corrupt, message)));
+    }
+    dataset.read_into_raw(values)?;
+    Ok(Ok(()))
+}
+
+/// Removes what every rank wrote in the pool directory `dir`.
+pub fn remove(dir: &Path) -> Result<()> {
+    let files = dir.join(DIRECTORY);
+    match std::fs::remove_dir_all(&files) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).ctx("removing", &files),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_per_rank_holds_a_contiguous_dataset_per_segment_as_ior_lays_it_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let ior = Ior { segments: 3, transfer: 4096, every_byte: false };
+        crate::hammer::keep_events(true);
+        let w = write(&ior, dir.path(), 1).unwrap();
+        assert_eq!((w.fields, w.bytes), (3, 3 * 4096));
+        let ops: Vec<&str> = w.events.iter().map(|e| e.0).collect();
+        assert_eq!(ops, ["open", "transfer", "transfer", "transfer", "close"]);
+        let path = dir.path().join("ior-hdf5/testFile.00000001");
+        let file = hdf5::File::open(&path).unwrap();
+        assert_eq!(file.member_names().unwrap(), ["Dataset-0000.0000", "Dataset-0000.0001", "Dataset-0000.0002"]);
+        let dataset = file.dataset("Dataset-0000.0002").unwrap();
+        assert_eq!(dataset.shape(), [512]);
+        assert!(!dataset.is_chunked(), "contiguous, as IOR without hdf5.chunkSize");
+        let dcpl = dataset.dcpl().unwrap();
+        assert_eq!((dcpl.alloc_time(), dcpl.obj_track_times()), (AllocTime::Early, true));
+        assert_eq!(dataset.dtype().unwrap().to_descriptor().unwrap(), hdf5::types::TypeDescriptor::Integer(hdf5::types::IntSize::U8));
+        // The file holds the transfer's bytes as they are.
+        let offset = dataset.offset().unwrap() as usize;
+        assert_eq!(std::fs::read(&path).unwrap()[offset..offset + 4096], synthetic(4096));
+        drop((dataset, file));
+
+        let r = read(&ior, dir.path(), 1).unwrap();
+        assert_eq!((r.fields, r.bytes), (3, 3 * 4096));
+        assert_eq!(read(&ior, dir.path(), 0).unwrap_err().kind(), ErrorKind::NotFound, "rank 0 wrote nothing");
+        let more = Ior { segments: 4, ..ior };
+        let e = read(&more, dir.path(), 1).unwrap_err();
+        assert!(e.to_string().contains("no dataset Dataset-0000.0003"), "{e}");
+        let wider = Ior { transfer: 8192, ..ior };
+        let e = read(&wider, dir.path(), 1).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
+        assert!(e.to_string().contains("holds 4096 bytes, a transfer is 8192"), "{e}");
+
+        remove(dir.path()).unwrap();
+        assert!(!path.exists());
+        remove(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn changed_values_are_found_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ior = Ior { segments: 2, transfer: 8192, every_byte: false };
+        write(&ior, dir.path(), 0).unwrap();
+        let path = file_path(dir.path(), 0);
+        let change = |at: usize| {
+            let file = hdf5::File::open_rw(&path).unwrap();
+            let dataset = file.dataset("Dataset-0000.0001").unwrap();
+            let mut values = dataset.read_raw::<i64>().unwrap();
+            values[at] ^= 1;
+            dataset.write_raw(&values).unwrap();
+        };
+        change(100);
+        assert!(read(&ior, dir.path(), 0).is_ok(), "a value within a page: found with every_byte only");
+        let e = read(&Ior { every_byte: true, ..ior }, dir.path(), 0).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt);
+        assert!(e.to_string().contains("dataset Dataset-0000.0001: wrong values"), "{e}");
+        change(512);
+        let e = read(&ior, dir.path(), 0).unwrap_err();
+        assert!(e.to_string().contains("dataset Dataset-0000.0001: wrong values"), "{e}");
+    }
+}
