@@ -69,12 +69,17 @@ measure() {
       ;;
     ior)
       # IOR's own summary: the write and read rows' bandwidth (MiB/s), one iteration.
+      # $IOR may name $NP: a shell of its own expands it.
       local out
-      out=$(NP=$np $IOR -a HDF5 -F -s "$segments" -t "$transfer" -b "$transfer" -w -r -C -i 1 -o "$dir/run/testFile")
+      out=$(NP=$np bash -c "$IOR \"\$@\"" ior -a HDF5 -F -s "$segments" -t "$transfer" -b "$transfer" -w -r -C -i 1 -o "$dir/run/testFile")
       w=$(awk '$1 == "write" && $2 ~ /^[0-9.]+$/ {print $2; exit}' <<< "$out")
       r=$(awk '$1 == "read" && $2 ~ /^[0-9.]+$/ {print $2; exit}' <<< "$out")
       ;;
   esac
+  if [[ -z $w || -z $r ]]; then
+    echo "ior-hdf5-bench: $system with $np processes gave no bandwidth" >&2
+    exit 1
+  fi
   echo "$system $np write $w" >> "$results"
   echo "$system $np read $r" >> "$results"
 }

@@ -61,12 +61,17 @@ def main() -> None:
     if mode not in ("write", "read") or transfer % 8 or sys.argv[6:] not in ([], ["--check"]):
         sys.exit(__doc__)
     path = pool / "ior-hdf5" / f"testFile.{rank:08d}"
-    path.parent.mkdir(parents=True, exist_ok=True)
     start = time.time()
     if mode == "write":
+        path.parent.mkdir(parents=True, exist_ok=True)
         write(path, segments, transfer)
+    elif not path.is_file():
+        sys.exit(f"{path}: no file of rank {rank} (write it first)")
     else:
-        read(path, segments, transfer, every_value)
+        try:
+            read(path, segments, transfer, every_value)
+        except KeyError as e:
+            sys.exit(f"{path}: {e}: it holds fewer segments than {segments}")
     print(json.dumps({"start": start, "end": time.time(), "bytes": segments * transfer}))
 
 

@@ -177,10 +177,8 @@ impl Sweep {
         if self.api != Api::Pool && self.benchmark != Benchmark::Ior {
             return refused(format!("--api {} is ior's; {b} runs on the pool's own interface", self.api.name()));
         }
-        if self.api == Api::Hdf5 {
-            if let Some(size) = self.sizes.iter().find(|s| !s.is_multiple_of(8)) {
-                return refused(format!("--sizes {size}: with --api hdf5 a transfer is of 64-bit integers, so a multiple of 8 bytes"));
-            }
+        for &transfer in &self.sizes {
+            crate::ior::Ior { segments: 1, transfer, every_byte: false }.check(self.api)?;
         }
         if self.benchmark != Benchmark::FieldIo && self.indexes.contains(&Index::Shared) {
             return refused(format!("--index shared is field-io's (its forecast index); {b} has none"));
@@ -310,7 +308,7 @@ impl Sweep {
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 return Err(Error::new(
                     ErrorKind::Io,
-                    format!("{} failed in {} ({step:?}): {stderr}", self.benchmark.name(), dir.display()),
+                    format!("{} failed in {} ({step:?}): {stderr}", self.benchmark_name(), dir.display()),
                 ));
             }
         }

@@ -608,6 +608,9 @@ fn ior(a: &IorArgs) -> anyhow::Result<()> {
     let o = &a.objects;
     let ior = fieldstore_bench::ior::Ior { segments: a.segments, transfer: a.transfer, every_byte: a.check };
     ior.check(a.api)?;
+    if a.check && !o.read {
+        bail!("--check compares what a read reads: it goes with --read");
+    }
     let role = |place: &Place| Role::of_pairs(place, Pattern::A, o.read, o.reorder);
     match a.api {
         Api::Pool => {

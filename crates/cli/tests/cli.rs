@@ -399,25 +399,26 @@ fn bench_ior_writes_and_reads_another_ranks_array() {
     }
 }
 
+#[cfg(feature = "hdf5")]
 #[test]
 fn bench_ior_through_hdf5_writes_a_file_per_rank_and_reads_another_ranks() {
     let env = Env::new();
     let pool = env.path("hdf5");
-    let base = ["bench", "ior", "--api", "hdf5", "--pool", &pool, "--procs", "2", "-s", "4", "-t", "8192", "--json"];
-    let total: serde_json::Value = serde_json::from_str(env.ok(&base).lines().last().unwrap()).unwrap();
+    let base = ["bench", "ior", "--api", "hdf5", "--pool", &pool, "--procs", "2", "-t", "8192", "--json", "-s"];
+    let segments = |s: &'static str| [&base[..], &[s]].concat();
+    let total: serde_json::Value = serde_json::from_str(env.ok(&segments("4")).lines().last().unwrap()).unwrap();
     assert_eq!((total["fields"].as_u64(), total["bytes"].as_u64()), (Some(8), Some(8 * 8192)));
     for rank in ["00000000", "00000001"] {
         let file = std::fs::read(Path::new(&pool).join("ior-hdf5").join(format!("testFile.{rank}"))).unwrap();
         assert_eq!(&file[..8], b"\x89HDF\r\n\x1a\n", "an HDF5 file per rank");
     }
-    let mut read = base.to_vec();
-    read.extend_from_slice(&["--read", "--reorder"]);
-    let total: serde_json::Value = serde_json::from_str(env.ok(&read).lines().last().unwrap()).unwrap();
+    let read = |s: &'static str| [&segments(s)[..], &["--read", "--reorder", "--check"]].concat();
+    let total: serde_json::Value = serde_json::from_str(env.ok(&read("4")).lines().last().unwrap()).unwrap();
     assert_eq!((total["mode"].as_str(), total["bytes"].as_u64()), (Some("read"), Some(8 * 8192)));
-    let mut longer = read.clone();
-    longer[9] = "5";
-    let e = env.fails(&longer);
+    let e = env.fails(&read("5"));
     assert!(e.contains("has no dataset Dataset-0000.0004: it holds fewer segments than -s 5"), "{e}");
+    let e = env.fails(&segments("4").into_iter().chain(["--check"]).collect::<Vec<_>>());
+    assert!(e.contains("--check compares what a read reads: it goes with --read"), "{e}");
 
     let odd = env.fails(&["bench", "ior", "--api", "hdf5", "--pool", &pool, "-t", "1001"]);
     assert!(odd.contains("-t 1001: with --api hdf5 a transfer is of 64-bit integers"), "{odd}");

@@ -30,12 +30,12 @@ const DIRECTORY: &str = "ior-hdf5";
 const ELEMENT: usize = std::mem::size_of::<i64>();
 
 /// The file of `rank` in the pool directory `dir`.
-pub fn file_path(dir: &Path, rank: u32) -> PathBuf {
+fn file_path(dir: &Path, rank: u32) -> PathBuf {
     dir.join(DIRECTORY).join(format!("testFile.{rank:08}"))
 }
 
 /// The dataset of `segment`.
-pub fn dataset_name(segment: usize) -> String {
+fn dataset_name(segment: usize) -> String {
     format!("Dataset-0000.{segment:04}")
 }
 
@@ -45,27 +45,27 @@ fn elements(transfer: usize) -> Vec<i64> {
 }
 
 /// An HDF5 failure at `what` (naming the file, and the dataset where there is one).
-fn failed(what: String) -> impl FnOnce(hdf5::Error) -> Error {
-    move |e| Error::caused_by(ErrorKind::Io, what, e)
+fn failed(what: String, e: hdf5::Error) -> Error {
+    Error::caused_by(ErrorKind::Io, what, e)
 }
 
 /// Writes the file of `rank`, a dataset per segment.
-pub fn write(ior: &Ior, dir: &Path, rank: u32) -> Result<Phase> {
+pub(super) fn write(ior: &Ior, dir: &Path, rank: u32) -> Result<Phase> {
     let path = file_path(dir, rank);
     let parent = dir.join(DIRECTORY);
     std::fs::create_dir_all(&parent).ctx("creating", &parent)?;
     let data = elements(ior.transfer);
     let shown = path.display().to_string();
     Phase::measure("write", |phase| {
-        let file = phase.io("open", 0, 0, || hdf5::File::create(&path)).map_err(failed(format!("creating {shown}")))?;
+        let file = phase.io("open", 0, 0, || hdf5::File::create(&path)).map_err(|e| failed(format!("creating {shown}"), e))?;
         for s in 0..ior.segments {
             phase
                 .io("transfer", s, ior.transfer as u64, || write_segment(&file, s, &data))
-                .map_err(failed(format!("writing {shown}, dataset {}", dataset_name(s))))?;
+                .map_err(|e| failed(format!("writing {shown}, dataset {}", dataset_name(s)), e))?;
             phase.fields += 1;
             phase.bytes += ior.transfer as u64;
         }
-        phase.io("close", ior.segments, 0, || file.close()).map_err(failed(format!("closing {shown}")))
+        phase.io("close", ior.segments, 0, || file.close()).map_err(|e| failed(format!("closing {shown}"), e))
     })
 }
 
@@ -84,7 +84,7 @@ fn write_segment(file: &hdf5::File, segment: usize, data: &[i64]) -> hdf5::Resul
 
 /// Reads the file of rank `owner` (another rank's, to defeat caches, like IOR's `-C`) and
 /// checks every value.
-pub fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
+pub(super) fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
     let path = file_path(dir, owner);
     if !path.is_file() {
         return Err(Error::new(ErrorKind::NotFound, format!("{}: no HDF5 file of rank {owner} (run the write first)", path.display())));
@@ -93,17 +93,17 @@ pub fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
     let mut values = vec![0i64; reference.len()];
     let shown = path.display().to_string();
     Phase::measure("read", |phase| {
-        let file = phase.io("open", 0, 0, || hdf5::File::open(&path)).map_err(failed(format!("opening {shown}")))?;
+        let file = phase.io("open", 0, 0, || hdf5::File::open(&path)).map_err(|e| failed(format!("opening {shown}"), e))?;
         for s in 0..ior.segments {
             let name = dataset_name(s);
             match phase.io("transfer", s, ior.transfer as u64, || read_segment(&file, &name, &mut values)) {
-                Ok(read) => read?,
+                Ok(read) => read.map_err(|e| Error::new(e.kind(), format!("{shown}, {e}")))?,
                 // Asked only after a failure: a lookup per segment would cost as much again.
                 Err(_) if !file.link_exists(&name) => {
                     let message = format!("{shown} has no dataset {name}: it holds fewer segments than -s {}", ior.segments);
                     return Err(Error::new(ErrorKind::Corrupt, message));
                 }
-                Err(e) => return Err(failed(format!("reading {shown}, dataset {name}"))(e)),
+                Err(e) => return Err(failed(format!("reading {shown}, dataset {name}"), e)),
             }
             if !super::read_back(&values, &reference, ior.every_byte) {
                 return Err(Error::new(ErrorKind::Corrupt, format!("{shown}, dataset {name}: wrong values")));
@@ -111,7 +111,7 @@ pub fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
             phase.fields += 1;
             phase.bytes += ior.transfer as u64;
         }
-        phase.io("close", ior.segments, 0, || file.close()).map_err(failed(format!("closing {shown}")))
+        phase.io("close", ior.segments, 0, || file.close()).map_err(|e| failed(format!("closing {shown}"), e))
     })
 }
 
@@ -120,7 +120,7 @@ fn read_segment(file: &hdf5::File, name: &str, values: &mut [i64]) -> hdf5::Resu
     let dataset = file.dataset(name)?;
     let size = dataset.size();
     if size != values.len() {
-        let message = format!("dataset {name} holds {} bytes, a transfer is {}", size * ELEMENT, values.len() * ELEMENT);
+        let message = format!("dataset {name} holds {size} values of 8 bytes, a transfer {}", values.len());
         return Ok(Err(Error::new(ErrorKind::Corrupt, message)));
     }
     dataset.read_into_raw(values)?;
@@ -128,7 +128,7 @@ fn read_segment(file: &hdf5::File, name: &str, values: &mut [i64]) -> hdf5::Resu
 }
 
 /// Removes what every rank wrote in the pool directory `dir`.
-pub fn remove(dir: &Path) -> Result<()> {
+pub(super) fn remove(dir: &Path) -> Result<()> {
     let files = dir.join(DIRECTORY);
     match std::fs::remove_dir_all(&files) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e).ctx("removing", &files),
@@ -172,7 +172,7 @@ mod tests {
         let wider = Ior { transfer: 8192, ..ior };
         let e = read(&wider, dir.path(), 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
-        assert!(e.to_string().contains("holds 4096 bytes, a transfer is 8192"), "{e}");
+        assert!(e.to_string().contains("testFile.00000001, dataset Dataset-0000.0000 holds 512 values of 8 bytes, a transfer 1024"), "{e}");
 
         remove(dir.path()).unwrap();
         assert!(!path.exists());
