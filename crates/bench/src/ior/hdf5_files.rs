@@ -83,7 +83,7 @@ fn write_segment(file: &hdf5::File, segment: usize, data: &[i64]) -> hdf5::Resul
 }
 
 /// Reads the file of rank `owner` (another rank's, to defeat caches, like IOR's `-C`) and
-/// checks every value.
+/// checks what it reads ([`super::read_back`]).
 pub(super) fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
     let path = file_path(dir, owner);
     if !path.is_file() {

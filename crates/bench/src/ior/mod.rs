@@ -64,9 +64,10 @@ pub struct Ior {
 
 /// Whether a transfer read back (`got`) holds what was written (`written`). IOR checks
 /// nothing unless told (`-R`); comparing every byte costs a page-cache read a fair part of its
-/// bandwidth (docs/performance.md, "ior through HDF5"), so by default one value of each 4 KiB page and the last are compared: a short read,
-/// or a page of other bytes (zeros, another file's), is still found. (Every page of a transfer
-/// holds the same bytes, so pages out of place are not, even byte by byte.)
+/// bandwidth (docs/performance.md, "ior through HDF5"), so by default one value of each 4 KiB
+/// page and the last are compared: a short read, or a page of other bytes (zeros, another
+/// file's), is still found. (Every page of a transfer holds the same bytes, so pages out of
+/// place are not, even byte by byte.)
 pub fn read_back<T: PartialEq>(got: &[T], written: &[T], every_byte: bool) -> bool {
     if every_byte {
         return got == written;
