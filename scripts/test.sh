@@ -15,8 +15,6 @@ source "$here/scripts/test-services.sh"
 start_test_services
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -q -- -D warnings
-# The CLI builds without HDF5 too (its cargo feature hdf5 links libhdf5).
-cargo clippy -p fieldstore-cli --no-default-features --all-targets -q -- -D warnings
 cargo build --workspace --all-targets -q
 cargo test --workspace -q 2>&1 | grep -v '^$'
 test "${PIPESTATUS[0]}" = 0

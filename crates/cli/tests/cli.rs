@@ -399,7 +399,6 @@ fn bench_ior_writes_and_reads_another_ranks_array() {
     }
 }
 
-#[cfg(feature = "hdf5")]
 #[test]
 fn bench_ior_through_hdf5_writes_a_file_per_rank_and_reads_another_ranks() {
     let env = Env::new();
@@ -426,6 +425,20 @@ fn bench_ior_through_hdf5_writes_a_file_per_rank_and_reads_another_ranks() {
     assert!(objects.contains("--pool must be a directory, not \"rados:fieldstore\" (rados)"), "{objects}");
     let missing = env.fails(&["bench", "ior", "--api", "hdf5", "--pool", &env.path("none"), "--read"]);
     assert!(missing.contains("no HDF5 file of rank 0 (run the write first)"), "{missing}");
+
+    // HDF5 is loaded by --api hdf5 alone: no other command pays for loading it (and the
+    // libraries it needs) at its start, and where it is missing, --api hdf5 says so.
+    let needed = Command::new("ldd").arg(BIN).output().unwrap();
+    assert!(!String::from_utf8_lossy(&needed.stdout).contains("hdf5"), "{}", String::from_utf8_lossy(&needed.stdout));
+    let out = Command::new(BIN)
+        .args(["bench", "ior", "--api", "hdf5", "--pool", &pool])
+        .env("FIELDSTORE_ROOT", &env.root)
+        .env("FIELDSTORE_HDF5_LIBRARY", env.path("libhdf5-nowhere.so"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && e.contains("--api hdf5 needs HDF5's C library, 1.10 or later, and none could be loaded"), "{e}");
+    assert!(e.contains("libhdf5-nowhere.so") && e.contains("FIELDSTORE_HDF5_LIBRARY"), "{e}");
 }
 
 #[test]

@@ -520,7 +520,6 @@ fn what_is_not_a_sweep_is_refused_by_name() {
     assert!(e.contains("--api hdf5 is ior's"), "{e}");
 }
 
-#[cfg(feature = "hdf5")]
 #[test]
 fn an_hdf5_sweep_is_named_apart_from_ior_on_the_pool_and_removes_its_files() {
     let dir = tempfile::tempdir().unwrap();

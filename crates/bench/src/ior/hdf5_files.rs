@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use fieldstore::error::IoContext;
 use fieldstore::{Error, ErrorKind, Result};
-use hdf5::plist::dataset_create::AllocTime;
 
+use super::hdf5_library::Hdf5;
 use super::Ior;
 use crate::hammer::Phase;
 use crate::payload::synthetic;
@@ -44,9 +44,9 @@ fn elements(transfer: usize) -> Vec<i64> {
     synthetic(transfer).chunks_exact(ELEMENT).map(|b| i64::from_ne_bytes(b.try_into().expect("chunks of 8 bytes"))).collect()
 }
 
-/// An HDF5 failure at `what` (naming the file, and the dataset where there is one).
-fn failed(what: String, e: hdf5::Error) -> Error {
-    Error::caused_by(ErrorKind::Io, what, e)
+/// An HDF5 failure `e` in the file `shown` (and the dataset, where there is one).
+fn in_file(shown: &str, e: Error) -> Error {
+    Error::caused_by(e.kind(), shown, e)
 }
 
 /// Writes the file of `rank`, a dataset per segment.
@@ -56,30 +56,22 @@ pub(super) fn write(ior: &Ior, dir: &Path, rank: u32) -> Result<Phase> {
     std::fs::create_dir_all(&parent).ctx("creating", &parent)?;
     let data = elements(ior.transfer);
     let shown = path.display().to_string();
+    let hdf5 = Hdf5::lock()?;
+    // IOR's files are allocated early (MPI-IO's default, which HDF5's POSIX driver is told
+    // here) and record object times (HDF5's default).
+    let properties = hdf5.early_allocation()?;
     Phase::measure("write", |phase| {
-        let file = phase.io("open", 0, 0, || hdf5::File::create(&path)).map_err(|e| failed(format!("creating {shown}"), e))?;
+        let file = phase.io("open", 0, 0, || hdf5.create_file(&shown)).map_err(|e| in_file(&shown, e))?;
         for s in 0..ior.segments {
+            let name = dataset_name(s);
             phase
-                .io("transfer", s, ior.transfer as u64, || write_segment(&file, s, &data))
-                .map_err(|e| failed(format!("writing {shown}, dataset {}", dataset_name(s)), e))?;
+                .io("transfer", s, ior.transfer as u64, || hdf5.write_dataset(&file, &name, &properties, &data))
+                .map_err(|e| in_file(&format!("{shown}, dataset {name}"), e))?;
             phase.fields += 1;
             phase.bytes += ior.transfer as u64;
         }
-        phase.io("close", ior.segments, 0, || file.close()).map_err(|e| failed(format!("closing {shown}"), e))
+        phase.io("close", ior.segments, 0, || file.close()).map_err(|e| in_file(&shown, e))
     })
-}
-
-fn write_segment(file: &hdf5::File, segment: usize, data: &[i64]) -> hdf5::Result<()> {
-    // The builder leaves object times out unless told (as h5py does); HDF5's default, and IOR,
-    // record them. IOR's files are allocated early: MPI-IO's default, which HDF5's POSIX
-    // driver is told here.
-    let dataset = file
-        .new_dataset::<i64>()
-        .obj_track_times(true)
-        .alloc_time(Some(AllocTime::Early))
-        .shape(data.len())
-        .create(dataset_name(segment).as_str())?;
-    dataset.write_raw(data)
 }
 
 /// Reads the file of rank `owner` (another rank's, to defeat caches, like IOR's `-C`) and
@@ -92,18 +84,18 @@ pub(super) fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
     let reference = elements(ior.transfer);
     let mut values = vec![0i64; reference.len()];
     let shown = path.display().to_string();
+    let hdf5 = Hdf5::lock()?;
     Phase::measure("read", |phase| {
-        let file = phase.io("open", 0, 0, || hdf5::File::open(&path)).map_err(|e| failed(format!("opening {shown}"), e))?;
+        let file = phase.io("open", 0, 0, || hdf5.open_file(&shown)).map_err(|e| in_file(&shown, e))?;
         for s in 0..ior.segments {
             let name = dataset_name(s);
-            match phase.io("transfer", s, ior.transfer as u64, || read_segment(&file, &name, &mut values)) {
-                Ok(read) => read.map_err(|e| Error::new(e.kind(), format!("{shown}, {e}")))?,
+            if let Err(e) = phase.io("transfer", s, ior.transfer as u64, || hdf5.read_dataset(&file, &name, &mut values)) {
                 // Asked only after a failure: a lookup per segment would cost as much again.
-                Err(_) if !file.link_exists(&name) => {
+                if !hdf5.exists(&file, &name)? {
                     let message = format!("{shown} has no dataset {name}: it holds fewer segments than -s {}", ior.segments);
                     return Err(Error::new(ErrorKind::Corrupt, message));
                 }
-                Err(e) => return Err(failed(format!("reading {shown}, dataset {name}"), e)),
+                return Err(in_file(&format!("{shown}, dataset {name}"), e));
             }
             if !super::read_back(&values, &reference, ior.every_byte) {
                 return Err(Error::new(ErrorKind::Corrupt, format!("{shown}, dataset {name}: wrong values")));
@@ -111,20 +103,8 @@ pub(super) fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
             phase.fields += 1;
             phase.bytes += ior.transfer as u64;
         }
-        phase.io("close", ior.segments, 0, || file.close()).map_err(|e| failed(format!("closing {shown}"), e))
+        phase.io("close", ior.segments, 0, || file.close()).map_err(|e| in_file(&shown, e))
     })
-}
-
-/// Reads dataset `name` into `values`; a dataset of another size than a transfer is corrupt.
-fn read_segment(file: &hdf5::File, name: &str, values: &mut [i64]) -> hdf5::Result<Result<()>> {
-    let dataset = file.dataset(name)?;
-    let size = dataset.size();
-    if size != values.len() {
-        let message = format!("dataset {name} holds {size} values of 8 bytes, a transfer {}", values.len());
-        return Ok(Err(Error::new(ErrorKind::Corrupt, message)));
-    }
-    dataset.read_into_raw(values)?;
-    Ok(Ok(()))
 }
 
 /// Removes what every rank wrote in the pool directory `dir`.
@@ -140,6 +120,21 @@ pub(super) fn remove(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// HDF5's own `h5dump -H -p` of the file at `path` (its structure, with each dataset's
+    /// storage and offset), its blanks made single spaces.
+    fn h5dump(path: &Path) -> String {
+        let out = std::process::Command::new("h5dump").args(["-H", "-p"]).arg(path).output().expect("h5dump (Debian: hdf5-tools)");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// Where dataset `name`'s values start in the file, as h5dump tells it.
+    fn offset(dump: &str, name: &str) -> usize {
+        let dataset = &dump[dump.find(&format!("DATASET \"{name}\"")).unwrap()..];
+        let at = &dataset[dataset.find("OFFSET ").unwrap() + 7..];
+        at[..at.find(char::is_whitespace).unwrap()].parse().unwrap()
+    }
+
     #[test]
     fn a_file_per_rank_holds_a_contiguous_dataset_per_segment_as_ior_lays_it_out() {
         let dir = tempfile::tempdir().unwrap();
@@ -150,18 +145,18 @@ mod tests {
         let ops: Vec<&str> = w.events.iter().map(|e| e.0).collect();
         assert_eq!(ops, ["open", "transfer", "transfer", "transfer", "close"]);
         let path = dir.path().join("ior-hdf5/testFile.00000001");
-        let file = hdf5::File::open(&path).unwrap();
-        assert_eq!(file.member_names().unwrap(), ["Dataset-0000.0000", "Dataset-0000.0001", "Dataset-0000.0002"]);
-        let dataset = file.dataset("Dataset-0000.0002").unwrap();
-        assert_eq!(dataset.shape(), [512]);
-        assert!(!dataset.is_chunked(), "contiguous, as IOR without hdf5.chunkSize");
-        let dcpl = dataset.dcpl().unwrap();
-        assert_eq!((dcpl.alloc_time(), dcpl.obj_track_times()), (AllocTime::Early, true));
-        assert_eq!(dataset.dtype().unwrap().to_descriptor().unwrap(), hdf5::types::TypeDescriptor::Integer(hdf5::types::IntSize::U8));
+        let dump = h5dump(&path);
+        for name in ["Dataset-0000.0000", "Dataset-0000.0001", "Dataset-0000.0002"] {
+            assert!(dump.contains(&format!("DATASET \"{name}\"")), "{name}: {dump}");
+        }
+        assert_eq!(dump.matches("DATASET ").count(), 3, "{dump}");
+        assert_eq!(dump.matches("DATATYPE H5T_STD_I64LE").count(), 3, "IOR's long long: {dump}");
+        assert_eq!(dump.matches("DATASPACE SIMPLE { ( 512 ) / ( 512 ) }").count(), 3, "{dump}");
+        assert_eq!(dump.matches("CONTIGUOUS SIZE 4096").count(), 3, "as IOR without hdf5.chunkSize: {dump}");
+        assert_eq!(dump.matches("ALLOCATION_TIME { H5D_ALLOC_TIME_EARLY }").count(), 3, "{dump}");
         // The file holds the transfer's bytes as they are.
-        let offset = dataset.offset().unwrap() as usize;
-        assert_eq!(std::fs::read(&path).unwrap()[offset..offset + 4096], synthetic(4096));
-        drop((dataset, file));
+        let at = offset(&dump, "Dataset-0000.0002");
+        assert_eq!(std::fs::read(&path).unwrap()[at..at + 4096], synthetic(4096));
 
         let r = read(&ior, dir.path(), 1).unwrap();
         assert_eq!((r.fields, r.bytes), (3, 3 * 4096));
@@ -172,7 +167,8 @@ mod tests {
         let wider = Ior { transfer: 8192, ..ior };
         let e = read(&wider, dir.path(), 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Corrupt, "{e}");
-        assert!(e.to_string().contains("testFile.00000001, dataset Dataset-0000.0000 holds 512 values of 8 bytes, a transfer 1024"), "{e}");
+        let e = e.report().to_string();
+        assert!(e.contains("testFile.00000001, dataset Dataset-0000.0000: holds 512 values of 8 bytes, a transfer 1024"), "{e}");
 
         remove(dir.path()).unwrap();
         assert!(!path.exists());
@@ -185,12 +181,11 @@ mod tests {
         let ior = Ior { segments: 2, transfer: 8192, every_byte: false };
         write(&ior, dir.path(), 0).unwrap();
         let path = file_path(dir.path(), 0);
-        let change = |at: usize| {
-            let file = hdf5::File::open_rw(&path).unwrap();
-            let dataset = file.dataset("Dataset-0000.0001").unwrap();
-            let mut values = dataset.read_raw::<i64>().unwrap();
-            values[at] ^= 1;
-            dataset.write_raw(&values).unwrap();
+        let start = offset(&h5dump(&path), "Dataset-0000.0001");
+        let change = |value: usize| {
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes[start + value * ELEMENT] ^= 1;
+            std::fs::write(&path, bytes).unwrap();
         };
         change(100);
         assert!(read(&ior, dir.path(), 0).is_ok(), "a value within a page: found with every_byte only");
@@ -200,5 +195,17 @@ mod tests {
         change(512);
         let e = read(&ior, dir.path(), 0).unwrap_err();
         assert!(e.to_string().contains("dataset Dataset-0000.0001: wrong values"), "{e}");
+    }
+
+    #[test]
+    fn hdf5_errors_carry_its_error_stack_and_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = file_path(dir.path(), 2);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, b"not an HDF5 file").unwrap();
+        let e = read(&Ior { segments: 1, transfer: 8, every_byte: false }, dir.path(), 2).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Io);
+        let e = e.report().to_string();
+        assert!(e.starts_with(&format!("{}: opening: H5Fopen(): ", path.display())), "{e}");
     }
 }
