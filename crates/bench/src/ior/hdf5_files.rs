@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use fieldstore::error::IoContext;
 use fieldstore::{Error, ErrorKind, Result};
 
-use super::hdf5_library::Hdf5;
+use super::hdf5_library;
 use super::Ior;
 use crate::hammer::Phase;
 use crate::payload::synthetic;
@@ -56,9 +56,8 @@ pub(super) fn write(ior: &Ior, dir: &Path, rank: u32) -> Result<Phase> {
     std::fs::create_dir_all(&parent).ctx("creating", &parent)?;
     let data = elements(ior.transfer);
     let shown = path.display().to_string();
-    let hdf5 = Hdf5::lock()?;
-    // IOR's files are allocated early (MPI-IO's default, which HDF5's POSIX driver is told
-    // here) and record object times (HDF5's default).
+    let hdf5 = hdf5_library::lock()?;
+    // IOR's files are allocated early: MPI-IO's default, which HDF5's POSIX driver is told.
     let properties = hdf5.early_allocation()?;
     Phase::measure("write", |phase| {
         let file = phase.io("open", 0, 0, || hdf5.create_file(&shown)).map_err(|e| in_file(&shown, e))?;
@@ -84,14 +83,14 @@ pub(super) fn read(ior: &Ior, dir: &Path, owner: u32) -> Result<Phase> {
     let reference = elements(ior.transfer);
     let mut values = vec![0i64; reference.len()];
     let shown = path.display().to_string();
-    let hdf5 = Hdf5::lock()?;
+    let hdf5 = hdf5_library::lock()?;
     Phase::measure("read", |phase| {
         let file = phase.io("open", 0, 0, || hdf5.open_file(&shown)).map_err(|e| in_file(&shown, e))?;
         for s in 0..ior.segments {
             let name = dataset_name(s);
             if let Err(e) = phase.io("transfer", s, ior.transfer as u64, || hdf5.read_dataset(&file, &name, &mut values)) {
                 // Asked only after a failure: a lookup per segment would cost as much again.
-                if !hdf5.exists(&file, &name)? {
+                if let Ok(false) = hdf5.exists(&file, &name) {
                     let message = format!("{shown} has no dataset {name}: it holds fewer segments than -s {}", ior.segments);
                     return Err(Error::new(ErrorKind::Corrupt, message));
                 }

@@ -1,12 +1,14 @@
 //! The HDF5 C functions `bench ior --api hdf5` uses, declared from HDF5's public headers (the
-//! same in 1.10, 1.14 and 2.0) and resolved at run time, as librados and libdaos are: a
-//! library linked at build time is loaded by every `fieldstore` process, and libhdf5 brings
-//! some thirty libraries of its own (libcurl, GnuTLS, Kerberos, ...), which made every command
-//! start about 2.5 times slower (docs/performance.md, "A command's start"). Only `--api hdf5` loads it.
+//! same from 1.10 to 1.14) and resolved at run time, as librados and libdaos are: a library
+//! linked at build time is loaded by every `fieldstore` process, and libhdf5 brings some
+//! thirty libraries of its own (libcurl, GnuTLS, Kerberos, ...), which made every command start
+//! about 2.5 times slower (docs/performance.md, "A command's start"). Only `--api hdf5` loads it.
 //!
-//! Debian's HDF5 is built without thread safety, so one caller at a time: [`Hdf5::lock`].
+//! Every call goes through [`Locked`], one thread at a time: a library named by
+//! `FIELDSTORE_HDF5_LIBRARY` may be built without thread safety (Debian's is built with it).
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use fieldstore::{Error, ErrorKind, Result};
@@ -17,7 +19,7 @@ type Status = c_int;
 type Tristate = c_int;
 
 /// `H5P_DEFAULT`, `H5S_ALL`, `H5E_DEFAULT`: the default property list, the whole dataspace,
-/// the thread's error stack.
+/// the calling thread's error stack.
 const DEFAULT: Id = 0;
 /// `H5F_ACC_RDONLY` and `H5F_ACC_TRUNC`.
 const READ_ONLY: c_uint = 0x0000;
@@ -40,12 +42,14 @@ struct ErrorRecord {
 }
 
 type Walk = unsafe extern "C" fn(c_uint, *const ErrorRecord, *mut c_void) -> Status;
+/// `H5E_auto2_t`: what prints an error stack as it is made (none here: errors carry it).
+type AutoPrint = Option<unsafe extern "C" fn(Id, *mut c_void) -> Status>;
 
 /// Resolved entry points, named as in C without the `H5` prefix.
 struct Functions {
     open: unsafe extern "C" fn() -> Status,
     get_libversion: unsafe extern "C" fn(*mut c_uint, *mut c_uint, *mut c_uint) -> Status,
-    eset_auto2: unsafe extern "C" fn(Id, *const c_void, *mut c_void) -> Status,
+    eset_auto2: unsafe extern "C" fn(Id, AutoPrint, *mut c_void) -> Status,
     ewalk2: unsafe extern "C" fn(Id, c_int, Walk, *mut c_void) -> Status,
     eclear2: unsafe extern "C" fn(Id) -> Status,
     fcreate: unsafe extern "C" fn(*const c_char, c_uint, Id, Id) -> Id,
@@ -53,7 +57,6 @@ struct Functions {
     fclose: unsafe extern "C" fn(Id) -> Status,
     pcreate: unsafe extern "C" fn(Id) -> Id,
     pset_alloc_time: unsafe extern "C" fn(Id, c_int) -> Status,
-    pset_obj_track_times: unsafe extern "C" fn(Id, bool) -> Status,
     pclose: unsafe extern "C" fn(Id) -> Status,
     screate_simple: unsafe extern "C" fn(c_int, *const u64, *const u64) -> Id,
     sget_simple_extent_npoints: unsafe extern "C" fn(Id) -> i64,
@@ -68,7 +71,7 @@ struct Functions {
 }
 
 /// libhdf5, loaded and opened, with the identifiers its macros name.
-pub struct Hdf5 {
+struct Hdf5 {
     f: Functions,
     /// `H5T_NATIVE_LLONG`: IOR's element, in memory and in the file.
     native_llong: Id,
@@ -96,41 +99,44 @@ const LIBRARIES: [&str; 7] = [
 static HDF5: OnceLock<std::result::Result<Hdf5, Arc<Error>>> = OnceLock::new();
 static ONE_CALLER: Mutex<()> = Mutex::new(());
 
-/// libhdf5 held by one caller: every call goes through this.
+/// libhdf5 held by one thread, which makes every call through it and the objects it opens;
+/// neither it nor they can go to another thread.
 pub struct Locked {
     hdf5: &'static Hdf5,
     _guard: MutexGuard<'static, ()>,
+    _this_thread: PhantomData<*const ()>,
 }
 
-impl std::ops::Deref for Locked {
-    type Target = Hdf5;
-    fn deref(&self) -> &Hdf5 {
-        self.hdf5
+/// libhdf5 (loaded on first use; a failure to load it is the answer of every call after), for
+/// this thread alone until the guard is dropped.
+pub fn lock() -> Result<Locked> {
+    let hdf5 = HDF5.get_or_init(|| load().map_err(Arc::new)).as_ref().map_err(|e| Error::Shared(e.clone()))?;
+    // A caller that panicked left no HDF5 call half made: each call is one C call.
+    let guard = ONE_CALLER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Each thread has an error stack of its own, printed as it is made unless told not to:
+    // errors here carry it instead.
+    // SAFETY: no function, no data.
+    if unsafe { (hdf5.f.eset_auto2)(DEFAULT, None, std::ptr::null_mut()) } < 0 {
+        return Err(Error::new(ErrorKind::Unavailable, "HDF5's H5Eset_auto2 failed"));
     }
+    Ok(Locked { hdf5, _guard: guard, _this_thread: PhantomData })
 }
 
-impl Hdf5 {
-    /// libhdf5 (loaded on first use; a failure to load it is the answer of every call after),
-    /// for this caller alone until the guard is dropped.
-    pub fn lock() -> Result<Locked> {
-        let hdf5 = HDF5.get_or_init(|| load().map_err(Arc::new)).as_ref().map_err(|e| Error::Shared(e.clone()))?;
-        // A caller that panicked left no HDF5 call half made: each call is one C call.
-        let guard = ONE_CALLER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        Ok(Locked { hdf5, _guard: guard })
-    }
-}
-
+/// The first of the library names that loads and opens.
 fn load() -> Result<Hdf5> {
-    let chosen = std::env::var_os(LIBRARY_VARIABLE);
-    let names: Vec<std::ffi::OsString> = match &chosen {
-        Some(path) => vec![path.clone()],
+    let names: Vec<std::ffi::OsString> = match std::env::var_os(LIBRARY_VARIABLE) {
+        Some(path) => vec![path],
         None => LIBRARIES.iter().map(Into::into).collect(),
     };
     let mut last = None;
     for name in &names {
         // SAFETY: loading libhdf5 runs its initialisers, which only set up its own state.
-        match unsafe { libloading::Library::new(name) } {
-            Ok(library) => return open(library, &name.to_string_lossy()),
+        let opened = match unsafe { libloading::Library::new(name) } {
+            Ok(library) => open(library, &name.to_string_lossy()),
+            Err(e) => Err(Error::caused_by(ErrorKind::Unavailable, name.to_string_lossy(), e)),
+        };
+        match opened {
+            Ok(hdf5) => return Ok(hdf5),
             Err(e) => last = Some(e),
         }
     }
@@ -164,7 +170,6 @@ fn open(library: libloading::Library, name: &str) -> Result<Hdf5> {
         fclose: symbol!("H5Fclose"),
         pcreate: symbol!("H5Pcreate"),
         pset_alloc_time: symbol!("H5Pset_alloc_time"),
-        pset_obj_track_times: symbol!("H5Pset_obj_track_times"),
         pclose: symbol!("H5Pclose"),
         screate_simple: symbol!("H5Screate_simple"),
         sget_simple_extent_npoints: symbol!("H5Sget_simple_extent_npoints"),
@@ -186,9 +191,8 @@ fn open(library: libloading::Library, name: &str) -> Result<Hdf5> {
     if version < (1, 10, 0) {
         return Err(unusable(format!("HDF5 {}.{}.{}: 1.10 or later is needed (64-bit identifiers)", version.0, version.1, version.2)));
     }
-    // SAFETY: H5open takes nothing; H5Eset_auto2 with no function stops HDF5 printing its
-    // error stack, which errors here carry instead.
-    if unsafe { (f.open)() } < 0 || unsafe { (f.eset_auto2)(DEFAULT, std::ptr::null(), std::ptr::null_mut()) } < 0 {
+    // SAFETY: H5open takes nothing.
+    if unsafe { (f.open)() } < 0 {
         return Err(unusable("H5open failed".into()));
     }
     let variable = |c: &[u8]| -> Result<Id> {
@@ -202,6 +206,21 @@ fn open(library: libloading::Library, name: &str) -> Result<Hdf5> {
     Ok(Hdf5 { f, native_llong, dataset_create, _library: library })
 }
 
+/// HDF5's error stack of a failed call, from the API function to the most specific error.
+#[derive(Debug)]
+struct ErrorStack(Vec<String>);
+
+impl std::fmt::Display for ErrorStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("HDF5 recorded no error");
+        }
+        f.write_str(&self.0.join("; "))
+    }
+}
+
+impl std::error::Error for ErrorStack {}
+
 /// What an HDF5 object is, to close it with its own function.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -213,7 +232,7 @@ enum Kind {
 
 /// An open HDF5 object, closed when dropped (an error at closing a file is [`Object::close`]'s).
 pub struct Object<'h> {
-    hdf5: &'h Hdf5,
+    hdf5: &'h Locked,
     id: Id,
     kind: Kind,
 }
@@ -233,20 +252,21 @@ impl Drop for Object<'_> {
     }
 }
 
-impl Hdf5 {
+impl Locked {
     fn close(&self, kind: Kind, id: Id) -> Status {
+        let f = &self.hdf5.f;
         let close = match kind {
-            Kind::File => self.f.fclose,
-            Kind::Dataset => self.f.dclose,
-            Kind::Space => self.f.sclose,
-            Kind::Properties => self.f.pclose,
+            Kind::File => f.fclose,
+            Kind::Dataset => f.dclose,
+            Kind::Space => f.sclose,
+            Kind::Properties => f.pclose,
         };
         // SAFETY: `id` is an open object of `kind`, closed once.
         unsafe { close(id) }
     }
 
-    /// HDF5's error stack, from the API function to the most specific error, then cleared.
-    fn error_stack(&self) -> String {
+    /// The failure of a call made while `doing`: HDF5's error stack (then cleared) as its cause.
+    fn failed(&self, doing: &str) -> Error {
         unsafe extern "C" fn record(_: c_uint, error: *const ErrorRecord, lines: *mut c_void) -> Status {
             // SAFETY: HDF5 passes a valid record whose strings live during the call; `lines`
             // is the vector below.
@@ -259,27 +279,23 @@ impl Hdf5 {
         let mut lines: Vec<String> = Vec::new();
         // SAFETY: `record` matches H5E_walk2_t and only pushes onto `lines`.
         unsafe {
-            (self.f.ewalk2)(DEFAULT, WALK_DOWNWARD, record, (&mut lines as *mut Vec<String>).cast());
-            (self.f.eclear2)(DEFAULT);
+            (self.hdf5.f.ewalk2)(DEFAULT, WALK_DOWNWARD, record, (&mut lines as *mut Vec<String>).cast());
+            (self.hdf5.f.eclear2)(DEFAULT);
         }
-        if lines.is_empty() {
-            "no error recorded".into()
-        } else {
-            lines.join("; ")
-        }
+        Error::caused_by(ErrorKind::Io, doing, ErrorStack(lines))
     }
 
-    /// `status` of a call made while `doing`: below 0 is HDF5's error, with its stack.
+    /// `status` of a call made while `doing`: below 0 is HDF5's error.
     fn status(&self, status: Status, doing: &str) -> Result<()> {
         if status < 0 {
-            return Err(Error::new(ErrorKind::Io, format!("{doing}: {}", self.error_stack())));
+            return Err(self.failed(doing));
         }
         Ok(())
     }
 
     fn object(&self, id: Id, kind: Kind, doing: &str) -> Result<Object<'_>> {
         if id < 0 {
-            return Err(Error::new(ErrorKind::Io, format!("{doing}: {}", self.error_stack())));
+            return Err(self.failed(doing));
         }
         Ok(Object { hdf5: self, id, kind })
     }
@@ -288,39 +304,40 @@ impl Hdf5 {
     pub fn create_file(&self, path: &str) -> Result<Object<'_>> {
         let c = c_string(path)?;
         // SAFETY: a NUL-terminated path and default property lists.
-        self.object(unsafe { (self.f.fcreate)(c.as_ptr(), TRUNCATE, DEFAULT, DEFAULT) }, Kind::File, "creating")
+        self.object(unsafe { (self.hdf5.f.fcreate)(c.as_ptr(), TRUNCATE, DEFAULT, DEFAULT) }, Kind::File, "creating")
     }
 
     /// Opens the file at `path` to read.
     pub fn open_file(&self, path: &str) -> Result<Object<'_>> {
         let c = c_string(path)?;
         // SAFETY: a NUL-terminated path and the default access properties.
-        self.object(unsafe { (self.f.fopen)(c.as_ptr(), READ_ONLY, DEFAULT) }, Kind::File, "opening")
+        self.object(unsafe { (self.hdf5.f.fopen)(c.as_ptr(), READ_ONLY, DEFAULT) }, Kind::File, "opening")
     }
 
-    /// Dataset-creation properties: space allocated when made, object times recorded.
+    /// Dataset-creation properties allocating a dataset's space when it is made (object times
+    /// are recorded: HDF5's default).
     pub fn early_allocation(&self) -> Result<Object<'_>> {
+        let f = &self.hdf5.f;
         // SAFETY: `dataset_create` is the dataset-creation class H5open set.
-        let properties = self.object(unsafe { (self.f.pcreate)(self.dataset_create) }, Kind::Properties, "making properties")?;
+        let properties = self.object(unsafe { (f.pcreate)(self.hdf5.dataset_create) }, Kind::Properties, "making properties")?;
         // SAFETY: an open dataset-creation property list.
-        self.status(unsafe { (self.f.pset_alloc_time)(properties.id, ALLOC_TIME_EARLY) }, "setting the allocation time")?;
-        // SAFETY: as above.
-        self.status(unsafe { (self.f.pset_obj_track_times)(properties.id, true) }, "recording object times")?;
+        self.status(unsafe { (f.pset_alloc_time)(properties.id, ALLOC_TIME_EARLY) }, "setting the allocation time")?;
         Ok(properties)
     }
 
     /// Creates dataset `name` in `file`, one dimension of `values.len()` of IOR's elements
     /// (`H5T_NATIVE_LLONG`, fixed size) with `properties`, and writes `values` into it whole.
     pub fn write_dataset(&self, file: &Object, name: &str, properties: &Object, values: &[i64]) -> Result<()> {
+        let (f, element) = (&self.hdf5.f, self.hdf5.native_llong);
         let c = c_string(name)?;
         let dims = [values.len() as u64];
         // SAFETY: one dimension, its size and maximum in `dims`.
-        let space = self.object(unsafe { (self.f.screate_simple)(1, dims.as_ptr(), dims.as_ptr()) }, Kind::Space, "making a dataspace")?;
+        let space = self.object(unsafe { (f.screate_simple)(1, dims.as_ptr(), dims.as_ptr()) }, Kind::Space, "making a dataspace")?;
         // SAFETY: open file, dataspace and property list; a NUL-terminated name.
-        let id = unsafe { (self.f.dcreate2)(file.id, c.as_ptr(), self.native_llong, space.id, DEFAULT, properties.id, DEFAULT) };
+        let id = unsafe { (f.dcreate2)(file.id, c.as_ptr(), element, space.id, DEFAULT, properties.id, DEFAULT) };
         let dataset = self.object(id, Kind::Dataset, "creating the dataset")?;
         // SAFETY: the dataset was made of `values.len()` elements, which `values` holds.
-        let status = unsafe { (self.f.dwrite)(dataset.id, self.native_llong, DEFAULT, DEFAULT, DEFAULT, values.as_ptr().cast()) };
+        let status = unsafe { (f.dwrite)(dataset.id, element, DEFAULT, DEFAULT, DEFAULT, values.as_ptr().cast()) };
         self.status(status, "writing")?;
         dataset.close()
     }
@@ -328,19 +345,22 @@ impl Hdf5 {
     /// Reads dataset `name` of `file` whole into `values`; a dataset of another length is
     /// refused (`Corrupt`) before anything is read.
     pub fn read_dataset(&self, file: &Object, name: &str, values: &mut [i64]) -> Result<()> {
+        let (f, element) = (&self.hdf5.f, self.hdf5.native_llong);
         let c = c_string(name)?;
         // SAFETY: an open file and a NUL-terminated name.
-        let dataset = self.object(unsafe { (self.f.dopen2)(file.id, c.as_ptr(), DEFAULT) }, Kind::Dataset, "opening the dataset")?;
+        let dataset = self.object(unsafe { (f.dopen2)(file.id, c.as_ptr(), DEFAULT) }, Kind::Dataset, "opening the dataset")?;
         // SAFETY: an open dataset; its dataspace is closed by the guard.
-        let space = self.object(unsafe { (self.f.dget_space)(dataset.id) }, Kind::Space, "reading the dataspace")?;
+        let space = self.object(unsafe { (f.dget_space)(dataset.id) }, Kind::Space, "reading the dataspace")?;
         // SAFETY: an open dataspace.
-        let held = unsafe { (self.f.sget_simple_extent_npoints)(space.id) };
+        let held = unsafe { (f.sget_simple_extent_npoints)(space.id) };
+        if held < 0 {
+            return Err(self.failed("reading the dataspace"));
+        }
         if held != values.len() as i64 {
-            let reason = if held < 0 { self.error_stack() } else { format!("holds {held} values of 8 bytes, a transfer {}", values.len()) };
-            return Err(Error::new(ErrorKind::Corrupt, reason));
+            return Err(Error::new(ErrorKind::Corrupt, format!("holds {held} values of 8 bytes, a transfer {}", values.len())));
         }
         // SAFETY: `values` has room for the dataset's elements, as IOR's `long long`s.
-        let status = unsafe { (self.f.dread)(dataset.id, self.native_llong, DEFAULT, DEFAULT, DEFAULT, values.as_mut_ptr().cast()) };
+        let status = unsafe { (f.dread)(dataset.id, element, DEFAULT, DEFAULT, DEFAULT, values.as_mut_ptr().cast()) };
         self.status(status, "reading")?;
         dataset.close()
     }
@@ -349,7 +369,7 @@ impl Hdf5 {
     pub fn exists(&self, file: &Object, name: &str) -> Result<bool> {
         let c = c_string(name)?;
         // SAFETY: an open file and a NUL-terminated name.
-        let answer = unsafe { (self.f.lexists)(file.id, c.as_ptr(), DEFAULT) };
+        let answer = unsafe { (self.hdf5.f.lexists)(file.id, c.as_ptr(), DEFAULT) };
         self.status(answer, "looking the dataset up")?;
         Ok(answer > 0)
     }

@@ -111,13 +111,17 @@ impl Ior {
         pool.remove_container(CONTAINER)
     }
 
-    /// Refuses what `api` cannot run, naming it: HDF5 transfers are of 64-bit integers.
+    /// Refuses what `api` cannot run, naming it: HDF5 transfers are of 64-bit integers, and
+    /// HDF5's library must load (said once, before ranks start).
     pub fn check(&self, api: Api) -> Result<()> {
-        if api == Api::Hdf5 && !self.transfer.is_multiple_of(8) {
+        if api != Api::Hdf5 {
+            return Ok(());
+        }
+        if !self.transfer.is_multiple_of(8) {
             let message = format!("-t {}: with --api hdf5 a transfer is of 64-bit integers, so a multiple of 8 bytes", self.transfer);
             return Err(Error::new(ErrorKind::BadRequest, message));
         }
-        Ok(())
+        hdf5_library::lock().map(drop)
     }
 
     /// Plays `role` through HDF5, with the files in directory `dir`, laid out as IOR's HDF5
