@@ -463,6 +463,11 @@ impl DataReader {
         self.fields.iter().map(|f| f.location.length).sum()
     }
 
+    /// What the reader has yet to return, in bytes.
+    fn bytes_left(&self) -> u64 {
+        self.fields.iter().skip(self.out_field).map(|f| f.location.length).sum::<u64>() - self.out_seen
+    }
+
     /// Moves past runs read to their end; whether a run is left to read.
     fn at_current_run(&mut self) -> bool {
         while self.runs.get(self.run).is_some_and(|r| self.run_position == r.length) {
@@ -666,11 +671,42 @@ impl FieldCrcs<'_> {
     }
 }
 
+/// The most bytes `read_to_end` asks the allocator for as zeroed memory, which aborts where it
+/// cannot be had; more is reserved first, which answers `OutOfMemory` instead.
+const ZEROED_AT_ONCE: usize = 1 << 30;
+
 impl Read for DataReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         self.stopped().map_err(std::io::Error::other)?;
         let read = self.read_stream(out);
         self.stop_at(read).map_err(std::io::Error::other)
+    }
+
+    /// The rest of the stream, with `buf` grown once to what is left and filled as
+    /// [`DataReader::read_to_fill`] fills (straight from storage), where std's loop would grow
+    /// it by doubling, zero each new part and read into it piece by piece. After an error
+    /// `buf` is as it was: the reader stopped there, and what it had filled is not counted.
+    fn read_to_end(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+        let start = buf.len();
+        let left = usize::try_from(self.bytes_left()).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+        if buf.capacity() == 0 && left <= ZEROED_AT_ONCE {
+            // The allocator's zeroed memory: a large allocation's fresh pages are zero already,
+            // which resize would write over once more (10-20 % of a page-cache read).
+            *buf = vec![0; left];
+        } else {
+            buf.try_reserve_exact(left).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+            buf.resize(start + left, 0);
+        }
+        match self.read_to_fill(&mut buf[start..]) {
+            Ok(n) => {
+                buf.truncate(start + n);
+                Ok(n)
+            }
+            Err(e) => {
+                buf.truncate(start);
+                Err(std::io::Error::other(e))
+            }
+        }
     }
 }
 
@@ -1277,6 +1313,26 @@ mod tests {
         reader.fields[1].location.crc32c = Some(0xdead_beef);
         let error = std::io::Read::read_to_end(&mut reader, &mut Vec::new()).unwrap_err();
         assert!(error.to_string().contains("checksum mismatch at offset 3000"), "{error}");
+    }
+
+    #[test]
+    fn read_to_end_appends_what_is_left_and_leaves_the_vector_as_it_was_on_an_error() {
+        let bytes: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+        let objects = [("a".to_string(), bytes.clone())].into();
+        let store = Arc::new(Objects { objects, reads: Default::default(), read_ahead: 0 });
+        let fields = || vec![field("a", 0, 3000), field("a", 3000, 2000)];
+        let mut reader = DataReader::new(store.clone(), fields());
+        let mut start = [0u8; 1234];
+        std::io::Read::read_exact(&mut reader, &mut start).unwrap();
+        let mut out = b"before".to_vec();
+        assert_eq!(std::io::Read::read_to_end(&mut reader, &mut out).unwrap(), 5000 - 1234);
+        assert!(out[..6] == *b"before" && out[6..] == bytes[1234..]);
+        assert_eq!(std::io::Read::read_to_end(&mut reader, &mut out).unwrap(), 0, "nothing is left");
+        let mut reader = DataReader::new(store, fields());
+        reader.fields[1].location.crc32c = Some(0xdead_beef);
+        let mut out = b"before".to_vec();
+        assert!(std::io::Read::read_to_end(&mut reader, &mut out).is_err());
+        assert_eq!(out, b"before");
     }
 
     #[test]
