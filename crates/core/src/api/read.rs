@@ -671,9 +671,10 @@ impl FieldCrcs<'_> {
     }
 }
 
-/// The most bytes `read_to_end` asks the allocator for as zeroed memory, which aborts where it
-/// cannot be had; more is reserved first, which answers `OutOfMemory` instead.
-const ZEROED_AT_ONCE: usize = 1 << 30;
+/// The most bytes `read_to_end` grows its vector by before reading into them: the lengths it
+/// is told come from the catalogue, and a damaged one must not have it zero memory no read
+/// will fill. (Small in tests, to take many steps.)
+const GROWTH_STEP: usize = if cfg!(test) { 1000 } else { 256 << 20 };
 
 impl Read for DataReader {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
@@ -682,29 +683,41 @@ impl Read for DataReader {
         self.stop_at(read).map_err(std::io::Error::other)
     }
 
-    /// The rest of the stream, with `buf` grown once to what is left and filled as
-    /// [`DataReader::read_to_fill`] fills (straight from storage), where std's loop would grow
-    /// it by doubling, zero each new part and read into it piece by piece. After an error
-    /// `buf` is as it was: the reader stopped there, and what it had filled is not counted.
+    /// The rest of the stream, with `buf` grown to what is left (in steps of at most
+    /// [`GROWTH_STEP`]) and filled as [`DataReader::read_to_fill`] fills, straight from
+    /// storage, where std's loop would grow it by doubling, zero each new part and read into
+    /// it piece by piece. After an error `buf` is as it was: the reader stopped there, and what
+    /// it had filled is not counted.
     fn read_to_end(&mut self, buf: &mut Vec<u8>) -> std::io::Result<usize> {
         let start = buf.len();
-        let left = usize::try_from(self.bytes_left()).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-        if buf.capacity() == 0 && left <= ZEROED_AT_ONCE {
-            // The allocator's zeroed memory: a large allocation's fresh pages are zero already,
-            // which resize would write over once more (10-20 % of a page-cache read).
-            *buf = vec![0; left];
-        } else {
-            buf.try_reserve_exact(left).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-            buf.resize(start + left, 0);
-        }
-        match self.read_to_fill(&mut buf[start..]) {
-            Ok(n) => {
-                buf.truncate(start + n);
-                Ok(n)
+        loop {
+            let step = usize::try_from(self.bytes_left()).unwrap_or(usize::MAX).min(GROWTH_STEP);
+            if step == 0 {
+                return Ok(buf.len() - start);
             }
-            Err(e) => {
-                buf.truncate(start);
-                Err(std::io::Error::other(e))
+            let end = buf.len();
+            if buf.capacity() == 0 {
+                // The allocator's zeroed memory: a large allocation's fresh pages are zero
+                // already, which resize would write over once more (10-20 % of a page-cache
+                // read).
+                *buf = vec![0; step];
+            } else {
+                if buf.try_reserve(step).is_err() {
+                    buf.truncate(start);
+                    return Err(std::io::Error::from(std::io::ErrorKind::OutOfMemory));
+                }
+                buf.resize(end + step, 0);
+            }
+            match self.read_to_fill(&mut buf[end..]) {
+                Ok(n) if n < step => {
+                    buf.truncate(end + n);
+                    return Ok(buf.len() - start);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    buf.truncate(start);
+                    return Err(std::io::Error::other(e));
+                }
             }
         }
     }
@@ -1328,8 +1341,17 @@ mod tests {
         assert_eq!(std::io::Read::read_to_end(&mut reader, &mut out).unwrap(), 5000 - 1234);
         assert!(out[..6] == *b"before" && out[6..] == bytes[1234..]);
         assert_eq!(std::io::Read::read_to_end(&mut reader, &mut out).unwrap(), 0, "nothing is left");
-        let mut reader = DataReader::new(store, fields());
+        let mut whole = Vec::new();
+        assert_eq!(std::io::Read::read_to_end(&mut DataReader::new(store.clone(), fields()), &mut whole).unwrap(), 5000);
+        assert!(whole == bytes, "into an empty vector, in steps of {GROWTH_STEP}");
+        let mut reader = DataReader::new(store.clone(), fields());
         reader.fields[1].location.crc32c = Some(0xdead_beef);
+        let mut out = b"before".to_vec();
+        assert!(std::io::Read::read_to_end(&mut reader, &mut out).is_err());
+        assert_eq!(out, b"before");
+        // A damaged catalogue's length: the vector grows a step at a time, not to what it claims.
+        let mut reader = DataReader::new(store, vec![field("a", 0, 3000), field("a", 3000, 1 << 50)]);
+        reader.fields[1].location.crc32c = None;
         let mut out = b"before".to_vec();
         assert!(std::io::Read::read_to_end(&mut reader, &mut out).is_err());
         assert_eq!(out, b"before");
