@@ -128,15 +128,30 @@ pub fn print_list(m: &Matches, depth: u8, style: ListStyle) -> anyhow::Result<()
             }
         }
         _ => {
+            // A data set's and collocation's fields come together: the text of the two keys
+            // they share is made once per run of them, and each line written where it goes.
+            let mut shared: Option<(&Key, &Key, String)> = None;
             for f in &m.fields {
-                let mut text = line(&[&f.dataset, &f.collocation, &f.element]);
+                let (dataset, collocation) = (&*f.dataset, &*f.collocation);
+                let prefix = match &shared {
+                    Some((d, c, prefix)) if std::ptr::eq(*d, dataset) && std::ptr::eq(*c, collocation) => prefix,
+                    _ => &shared.insert((dataset, collocation, line(&[dataset, collocation]))).2,
+                };
+                let element = f.element.non_empty();
+                if !style.flat {
+                    write!(out, "{prefix}{{{element}}}")?;
+                } else if prefix.is_empty() || element.is_empty() {
+                    write!(out, "{prefix}{element}")?;
+                } else {
+                    write!(out, "{prefix},{element}")?;
+                }
                 if style.location {
-                    text.push_str(&format!(" {} offset={} length={}", f.location.uri, f.location.offset, f.location.length));
+                    write!(out, " {} offset={} length={}", f.location.uri, f.location.offset, f.location.length)?;
                 }
                 if f.superseded && !style.porcelain {
-                    text.push_str(" (superseded)");
+                    write!(out, " (superseded)")?;
                 }
-                writeln!(out, "{text}")?;
+                writeln!(out)?;
             }
         }
     }

@@ -208,7 +208,13 @@ impl Key {
 
     /// The key with its empty (absent optional) values left out, as FDB5 prints keys.
     pub fn display_non_empty(&self) -> String {
-        self.iter().filter(|(_, v)| !v.is_empty()).map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+        self.non_empty().to_string()
+    }
+
+    /// [`Key::display_non_empty`] written where it goes, with nothing allocated (a listing
+    /// prints thousands of keys).
+    pub fn non_empty(&self) -> NonEmpty<'_> {
+        NonEmpty(self)
     }
 
     /// Concatenates keys (dataset + collocation + element = the full identifier).
@@ -232,6 +238,30 @@ impl Key {
             key.push(k, v);
         }
         key
+    }
+}
+
+/// A key shown with its empty values left out ([`Key::non_empty`]).
+pub struct NonEmpty<'k>(&'k Key);
+
+impl NonEmpty<'_> {
+    /// Whether nothing would be shown: every value is empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|(_, v)| v.is_empty())
+    }
+}
+
+impl fmt::Display for NonEmpty<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (k, v)) in self.0.iter().filter(|(_, v)| !v.is_empty()).enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(k)?;
+            f.write_str("=")?;
+            f.write_str(v)?;
+        }
+        Ok(())
     }
 }
 
@@ -366,6 +396,10 @@ mod tests {
         let too_many = Key::from_values_string(&kws, "12,,130,4").unwrap_err();
         assert!(too_many.to_string().contains("4 values for 3 keywords"), "{too_many}");
         assert_eq!(key.display_non_empty(), "step=12,param=130");
+        assert!(!key.non_empty().is_empty());
+        let absent = Key::from_pairs([("number", ""), ("levelist", "")]);
+        assert!(absent.non_empty().is_empty());
+        assert_eq!(format!("{{{}}}", absent.non_empty()), "{}");
         assert_eq!(Key::from_values_string(&[], "").unwrap(), Key::new());
         assert!(Key::from_values_string(&[], "x").is_err());
     }

@@ -5,7 +5,8 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use fieldstore_core::backend::{CatalogueFiles, CatalogueUsage, DatasetFiles, Overlays, Roots, Unused};
@@ -180,8 +181,9 @@ struct Fdb5View {
     indexes: HashMap<String, (Arc<IndexInfo>, Arc<Index>)>,
     btrees: HashMap<String, Arc<BTree>>,
     index_files: IndexFiles,
-    /// Data files' sizes as last seen, which fields' ranges are checked against.
-    data_sizes: HashMap<PathBuf, u64>,
+    /// Data files as last seen, which fields' ranges are checked against. By their paths'
+    /// bytes: hashed at once, where a `Path` is hashed component by component.
+    data_files: HashMap<OsString, DataFile>,
     /// The databases overlaid onto this one (`fdb-overlay`), as last read.
     overlaid: Vec<Key>,
 }
@@ -204,7 +206,7 @@ impl Fdb5View {
             indexes: HashMap::new(),
             btrees: HashMap::new(),
             index_files: IndexFiles::default(),
-            data_sizes: HashMap::new(),
+            data_files: HashMap::new(),
             overlaid: Vec::new(),
         })
     }
@@ -284,36 +286,41 @@ impl Fdb5View {
         let (path, offset, length) = index.locate(field)?;
         // Both are at most i64::MAX (checked as read).
         let end = offset + length;
-        let size = match self.data_sizes.get(path) {
-            Some(&size) if size >= end => size,
+        let (size, uri) = match self.data_files.get(path.as_os_str()) {
+            Some(file) if file.size >= end => (file.size, file.uri.clone()),
             // Unknown, or the file has grown since (FDB5 appends to it).
-            _ => match std::fs::metadata(path) {
-                Ok(meta) => {
-                    self.data_sizes.insert(path.to_path_buf(), meta.len());
-                    meta.len()
+            known => {
+                let uri = known.map_or_else(|| Arc::from(path.display().to_string()), |file| file.uri.clone());
+                match std::fs::metadata(path) {
+                    Ok(meta) => {
+                        self.data_files.insert(path.as_os_str().to_owned(), DataFile { size: meta.len(), uri: uri.clone() });
+                        (meta.len(), uri)
+                    }
+                    // A missing data file's fields are listed as FDB5 lists them (without
+                    // reading data); reading them fails naming the file.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => (end, uri),
+                    Err(e) => return Err(e).ctx("stat FDB5 data file", path),
                 }
-                // A missing data file's fields are listed as FDB5 lists them (without
-                // reading data); reading them fails naming the file.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => end,
-                Err(e) => return Err(e).ctx("stat FDB5 data file", path),
-            },
+            }
         };
         if end > size {
             let reason =
                 format!("a field of {length} bytes at offset {offset} runs past the end of data file {} ({size} bytes)", path.display());
             return Err(Error::corrupt("FDB5 index", &index.path, reason));
         }
-        Ok(FieldLocation { uri: path_uri(path).into(), offset, length, crc32c: None })
+        Ok(FieldLocation { uri, offset, length, crc32c: None })
     }
+}
+
+/// A data file as last seen: its size, and its URI, which its fields' locations share.
+struct DataFile {
+    size: u64,
+    uri: Arc<str>,
 }
 
 /// An index's id: its file and the B-tree's offset (what FDB5's masks name too).
 fn index_id(index: &Index) -> String {
     format!("{}@{}", index.record.file, index.record.offset)
-}
-
-fn path_uri(path: &Path) -> String {
-    path.display().to_string()
 }
 
 impl DatasetView for Fdb5View {

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use fieldstore::{FieldStore, Key, ListOptions, Request};
 
@@ -112,7 +113,7 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
             print_compact(&mut out, &entries, style.porcelain)?;
         } else {
             for entry in &entries {
-                writeln!(out, "{}", entry.line(&tool.store, &style)?)?;
+                entry.write_line(&mut out, &tool.store, &style)?;
             }
         }
     }
@@ -125,9 +126,10 @@ pub fn run(args: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// One listed entry: its keys down to the depth asked, and a field's location at depth 3.
+/// One listed entry: its keys down to the depth asked (a data set's and a collocation's
+/// shared by their fields), and a field's location at depth 3.
 struct Entry {
-    keys: Vec<Key>,
+    keys: Vec<Arc<Key>>,
     field: Option<fieldstore::FieldLocation>,
 }
 
@@ -138,28 +140,31 @@ fn entries(fs: &FieldStore, request: &Request, style: &Style) -> Result<Vec<Entr
     let options = ListOptions { depth: style.depth, include_superseded: every, storage_order: every, ..ListOptions::default() };
     let matches = fs.list(request, options)?;
     Ok(match style.depth {
-        1 => matches.datasets.into_iter().map(|d| Entry { keys: vec![d], field: None }).collect(),
-        2 => matches.collocations.into_iter().map(|(d, c)| Entry { keys: vec![d, c], field: None }).collect(),
+        1 => matches.datasets.into_iter().map(|d| Entry { keys: vec![Arc::new(d)], field: None }).collect(),
+        2 => matches.collocations.into_iter().map(|(d, c)| Entry { keys: vec![Arc::new(d), Arc::new(c)], field: None }).collect(),
         _ => matches
             .fields
             .into_iter()
             .filter(|f| style.mode != Mode::OnlyDuplicates || f.superseded)
-            .map(|f| Entry { keys: vec![(*f.dataset).clone(), (*f.collocation).clone(), f.element], field: Some(f.location) })
+            .map(|f| Entry { keys: vec![f.dataset, f.collocation, Arc::new(f.element)], field: Some(f.location) })
             .collect(),
     })
 }
 
 impl Entry {
     /// FDB5's line: `{dataset}{collocation}{element}`, then `, LOCATION` and `, length=N`.
-    fn line(&self, fs: &FieldStore, style: &Style) -> Result<String, Failure> {
-        let mut line: String = self.keys.iter().map(|k| format!("{{{}}}", k.display_non_empty())).collect();
+    fn write_line(&self, out: &mut impl Write, fs: &FieldStore, style: &Style) -> Result<(), Failure> {
+        for key in &self.keys {
+            write!(out, "{{{}}}", key.non_empty())?;
+        }
         if let (true, Some(field)) = (style.location, &self.field) {
-            line.push_str(&format!(", {}", location_text(fs, field)?));
+            write!(out, ", {}", location_text(fs, field)?)?;
         }
         if style.length {
-            line.push_str(&format!(", length={}", self.field.as_ref().map_or(0, |f| f.length)));
+            write!(out, ", length={}", self.field.as_ref().map_or(0, |f| f.length))?;
         }
-        Ok(line)
+        writeln!(out)?;
+        Ok(())
     }
 
     /// FDB5's JSON object of an entry: every keyword of its keys, sorted, with its value.
@@ -240,9 +245,9 @@ mod tests {
     fn field(step: &str, param: &str) -> Entry {
         let location = fieldstore::FieldLocation { uri: "d/f.data".into(), offset: 0, length: 1000, crc32c: None };
         let keys = vec![
-            Key::from_pairs([("class", "od"), ("expver", "0001")]),
-            Key::from_pairs([("type", "fc")]),
-            Key::from_pairs([("step", step), ("number", ""), ("param", param)]),
+            Arc::new(Key::from_pairs([("class", "od"), ("expver", "0001")])),
+            Arc::new(Key::from_pairs([("type", "fc")])),
+            Arc::new(Key::from_pairs([("step", step), ("number", ""), ("param", param)])),
         ];
         Entry { keys, field: Some(location) }
     }
