@@ -154,11 +154,16 @@ fn entries(fs: &FieldStore, request: &Request, style: &Style) -> Result<Vec<Entr
 impl Entry {
     /// FDB5's line: `{dataset}{collocation}{element}`, then `, LOCATION` and `, length=N`.
     fn write_line(&self, out: &mut impl Write, fs: &FieldStore, style: &Style) -> Result<(), Failure> {
+        // Found before anything is written: a location that cannot be shown leaves no part line.
+        let location = match (style.location, &self.field) {
+            (true, Some(field)) => Some(location_text(fs, field)?),
+            _ => None,
+        };
         for key in &self.keys {
             write!(out, "{{{}}}", key.non_empty())?;
         }
-        if let (true, Some(field)) = (style.location, &self.field) {
-            write!(out, ", {}", location_text(fs, field)?)?;
+        if let Some(location) = location {
+            write!(out, ", {location}")?;
         }
         if style.length {
             write!(out, ", length={}", self.field.as_ref().map_or(0, |f| f.length))?;

@@ -731,10 +731,12 @@ impl FieldOrder {
         &self.keys[self.fields[field].1..end]
     }
 
-    /// The runs of fields, as ranges of positions, empty ones left out.
+    /// The runs of fields, as ranges of positions covering every field (any pushed before a
+    /// run was started are one), empty ones left out.
     fn runs(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-        let ends = self.runs.iter().skip(1).copied().chain([self.fields.len()]);
-        self.runs.iter().copied().zip(ends).filter(|(start, end)| start < end).map(|(start, end)| start..end)
+        let starts = std::iter::once(0).chain(self.runs.iter().copied());
+        let ends = self.runs.iter().copied().chain([self.fields.len()]);
+        starts.zip(ends).filter(|(start, end)| start < end).map(|(start, end)| start..end)
     }
 }
 
@@ -1195,6 +1197,12 @@ mod tests {
         }
         assert_eq!(sorted_positions(&groups, &field_order(apart)), [6, 3, 5, 4, 0, 2, 1]);
         assert_eq!(sorted_positions(&groups, &field_order(superseded)), [1, 0, 2]);
+        // Fields pushed before any run was started are a run of their own.
+        let mut early = field_order(&[]);
+        early.push(0, [("6", KeywordType::Step), ("1", KeywordType::Param)].into_iter().map(|(v, t)| OrderKey::new(None, v, t)));
+        early.start_run(1, 2);
+        early.push(0, [("0", KeywordType::Step), ("1", KeywordType::Param)].into_iter().map(|(v, t)| OrderKey::new(None, v, t)));
+        assert_eq!(sorted_positions(&groups, &early), [1, 0]);
     }
 
     /// One index of `entries` over keywords step and param, with axes of their values (none
