@@ -91,7 +91,7 @@ pub fn spinner(what: &str) -> ProgressBar {
 }
 
 fn braces(key: &Key) -> String {
-    format!("{{{}}}", key.display_non_empty())
+    format!("{{{}}}", key.non_empty())
 }
 
 pub fn print_list(m: &Matches, depth: u8, style: ListStyle) -> anyhow::Result<()> {

@@ -1160,14 +1160,18 @@ mod tests {
         Group { dataset: empty.clone(), collocation: empty, sort_key: Vec::new(), axes: MetAxes::None, seen: None, fields: Vec::new() }
     }
 
-    /// Runs of fields of one group, each field its step and param (as numbers).
+    /// The order keys of a field of `step` and `param` (as numbers).
+    fn step_param(step: &str, param: &str) -> impl Iterator<Item = OrderKey> {
+        [OrderKey::new(None, step, KeywordType::Step), OrderKey::new(None, param, KeywordType::Param)].into_iter()
+    }
+
+    /// Runs of fields of one group, each field its step and param.
     fn field_order(runs: &[&[(&str, &str)]]) -> FieldOrder {
         let mut order = FieldOrder::default();
         for run in runs {
             order.start_run(run.len(), 2);
             for (step, param) in *run {
-                let keys = [(step, KeywordType::Step), (param, KeywordType::Param)].map(|(v, t)| OrderKey::new(None, v, t));
-                order.push(0, keys.into_iter());
+                order.push(0, step_param(step, param));
             }
         }
         order
@@ -1199,9 +1203,9 @@ mod tests {
         assert_eq!(sorted_positions(&groups, &field_order(superseded)), [1, 0, 2]);
         // Fields pushed before any run was started are a run of their own.
         let mut early = field_order(&[]);
-        early.push(0, [("6", KeywordType::Step), ("1", KeywordType::Param)].into_iter().map(|(v, t)| OrderKey::new(None, v, t)));
+        early.push(0, step_param("6", "1"));
         early.start_run(1, 2);
-        early.push(0, [("0", KeywordType::Step), ("1", KeywordType::Param)].into_iter().map(|(v, t)| OrderKey::new(None, v, t)));
+        early.push(0, step_param("0", "1"));
         assert_eq!(sorted_positions(&groups, &early), [1, 0]);
     }
 
